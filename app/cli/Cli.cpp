@@ -1,0 +1,62 @@
+#include "cli/Cli.h"
+
+#include "Error.h"
+
+#include <iostream>
+
+namespace tinyscope::cli {
+
+namespace {
+std::vector<Command> allCommands()
+{
+    std::vector<Command> all;
+    for (auto group : {costCommands}) {
+        auto cmds = group();
+        all.insert(all.end(), cmds.begin(), cmds.end());
+    }
+    return all;
+}
+}  // namespace
+
+void printUsage()
+{
+    std::cout << "usage: tinyscope [gui [--screenshot DIR]]   open the workbench\n"
+                 "       tinyscope <command> [options]        run a command\n\ncommands:\n";
+    for (const Command& c : allCommands()) {
+        std::string n = c.name;
+        n.resize(16, ' ');
+        std::cout << "  " << n << c.summary << "\n";
+    }
+    std::cout << "\nRun 'tinyscope <command> --help' for a command's options.\n";
+}
+
+int runCli(const Args& args)
+{
+    const std::string& name = args.front();
+    if (name == "help" || name == "--help" || name == "-h") {
+        printUsage();
+        return 0;
+    }
+    for (const Command& c : allCommands()) {
+        if (name != c.name) continue;
+        try {
+            return c.run(Args(args.begin() + 1, args.end()));
+        } catch (const InfeasibleError& e) {
+            std::cerr << "tinyscope " << name << ": " << e.what() << "\n";
+            return 3;
+        } catch (const CancelledError& e) {
+            std::cerr << "tinyscope " << name << ": cancelled\n";
+            return 4;
+        } catch (const InputError& e) {
+            std::cerr << "tinyscope " << name << ": " << e.what() << "\n";
+            return 2;
+        } catch (const std::exception& e) {
+            std::cerr << "tinyscope " << name << ": " << e.what() << "\n";
+            return 1;
+        }
+    }
+    std::cerr << "tinyscope: unknown command '" << name << "' (run 'tinyscope help' for the list)\n";
+    return 2;
+}
+
+}  // namespace tinyscope::cli

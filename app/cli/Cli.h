@@ -1,0 +1,24 @@
+#pragma once
+// The `tinyscope <command>` front end. Each command is a thin reader of the core; errors from
+// the core are printed as one line on stderr with exit code 2 (bad input) or 3 (infeasible).
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace tinyscope::cli {
+
+using Args = std::vector<std::string>;
+
+struct Command {
+    const char* name;
+    const char* summary;
+    std::function<int(const Args&)> run;
+};
+
+// Registered by each command group (CostCommands.cpp, ...).
+std::vector<Command> costCommands();
+
+int runCli(const Args& args);   // args[0] is the command name
+void printUsage();
+
+}  // namespace tinyscope::cli

@@ -1,0 +1,13 @@
+#pragma once
+// Atomic file writes: the data goes to a temporary file in the same folder, is flushed,
+// then renamed over the target, so readers see the old file or the new one, never a torn one.
+#include <string>
+
+namespace tinyscope {
+
+void writeFileAtomic(const std::string& path, const std::string& bytes);
+
+// Reads a whole file; throws InputError naming the path if it cannot be read.
+std::string readFileBytes(const std::string& path);
+
+}  // namespace tinyscope

@@ -1,0 +1,28 @@
+#pragma once
+// Short text forms used in messages and tables.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tinyscope {
+
+template <class T>
+std::string formatList(const std::vector<T>& v)
+{
+    std::string s = "[";
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        if (i) s += ", ";
+        if constexpr (std::is_same_v<T, bool>) s += v[i] ? "true" : "false";
+        else if constexpr (std::is_same_v<T, std::string>) s += v[i];
+        else s += std::to_string(v[i]);
+    }
+    return s + "]";
+}
+
+// 12345678 -> "12,345,678"
+std::string groupThousands(std::int64_t v);
+
+// Fixed-point with `decimals` digits: formatFixed(8.302128, 2) -> "8.30"
+std::string formatFixed(double v, int decimals);
+
+}  // namespace tinyscope

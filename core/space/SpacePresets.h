@@ -1,0 +1,18 @@
+#pragma once
+// Design spaces shipped with Tinyscope (models/spaces/*.json), compiled into the binary so the
+// app and the CLI work without any files, plus lookup of a space by preset name or path.
+#include "space/DesignSpace.h"
+
+#include <string>
+#include <vector>
+
+namespace tinyscope {
+
+std::vector<std::string> presetSpaceNames();            // e.g. {"mcunet-fmnist", "mcunet-vww"}
+DesignSpace presetSpace(const std::string& name);       // throws InputError listing the presets
+// A preset name, or a path to a space JSON file.
+DesignSpace loadSpace(const std::string& nameOrPath);
+
+const char* defaultSpaceName();                          // "mcunet-vww"
+
+}  // namespace tinyscope

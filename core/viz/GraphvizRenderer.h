@@ -1,0 +1,16 @@
+#pragma once
+// Lays out DOT text with Graphviz (dot engine) and renders it to SVG in memory.
+// Graphviz is not thread-safe: every call is serialised on one process-wide mutex.
+#include <string>
+
+namespace tinyscope {
+
+// Throws InputError with Graphviz's message if the DOT text cannot be parsed or laid out.
+std::string renderDotToSvg(const std::string& dot, const std::string& engine = "dot");
+// Renders to any Graphviz output format ("svg", "png", "plain", "dot" with positions, ...).
+std::string renderDot(const std::string& dot, const std::string& format, const std::string& engine = "dot");
+
+// Quotes a string for use as a DOT identifier or attribute value.
+std::string dotQuote(const std::string& s);
+
+}  // namespace tinyscope

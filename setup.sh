@@ -1,0 +1,66 @@
+#!/bin/sh
+# Tinyscope set-up for a fresh Debian 12 machine (run as root, or as a user with sudo).
+#   ./setup.sh run    install what is missing, build (Release) and open the app
+#   ./setup.sh test   install what is missing, build and run the whole test suite
+# Both are idempotent and incremental: a second run installs nothing and rebuilds only what changed.
+set -eu
+cd "$(dirname "$0")"
+mode=${1:-run}
+BUILD_DIR=${TINYSCOPE_BUILD_DIR:-build}
+
+# Build toolchain and libraries (Debian packages only; nothing is downloaded at run time).
+PKGS="cmake make g++ pkg-config qt6-base-dev qt6-charts-dev qt6-svg-dev libtorch-dev
+      libopenblas0-openmp libgraphviz-dev nlohmann-json3-dev zlib1g-dev libstb-dev dataset-fashion-mnist"
+# What the tests use beyond that: Python's numpy reads our params pickles.
+TEST_PKGS="python3 python3-numpy"
+
+case "$mode" in
+  run) want="$PKGS" ;;
+  test) want="$PKGS $TEST_PKGS" ;;
+  *) echo "usage: ./setup.sh run|test" >&2; exit 2 ;;
+esac
+
+missing=""
+for p in $want; do
+  status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+  [ "$status" = "installed" ] || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  echo "Installing Debian packages:$missing"
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
+      echo "error: these packages are missing and installing them needs root:$missing" >&2; exit 1
+    fi
+  fi
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  # shellcheck disable=SC2086
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing
+fi
+
+jobs=$(nproc 2>/dev/null || echo 2)
+if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
+  cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release
+fi
+cmake --build "$BUILD_DIR" -j "$jobs"
+
+if [ "$mode" = test ]; then
+  cd "$BUILD_DIR"
+  QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j "$jobs"
+  exit $?
+fi
+
+app="$BUILD_DIR/app/tinyscope"
+if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
+  echo
+  echo "Built $app, but there is no display here (DISPLAY and WAYLAND_DISPLAY are unset), so the window cannot open."
+  echo "Use the CLI on the same core instead, for example:"
+  echo "  $app space show            # the embedded default design space"
+  echo "  $app cost --max            # MACs, peak SRAM, params and flash of the largest subnet"
+  echo "  $app help                  # every command"
+  echo "or render every panel to PNG files with: $app gui --screenshot shots/"
+  echo
+  "$app" space show
+  exit 0
+fi
+exec "$app"

@@ -1,0 +1,152 @@
+// The CLI as a user runs it: JSON shapes, exact values, and bad input as one line on stderr
+// with exit code 2.
+#include "TestSupport.h"
+
+#include "io/AtomicFile.h"
+#include "io/JsonFile.h"
+
+#include <QProcess>
+#include <QTemporaryDir>
+
+using namespace tinyscope;
+
+namespace {
+struct Run {
+    int code = -1;
+    std::string out, err;
+};
+
+Run run(const QStringList& args)
+{
+    QProcess p;
+    p.start(test::tinyscopeBinary(), args);
+    if (!p.waitForFinished(120000)) {
+        p.kill();
+        return {};
+    }
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2, p.readAllStandardOutput().toStdString(),
+            p.readAllStandardError().toStdString()};
+}
+
+int lines(const std::string& s)
+{
+    return static_cast<int>(std::count(s.begin(), s.end(), '\n'));
+}
+}  // namespace
+
+class TestCli : public QObject {
+    Q_OBJECT
+    QTemporaryDir tmp;
+
+private Q_SLOTS:
+    void costJsonOfOneSubnet()
+    {
+        Run r = run({QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--json")});
+        QCOMPARE(r.code, 0);
+        Json j = Json::parse(r.out);
+        QVERIFY(j.is_object());
+        QCOMPARE(j["macs"].get<long long>(), 8302128LL);
+        QCOMPARE(j["macs_without_bn"].get<long long>(), 7237104LL);
+        QCOMPARE(j["params"].get<long long>(), 304538LL);
+        QCOMPARE(j["peak_activation_bytes"].get<long long>(), 73728LL);
+        QVERIFY(j["flash_bytes"].get<long long>() > 0);
+        QVERIFY(j["layers"].is_array() && j["layers"].size() > 50);
+        QCOMPARE(j["config"]["image_size"].get<int>(), 96);
+    }
+
+    void costRandomReproducesTheLabsSeedZeroDraws()
+    {
+        REQUIRE_SHARED();
+        Json ref = readJsonFile(test::sharedPath("reference/mcunet-vww/cost_reference.json"));
+        Run r = run({QStringLiteral("cost"), QStringLiteral("--random"), QStringLiteral("10"), QStringLiteral("--seed"),
+                     QStringLiteral("0"), QStringLiteral("--json")});
+        QCOMPARE(r.code, 0);
+        Json j = Json::parse(r.out);
+        QVERIFY(j.is_array());
+        QCOMPARE(j.size(), std::size_t(10));
+        for (int i = 0; i < 10; ++i) {
+            const Json& e = ref["entries"][std::size_t(15 + i)];
+            QCOMPARE(j[std::size_t(i)]["macs"].get<long long>(), e["macs"].get<long long>());
+            QCOMPARE(j[std::size_t(i)]["peak_activation_bytes"].get<long long>(), e["peak_activation_bytes"].get<long long>());
+            QCOMPARE(j[std::size_t(i)]["params"].get<long long>(), e["params"].get<long long>());
+        }
+    }
+
+    void costOfConfigFileAndHumanTable()
+    {
+        std::string cfg = (tmp.path() + QStringLiteral("/max.json")).toStdString();
+        writeFileAtomic(cfg, R"({"wid": 1, "ks": [7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7], "e": [6,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6], "d": [2,2,2,2,2,2], "image_size": 96})");
+        Run r = run({QStringLiteral("cost"), QString::fromStdString(cfg)});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.find("79.416432 M") != std::string::npos, r.out.c_str());
+        QVERIFY(r.out.find("270.00 KB") != std::string::npos);
+        QVERIFY(r.out.find("2,478,862") != std::string::npos);
+        Run same = run({QStringLiteral("cost"), QStringLiteral("--max"), QStringLiteral("--resolution"), QStringLiteral("96")});
+        QCOMPARE(same.out, r.out);
+        Run many = run({QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--max"), QStringLiteral("--json")});
+        QVERIFY(Json::parse(many.out).is_array());
+    }
+
+    void encodeDecodeRoundTrip()
+    {
+        std::string cfg = (tmp.path() + QStringLiteral("/min.json")).toStdString();
+        writeFileAtomic(cfg, R"({"wid": 0, "ks": [3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3], "e": [3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3], "d": [0,0,0,0,0,0], "image_size": 96})");
+        Run r = run({QStringLiteral("encode"), QString::fromStdString(cfg), QStringLiteral("--json")});
+        QCOMPARE(r.code, 0);
+        Json j = Json::parse(r.out);
+        QCOMPARE(j["one_hot_indices"].get<std::vector<int>>(),
+                 (std::vector<int>{0, 5, 8, 17, 20, 29, 32, 41, 44, 53, 56, 65, 68, 77, 80, 89, 92, 101, 104, 113, 116, 125}));
+        QCOMPARE(j["bits"].get<std::string>().size(), std::size_t(128));
+        Run d = run({QStringLiteral("decode"), QString::fromStdString(j["bits"].get<std::string>())});
+        QCOMPARE(d.code, 0);
+        Json c = Json::parse(d.out);
+        QCOMPARE(c["wid"].get<int>(), 0);
+        QCOMPARE(c["d"].get<std::vector<int>>(), (std::vector<int>{0, 0, 0, 0, 0, 1}));
+        QCOMPARE(c["ks"][2].get<int>(), 0);   // inactive block
+        Run d2 = run({QStringLiteral("decode"), QStringLiteral("--indices"), QStringLiteral("0,5,8,17,20,29,32,41,44,53,56,65,68,77,80,89,92,101,104,113,116,125")});
+        QCOMPARE(d2.out, d.out);
+    }
+
+    void spaceShow()
+    {
+        Run r = run({QStringLiteral("space"), QStringLiteral("show")});
+        QCOMPARE(r.code, 0);
+        QVERIFY(r.out.find("mcunet-vww") != std::string::npos);
+        QVERIFY(r.out.find("128 dims") != std::string::npos);
+        Run j = run({QStringLiteral("space"), QStringLiteral("show"), QStringLiteral("mcunet-vww"), QStringLiteral("--json")});
+        QCOMPARE(Json::parse(j.out)["n_classes"].get<int>(), 2);
+    }
+
+    void badInputIsOneLineAndExitCode2()
+    {
+        std::string bad = (tmp.path() + QStringLiteral("/bad.json")).toStdString();
+        writeFileAtomic(bad, R"({"wid": 0, "ks": [3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,9], "e": [3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3], "d": [0,0,0,0,0,0], "image_size": 96})");
+        std::string broken = (tmp.path() + QStringLiteral("/broken.json")).toStdString();
+        writeFileAtomic(broken, "{\"wid\": 0,");
+        struct Case {
+            QStringList args;
+            const char* expect;
+        } cases[] = {
+            {{QStringLiteral("cost"), QString::fromStdString(bad)}, "bad.json: ks[19]: 9 is not one of [3, 5, 7]"},
+            {{QStringLiteral("cost"), QString::fromStdString(broken)}, "broken.json: line 1"},
+            {{QStringLiteral("cost"), QStringLiteral("/no/such/file.json")}, "/no/such/file.json: cannot open"},
+            {{QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--macz")}, "unknown option --macz"},
+            {{QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--resolution"), QStringLiteral("100")}, "--resolution 100 is not one of"},
+            {{QStringLiteral("cost"), QStringLiteral("--random"), QStringLiteral("x")}, "--random: expected an integer"},
+            {{QStringLiteral("cost")}, "nothing to cost"},
+            {{QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--space"), QStringLiteral("mars")}, "unknown design space 'mars'"},
+            {{QStringLiteral("decode"), QStringLiteral("0101")}, "uses 128"},
+            {{QStringLiteral("frobnicate")}, "unknown command 'frobnicate'"},
+        };
+        for (const Case& c : cases) {
+            Run r = run(c.args);
+            QVERIFY2(r.code == 2, qPrintable(c.args.join(QLatin1Char(' ')) + QStringLiteral(" exit %1").arg(r.code)));
+            QVERIFY2(r.err.find(c.expect) != std::string::npos, r.err.c_str());
+            QCOMPARE(lines(r.err), 1);
+            QVERIFY(r.out.empty());
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "test_cli.moc"

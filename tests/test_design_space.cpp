@@ -1,0 +1,127 @@
+// DesignSpace and SubnetConfig loading: the shipped preset's structure, round trips, and
+// messages naming the file, the field and the bad value.
+#include "TestSupport.h"
+
+#include "Error.h"
+#include "io/AtomicFile.h"
+#include "space/SpacePresets.h"
+#include "space/SubnetConfig.h"
+
+#include <QTemporaryDir>
+
+using namespace tinyscope;
+
+namespace {
+std::string errorOf(const std::function<void()>& f)
+{
+    try {
+        f();
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return "<no error>";
+}
+}  // namespace
+
+class TestDesignSpace : public QObject {
+    Q_OBJECT
+    QTemporaryDir tmp;
+    DesignSpace space = presetSpace("mcunet-vww");
+
+    std::string write(const char* name, const std::string& text)
+    {
+        std::string p = (tmp.path() + QLatin1Char('/') + QLatin1String(name)).toStdString();
+        writeFileAtomic(p, text);
+        return p;
+    }
+
+private Q_SLOTS:
+    void presetHasTheLabsStructure()
+    {
+        QCOMPARE(space.maxBlocks(), 20);
+        QCOMPARE(space.numStages(), 6);
+        std::vector<int> starts;
+        for (const StageSpec& s : space.stages) starts.push_back(s.first_block);
+        QCOMPARE(starts, (std::vector<int>{0, 3, 7, 11, 15, 19}));
+        QCOMPARE(space.stageOfBlock(19), 5);
+        QCOMPARE(space.stages[1].se, (std::vector<bool>{false, true, true, true}));
+        QCOMPARE(space.stages[5].max_blocks, 1);
+        QCOMPARE(space.widths[2].stages, (std::vector<int>{24, 40, 80, 96, 192, 320}));
+        QCOMPARE(space.sampler_width_indices, (std::vector<int>{0, 1}));
+    }
+
+    void presetFileEqualsEmbeddedCopy()
+    {
+        DesignSpace f = DesignSpace::loadFile((test::sourceDir() + QStringLiteral("/models/spaces/mcunet-vww.json")).toStdString());
+        QCOMPARE(f.toJson(), space.toJson());
+        DesignSpace back = DesignSpace::fromJson(space.toJson(), "round trip");
+        QCOMPARE(back.toJson(), space.toJson());
+    }
+
+    void badSpaceFilesAreReportedWithFileAndField()
+    {
+        std::string notJson = write("broken.json", "{\"name\": \"x\",\n  \"n_classes\": }");
+        std::string msg = errorOf([&] { DesignSpace::loadFile(notJson); });
+        QVERIFY2(msg.find("broken.json: line 2") != std::string::npos && msg.find("malformed JSON") != std::string::npos, msg.c_str());
+
+        Json j = space.toJson();
+        j["widths"][1]["stages"] = {24, 32, 64};
+        std::string p = write("short.json", j.dump());
+        msg = errorOf([&] { DesignSpace::loadFile(p); });
+        QVERIFY2(msg.find("short.json: widths[1].stages: expected 6 stage widths, got 3") != std::string::npos, msg.c_str());
+
+        j = space.toJson();
+        j.erase("ks_list");
+        p = write("noks.json", j.dump());
+        msg = errorOf([&] { DesignSpace::loadFile(p); });
+        QVERIFY2(msg.find("missing field 'ks_list'") != std::string::npos, msg.c_str());
+
+        msg = errorOf([&] { DesignSpace::loadFile(tmp.path().toStdString() + "/absent.json"); });
+        QVERIFY2(msg.find("absent.json: cannot open") != std::string::npos, msg.c_str());
+        msg = errorOf([&] { presetSpace("nope"); });
+        QVERIFY2(msg.find("unknown design space 'nope'") != std::string::npos, msg.c_str());
+    }
+
+    void badConfigsNameFieldAndValue()
+    {
+        const std::string good = R"({"wid": 1, "ks": [3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3], "e": [3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3], "d": [0,0,0,0,0,0], "image_size": 96})";
+        SubnetConfig ok = SubnetConfig::loadFile(write("good.json", good), space);
+        QCOMPARE(ok.wid, 1);
+        struct Case {
+            std::string from, to, expect;
+        } cases[] = {
+            {"\"wid\": 1", "\"wid\": 3", "cfg.json: wid: 3 is not a width index"},
+            {"\"image_size\": 96", "\"image_size\": 100", "image_size: 100 is not one of [96, 112, 128, 144, 160]"},
+            {"[3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3], \"e\"", "[3,3,3,3,3,3,3,3,3,4,3,3,3,3,3,3,3,3,3,3], \"e\"", "ks[9]: 4 is not one of [3, 5, 7]"},
+            {"\"d\": [0,0,0,0,0,0]", "\"d\": [0,0,3,0,0,0]", "d[2]: 3 is not one of [0, 1, 2]"},
+            {"\"d\": [0,0,0,0,0,0]", "\"d\": [0,0,0]", "cfg.json: d: expected 6 entries, got 3"},
+            {"\"wid\": 1", "\"wid\": \"1\"", "cfg.json: wid: expected an integer, got string"},
+            {"\"wid\": 1", "\"width\": 1", "unknown field 'width'"},
+        };
+        for (const Case& c : cases) {
+            std::string text = good;
+            text.replace(text.find(c.from), c.from.size(), c.to);
+            std::string p = write("cfg.json", text);
+            std::string msg = errorOf([&] { SubnetConfig::loadFile(p, space); });
+            QVERIFY2(msg.find(c.expect) != std::string::npos, (msg + "  (expected: " + c.expect + ")").c_str());
+        }
+        // Inactive blocks may hold 0 (the decoded form); active ones may not.
+        Json z = Json::parse(good);
+        z["ks"][2] = 0;   // stage 0 has one active block at d=0
+        z["e"][2] = 0;
+        SubnetConfig::fromJson(z, space, "z");
+        z["ks"][0] = 0;
+        QVERIFY_THROWS_EXCEPTION(InputError, SubnetConfig::fromJson(z, space, "z"));
+    }
+
+    void atomicWriteReplacesWholeFile()
+    {
+        std::string p = write("a.txt", "first version, long");
+        writeFileAtomic(p, "second");
+        QCOMPARE(readFileBytes(p), std::string("second"));
+        QVERIFY(QDir(tmp.path()).entryList(QDir::Files).filter(QStringLiteral(".tmp-")).isEmpty());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestDesignSpace)
+#include "test_design_space.moc"

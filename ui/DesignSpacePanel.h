@@ -1,0 +1,70 @@
+#pragma once
+// The Design-space panel: pick a subnet (resolution, width, depth per stage, kernel/expand per
+// block, or min / max / random) and see at once its block diagram, totals, per-layer table and
+// per-layer peak-memory chart against the SRAM budget.
+#include "cost/CostModel.h"
+
+#include <QWidget>
+
+#include <vector>
+
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QSpinBox;
+class QTableView;
+class QTableWidget;
+class QCheckBox;
+class QVBoxLayout;
+
+namespace tinyscope::ui {
+
+class AppState;
+class CostTableModel;
+class PeakMemoryChart;
+class SvgGraphView;
+
+class DesignSpacePanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit DesignSpacePanel(AppState* state, QWidget* parent = nullptr);
+
+    void selectMin();
+    void selectLabMax();
+    void selectFullMax();
+    void selectRandom();
+    const CostReport& report() const { return report_; }
+    double budgetKB() const;
+    // Extra sections (e.g. evaluation) are added below the controls.
+    QVBoxLayout* sideLayout() const { return side_; }
+
+private:
+    void rebuildForSpace();
+    void syncControls();
+    void refresh();
+    void onControlsEdited();
+    SubnetConfig configFromControls() const;
+
+    AppState* state_;
+    bool syncing_ = false;
+    CostReport report_;
+
+    QComboBox* spaceBox_;
+    QComboBox* resolutionBox_;
+    QComboBox* widthBox_;
+    QSpinBox* seedBox_;
+    std::vector<QComboBox*> depthBoxes_;
+    QWidget* depthRow_;
+    QTableWidget* blocks_;
+    QLabel* totals_;
+    QDoubleSpinBox* budget_;
+    SvgGraphView* diagram_;
+    QTableView* table_;
+    CostTableModel* tableModel_;
+    QCheckBox* convOnly_;
+    PeakMemoryChart* chart_;
+    QVBoxLayout* side_;
+    unsigned long long randomDraws_ = 0;
+};
+
+}  // namespace tinyscope::ui

@@ -1,0 +1,90 @@
+#include "GuiMain.h"
+
+#include "AppState.h"
+#include "DesignSpacePanel.h"
+#include "MainWindow.h"
+
+#include <QApplication>
+#include <QDir>
+#include <QTabWidget>
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+
+namespace tinyscope::ui {
+
+namespace {
+
+bool saveGrab(QWidget* w, const QString& path)
+{
+    QApplication::processEvents();
+    return w->grab().save(path);
+}
+
+}  // namespace
+
+int writeScreenshots(MainWindow& window, const char* dir)
+{
+    QDir().mkpath(QString::fromLocal8Bit(dir));
+    const QString base = QString::fromLocal8Bit(dir) + QLatin1Char('/');
+    int written = 0;
+    window.show();
+    QApplication::processEvents();
+    DesignSpacePanel* ds = window.designSpacePanel();
+    window.tabs()->setCurrentWidget(ds);
+    ds->selectMin();
+    written += saveGrab(&window, base + QStringLiteral("design-space-min.png"));
+    ds->selectRandom();
+    written += saveGrab(&window, base + QStringLiteral("design-space-random.png"));
+    ds->selectLabMax();
+    written += saveGrab(&window, base + QStringLiteral("design-space-max.png"));
+    for (const auto& p : window.panels()) {
+        window.tabs()->setCurrentWidget(p.widget);
+        written += saveGrab(&window, base + p.stem + QStringLiteral(".png"));
+    }
+    return written;
+}
+
+int runGui(int argc, char** argv)
+{
+    const char* shotDir = nullptr;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--screenshot") == 0) {
+            if (i + 1 >= argc) {
+                std::cerr << "tinyscope gui: --screenshot needs a folder\n";
+                return 2;
+            }
+            shotDir = argv[++i];
+        } else if (std::strcmp(argv[i], "gui") != 0 && argv[i][0] == '-' && argv[i][1] == '-') {
+            std::cerr << "tinyscope gui: unknown option " << argv[i] << " (accepted: --screenshot DIR)\n";
+            return 2;
+        }
+    }
+    const bool haveDisplay = std::getenv("DISPLAY") || std::getenv("WAYLAND_DISPLAY") || std::getenv("QT_QPA_PLATFORM");
+    if (shotDir && !std::getenv("QT_QPA_PLATFORM")) ::setenv("QT_QPA_PLATFORM", "offscreen", 1);
+    if (!shotDir && !haveDisplay) {
+        std::cerr << "tinyscope: no display found (DISPLAY and WAYLAND_DISPLAY are unset), so the GUI cannot open.\n"
+                     "Run it under a desktop session or with `xvfb-run -a tinyscope`, render the panels with\n"
+                     "`tinyscope gui --screenshot DIR`, or use the CLI, e.g.:\n"
+                     "  tinyscope cost --max          # costs of the largest subnet\n"
+                     "  tinyscope space show          # the design space\n"
+                     "  tinyscope help                # every command\n";
+        return 1;
+    }
+    int qargc = 1;
+    QApplication app(qargc, argv);
+    QApplication::setApplicationName(QStringLiteral("tinyscope"));
+    QApplication::setOrganizationName(QStringLiteral("tinyscope"));
+    MainWindow window;
+    if (shotDir) {
+        int n = writeScreenshots(window, shotDir);
+        std::cout << "wrote " << n << " screenshots to " << shotDir << "\n";
+        return n > 0 ? 0 : 1;
+    }
+    window.show();
+    return app.exec();
+}
+
+}  // namespace tinyscope::ui

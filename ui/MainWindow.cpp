@@ -1,0 +1,86 @@
+#include "MainWindow.h"
+
+#include "AppState.h"
+#include "DesignSpacePanel.h"
+
+#include "io/JsonFile.h"
+
+#include <QApplication>
+#include <QFileDialog>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QStatusBar>
+#include <QTabWidget>
+
+namespace tinyscope::ui {
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
+{
+    setWindowTitle(QStringLiteral("Tinyscope"));
+    state_ = new AppState(this);
+    tabs_ = new QTabWidget;
+    tabs_->setDocumentMode(true);
+    designSpace_ = new DesignSpacePanel(state_);
+    tabs_->addTab(designSpace_, QStringLiteral("Design space"));
+    setCentralWidget(tabs_);
+    buildMenus();
+    connect(state_, &AppState::message, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
+    statusBar()->showMessage(QStringLiteral("Space %1 — pick a subnet, or press Random").arg(state_->spaceSource()));
+    resize(1600, 1000);
+}
+
+QList<MainWindow::PanelEntry> MainWindow::panels() const
+{
+    return {{QStringLiteral("design-space"), designSpace_}};
+}
+
+void MainWindow::buildMenus()
+{
+    QMenu* file = menuBar()->addMenu(QStringLiteral("&File"));
+    file->addAction(QStringLiteral("&Open subnet config…"), QKeySequence::Open, this, [this] {
+        QString p = QFileDialog::getOpenFileName(this, QStringLiteral("Open subnet config"), QString(),
+                                                 QStringLiteral("Subnet config (*.json)"));
+        if (!p.isEmpty()) openConfig(p);
+    });
+    file->addAction(QStringLiteral("&Save subnet config…"), QKeySequence::Save, this, [this] {
+        QString p = QFileDialog::getSaveFileName(this, QStringLiteral("Save subnet config"), QStringLiteral("subnet.json"),
+                                                 QStringLiteral("Subnet config (*.json)"));
+        if (!p.isEmpty()) saveConfig(p);
+    });
+    file->addSeparator();
+    file->addAction(QStringLiteral("&Quit"), QKeySequence::Quit, qApp, &QApplication::quit);
+    QMenu* help = menuBar()->addMenu(QStringLiteral("&Help"));
+    help->addAction(QStringLiteral("&About Tinyscope"), this, [this] {
+        QMessageBox::about(this, QStringLiteral("About Tinyscope"),
+                           QStringLiteral("<b>Tinyscope</b> %1<br>Hardware-aware architecture search and on-device "
+                                          "training inspection for tiny networks on microcontrollers.<br><br>"
+                                          "Qt %2 · LibTorch · Graphviz")
+                               .arg(QStringLiteral("0.1"), QString::fromLatin1(qVersion())));
+    });
+}
+
+bool MainWindow::openConfig(const QString& path)
+{
+    try {
+        state_->setSubnet(SubnetConfig::loadFile(path.toStdString(), state_->space()));
+        statusBar()->showMessage(QStringLiteral("Opened %1").arg(path), 5000);
+        return true;
+    } catch (const std::exception& e) {
+        QMessageBox::warning(this, QStringLiteral("Open subnet config"), QString::fromUtf8(e.what()));
+        return false;
+    }
+}
+
+bool MainWindow::saveConfig(const QString& path)
+{
+    try {
+        writeJsonFile(path.toStdString(), state_->subnet().toJson());
+        statusBar()->showMessage(QStringLiteral("Saved %1").arg(path), 5000);
+        return true;
+    } catch (const std::exception& e) {
+        QMessageBox::warning(this, QStringLiteral("Save subnet config"), QString::fromUtf8(e.what()));
+        return false;
+    }
+}
+
+}  // namespace tinyscope::ui

@@ -1,0 +1,40 @@
+#pragma once
+// The workbench window: one tab per job (Design space, and the later Predictor, Search and
+// Training-inspector panels), a File menu for subnet configs, a status bar.
+#include <QMainWindow>
+
+class QTabWidget;
+
+namespace tinyscope::ui {
+
+class AppState;
+class DesignSpacePanel;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    explicit MainWindow(QWidget* parent = nullptr);
+
+    AppState* state() const { return state_; }
+    DesignSpacePanel* designSpacePanel() const { return designSpace_; }
+    QTabWidget* tabs() const { return tabs_; }
+
+    // Each panel with the file-name stem used by `tinyscope gui --screenshot DIR`.
+    struct PanelEntry {
+        QString stem;
+        QWidget* widget;
+    };
+    QList<PanelEntry> panels() const;
+
+    bool openConfig(const QString& path);   // shows a dialog on error
+    bool saveConfig(const QString& path);
+
+private:
+    void buildMenus();
+
+    AppState* state_;
+    QTabWidget* tabs_;
+    DesignSpacePanel* designSpace_;
+};
+
+}  // namespace tinyscope::ui
