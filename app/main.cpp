@@ -2,12 +2,14 @@
 #include "cli/Cli.h"
 #include "GuiMain.h"
 #include "io/DataPaths.h"
+#include "nn/TorchRuntime.h"
 
 #include <string>
 #include <vector>
 
 int main(int argc, char** argv)
 {
+    tinyscope::configureAllocator();
     tinyscope::setExecutablePath(argv[0]);
     if (argc < 2 || std::string(argv[1]) == "gui")
         return tinyscope::ui::runGui(argc, argv);

@@ -15,8 +15,8 @@ struct Command {
     std::function<int(const Args&)> run;
 };
 
-// Registered by each command group (CostCommands.cpp, ...).
-std::vector<Command> costCommands();
+// Registered by each command group; add a group to allCommands() in Cli.cpp.
+std::vector<Command> costCommands();   // CostCommands.cpp: cost, encode, decode, space
 
 int runCli(const Args& args);   // args[0] is the command name
 void printUsage();
