@@ -1,0 +1,132 @@
+#include "nn/SubnetWeights.h"
+
+#include <ATen/ATen.h>
+
+namespace tinyscope {
+
+namespace {
+
+struct Runner {
+    const NetWeights& net;
+    const ForwardOptions& opt;
+    int bnIndex = 0;
+
+    void trace(const std::string& name, const at::Tensor& t)
+    {
+        if (opt.trace) opt.trace->emplace_back(name, t.detach());
+    }
+
+    at::Tensor batchNorm(const at::Tensor& x, const ConvBn& c)
+    {
+        const BnWeights& bn = c.bn;
+        const int idx = bnIndex++;
+        switch (opt.bn) {
+        case BnMode::Eval:
+            return at::batch_norm(x, bn.weight, bn.bias, bn.running_mean, bn.running_var, false, 0.0, net.bn_eps, false);
+        case BnMode::Train:
+            if (bn.num_batches_tracked.defined()) bn.num_batches_tracked.add_(1);
+            return at::batch_norm(x, bn.weight, bn.bias, bn.running_mean, bn.running_var, true, opt.momentum, net.bn_eps,
+                                  false);
+        case BnMode::Calibrate: {
+            at::Tensor mean = x.mean({0, 2, 3});
+            at::Tensor centred = x - mean.view({1, -1, 1, 1});
+            at::Tensor var = (centred * centred).mean({0, 2, 3});
+            BnCalibration& cal = *opt.calibration;
+            const double n = static_cast<double>(x.size(0));
+            if (static_cast<int>(cal.mean_sum.size()) <= idx) {
+                cal.mean_sum.push_back(mean * n);
+                cal.var_sum.push_back(var * n);
+            } else {
+                cal.mean_sum[static_cast<std::size_t>(idx)].add_(mean, n);
+                cal.var_sum[static_cast<std::size_t>(idx)].add_(var, n);
+            }
+            return at::batch_norm(x, bn.weight, bn.bias, mean, var, false, 0.0, net.bn_eps, false);
+        }
+        }
+        return x;
+    }
+
+    at::Tensor convBn(const at::Tensor& x, const ConvBn& c, const std::string& name)
+    {
+        const int64_t k = c.weight.size(2);
+        if (opt.bn == BnMode::Eval && c.folded_weight.defined()) {
+            ++bnIndex;
+            at::Tensor y = at::conv2d(x, c.folded_weight, c.folded_bias, {c.stride, c.stride}, {k / 2, k / 2}, {1, 1}, c.groups);
+            trace(name, y);
+            return y;
+        }
+        at::Tensor y = at::conv2d(x, c.weight, {}, {c.stride, c.stride}, {k / 2, k / 2}, {1, 1}, c.groups);
+        y = batchNorm(y, c);
+        trace(name, y);
+        return y;
+    }
+};
+
+at::Tensor clampRelu6(const at::Tensor& x) { return at::hardtanh(x, 0.0, 6.0); }
+
+}  // namespace
+
+at::Tensor forwardNet(const NetWeights& net, const at::Tensor& input, const ForwardOptions& opt)
+{
+    Runner r{net, opt};
+    at::Tensor x = clampRelu6(r.convBn(input, net.first, "first_conv"));
+    for (const BlockWeights& b : net.blocks) {
+        const std::string name = "blocks." + std::to_string(b.shape.index);
+        if (b.shape.fused) {
+            x = r.convBn(x, b.pl, name);
+            continue;
+        }
+        at::Tensor y = clampRelu6(r.convBn(x, b.ib, name + ".inverted_bottleneck"));
+        y = clampRelu6(r.convBn(y, b.dw, name + ".depth_conv"));
+        if (b.se_reduce_w.defined()) {
+            at::Tensor s = y.mean({2, 3}, true);
+            s = clampRelu6(at::conv2d(s, b.se_reduce_w, b.se_reduce_b));
+            s = at::conv2d(s, b.se_expand_w, b.se_expand_b);
+            s = clampRelu6(s + 3.0) / 6.0;   // h-sigmoid
+            y = y * s;
+        }
+        y = r.convBn(y, b.pl, name + ".point_linear");
+        x = b.shape.residual ? y + x : y;
+        r.trace(name, x);
+    }
+    x = clampRelu6(r.convBn(x, net.mix, "feature_mix_layer"));
+    x = x.mean({2, 3});
+    x = at::linear(x, net.fc_w, net.fc_b);
+    r.trace("classifier", x);
+    return x;
+}
+
+void applyCalibration(NetWeights& net, const BnCalibration& cal)
+{
+    if (cal.count <= 0) return;
+    std::size_t i = 0;
+    at::NoGradGuard guard;
+    forEachConvBn(net, [&](ConvBn& c) {
+        if (i < cal.mean_sum.size()) {
+            c.bn.running_mean.copy_(cal.mean_sum[i] / static_cast<double>(cal.count));
+            c.bn.running_var.copy_(cal.var_sum[i] / static_cast<double>(cal.count));
+        }
+        ++i;
+    });
+}
+
+void foldBn(NetWeights& net)
+{
+    at::NoGradGuard guard;
+    const double eps = net.bn_eps;
+    forEachConvBn(net, [&](ConvBn& c) {
+        at::Tensor scale = c.bn.weight / at::sqrt(c.bn.running_var + eps);
+        c.folded_weight = (c.weight * scale.view({-1, 1, 1, 1})).contiguous();
+        c.folded_bias = (c.bn.bias - c.bn.running_mean * scale).contiguous();
+    });
+}
+
+void unfoldBn(NetWeights& net)
+{
+    forEachConvBn(net, [](ConvBn& c) {
+        c.folded_weight = at::Tensor();
+        c.folded_bias = at::Tensor();
+    });
+}
+
+}  // namespace tinyscope
