@@ -1,7 +1,8 @@
 # Writes a C++ source defining kEmbeddedSpaces[] from the JSON files given in FILES (a ;-list).
-# Invoked in script mode: cmake -DOUT=... -DFILES=... -P embed_text.cmake
+# FILES is |-separated. Invoked in script mode: cmake -DOUT=... -DFILES=... -P embed_text.cmake
 set(body "// Generated from models/spaces/*.json by core/embed_text.cmake. Do not edit.\nnamespace tinyscope {\nstruct EmbeddedText { const char* name; const char* text; };\nextern const EmbeddedText kEmbeddedSpaces[];\nextern const int kEmbeddedSpaceCount;\nconst EmbeddedText kEmbeddedSpaces[] = {\n")
 set(count 0)
+string(REPLACE "|" ";" FILES "${FILES}")
 foreach(f IN LISTS FILES)
   get_filename_component(name "${f}" NAME_WE)
   file(READ "${f}" text)

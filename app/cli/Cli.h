@@ -18,6 +18,7 @@ struct Command {
 // Registered by each command group; add a group to allCommands() in Cli.cpp.
 std::vector<Command> costCommands();   // CostCommands.cpp: cost, encode, decode, space
 std::vector<Command> evalCommands();   // EvalCommands.cpp: forward, eval, classify
+std::vector<Command> trainCommands();  // TrainCommands.cpp: train-supernet, make-accdata
 
 int runCli(const Args& args);   // args[0] is the command name
 void printUsage();

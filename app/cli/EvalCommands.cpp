@@ -5,14 +5,23 @@
 #include "Error.h"
 #include "io/AtomicFile.h"
 #include "io/JsonFile.h"
+#include "cost/CostModel.h"
+#include "data/ImageDataset.h"
+#include "io/DataPaths.h"
+#include "io/Text.h"
+#include "nn/Evaluator.h"
 #include "nn/Supernet.h"
+#include "space/ArchSampler.h"
 #include "nn/TorchRuntime.h"
 #include "space/SpacePresets.h"
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <unistd.h>
 
 namespace tinyscope::cli {
 
@@ -55,12 +64,158 @@ int cmdForward(const Args& argv)
     return 0;
 }
 
+// The supernet and space to use: explicit options, else the shipped demo supernet and its space.
+struct SupernetChoice {
+    DesignSpace space;
+    std::string path;
+};
+
+SupernetChoice chooseSupernet(const CliArgs& a)
+{
+    if (a.has("supernet")) return {loadSpace(a.value("space", "mcunet-fmnist")), a.value("supernet")};
+    const std::string shipped = findModelFile("supernets/mcunet-fmnist.pth");
+    if (shipped.empty())
+        throw InputError("no --supernet given and the shipped demo supernet (models/supernets/mcunet-fmnist.pth) was not found");
+    return {loadSpace(a.value("space", "mcunet-fmnist")), shipped};
+}
+
+SubnetConfig chooseConfig(const CliArgs& a, const DesignSpace& space)
+{
+    ArchSampler sampler(space);
+    const int rMax = *std::max_element(space.resolutions.begin(), space.resolutions.end());
+    const int rMin = *std::min_element(space.resolutions.begin(), space.resolutions.end());
+    SubnetConfig c;
+    const std::string which = a.value("config", "max");
+    if (which == "max") c = sampler.fullMaxConfig(rMax);
+    else if (which == "min") c = sampler.minConfig(rMin);
+    else c = SubnetConfig::loadFile(which, space);
+    if (a.has("resolution")) {
+        c.image_size = a.intValue("resolution", 0);
+        c.validate(space, "--resolution");
+    }
+    return c;
+}
+
+Json evalJson(const EvalResult& r)
+{
+    Json skipped = Json::array();
+    for (const auto& s : r.skipped_examples) skipped.push_back({{"item", s.first}, {"reason", s.second}});
+    return {{"top1", r.top1},          {"images", r.images},
+            {"correct", r.correct},    {"seconds", r.seconds},
+            {"images_per_second", r.images_per_second}, {"skipped", r.skipped},
+            {"skipped_examples", skipped}, {"calibration_images", r.calibration_images}};
+}
+
+int cmdEval(const Args& argv)
+{
+    CliArgs a(argv, {"supernet", "space", "config", "data", "calib-data", "calib-images", "calib-batch", "images", "split",
+                     "batch", "threads", "resolution", "seed"},
+              {"json", "help", "no-calib", "lab-calib"});
+    if (a.flag("help")) {
+        std::cout << "usage: tinyscope eval [--supernet CKPT --space NAME|FILE] [--config CFG.json|min|max] [--data DATASET]\n"
+                     "                      [--split 0|1] [--images N] [--calib-data DATASET] [--calib-images N]\n"
+                     "                      [--no-calib | --lab-calib] [--batch B] [--threads T] [--json]\n"
+                     "  DATASET: a folder of class sub-folders, a folder with IDX files, or fashion-mnist:test|holdout|fit|train.\n"
+                     "  Defaults: the shipped Fashion-MNIST supernet, its largest subnet, BN re-calibrated on 2,000\n"
+                     "  fashion-mnist:holdout images, top-1 on fashion-mnist:test.\n"
+                     "  --lab-calib reproduces the lab's swapped calib_bn arguments (128x128, batch = image size).\n";
+        return 0;
+    }
+    configureAllocator();
+    const int threads = setTorchThreads(a.intValue("threads", defaultBatchThreads()));
+    SupernetChoice sc = chooseSupernet(a);
+    SubnetConfig config = chooseConfig(a, sc.space);
+    std::unique_ptr<ImageDataset> data = openDataset(a.value("data", "fashion-mnist:test"));
+    if (static_cast<int>(data->classNames().size()) != sc.space.n_classes)
+        throw InputError(data->source() + " has " + std::to_string(data->classNames().size()) + " classes; space '" +
+                         sc.space.name + "' has " + std::to_string(sc.space.n_classes));
+    std::vector<std::size_t> items = splitIndices(data->size(), a.intValue("split", -1));
+    if (a.has("images")) items.resize(std::min(items.size(), static_cast<std::size_t>(a.int64Value("images", 0))));
+
+    Supernet supernet = Supernet::load(sc.space, sc.path);
+    Subnet subnet = supernet.extract(config);
+    const bool tty = isatty(2);
+    JobControl job;
+    job.progress = [&](std::size_t done, std::size_t total, const std::string& stage) {
+        if (tty) std::fprintf(stderr, "\r%s %zu/%zu   ", stage.c_str(), done, total);
+    };
+    std::size_t calibrated = 0;
+    if (!a.flag("no-calib")) {
+        CalibrationOptions co = a.flag("lab-calib") ? CalibrationOptions::labCompatible(config.image_size) : CalibrationOptions{};
+        co.images = static_cast<std::size_t>(a.int64Value("calib-images", static_cast<long long>(co.images)));
+        if (a.has("calib-batch")) co.batch = a.intValue("calib-batch", co.batch);
+        co.seed = static_cast<std::uint64_t>(a.int64Value("seed", 0));
+        std::unique_ptr<ImageDataset> calib = openDataset(a.value("calib-data", "fashion-mnist:holdout"));
+        calibrated = calibrateBn(subnet, *calib, co, job);
+    }
+    subnet.setFolded(true);
+    EvalResult r = evaluateTop1(subnet, *data, items, a.intValue("batch", 100), job);
+    r.calibration_images = calibrated;
+    if (tty) std::fprintf(stderr, "\r%40s\r", "");
+    CostSummary cost = CostModel(sc.space).summary(config);
+    if (a.flag("json")) {
+        Json j = evalJson(r);
+        j["config"] = config.toJson();
+        j["supernet"] = sc.path;
+        j["data"] = data->source();
+        j["threads"] = threads;
+        j["cost"] = toJson(cost);
+        std::cout << j.dump(2) << "\n";
+        return 0;
+    }
+    std::printf("top-1       %.2f %%  (%zu of %zu images)\n", r.top1, r.correct, r.images);
+    std::printf("speed       %.1f images/s on %d thread(s), %.2f s\n", r.images_per_second, threads, r.seconds);
+    std::printf("BN          %s\n", calibrated ? ("re-calibrated on " + std::to_string(calibrated) + " images").c_str() : "running statistics of the checkpoint");
+    if (r.skipped) {
+        std::printf("skipped     %zu unreadable images, e.g.\n", r.skipped);
+        for (const auto& s : r.skipped_examples) std::printf("            %s\n", s.second.c_str());
+    }
+    std::printf("cost        %.3f M MACs, %.1f KB peak SRAM, %s params, %.1f KB flash\n", cost.millionMacs(), cost.peakKB(),
+                groupThousands(cost.params).c_str(), cost.flashKB());
+    return 0;
+}
+
+int cmdClassify(const Args& argv)
+{
+    CliArgs a(argv, {"supernet", "space", "config", "resolution", "top", "calib-data", "calib-images"}, {"json", "help", "no-calib"});
+    if (a.flag("help") || a.positionals().size() != 1) {
+        std::cout << "usage: tinyscope classify IMAGE [--supernet CKPT --space NAME|FILE] [--config CFG|min|max] [--top K] [--json]\n";
+        return a.flag("help") ? 0 : 2;
+    }
+    configureAllocator();
+    setTorchThreads(1);
+    SupernetChoice sc = chooseSupernet(a);
+    SubnetConfig config = chooseConfig(a, sc.space);
+    Image img = decodeImageFile(a.positionals()[0]);
+    Supernet supernet = Supernet::load(sc.space, sc.path);
+    Subnet subnet = supernet.extract(config);
+    if (!a.flag("no-calib") && (a.has("calib-data") || fashionMnistDir().size())) {
+        CalibrationOptions co;
+        co.images = static_cast<std::size_t>(a.int64Value("calib-images", 500));
+        std::unique_ptr<ImageDataset> calib = openDataset(a.value("calib-data", "fashion-mnist:holdout"));
+        calibrateBn(subnet, *calib, co);
+    }
+    std::vector<std::string> names = sc.space.class_names;
+    std::vector<ClassScore> scores = classifyImage(subnet, img, names);
+    const std::size_t k = std::min(scores.size(), static_cast<std::size_t>(a.intValue("top", 5)));
+    if (a.flag("json")) {
+        Json out = Json::array();
+        for (std::size_t i = 0; i < k; ++i) out.push_back({{"class", scores[i].name}, {"index", scores[i].index}, {"probability", scores[i].probability}});
+        std::cout << out.dump(2) << "\n";
+        return 0;
+    }
+    for (std::size_t i = 0; i < k; ++i) std::printf("%6.2f %%  %s\n", 100.0 * scores[i].probability, scores[i].name.c_str());
+    return 0;
+}
+
 }  // namespace
 
 std::vector<Command> evalCommands()
 {
     return {
         {"forward", "run an extracted subnet on a raw float32 input tensor", cmdForward},
+        {"eval", "top-1 accuracy of a subnet on a dataset (BN re-calibrated)", cmdEval},
+        {"classify", "ranked classes of one image", cmdClassify},
     };
 }
 

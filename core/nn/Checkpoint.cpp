@@ -76,8 +76,25 @@ const at::Tensor* findTensor(const StateDict& sd, const std::string& key)
     return nullptr;
 }
 
-CheckpointContents readCheckpoint(const std::string& path)
+const StateDict* Checkpoint::section(const std::string& name) const
 {
+    for (const auto& kv : sections)
+        if (kv.first == name) return &kv.second;
+    return nullptr;
+}
+
+const std::string* Checkpoint::text(const std::string& name) const
+{
+    for (const auto& kv : strings)
+        if (kv.first == name) return &kv.second;
+    return nullptr;
+}
+
+namespace {
+
+class ArchiveReader {
+public:
+    explicit ArchiveReader(const std::string& path) : path_(path)
     {
         std::ifstream probe(path, std::ios::binary);
         if (!probe) throw InputError(path + ": cannot open: " + std::strerror(errno));
@@ -85,55 +102,49 @@ CheckpointContents readCheckpoint(const std::string& path)
         probe.read(magic, 4);
         if (probe.gcount() < 4 || std::memcmp(magic, "PK\x03\x04", 4) != 0)
             throw InputError(path + ": not a PyTorch checkpoint (expected the zip format torch.save writes)");
-    }
-    std::unique_ptr<caffe2::serialize::PyTorchStreamReader> reader;
-    std::string pkl;
-    try {
-        reader = std::make_unique<caffe2::serialize::PyTorchStreamReader>(path);
-        if (!reader->hasRecord("data.pkl"))
-            throw InputError(path + ": not a PyTorch checkpoint: the archive has no data.pkl");
-        auto [ptr, size] = reader->getRecord("data.pkl");
-        pkl.assign(static_cast<const char*>(ptr.get()), size);
-    } catch (const c10::Error& e) {
-        throw InputError(path + ": unreadable checkpoint (truncated or corrupt zip): " + firstLine(e.what_without_backtrace()));
-    }
-    PyRef root = readPickle(pkl, path + ": data.pkl");
-
-    CheckpointContents out;
-    PyRef sd = root;
-    if (root->kind == PyValue::Kind::Dict) {
-        if (PyRef inner = root->get("state_dict"); inner && inner->kind == PyValue::Kind::Dict) {
-            sd = inner;
-            out.wrapped = true;
-            out.extra = PyValue::dictionary();
-            for (const auto& kv : root->dict)
-                if (!(kv.first->kind == PyValue::Kind::Str && kv.first->s == "state_dict")) out.extra->dict.push_back(kv);
+        try {
+            reader_ = std::make_unique<caffe2::serialize::PyTorchStreamReader>(path);
+            if (!reader_->hasRecord("data.pkl"))
+                throw InputError(path + ": not a PyTorch checkpoint: the archive has no data.pkl");
+            auto [ptr, size] = reader_->getRecord("data.pkl");
+            pkl_.assign(static_cast<const char*>(ptr.get()), size);
+        } catch (const c10::Error& e) {
+            throw InputError(path + ": unreadable checkpoint (truncated or corrupt zip): " + firstLine(e.what_without_backtrace()));
         }
     }
-    if (sd->kind != PyValue::Kind::Dict)
-        throw InputError(path + ": expected a state dict (or {\"state_dict\": ...}), found a " + sd->kindName());
+    const std::string& pickle() const { return pkl_; }
 
-    for (const auto& kv : sd->dict) {
-        if (kv.first->kind != PyValue::Kind::Str)
-            throw InputError(path + ": state dict key is a " + std::string(kv.first->kindName()) + ", expected a string");
-        const std::string& key = kv.first->s;
-        if (kv.second->kind != PyValue::Kind::Tensor)
-            throw InputError(path + ": '" + key + "' is a " + kv.second->kindName() + ", expected a tensor");
-        const TensorRef& t = kv.second->tensor;
+    StateDict tensors(const PyValue& dict, const std::string& where)
+    {
+        StateDict out;
+        for (const auto& kv : dict.dict) {
+            if (kv.first->kind != PyValue::Kind::Str)
+                throw InputError(path_ + ": " + where + " key is a " + std::string(kv.first->kindName()) + ", expected a string");
+            const std::string& key = kv.first->s;
+            if (kv.second->kind != PyValue::Kind::Tensor)
+                throw InputError(path_ + ": '" + key + "' is a " + kv.second->kindName() + ", expected a tensor");
+            out.emplace_back(key, tensor(key, kv.second->tensor));
+        }
+        return out;
+    }
+
+private:
+    at::Tensor tensor(const std::string& key, const TensorRef& t)
+    {
         at::DataPtr data;
         std::size_t size = 0;
         const std::string record = "data/" + t.storage_key;
         try {
-            if (!reader->hasRecord(record))
-                throw InputError(path + ": tensor '" + key + "': storage record '" + record + "' is missing");
-            std::tie(data, size) = reader->getRecord(record);
+            if (!reader_->hasRecord(record))
+                throw InputError(path_ + ": tensor '" + key + "': storage record '" + record + "' is missing");
+            std::tie(data, size) = reader_->getRecord(record);
         } catch (const c10::Error& e) {
-            throw InputError(path + ": tensor '" + key + "': cannot read '" + record + "': " + firstLine(e.what_without_backtrace()));
+            throw InputError(path_ + ": tensor '" + key + "': cannot read '" + record + "': " + firstLine(e.what_without_backtrace()));
         }
         const std::int64_t elem = scalarSize(t.dtype);
         const std::int64_t numel = static_cast<std::int64_t>(size) / elem;
         if (static_cast<std::int64_t>(size) < t.storage_numel * elem)
-            throw InputError(path + ": tensor '" + key + "': storage holds " + std::to_string(size) + " bytes, " +
+            throw InputError(path_ + ": tensor '" + key + "': storage holds " + std::to_string(size) + " bytes, " +
                              std::to_string(t.storage_numel * elem) + " declared");
         // The view must stay inside the storage.
         std::int64_t last = t.offset, count = 1;
@@ -142,49 +153,88 @@ CheckpointContents readCheckpoint(const std::string& path)
             if (t.shape[d] > 0) last += (t.shape[d] - 1) * t.stride[d];
         }
         if (count > 0 && last >= numel)
-            throw InputError(path + ": tensor '" + key + "' of shape " + shapeString(t.shape) +
+            throw InputError(path_ + ": tensor '" + key + "' of shape " + shapeString(t.shape) +
                              " reaches past its storage of " + std::to_string(numel) + " elements");
         at::Tensor storage = at::empty({numel}, at::TensorOptions().dtype(toAten(t.dtype)));
         std::memcpy(storage.data_ptr(), data.get(), static_cast<std::size_t>(numel * elem));
-        at::Tensor view = count == 0 ? at::empty(t.shape, storage.options())
-                                     : storage.as_strided(t.shape, t.stride, t.offset).contiguous();
-        out.tensors.emplace_back(key, view);
+        return count == 0 ? at::empty(t.shape, storage.options()) : storage.as_strided(t.shape, t.stride, t.offset).contiguous();
     }
+
+    std::string path_;
+    std::unique_ptr<caffe2::serialize::PyTorchStreamReader> reader_;
+    std::string pkl_;
+};
+
+bool allTensors(const PyValue& d)
+{
+    if (d.kind != PyValue::Kind::Dict) return false;
+    for (const auto& kv : d.dict)
+        if (kv.second->kind != PyValue::Kind::Tensor) return false;
+    return true;
+}
+
+}  // namespace
+
+Checkpoint readCheckpoint(const std::string& path)
+{
+    ArchiveReader archive(path);
+    PyRef root = readPickle(archive.pickle(), path + ": data.pkl");
+    Checkpoint out;
+    PyRef sd = root;
+    out.wrapped = false;
+    if (root->kind == PyValue::Kind::Dict) {
+        if (PyRef inner = root->get("state_dict"); inner && inner->kind == PyValue::Kind::Dict) {
+            sd = inner;
+            out.wrapped = true;
+            for (const auto& kv : root->dict) {
+                if (kv.first->kind != PyValue::Kind::Str || kv.first->s == "state_dict") continue;
+                if (kv.second->kind == PyValue::Kind::Str) out.strings.emplace_back(kv.first->s, kv.second->s);
+                else if (allTensors(*kv.second)) out.sections.emplace_back(kv.first->s, archive.tensors(*kv.second, kv.first->s));
+            }
+        }
+    }
+    if (sd->kind != PyValue::Kind::Dict)
+        throw InputError(path + ": expected a state dict (or {\"state_dict\": ...}), found a " + sd->kindName());
+    out.state_dict = archive.tensors(*sd, "state dict");
     return out;
 }
 
 StateDict loadStateDict(const std::string& path)
 {
-    return readCheckpoint(path).tensors;
+    return readCheckpoint(path).state_dict;
 }
 
-void saveStateDict(const std::string& path, const StateDict& sd, bool wrap, const PyRef& extra)
+void writeCheckpoint(const std::string& path, const Checkpoint& ck)
 {
     std::string buffer;
     caffe2::serialize::PyTorchStreamWriter writer([&buffer](const void* p, std::size_t n) {
         buffer.append(static_cast<const char*>(p), n);
         return n;
     });
-    PyRef dict = PyValue::dictionary();
-    std::vector<at::Tensor> keep;
-    for (std::size_t i = 0; i < sd.size(); ++i) {
-        at::Tensor t = sd[i].second.contiguous().cpu();
-        keep.push_back(t);
-        TensorRef ref;
-        ref.storage_key = std::to_string(i);
-        ref.dtype = fromAten(t.scalar_type(), sd[i].first);
-        ref.storage_numel = t.numel();
-        ref.shape = t.sizes().vec();
-        ref.stride = t.strides().vec();
-        dict->dict.emplace_back(PyValue::str(sd[i].first), PyValue::tensorRef(ref));
-        writer.writeRecord("data/" + ref.storage_key, t.data_ptr(), static_cast<std::size_t>(t.nbytes()));
-    }
-    PyRef root = dict;
-    if (wrap) {
+    std::size_t next = 0;
+    auto dictOf = [&](const StateDict& sd) {
+        PyRef dict = PyValue::dictionary();
+        for (const auto& kv : sd) {
+            at::Tensor t = kv.second.contiguous().cpu();
+            TensorRef ref;
+            ref.storage_key = std::to_string(next++);
+            ref.dtype = fromAten(t.scalar_type(), kv.first);
+            ref.storage_numel = t.numel();
+            ref.shape = t.sizes().vec();
+            ref.stride = t.strides().vec();
+            dict->dict.emplace_back(PyValue::str(kv.first), PyValue::tensorRef(ref));
+            writer.writeRecord("data/" + ref.storage_key, t.data_ptr(), static_cast<std::size_t>(t.nbytes()));
+        }
+        return dict;
+    };
+    PyRef root;
+    if (ck.wrapped) {
         root = PyValue::dictionary();
-        root->dict.emplace_back(PyValue::str("state_dict"), dict);
-        if (extra && extra->kind == PyValue::Kind::Dict)
-            for (const auto& kv : extra->dict) root->dict.push_back(kv);
+        root->dict.emplace_back(PyValue::str("state_dict"), dictOf(ck.state_dict));
+        for (const auto& s : ck.sections) root->dict.emplace_back(PyValue::str(s.first), dictOf(s.second));
+        for (const auto& s : ck.strings) root->dict.emplace_back(PyValue::str(s.first), PyValue::str(s.second));
+    } else {
+        root = dictOf(ck.state_dict);
     }
     PickleWriteOptions opt;
     opt.protocol = 2;
@@ -193,6 +243,14 @@ void saveStateDict(const std::string& path, const StateDict& sd, bool wrap, cons
     writer.writeRecord("data.pkl", pkl.data(), pkl.size());
     writer.writeEndOfFile();
     writeFileAtomic(path, buffer);
+}
+
+void saveStateDict(const std::string& path, const StateDict& sd, bool wrap)
+{
+    Checkpoint ck;
+    ck.state_dict = sd;
+    ck.wrapped = wrap;
+    writeCheckpoint(path, ck);
 }
 
 }  // namespace tinyscope

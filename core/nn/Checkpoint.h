@@ -15,19 +15,27 @@ namespace tinyscope {
 // Ordered like the file (state_dict() order).
 using StateDict = std::vector<std::pair<std::string, at::Tensor>>;
 
-struct CheckpointContents {
-    StateDict tensors;          // the state dict
-    bool wrapped = false;       // the file held {"state_dict": ...}
-    PyRef extra;                // other top-level entries of a wrapped file (a dict), or nullptr
+// A checkpoint file: {"state_dict": sd, <other tensor dicts>, <text entries>} as the lab wraps its
+// supernets, or a bare state dict. Extra sections (e.g. optimizer state) and text entries (e.g. a
+// JSON training state) ride along without disturbing readers that only take ["state_dict"].
+struct Checkpoint {
+    StateDict state_dict;
+    std::vector<std::pair<std::string, StateDict>> sections;
+    std::vector<std::pair<std::string, std::string>> strings;
+    bool wrapped = true;
+
+    const StateDict* section(const std::string& name) const;
+    const std::string* text(const std::string& name) const;
 };
 
-// Accepts {"state_dict": sd, ...} and a bare state dict, whatever the zip's folder is called.
-// Errors (not a zip, truncated, missing storage, non-tensor values) name the file and the key.
-CheckpointContents readCheckpoint(const std::string& path);
+// Accepts a wrapped or bare state dict, whatever the zip's folder is called. Errors (not a zip,
+// truncated, missing storage, non-tensor values) name the file and the key.
+Checkpoint readCheckpoint(const std::string& path);
 StateDict loadStateDict(const std::string& path);
 
-// Writes atomically. `wrap` writes {"state_dict": sd} (plus `extra`'s entries, a Dict) as the lab does.
-void saveStateDict(const std::string& path, const StateDict& sd, bool wrap = true, const PyRef& extra = nullptr);
+// Writes atomically, so an interrupted write leaves the previous file intact.
+void writeCheckpoint(const std::string& path, const Checkpoint& checkpoint);
+void saveStateDict(const std::string& path, const StateDict& sd, bool wrap = true);
 
 const at::Tensor* findTensor(const StateDict& sd, const std::string& key);
 std::string shapeString(const at::Tensor& t);   // "[32, 3, 3, 3]"

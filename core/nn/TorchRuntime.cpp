@@ -1,5 +1,6 @@
 #include "nn/TorchRuntime.h"
 
+#include <ATen/Context.h>
 #include <ATen/Parallel.h>
 
 #include <malloc.h>
@@ -33,6 +34,17 @@ int defaultBatchThreads()
 {
     int hw = static_cast<int>(std::thread::hardware_concurrency());
     return hw >= 2 ? 2 : 1;
+}
+
+}  // namespace tinyscope
+
+namespace tinyscope {
+
+bool setMkldnnEnabled(bool enabled)
+{
+    const bool before = at::globalContext().userEnabledMkldnn();
+    at::globalContext().setUserEnabledMkldnn(enabled);
+    return before;
 }
 
 }  // namespace tinyscope

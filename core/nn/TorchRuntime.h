@@ -14,4 +14,9 @@ int torchThreads();
 // The thread count for batched work (2 on the 2-core machines this targets).
 int defaultBatchThreads();
 
+// oneDNN (mkldnn) JIT-compiles a kernel for every new conv shape: fast for fixed networks, but
+// once-for-all training meets new shapes every step and spends most of its time compiling.
+// Returns the previous setting.
+bool setMkldnnEnabled(bool enabled);
+
 }  // namespace tinyscope

@@ -1,0 +1,236 @@
+#include "data/ImageDataset.h"
+
+#include "Error.h"
+#include "io/AtomicFile.h"
+#include "io/DataPaths.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cctype>
+#include <dirent.h>
+#include <sys/stat.h>
+
+namespace tinyscope {
+
+namespace {
+
+bool isDir(const std::string& p)
+{
+    struct stat st {};
+    return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::vector<std::string> listDir(const std::string& dir)
+{
+    std::vector<std::string> out;
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) return out;
+    while (dirent* e = ::readdir(d)) {
+        std::string n = e->d_name;
+        if (n != "." && n != "..") out.push_back(n);
+    }
+    ::closedir(d);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+bool hasImageExtension(const std::string& name)
+{
+    auto dot = name.rfind('.');
+    if (dot == std::string::npos) return false;
+    std::string ext = name.substr(dot);
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+    for (const char* e : {".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm"})
+        if (ext == e) return true;
+    return false;
+}
+
+// Recursive, sorted, as torchvision's os.walk-based make_dataset.
+void collect(const std::string& dir, std::vector<std::string>& out)
+{
+    for (const std::string& n : listDir(dir)) {
+        const std::string p = dir + "/" + n;
+        if (isDir(p)) collect(p, out);
+        else if (hasImageExtension(n)) out.push_back(p);
+    }
+}
+
+std::string readMaybeGz(const std::string& path)
+{
+    std::string raw = readFileBytes(path);
+    if (raw.size() < 2 || static_cast<unsigned char>(raw[0]) != 0x1f || static_cast<unsigned char>(raw[1]) != 0x8b) return raw;
+    z_stream zs{};
+    if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) throw InputError(path + ": cannot start gzip decoding");
+    zs.next_in = reinterpret_cast<Bytef*>(raw.data());
+    zs.avail_in = static_cast<uInt>(raw.size());
+    std::string out;
+    char buf[1 << 16];
+    int rc;
+    do {
+        zs.next_out = reinterpret_cast<Bytef*>(buf);
+        zs.avail_out = sizeof buf;
+        rc = inflate(&zs, Z_NO_FLUSH);
+        if (rc != Z_OK && rc != Z_STREAM_END) {
+            inflateEnd(&zs);
+            throw InputError(path + ": corrupt gzip data (" + std::string(zs.msg ? zs.msg : "inflate failed") + ")");
+        }
+        out.append(buf, sizeof buf - zs.avail_out);
+        if (out.size() > (std::size_t(1) << 31)) {
+            inflateEnd(&zs);
+            throw InputError(path + ": decompressed data is too large");
+        }
+    } while (rc != Z_STREAM_END);
+    inflateEnd(&zs);
+    return out;
+}
+
+std::uint32_t be32(const std::string& s, std::size_t off)
+{
+    return (static_cast<std::uint32_t>(static_cast<unsigned char>(s[off])) << 24) |
+           (static_cast<std::uint32_t>(static_cast<unsigned char>(s[off + 1])) << 16) |
+           (static_cast<std::uint32_t>(static_cast<unsigned char>(s[off + 2])) << 8) |
+           static_cast<std::uint32_t>(static_cast<unsigned char>(s[off + 3]));
+}
+
+}  // namespace
+
+ImageFolderDataset::ImageFolderDataset(const std::string& root)
+{
+    source_ = root;
+    if (!isDir(root)) throw InputError(root + ": not a folder");
+    for (const std::string& n : listDir(root))
+        if (isDir(root + "/" + n)) classes_.push_back(n);
+    if (classes_.empty()) throw InputError(root + ": no class sub-folders (expected ROOT/<class>/<image files>)");
+    for (std::size_t c = 0; c < classes_.size(); ++c) {
+        std::vector<std::string> files;
+        collect(root + "/" + classes_[c], files);
+        for (auto& f : files) {
+            files_.push_back(std::move(f));
+            labels_.push_back(static_cast<int>(c));
+        }
+    }
+    if (files_.empty()) throw InputError(root + ": the class folders hold no PNG/JPEG/BMP/PNM images");
+}
+
+Image ImageFolderDataset::image(std::size_t i) const
+{
+    return decodeImageFile(files_[i]);
+}
+
+IdxDataset::IdxDataset(const std::string& imagesPath, const std::string& labelsPath, std::vector<std::string> classNames)
+{
+    source_ = imagesPath;
+    std::string im = readMaybeGz(imagesPath);
+    std::string lb = readMaybeGz(labelsPath);
+    if (im.size() < 16 || be32(im, 0) != 0x00000803)
+        throw InputError(imagesPath + ": not an IDX image file (expected magic 0x00000803)");
+    if (lb.size() < 8 || be32(lb, 0) != 0x00000801)
+        throw InputError(labelsPath + ": not an IDX label file (expected magic 0x00000801)");
+    const std::uint32_t n = be32(im, 4);
+    h_ = static_cast<int>(be32(im, 8));
+    w_ = static_cast<int>(be32(im, 12));
+    if (h_ <= 0 || w_ <= 0 || h_ > 4096 || w_ > 4096) throw InputError(imagesPath + ": implausible image size");
+    const std::size_t need = 16 + static_cast<std::size_t>(n) * static_cast<std::size_t>(h_ * w_);
+    if (im.size() < need)
+        throw InputError(imagesPath + ": truncated: " + std::to_string(n) + " images need " + std::to_string(need) +
+                         " bytes, file has " + std::to_string(im.size()));
+    if (be32(lb, 4) != n || lb.size() < 8 + static_cast<std::size_t>(n))
+        throw InputError(labelsPath + ": holds " + std::to_string(be32(lb, 4)) + " labels for " + std::to_string(n) + " images");
+    pixels_.assign(im.begin() + 16, im.begin() + static_cast<std::ptrdiff_t>(need));
+    labels_.resize(n);
+    int maxLabel = 0;
+    for (std::uint32_t i = 0; i < n; ++i) {
+        labels_[i] = static_cast<unsigned char>(lb[8 + i]);
+        maxLabel = std::max(maxLabel, labels_[i]);
+    }
+    classes_ = std::move(classNames);
+    if (classes_.empty())
+        for (int c = 0; c <= maxLabel; ++c) classes_.push_back(std::to_string(c));
+    if (maxLabel >= static_cast<int>(classes_.size()))
+        throw InputError(labelsPath + ": label " + std::to_string(maxLabel) + " but only " + std::to_string(classes_.size()) + " classes");
+}
+
+Image IdxDataset::image(std::size_t i) const
+{
+    Image img;
+    img.width = w_;
+    img.height = h_;
+    img.channels = 1;
+    const std::uint8_t* p = pixels(i);
+    img.pixels.assign(p, p + static_cast<std::size_t>(w_ * h_));
+    return img;
+}
+
+std::string IdxDataset::itemName(std::size_t i) const
+{
+    return source_ + "[" + std::to_string(i) + "]";
+}
+
+SubsetDataset::SubsetDataset(std::shared_ptr<const ImageDataset> base, std::vector<std::size_t> indices, std::string name)
+    : base_(std::move(base)), idx_(std::move(indices))
+{
+    classes_ = base_->classNames();
+    source_ = std::move(name);
+    for (std::size_t i : idx_)
+        if (i >= base_->size()) throw InputError(source_ + ": index " + std::to_string(i) + " out of range");
+}
+
+std::string fashionMnistDir()
+{
+    for (const char* d : {"/usr/share/datasets/fashion-mnist"})
+        if (fileExists(std::string(d) + "/t10k-images-idx3-ubyte.gz")) return d;
+    return "";
+}
+
+const std::vector<std::string>& fashionMnistClasses()
+{
+    static const std::vector<std::string> names = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+                                                   "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
+    return names;
+}
+
+std::unique_ptr<ImageDataset> openDataset(const std::string& spec)
+{
+    if (spec.rfind("fashion-mnist", 0) == 0) {
+        const std::string dir = fashionMnistDir();
+        if (dir.empty())
+            throw InputError("Fashion-MNIST is not installed: install the Debian package dataset-fashion-mnist "
+                             "(apt-get install dataset-fashion-mnist)");
+        const std::string part = spec.size() > 14 ? spec.substr(14) : "test";
+        if (spec.size() > 13 && spec[13] != ':')
+            throw InputError("unknown dataset '" + spec + "' (use fashion-mnist:fit, :holdout, :train or :test)");
+        if (part != "train" && part != "test" && part != "fit" && part != "holdout")
+            throw InputError("unknown part '" + part + "' of fashion-mnist (use fit, holdout, train or test)");
+        const std::string p = dir + (part == "test" ? "/t10k" : "/train");
+        auto full = std::make_unique<IdxDataset>(p + "-images-idx3-ubyte.gz", p + "-labels-idx1-ubyte.gz", fashionMnistClasses());
+        if (part == "train" || part == "test") return full;
+        const std::size_t n = full->size(), cut = n - kFashionMnistHoldout;
+        std::vector<std::size_t> idx;
+        for (std::size_t i = part == "fit" ? 0 : cut; i < (part == "fit" ? cut : n); ++i) idx.push_back(i);
+        return std::make_unique<SubsetDataset>(std::shared_ptr<const ImageDataset>(std::move(full)), std::move(idx), spec);
+    }
+    if (!isDir(spec)) throw InputError(spec + ": no such dataset folder");
+    for (const char* stem : {"t10k", "test", "train"}) {
+        for (const char* gz : {".gz", ""}) {
+            const std::string im = spec + "/" + stem + "-images-idx3-ubyte" + gz;
+            const std::string lb = spec + "/" + stem + "-labels-idx1-ubyte" + gz;
+            if (fileExists(im) && fileExists(lb)) return std::make_unique<IdxDataset>(im, lb);
+        }
+    }
+    return std::make_unique<ImageFolderDataset>(spec);
+}
+
+std::vector<std::size_t> splitIndices(std::size_t n, int split)
+{
+    std::vector<std::size_t> out;
+    if (split < 0) {
+        out.resize(n);
+        for (std::size_t i = 0; i < n; ++i) out[i] = i;
+        return out;
+    }
+    for (std::size_t i = static_cast<std::size_t>(split); i < n; i += 2) out.push_back(i);
+    return out;
+}
+
+}  // namespace tinyscope

@@ -1,0 +1,113 @@
+#include "nn/Evaluator.h"
+
+#include "Error.h"
+#include "space/PyRandom.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <chrono>
+#include <future>
+
+namespace tinyscope {
+
+void JobControl::check() const
+{
+    if (cancel && cancel->load()) throw CancelledError();
+}
+
+namespace {
+at::Tensor toTensor(Batch& b)
+{
+    const std::int64_t r = b.resolution;
+    return at::from_blob(b.pixels.data(), {static_cast<std::int64_t>(b.size()), 3, r, r}, at::kFloat);
+}
+}  // namespace
+
+std::size_t calibrateBn(Subnet& subnet, const ImageDataset& data, const CalibrationOptions& opt, const JobControl& job)
+{
+    // A seeded subset without replacement (a partial Fisher-Yates shuffle).
+    std::vector<std::size_t> all(data.size());
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+    const std::size_t n = std::min(opt.images, all.size());
+    PyRandom rng(opt.seed);
+    for (std::size_t i = 0; i < n; ++i) std::swap(all[i], all[i + rng.randbelow(static_cast<std::uint32_t>(all.size() - i))]);
+    all.resize(n);
+    const int res = opt.resolution > 0 ? opt.resolution : subnet.config().image_size;
+    const int bs = std::max(1, opt.batch);
+
+    subnet.setFolded(false);
+    BnCalibration cal;
+    ForwardOptions fo;
+    fo.bn = BnMode::Calibrate;
+    fo.calibration = &cal;
+    at::NoGradGuard guard;
+    for (std::size_t start = 0; start < n; start += static_cast<std::size_t>(bs)) {
+        job.check();
+        std::vector<std::size_t> items(all.begin() + static_cast<std::ptrdiff_t>(start),
+                                       all.begin() + static_cast<std::ptrdiff_t>(std::min(n, start + static_cast<std::size_t>(bs))));
+        Batch b = loadBatch(data, items, res);
+        if (b.size() == 0) continue;
+        subnet.forward(toTensor(b), fo);
+        cal.count += static_cast<std::int64_t>(b.size());
+        job.report(start + items.size(), n, "calibrating BN");
+    }
+    applyCalibration(subnet.weights(), cal);
+    return static_cast<std::size_t>(cal.count);
+}
+
+EvalResult evaluateTop1(const Subnet& subnet, const ImageDataset& data, const std::vector<std::size_t>& items, int batch,
+                        const JobControl& job)
+{
+    using Clock = std::chrono::steady_clock;
+    const auto t0 = Clock::now();
+    EvalResult r;
+    const int res = subnet.config().image_size;
+    const std::size_t bs = static_cast<std::size_t>(std::max(1, batch));
+    auto slice = [&](std::size_t start) {
+        return std::vector<std::size_t>(items.begin() + static_cast<std::ptrdiff_t>(start),
+                                        items.begin() + static_cast<std::ptrdiff_t>(std::min(items.size(), start + bs)));
+    };
+    at::NoGradGuard guard;
+    // Decode the next batch while the current one runs.
+    std::future<Batch> next;
+    if (!items.empty()) next = std::async(std::launch::async, [&, s = slice(0)] { return loadBatch(data, s, res); });
+    for (std::size_t start = 0; start < items.size(); start += bs) {
+        job.check();
+        Batch b = next.get();
+        if (start + bs < items.size())
+            next = std::async(std::launch::async, [&, s = slice(start + bs)] { return loadBatch(data, s, res); });
+        r.skipped += b.skipped.size();
+        for (auto& s : b.skipped)
+            if (r.skipped_examples.size() < 5) r.skipped_examples.push_back(s);
+        if (b.size() > 0) {
+            at::Tensor pred = subnet.forward(toTensor(b)).argmax(1);
+            const auto* p = pred.data_ptr<std::int64_t>();
+            for (std::size_t i = 0; i < b.size(); ++i) r.correct += p[i] == b.labels[i];
+            r.images += b.size();
+        }
+        job.report(std::min(items.size(), start + bs), items.size(), "evaluating");
+    }
+    r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    r.top1 = r.images ? 100.0 * static_cast<double>(r.correct) / static_cast<double>(r.images) : 0.0;
+    r.images_per_second = r.seconds > 0 ? static_cast<double>(r.images) / r.seconds : 0.0;
+    return r;
+}
+
+std::vector<ClassScore> classifyImage(const Subnet& subnet, const Image& image, const std::vector<std::string>& names)
+{
+    const int r = subnet.config().image_size;
+    std::vector<float> px(static_cast<std::size_t>(3 * r * r));
+    imageToTensor(image, r, px.data());
+    at::Tensor x = at::from_blob(px.data(), {1, 3, r, r}, at::kFloat);
+    at::Tensor prob = at::softmax(subnet.forward(x), 1)[0].contiguous();
+    std::vector<ClassScore> out;
+    for (std::int64_t i = 0; i < prob.numel(); ++i) {
+        const std::size_t k = static_cast<std::size_t>(i);
+        out.push_back({static_cast<int>(i), k < names.size() ? names[k] : std::to_string(i), prob[i].item<double>()});
+    }
+    std::sort(out.begin(), out.end(), [](const ClassScore& a, const ClassScore& b) { return a.probability > b.probability; });
+    return out;
+}
+
+}  // namespace tinyscope

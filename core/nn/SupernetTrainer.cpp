@@ -1,0 +1,491 @@
+#include "nn/SupernetTrainer.h"
+
+#include "Error.h"
+#include "data/BatchLoader.h"
+#include "io/AtomicFile.h"
+#include "io/DataPaths.h"
+#include "nn/Supernet.h"
+#include "nn/TorchRuntime.h"
+#include "space/PyRandom.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <future>
+
+namespace tinyscope {
+
+// ---------------------------------------------------------------------------------------------
+// Recipes.
+
+TrainRecipe TrainRecipe::preset(const std::string& name)
+{
+    TrainRecipe r;
+    auto phase = [](const char* n, int epochs, double lr, std::vector<int> ks, std::vector<int> e, std::vector<int> d,
+                    std::vector<int> w, int randoms, std::size_t images = 0) {
+        TrainPhase p;
+        p.name = n;
+        p.epochs = epochs;
+        p.lr = lr;
+        p.ks = std::move(ks);
+        p.expand = std::move(e);
+        p.depth = std::move(d);
+        p.widths = std::move(w);
+        p.random_subnets = randoms;
+        p.images_per_epoch = images;
+        return p;
+    };
+    if (name == "demo") {
+        // Sized for the 150-minute budget on 2 cores (docs/SUPERNET_TRAINING.md).
+        r.batch = 64;
+        r.images_per_epoch = 0;
+        r.warmup_steps = 200;
+        r.phases = {
+            phase("largest", 2, 0.1, {7}, {6}, {2}, {2}, -1),
+            phase("kernel", 1, 0.03, {3, 5, 7}, {6}, {2}, {2}, 1, 12800),
+            phase("depth", 1, 0.03, {3, 5, 7}, {6}, {0, 1, 2}, {2}, 1, 12800),
+            phase("expand", 1, 0.03, {3, 5, 7}, {3, 4, 6}, {0, 1, 2}, {2}, 1, 12800),
+            phase("width", 2, 0.03, {}, {}, {}, {}, 1, 25600),
+        };
+        return r;
+    }
+    if (name == "tiny") {
+        r.batch = 16;
+        r.images_per_epoch = 64;
+        r.warmup_steps = 2;
+        r.checkpoint_every = 2;
+        r.monitor_images = 64;
+        r.phases = {
+            phase("largest", 1, 0.05, {7}, {6}, {2}, {2}, -1),
+            phase("width", 1, 0.02, {}, {}, {}, {}, 1),
+        };
+        return r;
+    }
+    throw InputError("unknown training preset '" + name + "' (presets: demo, tiny)");
+}
+
+Json TrainRecipe::toJson() const
+{
+    Json ph = Json::array();
+    for (const TrainPhase& p : phases)
+        ph.push_back({{"name", p.name}, {"epochs", p.epochs}, {"lr", p.lr}, {"ks", p.ks}, {"expand", p.expand},
+                      {"depth", p.depth}, {"widths", p.widths}, {"random_subnets", p.random_subnets},
+                      {"images_per_epoch", p.images_per_epoch}});
+    return {{"data", data},
+            {"images_per_epoch", images_per_epoch},
+            {"batch", batch},
+            {"momentum", momentum},
+            {"weight_decay", weight_decay},
+            {"label_smoothing", label_smoothing},
+            {"warmup_steps", warmup_steps},
+            {"pad", pad},
+            {"flip", flip},
+            {"seed", seed},
+            {"monitor_images", monitor_images},
+            {"monitor_data", monitor_data},
+            {"phases", ph}};
+}
+
+TrainRecipe TrainRecipe::fromJson(const Json& j, const std::string& source)
+{
+    JsonPath root(source, j);
+    TrainRecipe r;
+    if (root.has("data")) r.data = root["data"].asString();
+    if (root.has("images_per_epoch")) r.images_per_epoch = static_cast<std::size_t>(root["images_per_epoch"].asInt64());
+    if (root.has("batch")) r.batch = root["batch"].asInt();
+    if (root.has("momentum")) r.momentum = root["momentum"].asDouble();
+    if (root.has("weight_decay")) r.weight_decay = root["weight_decay"].asDouble();
+    if (root.has("label_smoothing")) r.label_smoothing = root["label_smoothing"].asDouble();
+    if (root.has("warmup_steps")) r.warmup_steps = root["warmup_steps"].asInt();
+    if (root.has("pad")) r.pad = root["pad"].asInt();
+    if (root.has("flip")) r.flip = root["flip"].asBool();
+    if (root.has("seed")) r.seed = static_cast<std::uint64_t>(root["seed"].asInt64());
+    if (root.has("monitor_images")) r.monitor_images = static_cast<std::size_t>(root["monitor_images"].asInt64());
+    if (root.has("monitor_data")) r.monitor_data = root["monitor_data"].asString();
+    JsonPath ph = root["phases"];
+    for (std::size_t i = 0; i < ph.size(); ++i) {
+        JsonPath p = ph[i];
+        TrainPhase t;
+        t.name = p["name"].asString();
+        t.epochs = p["epochs"].asInt();
+        t.lr = p["lr"].asDouble();
+        for (auto [key, dst] : {std::pair<const char*, std::vector<int>*>{"ks", &t.ks}, {"expand", &t.expand},
+                                {"depth", &t.depth}, {"widths", &t.widths}})
+            if (p.has(key)) *dst = p[key].asIntList();
+        if (p.has("random_subnets")) t.random_subnets = p["random_subnets"].asInt();
+        if (p.has("images_per_epoch")) t.images_per_epoch = static_cast<std::size_t>(p["images_per_epoch"].asInt64());
+        if (t.epochs < 1) p["epochs"].fail("must be at least 1");
+        r.phases.push_back(t);
+    }
+    if (r.phases.empty()) root["phases"].fail("needs at least one phase");
+    if (r.batch < 2) root["batch"].fail("must be at least 2 (BatchNorm needs a batch)");
+    return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::uint64_t mix(std::uint64_t a, std::uint64_t b)
+{
+    // splitmix64 of a combination: independent streams per (seed, epoch), (seed, step), ...
+    std::uint64_t z = a * 0x9E3779B97F4A7C15ULL + b + 0x632BE59BD9B4E019ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return (z ^ (z >> 31)) & 0xFFFFFFFFFFFFULL;
+}
+
+struct Position {
+    int phase = 0, epoch = 0;
+    std::size_t step = 0, global_step = 0;
+};
+
+// Random crop from the image padded with zeros by `pad`, then an optional horizontal flip.
+Image cropFlip(const Image& in, int dx, int dy, bool flip, int pad)
+{
+    Image out = in;
+    for (int y = 0; y < in.height; ++y)
+        for (int x = 0; x < in.width; ++x) {
+            const int sx = x + dx - pad, sy = y + dy - pad;
+            const int tx = flip ? in.width - 1 - x : x;
+            for (int c = 0; c < in.channels; ++c)
+                out.pixels[(static_cast<std::size_t>(y) * static_cast<std::size_t>(in.width) + static_cast<std::size_t>(tx)) *
+                               static_cast<std::size_t>(in.channels) + static_cast<std::size_t>(c)] =
+                    (sx < 0 || sy < 0 || sx >= in.width || sy >= in.height) ? 0 : in.at(sx, sy, c);
+        }
+    return out;
+}
+
+std::vector<int> orAll(const std::vector<int>& v, const std::vector<int>& all) { return v.empty() ? all : v; }
+
+class Run {
+public:
+    Run(const DesignSpace& space, const TrainRecipe& recipe, const std::string& out)
+        : space_(space), r_(recipe), out_(out), ckpt_(out + "/supernet.pth")
+    {
+        data_ = openDataset(r_.data);
+        for (const TrainPhase& p : r_.phases) {
+            const std::size_t want = p.images_per_epoch ? p.images_per_epoch : r_.images_per_epoch;
+            const std::size_t n = want > 0 ? std::min(want, data_->size()) : data_->size();
+            phaseImages_.push_back(n);
+            phaseSteps_.push_back(n / static_cast<std::size_t>(r_.batch));
+            if (phaseSteps_.back() == 0) throw InputError("phase '" + p.name + "' has fewer images than one batch");
+            totalSteps_ += phaseSteps_.back() * static_cast<std::size_t>(p.epochs);
+        }
+        if (static_cast<int>(data_->classNames().size()) != space_.n_classes)
+            throw InputError(r_.data + " has " + std::to_string(data_->classNames().size()) + " classes; space '" +
+                             space_.name + "' has " + std::to_string(space_.n_classes));
+    }
+
+    bool run(const JobControl& job, const std::function<void(const TrainStatus&)>& onStatus, std::size_t maxSteps);
+
+private:
+    void resumeOrInit();
+    void checkpoint(const Position& next, bool finished, double elapsedSeconds);
+    std::vector<std::size_t> epochItems(int globalEpoch, std::size_t n) const;
+    std::vector<SubnetConfig> sandwich(const TrainPhase& p, std::size_t globalStep) const;
+    double learningRate(const Position& at) const;
+    double step(const std::vector<std::size_t>& items, int globalEpoch, const TrainPhase& p, std::size_t globalStep, double lr);
+    Json monitor();
+
+    DesignSpace space_;
+    TrainRecipe r_;
+    std::string out_, ckpt_;
+    std::unique_ptr<ImageDataset> data_;
+    std::vector<std::size_t> phaseImages_, phaseSteps_;
+    std::size_t totalSteps_ = 0;
+    std::unique_ptr<Supernet> net_;
+    std::vector<std::pair<std::string, at::Tensor>> params_;   // trainable, with names
+    std::vector<at::Tensor> momentum_;
+    Position pos_;
+    double elapsedBefore_ = 0;
+    Json history_ = Json::array();
+};
+
+void Run::resumeOrInit()
+{
+    if (fileExists(ckpt_)) {
+        Checkpoint ck = readCheckpoint(ckpt_);
+        const std::string* state = ck.text("tinyscope_training");
+        if (!state) throw InputError(ckpt_ + ": not a training checkpoint of tinyscope (no training state); use another --out");
+        Json st = parseJson(*state, ckpt_ + ": training state");
+        if (st["recipe"] != r_.toJson())
+            throw InputError(ckpt_ + ": this folder holds a run with a different recipe; use another --out or the same recipe");
+        if (st["space"] != space_.name)
+            throw InputError(ckpt_ + ": this folder holds a run of space '" + st["space"].get<std::string>() + "'");
+        net_ = std::make_unique<Supernet>(Supernet::fromStateDict(space_, ck.state_dict, ckpt_));
+        pos_.phase = st["phase"].get<int>();
+        pos_.epoch = st["epoch"].get<int>();
+        pos_.step = st["step"].get<std::size_t>();
+        pos_.global_step = st["global_step"].get<std::size_t>();
+        elapsedBefore_ = st["elapsed_seconds"].get<double>();
+        history_ = st["history"];
+        const StateDict* mom = ck.section("optimizer_momentum");
+        for (const SchemaEntry& e : supernetSchema(space_).entries) {
+            if (e.is_buffer) continue;
+            params_.emplace_back(e.key, net_->tensor(e.key));
+            const at::Tensor* m = mom ? findTensor(*mom, e.key) : nullptr;
+            momentum_.push_back(m ? m->clone() : at::zeros_like(net_->tensor(e.key)).detach());
+        }
+        return;
+    }
+    net_ = std::make_unique<Supernet>(Supernet::initialize(space_, r_.seed));
+    for (const SchemaEntry& e : supernetSchema(space_).entries) {
+        if (e.is_buffer) continue;
+        params_.emplace_back(e.key, net_->tensor(e.key));
+        momentum_.push_back(at::zeros_like(net_->tensor(e.key)).detach());
+    }
+}
+
+void Run::checkpoint(const Position& next, bool finished, double elapsedSeconds)
+{
+    Checkpoint ck;
+    ck.state_dict = net_->stateDict();
+    StateDict mom;
+    for (std::size_t i = 0; i < params_.size(); ++i) mom.emplace_back(params_[i].first, momentum_[i]);
+    ck.sections.emplace_back("optimizer_momentum", std::move(mom));
+    Json st = {{"space", space_.name},     {"recipe", r_.toJson()},      {"phase", next.phase},
+               {"epoch", next.epoch},      {"step", next.step},          {"global_step", next.global_step},
+               {"total_steps", totalSteps_}, {"elapsed_seconds", elapsedSeconds}, {"finished", finished},
+               {"history", history_}};
+    ck.strings.emplace_back("tinyscope_training", st.dump());
+    writeCheckpoint(ckpt_, ck);   // one atomic file: weights, optimizer and position agree
+}
+
+std::vector<std::size_t> Run::epochItems(int globalEpoch, std::size_t n) const
+{
+    std::vector<std::size_t> idx(data_->size());
+    for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+    PyRandom rng(mix(r_.seed, 1000 + static_cast<std::uint64_t>(globalEpoch)));
+    for (std::size_t i = idx.size() - 1; i > 0; --i) std::swap(idx[i], idx[rng.randbelow(static_cast<std::uint32_t>(i + 1))]);
+    idx.resize(n);
+    return idx;
+}
+
+std::vector<SubnetConfig> Run::sandwich(const TrainPhase& p, std::size_t globalStep) const
+{
+    const DesignSpace& s = space_;
+    std::vector<int> widths;
+    for (int w = 0; w < s.numWidths(); ++w) widths.push_back(w);
+    const std::vector<int> ks = orAll(p.ks, s.ks_list), ex = orAll(p.expand, s.expand_list), dl = orAll(p.depth, s.depth_list),
+                           wd = orAll(p.widths, widths);
+    auto fill = [&](int wid, int k, int e, int d, int r) {
+        SubnetConfig c;
+        c.wid = wid;
+        c.ks.assign(static_cast<std::size_t>(s.maxBlocks()), k);
+        c.e.assign(static_cast<std::size_t>(s.maxBlocks()), e);
+        c.d.assign(static_cast<std::size_t>(s.numStages()), d);
+        c.image_size = r;
+        return c;
+    };
+    const int rMax = *std::max_element(s.resolutions.begin(), s.resolutions.end());
+    const int rMin = *std::min_element(s.resolutions.begin(), s.resolutions.end());
+    std::vector<SubnetConfig> out;
+    out.push_back(fill(s.numWidths() - 1, *std::max_element(s.ks_list.begin(), s.ks_list.end()),
+                       *std::max_element(s.expand_list.begin(), s.expand_list.end()), s.maxDepth(), rMax));
+    if (p.random_subnets < 0) return out;
+    out.push_back(fill(*std::min_element(wd.begin(), wd.end()), *std::min_element(ks.begin(), ks.end()),
+                       *std::min_element(ex.begin(), ex.end()), *std::min_element(dl.begin(), dl.end()), rMin));
+    PyRandom rng(mix(r_.seed, 7000000 + globalStep));
+    for (int i = 0; i < p.random_subnets; ++i) {
+        SubnetConfig c = fill(rng.choice(wd), 0, 0, 0, rng.choice(s.resolutions));
+        for (int& k : c.ks) k = rng.choice(ks);
+        for (int& e : c.e) e = rng.choice(ex);
+        for (int& d : c.d) d = rng.choice(dl);
+        out.push_back(c);
+    }
+    return out;
+}
+
+double Run::learningRate(const Position& at) const
+{
+    const TrainPhase& p = r_.phases[static_cast<std::size_t>(at.phase)];
+    const double perEpoch = static_cast<double>(phaseSteps_[static_cast<std::size_t>(at.phase)]);
+    const double t = (static_cast<double>(at.epoch) * perEpoch + static_cast<double>(at.step)) / (perEpoch * p.epochs);
+    double lr = 0.5 * p.lr * (1.0 + std::cos(M_PI * t));
+    if (at.phase == 0 && at.global_step < static_cast<std::size_t>(r_.warmup_steps))
+        lr *= static_cast<double>(at.global_step + 1) / static_cast<double>(r_.warmup_steps);
+    return lr;
+}
+
+double Run::step(const std::vector<std::size_t>& items, int globalEpoch, const TrainPhase& p, std::size_t globalStep, double lr)
+{
+    const std::vector<SubnetConfig> nets = sandwich(p, globalStep);
+    // One augmentation per image for every subnet of the step (same crop and flip at every resolution).
+    ImageAugment augment = [&](const Image& img, std::size_t row) {
+        PyRandom rng(mix(r_.seed, (static_cast<std::uint64_t>(globalEpoch) << 32) ^ items[row]));
+        const int dx = static_cast<int>(rng.randbelow(static_cast<std::uint32_t>(2 * r_.pad + 1)));
+        const int dy = static_cast<int>(rng.randbelow(static_cast<std::uint32_t>(2 * r_.pad + 1)));
+        const bool flip = r_.flip && rng.randbelow(2) == 1;
+        return cropFlip(img, dx, dy, flip, r_.pad);
+    };
+    std::map<int, Batch> batches;
+    auto batchAt = [&](int res) -> Batch& {
+        auto it = batches.find(res);
+        if (it == batches.end()) it = batches.emplace(res, loadBatch(*data_, items, res, {}, 2, augment)).first;
+        return it->second;
+    };
+    double total = 0;
+    at::Tensor teacher;
+    for (std::size_t i = 0; i < nets.size(); ++i) {
+        Batch& b = batchAt(nets[i].image_size);
+        const std::int64_t r = b.resolution;
+        at::Tensor x = at::from_blob(b.pixels.data(), {static_cast<std::int64_t>(b.size()), 3, r, r}, at::kFloat);
+        at::Tensor y = at::from_blob(b.labels.data(), {static_cast<std::int64_t>(b.size())}, at::kInt).to(at::kLong);
+        NetWeights w = net_->weightsFor(nets[i]);
+        ForwardOptions fo;
+        fo.bn = BnMode::Train;
+        at::Tensor logits = forwardNet(w, x, fo);
+        at::Tensor loss;
+        if (i == 0) {
+            loss = at::cross_entropy_loss(logits, y, {}, at::Reduction::Mean, -100, r_.label_smoothing);
+            teacher = at::softmax(logits.detach(), 1);
+        } else {
+            // In-place distillation: the children learn the largest subnet's soft predictions.
+            loss = -(teacher * at::log_softmax(logits, 1)).sum(1).mean();
+        }
+        loss.backward();
+        total += loss.item<double>();
+    }
+    // SGD with Nesterov momentum; weight decay on conv / linear weights only.
+    at::NoGradGuard guard;
+    for (std::size_t i = 0; i < params_.size(); ++i) {
+        at::Tensor& prm = params_[i].second;
+        at::Tensor g = prm.mutable_grad();
+        if (!g.defined()) continue;
+        const std::string& key = params_[i].first;
+        const bool decay = prm.dim() > 1 && key.find("_matrix") == std::string::npos;
+        if (decay) g.add_(prm, r_.weight_decay);
+        momentum_[i].mul_(r_.momentum).add_(g);
+        prm.add_(g.add(momentum_[i], r_.momentum), -lr);
+        g.zero_();
+    }
+    return total / static_cast<double>(nets.size());
+}
+
+Json Run::monitor()
+{
+    if (r_.monitor_images == 0) return Json();
+    std::unique_ptr<ImageDataset> hold;
+    try {
+        hold = openDataset(r_.monitor_data);
+    } catch (const InputError&) {
+        return Json();
+    }
+    Json j;
+    const std::vector<SubnetConfig> ends = sandwich(TrainPhase{"", 1, 0, {}, {}, {}, {}, 0}, 0);
+    for (auto [name, cfg] : {std::pair<const char*, SubnetConfig>{"largest", ends[0]}, {"smallest", ends[1]}}) {
+        Subnet sub = net_->extract(cfg);
+        CalibrationOptions co;
+        co.images = std::min<std::size_t>(500, hold->size());
+        calibrateBn(sub, *hold, co);
+        const std::size_t n = std::min(r_.monitor_images, hold->size());
+        EvalResult e = evaluateTop1(sub, *hold, splitIndices(n, -1), 200);
+        j[name] = e.top1;
+    }
+    return j;
+}
+
+bool Run::run(const JobControl& job, const std::function<void(const TrainStatus&)>& onStatus, std::size_t maxSteps)
+{
+    resumeOrInit();
+    const auto t0 = Clock::now();
+    auto elapsed = [&] { return elapsedBefore_ + std::chrono::duration<double>(Clock::now() - t0).count(); };
+    TrainStatus st;
+    st.phases = static_cast<int>(r_.phases.size());
+    st.total_steps = totalSteps_;
+    auto emit = [&](const char* event) {
+        st.event = event;
+        st.phase_index = pos_.phase;
+        st.phase = pos_.phase < st.phases ? r_.phases[static_cast<std::size_t>(pos_.phase)].name : "done";
+        st.epoch = pos_.epoch;
+        st.epochs = pos_.phase < st.phases ? r_.phases[static_cast<std::size_t>(pos_.phase)].epochs : 0;
+        st.step = pos_.step;
+        st.global_step = pos_.global_step;
+        st.elapsed_seconds = elapsed();
+        if (onStatus) onStatus(st);
+    };
+    if (pos_.global_step > 0) emit("resumed");
+    std::size_t done = 0;
+    double sessionSeconds = 0;
+    std::size_t sessionSteps = 0;
+    for (; pos_.phase < static_cast<int>(r_.phases.size()); ++pos_.phase, pos_.epoch = 0) {
+        const TrainPhase& p = r_.phases[static_cast<std::size_t>(pos_.phase)];
+        const std::size_t stepsPerEpoch = phaseSteps_[static_cast<std::size_t>(pos_.phase)];
+        st.steps_per_epoch = stepsPerEpoch;
+        for (; pos_.epoch < p.epochs; ++pos_.epoch, pos_.step = 0) {
+            int globalEpoch = pos_.epoch;
+            for (int q = 0; q < pos_.phase; ++q) globalEpoch += r_.phases[static_cast<std::size_t>(q)].epochs;
+            const std::vector<std::size_t> items = epochItems(globalEpoch, phaseImages_[static_cast<std::size_t>(pos_.phase)]);
+            for (; pos_.step < stepsPerEpoch; ++pos_.step, ++pos_.global_step) {
+                if (maxSteps && done >= maxSteps) {
+                    checkpoint(pos_, false, elapsed());
+                    emit("checkpoint");
+                    return false;
+                }
+                if (job.cancel && job.cancel->load()) {
+                    checkpoint(pos_, false, elapsed());   // stop cleanly where we are
+                    emit("checkpoint");
+                    throw CancelledError();
+                }
+                const auto s0 = Clock::now();
+                const double lr = learningRate(pos_);
+                std::vector<std::size_t> batch(items.begin() + static_cast<std::ptrdiff_t>(pos_.step * static_cast<std::size_t>(r_.batch)),
+                                               items.begin() + static_cast<std::ptrdiff_t>((pos_.step + 1) * static_cast<std::size_t>(r_.batch)));
+                st.loss = step(batch, globalEpoch, p, pos_.global_step, lr);
+                st.lr = lr;
+                sessionSeconds += std::chrono::duration<double>(Clock::now() - s0).count();
+                ++sessionSteps;
+                ++done;
+                const double perStep = sessionSeconds / static_cast<double>(sessionSteps);
+                st.images_per_second = static_cast<double>(r_.batch) / perStep;
+                st.eta_seconds = perStep * static_cast<double>(totalSteps_ - pos_.global_step - 1);
+                emit("step");
+                if ((pos_.step + 1) % static_cast<std::size_t>(r_.checkpoint_every) == 0 && pos_.step + 1 < stepsPerEpoch) {
+                    Position next = pos_;
+                    ++next.step;
+                    ++next.global_step;
+                    checkpoint(next, false, elapsed());
+                    emit("checkpoint");
+                }
+            }
+            // End of epoch: monitor, then a checkpoint positioned at the next epoch.
+            st.monitor = monitor();
+            history_.push_back({{"phase", p.name}, {"epoch", pos_.epoch}, {"global_step", pos_.global_step},
+                                {"loss", st.loss}, {"elapsed_seconds", elapsed()}, {"holdout_top1", st.monitor}});
+            Position next = pos_;
+            next.step = 0;
+            ++next.epoch;
+            if (next.epoch >= p.epochs) {
+                ++next.phase;
+                next.epoch = 0;
+            }
+            checkpoint(next, next.phase >= static_cast<int>(r_.phases.size()), elapsed());
+            emit("epoch");
+        }
+    }
+    emit("done");
+    return true;
+}
+
+}  // namespace
+
+SupernetTrainer::SupernetTrainer(const DesignSpace& space, TrainRecipe recipe, std::string outDir)
+    : space_(space), recipe_(std::move(recipe)), out_(std::move(outDir))
+{
+}
+
+bool SupernetTrainer::run(const JobControl& job, const std::function<void(const TrainStatus&)>& onStatus, std::size_t maxSteps)
+{
+    setTorchThreads(recipe_.threads);
+    if (const char* m = std::getenv("TINYSCOPE_MKLDNN")) setMkldnnEnabled(std::string(m) != "0");
+    Run r(space_, recipe_, out_);
+    return r.run(job, onStatus, maxSteps);
+}
+
+}  // namespace tinyscope

@@ -1,0 +1,198 @@
+// The supernet evaluator on the real checkpoint format: reference logits, parameter counts equal
+// to the cost model, checkpoint validation messages, saving files Python's torch.load reads.
+#include "TestSupport.h"
+
+#include "Error.h"
+#include "cost/CostModel.h"
+#include "io/AtomicFile.h"
+#include "nn/Supernet.h"
+#include "space/ArchSampler.h"
+#include "space/SpacePresets.h"
+
+#include <ATen/ATen.h>
+#include <torch/nn/module.h>
+
+#include <QProcess>
+#include <QTemporaryDir>
+
+#include <cstring>
+#include <fstream>
+
+using namespace tinyscope;
+
+namespace {
+const char* kCkpt = "reference/mcunet-vww/ofa_mcunet384_vww_seed0_perturbed.pth";
+
+std::string errorOf(const std::function<void()>& f)
+{
+    try {
+        f();
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return "<no error>";
+}
+
+long procStatusKB(const char* field)
+{
+    std::ifstream in("/proc/self/status");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind(field, 0) == 0) return std::stol(line.substr(std::strlen(field)));
+    return -1;
+}
+
+QString systemPython() { return QFileInfo::exists(QStringLiteral("/usr/bin/python3")) ? QStringLiteral("/usr/bin/python3") : QStringLiteral("python3"); }
+}  // namespace
+
+class TestSupernet : public QObject {
+    Q_OBJECT
+    DesignSpace space = presetSpace("mcunet-vww");
+    QTemporaryDir tmp;
+
+private Q_SLOTS:
+    void initTestCase() { REQUIRE_SHARED(); }
+
+    void reproducesReferenceLogits()
+    {
+        Json ref = readJsonFile(test::sharedPath("reference/mcunet-vww/logits_reference.json"));
+        Supernet net = Supernet::load(space, test::sharedPath(kCkpt));
+        std::string raw = readFileBytes(test::sharedPath("reference/mcunet-vww/logits_input_seed1_1x3x96x96_f32le.bin"));
+        QCOMPARE(raw.size(), std::size_t(3 * 96 * 96 * 4));
+        at::Tensor x = at::empty({1, 3, 96, 96}, at::kFloat);
+        std::memcpy(x.data_ptr<float>(), raw.data(), raw.size());
+        int cases = 0;
+        for (auto& [name, c] : ref["seed0_perturbed"].items()) {
+            Subnet sub = net.extract(SubnetConfig::fromJson(c["config"], space, name));
+            at::Tensor logits = sub.forward(x);
+            std::vector<double> expected = c["logits"].get<std::vector<double>>();
+            QCOMPARE(logits.numel(), std::int64_t(expected.size()));
+            for (std::size_t i = 0; i < expected.size(); ++i) {
+                double got = logits[0][static_cast<long>(i)].item<double>();
+                QVERIFY2(std::fabs(got - expected[i]) <= 3e-4,
+                         qPrintable(QStringLiteral("%1 logit %2: %3 vs %4").arg(QString::fromStdString(name)).arg(i).arg(got).arg(expected[i])));
+            }
+            // Folding BN into the convs changes nothing beyond float rounding.
+            sub.setFolded(true);
+            const double foldDiff = (sub.forward(x) - logits).abs().max().item<double>();
+            qInfo("%s: folded-BN logits differ by %g", name.c_str(), foldDiff);
+            QVERIFY2(foldDiff < 3e-4, qPrintable(QString::number(foldDiff)));
+            QCOMPARE(static_cast<std::int64_t>(sub.stateDict().size()),
+                     name == "min_96" ? std::int64_t(c["subnet_state_dict_n_keys"].get<int>()) : static_cast<std::int64_t>(sub.stateDict().size()));
+            ++cases;
+        }
+        QCOMPARE(cases, 4);
+    }
+
+    void subnetKeyNamesAreTheLabs()
+    {
+        Json ref = readJsonFile(test::sharedPath("reference/mcunet-vww/logits_reference.json"));
+        const Json& c = ref["seed0_perturbed"]["min_96"];
+        Supernet net = Supernet::load(space, test::sharedPath(kCkpt));
+        StateDict sd = net.extract(SubnetConfig::fromJson(c["config"], space, "min")).stateDict();
+        std::vector<std::string> first = c["subnet_state_dict_first_keys"].get<std::vector<std::string>>();
+        for (std::size_t i = 0; i < first.size(); ++i) QCOMPARE(sd[i].first, first[i]);
+        QCOMPARE(static_cast<int>(sd.size()), c["subnet_state_dict_n_keys"].get<int>());
+    }
+
+    void parameterCountEqualsCostModelOnAll25()
+    {
+        Json ref = readJsonFile(test::sharedPath("reference/mcunet-vww/cost_reference.json"));
+        Supernet net = Supernet::load(space, test::sharedPath(kCkpt));
+        CostModel model(space);
+        for (const Json& e : ref["entries"]) {
+            SubnetConfig c = SubnetConfig::fromJson(e["config"], space, "entry");
+            Subnet sub = net.extract(c);
+            QCOMPARE(sub.parameterCount(), model.summary(c).params);
+            QCOMPARE(sub.parameterCount(), e["params"].get<std::int64_t>());
+            std::int64_t viaModule = 0;
+            for (const auto& p : sub.module().parameters()) viaModule += p.numel();
+            QCOMPARE(viaModule, sub.parameterCount());
+        }
+    }
+
+    void extractingTheLargestSubnetDoesNotCopyTheSupernet()
+    {
+        Supernet net = Supernet::load(space, test::sharedPath(kCkpt));
+        const long supernetKB = static_cast<long>(net.parameterBytes() / 1024);
+        { std::ofstream("/proc/self/clear_refs") << "5"; }   // reset the peak-RSS mark
+        const long before = procStatusKB("VmRSS:");
+        Subnet sub = net.extract(ArchSampler(space).fullMaxConfig(160));
+        const long peak = procStatusKB("VmHWM:");
+        QVERIFY(before > 0 && peak > 0);
+        // Supernet + extraction together stay below 2x the supernet.
+        QVERIFY2(peak - before < supernetKB,
+                 qPrintable(QStringLiteral("extraction added %1 KB at peak, supernet is %2 KB").arg(peak - before).arg(supernetKB)));
+    }
+
+    void checkpointErrorsNameKeyAndShapes()
+    {
+        StateDict sd = loadStateDict(test::sharedPath(kCkpt));
+        const std::string dir = tmp.path().toStdString();
+        // Missing key.
+        StateDict missing = sd;
+        missing.erase(missing.begin() + 7);
+        saveStateDict(dir + "/missing.pth", missing);
+        std::string msg = errorOf([&] { Supernet::load(space, dir + "/missing.pth"); });
+        QVERIFY2(msg.find("missing keys: blocks.0.mobile_inverted_conv.point_linear.bn.bn.weight [16]") != std::string::npos, msg.c_str());
+        // Wrong shape.
+        StateDict wrong = sd;
+        wrong[0].second = at::zeros({16, 3, 3, 3});
+        saveStateDict(dir + "/wrong.pth", wrong);
+        msg = errorOf([&] { Supernet::load(space, dir + "/wrong.pth"); });
+        QVERIFY2(msg.find("first_conv.conv.conv.weight: checkpoint has [16, 3, 3, 3], space 'mcunet-vww' needs [32, 3, 3, 3]") != std::string::npos, msg.c_str());
+        // Unexpected key.
+        StateDict extra = sd;
+        extra.emplace_back("head.weight", at::zeros({2, 2}));
+        saveStateDict(dir + "/extra.pth", extra, false);
+        msg = errorOf([&] { Supernet::load(space, dir + "/extra.pth"); });
+        QVERIFY2(msg.find("unexpected keys: head.weight [2, 2]") != std::string::npos, msg.c_str());
+        // Truncated file.
+        std::string bytes = readFileBytes(test::sharedPath(kCkpt));
+        writeFileAtomic(dir + "/truncated.pth", bytes.substr(0, bytes.size() / 2));
+        msg = errorOf([&] { Supernet::load(space, dir + "/truncated.pth"); });
+        QVERIFY2(msg.find("truncated.pth: unreadable checkpoint") != std::string::npos, msg.c_str());
+        // Not a zip at all.
+        writeFileAtomic(dir + "/text.pth", "hello, I am not a checkpoint");
+        msg = errorOf([&] { Supernet::load(space, dir + "/text.pth"); });
+        QVERIFY2(msg.find("text.pth: not a PyTorch checkpoint") != std::string::npos, msg.c_str());
+        // A checkpoint of another space (VWW weights, a 10-class space).
+        Json other = space.toJson();
+        other["n_classes"] = 10;
+        other.erase("class_names");
+        DesignSpace ten = DesignSpace::fromJson(other, "ten");
+        msg = errorOf([&] { Supernet::load(ten, test::sharedPath(kCkpt)); });
+        QVERIFY2(msg.find("classifier.linear.linear.weight: checkpoint has [2, 384], space 'mcunet-vww' needs [10, 384]") != std::string::npos, msg.c_str());
+    }
+
+    void savedFilesRoundTripAndLoadInPython()
+    {
+        Supernet net = Supernet::load(space, test::sharedPath(kCkpt));
+        const std::string sp = tmp.path().toStdString() + "/supernet.pth";
+        net.save(sp);
+        Supernet back = Supernet::load(space, sp);
+        for (const auto& kv : net.stateDict()) QVERIFY(at::equal(kv.second, back.tensor(kv.first)));
+        SubnetConfig c = ArchSampler(space).minConfig(96);
+        const std::string sub = tmp.path().toStdString() + "/subnet.pth";
+        net.extract(c).save(sub);
+
+        QProcess py;
+        py.start(systemPython(), {QStringLiteral("-c"), QStringLiteral(
+            "import sys\n"
+            "try:\n import torch\nexcept ImportError:\n print('NO_TORCH'); sys.exit(0)\n"
+            "a=torch.load(sys.argv[1])['state_dict']; b=torch.load(sys.argv[2])['state_dict']\n"
+            "print(len(a), tuple(a['blocks.1.mobile_inverted_conv.depth_conv.conv.7to5_matrix'].shape), len(b),"
+            " tuple(b['blocks.1.mobile_inverted_conv.depth_conv.conv.weight'].shape), float(a['classifier.linear.linear.bias'].sum()))"),
+            QString::fromStdString(sp), QString::fromStdString(sub)});
+        QVERIFY(py.waitForFinished(120000));
+        const QString out = QString::fromUtf8(py.readAllStandardOutput()).trimmed();
+        if (out == QStringLiteral("NO_TORCH")) QSKIP("python3-torch is not installed: torch.load compatibility not checked");
+        QVERIFY2(py.exitCode() == 0, qPrintable(QString::fromUtf8(py.readAllStandardError())));
+        const double bsum = net.tensor("classifier.linear.linear.bias").sum().item<double>();
+        QVERIFY2(out.startsWith(QStringLiteral("480 (25, 25) 228 (24, 1, 3, 3) ")), qPrintable(out));
+        QVERIFY(std::fabs(out.section(QLatin1Char(' '), -1).toDouble() - bsum) < 1e-6);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSupernet)
+#include "test_supernet.moc"
