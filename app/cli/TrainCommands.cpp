@@ -3,9 +3,17 @@
 #include "cli/CliArgs.h"
 
 #include "Error.h"
+#include "cost/CostModel.h"
+#include "io/DataPaths.h"
+#include "nn/AccuracyTableBuilder.h"
 #include "nn/SupernetTrainer.h"
+#include "nn/TorchRuntime.h"
+#include "space/ArchSampler.h"
+
+#include <ATen/ATen.h>
 #include "space/SpacePresets.h"
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -69,10 +77,10 @@ int cmdTrainSupernet(const Args& argv)
             std::printf("%sepoch done: %s epoch %d, holdout top-1 %s (elapsed %s)\n", tty ? "\n" : "", s.phase.c_str(), s.epoch + 1,
                         s.monitor.is_null() ? "n/a" : s.monitor.dump().c_str(), hms(s.elapsed_seconds).c_str());
         } else if (s.event == "resumed") {
-            std::printf("resuming %s at phase %s, epoch %d, step %zu (global step %zu of %zu, %s already spent)\n", out.c_str(),
-                        s.phase.c_str(), s.epoch + 1, s.step, s.global_step, s.total_steps, hms(s.elapsed_seconds).c_str());
+            std::printf("resuming %s at phase %s, epoch %d, step %zu (%zu of %zu steps done, %s already spent)\n", out.c_str(),
+                        s.phase.c_str(), s.epoch + 1, s.step, s.completed_steps, s.total_steps, hms(s.elapsed_seconds).c_str());
         } else if (s.event == "checkpoint") {
-            if (!tty) std::printf("checkpoint at global step %zu\n", s.global_step);
+            if (!tty) std::printf("checkpoint after %zu steps\n", s.completed_steps);
         } else if (s.event == "done") {
             std::printf("%straining finished in %s; supernet: %s/supernet.pth\n", tty ? "\n" : "", hms(s.elapsed_seconds).c_str(),
                         out.c_str());
@@ -84,12 +92,155 @@ int cmdTrainSupernet(const Args& argv)
     return 0;
 }
 
+int cmdMakeAccdata(const Args& argv)
+{
+    CliArgs a(argv, {"supernet", "space", "out", "count", "seed", "shard", "workers", "data", "calib-images", "name"}, {"help"});
+    if (a.flag("help")) {
+        std::cout << "usage: tinyscope make-accdata --out DIR [--supernet CKPT --space NAME|FILE] [--count N] [--seed S]\n"
+                     "                             [--shard i/N] [--workers W] [--data DATASET] [--calib-images N]\n"
+                     "  Measures N sampled subnets (BN re-calibrated on the even items of DATASET, top-1 on the odd items)\n"
+                     "  and writes DIR/src/<name>_acc_table.json in the lab's format. Re-running continues an interrupted\n"
+                     "  run. --shard i/N measures every N-th sample starting at i into its own file, so N machines build\n"
+                     "  one dataset; the accuracy-dataset reader merges DIR/src/.\n";
+        return 0;
+    }
+    if (!a.has("out")) throw InputError("--out DIR is required");
+    configureAllocator();
+    DesignSpace space = loadSpace(a.value("space", "mcunet-fmnist"));
+    std::string ckpt = a.value("supernet", findModelFile("supernets/mcunet-fmnist.pth"));
+    if (ckpt.empty()) throw InputError("no --supernet given and the shipped demo supernet was not found");
+    Supernet supernet = Supernet::load(space, ckpt);
+    AccuracyTableOptions o;
+    o.count = static_cast<std::size_t>(a.int64Value("count", 2000));
+    o.seed = static_cast<std::uint64_t>(a.int64Value("seed", 0));
+    o.workers = a.intValue("workers", defaultBatchThreads());
+    o.eval_data = a.value("data", o.eval_data);
+    o.calib_images = static_cast<std::size_t>(a.int64Value("calib-images", static_cast<long long>(o.calib_images)));
+    if (a.has("shard")) {
+        const std::string sh = a.value("shard");
+        auto slash = sh.find('/');
+        try {
+            if (slash == std::string::npos) throw std::invalid_argument(sh);
+            o.shard = std::stoi(sh.substr(0, slash));
+            o.shards = std::stoi(sh.substr(slash + 1));
+        } catch (const std::exception&) {
+            throw InputError("--shard expects i/N, e.g. 0/4, got '" + sh + "'");
+        }
+    }
+    const std::string dir = a.value("out");
+    ::mkdir(dir.c_str(), 0755);
+    ::mkdir((dir + "/src").c_str(), 0755);
+    const std::string name = a.value("name", space.name) + "_shard" + std::to_string(o.shard) + "of" + std::to_string(o.shards);
+    const std::string path = dir + "/src/" + name + "_acc_table.json";
+    std::signal(SIGINT, onSignal);
+    std::signal(SIGTERM, onSignal);
+    JobControl job;
+    job.cancel = &g_stop;
+    const bool tty = isatty(1);
+    std::size_t n = buildAccuracyTable(supernet, o, path, job, [&](const AccuracyTableProgress& p) {
+        const double eta = p.done ? p.seconds / static_cast<double>(p.done) * static_cast<double>(p.total - p.done) : 0;
+        if (tty || p.done % 25 == 0 || p.done == p.total)
+            std::printf("%s%zu/%zu subnets  last top-1 %.2f %%  elapsed %s  ETA %s%s", tty ? "\r" : "", p.done, p.total, p.last_top1,
+                        hms(p.seconds).c_str(), hms(eta).c_str(), tty ? "   " : "\n");
+        std::fflush(stdout);
+    });
+    std::printf("%swrote %zu pairs to %s\n", tty ? "\n" : "", n, path.c_str());
+    return 0;
+}
+
+int cmdShipSupernet(const Args& argv)
+{
+    CliArgs a(argv, {"run", "out", "space", "storage", "calib-images"}, {"help"});
+    if (a.flag("help") || !a.has("run") || !a.has("out")) {
+        std::cout << "usage: tinyscope ship-supernet --run DIR --out PATH_STEM [--space NAME|FILE] [--storage float16|float32]\n"
+                     "  Writes PATH_STEM.pth (a plain real-format supernet, float16 by default) from a finished training\n"
+                     "  run and PATH_STEM.json, its card: data, recipe, seed, training time and the top-1 measured on the\n"
+                     "  Fashion-MNIST test set for the smallest, largest and 5 random subnets (BN re-calibrated on holdout).\n";
+        return a.flag("help") ? 0 : 2;
+    }
+    configureAllocator();
+    setTorchThreads(defaultBatchThreads());
+    DesignSpace space = loadSpace(a.value("space", "mcunet-fmnist"));
+    const std::string runCkpt = a.value("run") + "/supernet.pth";
+    Checkpoint run = readCheckpoint(runCkpt);
+    const std::string* stateText = run.text("tinyscope_training");
+    if (!stateText) throw InputError(runCkpt + ": not a tinyscope training checkpoint");
+    Json state = parseJson(*stateText, runCkpt);
+    if (!state.value("finished", false))
+        throw InputError(runCkpt + ": training has not finished (run train-supernet again to continue it)");
+    const std::string storage = a.value("storage", "float16");
+    if (storage != "float16" && storage != "float32") throw InputError("--storage must be float16 or float32");
+    StateDict sd;
+    for (const auto& kv : run.state_dict)
+        sd.emplace_back(kv.first, (storage == "float16" && at::isFloatingType(kv.second.scalar_type())) ? kv.second.to(at::kHalf) : kv.second);
+    const std::string stem = a.value("out");
+    saveStateDict(stem + ".pth", sd, true);
+
+    // Measure what is shipped: reload the written file.
+    Supernet net = Supernet::load(space, stem + ".pth");
+    std::unique_ptr<ImageDataset> test = openDataset("fashion-mnist:test");
+    std::unique_ptr<ImageDataset> hold = openDataset("fashion-mnist:holdout");
+    ArchSampler sampler(space);
+    const int rMax = *std::max_element(space.resolutions.begin(), space.resolutions.end());
+    const int rMin = *std::min_element(space.resolutions.begin(), space.resolutions.end());
+    std::vector<std::pair<std::string, SubnetConfig>> subnets = {{"smallest", sampler.minConfig(rMin)}, {"largest", sampler.fullMaxConfig(rMax)}};
+    PyRandom rng(0);
+    for (int i = 0; i < 5; ++i) subnets.emplace_back("random " + std::to_string(i), sampler.random(rng));
+    CostModel cost(space);
+    CalibrationOptions co;
+    co.images = static_cast<std::size_t>(a.int64Value("calib-images", 2000));
+    Json measured = Json::array();
+    for (const auto& [name, cfg] : subnets) {
+        Subnet sub = net.extract(cfg);
+        calibrateBn(sub, *hold, co);
+        sub.setFolded(true);
+        EvalResult r = evaluateTop1(sub, *test, splitIndices(test->size(), -1), 250);
+        CostSummary c = cost.summary(cfg);
+        measured.push_back({{"name", name}, {"config", cfg.toJson()}, {"top1", r.top1}, {"images", r.images},
+                            {"million_macs", c.millionMacs()}, {"peak_kb", c.peakKB()}, {"params", c.params}});
+        std::printf("%-9s top-1 %.2f %%  (%.2f M MACs, %.1f KB)\n", name.c_str(), r.top1, c.millionMacs(), c.peakKB());
+    }
+    // The check the test suite repeats: the smallest subnet on test images 0..999, 500 calibration images.
+    Subnet check = net.extract(subnets[0].second);
+    CalibrationOptions cc;
+    cc.images = 500;
+    calibrateBn(check, *hold, cc);
+    check.setFolded(true);
+    std::vector<std::size_t> first1000 = splitIndices(1000, -1);
+    EvalResult cr = evaluateTop1(check, *test, first1000, 250);
+
+    Json card = {
+        {"space", space.name},
+        {"file", stem.substr(stem.rfind('/') + 1) + ".pth"},
+        {"storage", storage},
+        {"classes", space.class_names},
+        {"data", {{"train", state["recipe"]["data"]}, {"holdout", "fashion-mnist:holdout (train images 55,000-59,999)"},
+                  {"test", "fashion-mnist:test (10,000 images)"}, {"package", "dataset-fashion-mnist (Debian)"}}},
+        {"recipe", state["recipe"]},
+        {"seed", state["recipe"]["seed"]},
+        {"training_seconds", state["elapsed_seconds"]},
+        {"training_steps", state["total_steps"]},
+        {"training_history", state["history"]},
+        {"evaluation", {{"bn_calibration", "2,000 random fashion-mnist:holdout images at the subnet's resolution, seed 0"},
+                        {"test_images", 10000}}},
+        {"measured", measured},
+        {"check", {{"name", "smallest"}, {"config", subnets[0].second.toJson()}, {"data", "fashion-mnist:test items 0-999"},
+                   {"calibration", "500 fashion-mnist:holdout images, seed 0"}, {"top1", cr.top1}}},
+        {"reproduce", "tinyscope train-supernet --preset demo --out RUN && tinyscope ship-supernet --run RUN --out " + stem},
+    };
+    writeJsonFile(stem + ".json", card);
+    std::printf("wrote %s.pth and %s.json (check: smallest on test[0:1000] %.2f %%)\n", stem.c_str(), stem.c_str(), cr.top1);
+    return 0;
+}
+
 }  // namespace
 
 std::vector<Command> trainCommands()
 {
     return {
         {"train-supernet", "once-for-all training of a supernet (resumable)", cmdTrainSupernet},
+        {"ship-supernet", "write a trained supernet and its measured card", cmdShipSupernet},
+        {"make-accdata", "measure sampled subnets into a lab-format accuracy dataset", cmdMakeAccdata},
     };
 }
 

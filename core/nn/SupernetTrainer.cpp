@@ -53,13 +53,14 @@ TrainRecipe TrainRecipe::preset(const std::string& name)
         return r;
     }
     if (name == "tiny") {
+        // Seconds, for tests: the same mechanics on 128 images at the smallest resolution.
         r.batch = 16;
-        r.images_per_epoch = 64;
+        r.images_per_epoch = 128;
         r.warmup_steps = 2;
-        r.checkpoint_every = 2;
+        r.checkpoint_every = 3;
         r.monitor_images = 64;
         r.phases = {
-            phase("largest", 1, 0.05, {7}, {6}, {2}, {2}, -1),
+            phase("largest", 2, 0.05, {7}, {6}, {2}, {2}, -1),
             phase("width", 1, 0.02, {}, {}, {}, {}, 1),
         };
         return r;
@@ -205,6 +206,8 @@ private:
     Position pos_;
     double elapsedBefore_ = 0;
     Json history_ = Json::array();
+    double epochLoss_ = 0;            // running sum over the current epoch, checkpointed
+    std::size_t epochSteps_ = 0;
 };
 
 void Run::resumeOrInit()
@@ -225,6 +228,8 @@ void Run::resumeOrInit()
         pos_.global_step = st["global_step"].get<std::size_t>();
         elapsedBefore_ = st["elapsed_seconds"].get<double>();
         history_ = st["history"];
+        epochLoss_ = st.value("epoch_loss_sum", 0.0);
+        epochSteps_ = st.value("epoch_loss_steps", std::size_t(0));
         const StateDict* mom = ck.section("optimizer_momentum");
         for (const SchemaEntry& e : supernetSchema(space_).entries) {
             if (e.is_buffer) continue;
@@ -252,6 +257,7 @@ void Run::checkpoint(const Position& next, bool finished, double elapsedSeconds)
     Json st = {{"space", space_.name},     {"recipe", r_.toJson()},      {"phase", next.phase},
                {"epoch", next.epoch},      {"step", next.step},          {"global_step", next.global_step},
                {"total_steps", totalSteps_}, {"elapsed_seconds", elapsedSeconds}, {"finished", finished},
+               {"epoch_loss_sum", next.step == 0 ? 0.0 : epochLoss_}, {"epoch_loss_steps", next.step == 0 ? 0 : epochSteps_},
                {"history", history_}};
     ck.strings.emplace_back("tinyscope_training", st.dump());
     writeCheckpoint(ckpt_, ck);   // one atomic file: weights, optimizer and position agree
@@ -399,8 +405,9 @@ bool Run::run(const JobControl& job, const std::function<void(const TrainStatus&
     TrainStatus st;
     st.phases = static_cast<int>(r_.phases.size());
     st.total_steps = totalSteps_;
-    auto emit = [&](const char* event) {
+    auto emit = [&](const char* event, std::size_t completed) {
         st.event = event;
+        st.completed_steps = completed;
         st.phase_index = pos_.phase;
         st.phase = pos_.phase < st.phases ? r_.phases[static_cast<std::size_t>(pos_.phase)].name : "done";
         st.epoch = pos_.epoch;
@@ -410,7 +417,7 @@ bool Run::run(const JobControl& job, const std::function<void(const TrainStatus&
         st.elapsed_seconds = elapsed();
         if (onStatus) onStatus(st);
     };
-    if (pos_.global_step > 0) emit("resumed");
+    if (pos_.global_step > 0) emit("resumed", pos_.global_step);
     std::size_t done = 0;
     double sessionSeconds = 0;
     std::size_t sessionSteps = 0;
@@ -425,12 +432,12 @@ bool Run::run(const JobControl& job, const std::function<void(const TrainStatus&
             for (; pos_.step < stepsPerEpoch; ++pos_.step, ++pos_.global_step) {
                 if (maxSteps && done >= maxSteps) {
                     checkpoint(pos_, false, elapsed());
-                    emit("checkpoint");
+                    emit("checkpoint", pos_.global_step);
                     return false;
                 }
                 if (job.cancel && job.cancel->load()) {
                     checkpoint(pos_, false, elapsed());   // stop cleanly where we are
-                    emit("checkpoint");
+                    emit("checkpoint", pos_.global_step);
                     throw CancelledError();
                 }
                 const auto s0 = Clock::now();
@@ -438,6 +445,8 @@ bool Run::run(const JobControl& job, const std::function<void(const TrainStatus&
                 std::vector<std::size_t> batch(items.begin() + static_cast<std::ptrdiff_t>(pos_.step * static_cast<std::size_t>(r_.batch)),
                                                items.begin() + static_cast<std::ptrdiff_t>((pos_.step + 1) * static_cast<std::size_t>(r_.batch)));
                 st.loss = step(batch, globalEpoch, p, pos_.global_step, lr);
+                epochLoss_ += st.loss;
+                ++epochSteps_;
                 st.lr = lr;
                 sessionSeconds += std::chrono::duration<double>(Clock::now() - s0).count();
                 ++sessionSteps;
@@ -445,19 +454,22 @@ bool Run::run(const JobControl& job, const std::function<void(const TrainStatus&
                 const double perStep = sessionSeconds / static_cast<double>(sessionSteps);
                 st.images_per_second = static_cast<double>(r_.batch) / perStep;
                 st.eta_seconds = perStep * static_cast<double>(totalSteps_ - pos_.global_step - 1);
-                emit("step");
+                emit("step", pos_.global_step + 1);
                 if ((pos_.step + 1) % static_cast<std::size_t>(r_.checkpoint_every) == 0 && pos_.step + 1 < stepsPerEpoch) {
                     Position next = pos_;
                     ++next.step;
                     ++next.global_step;
                     checkpoint(next, false, elapsed());
-                    emit("checkpoint");
+                    emit("checkpoint", next.global_step);
                 }
             }
             // End of epoch: monitor, then a checkpoint positioned at the next epoch.
             st.monitor = monitor();
             history_.push_back({{"phase", p.name}, {"epoch", pos_.epoch}, {"global_step", pos_.global_step},
-                                {"loss", st.loss}, {"elapsed_seconds", elapsed()}, {"holdout_top1", st.monitor}});
+                                {"loss", st.loss}, {"mean_loss", epochLoss_ / static_cast<double>(std::max<std::size_t>(1, epochSteps_))},
+                                {"elapsed_seconds", elapsed()}, {"holdout_top1", st.monitor}});
+            epochLoss_ = 0;
+            epochSteps_ = 0;
             Position next = pos_;
             next.step = 0;
             ++next.epoch;
@@ -466,10 +478,10 @@ bool Run::run(const JobControl& job, const std::function<void(const TrainStatus&
                 next.epoch = 0;
             }
             checkpoint(next, next.phase >= static_cast<int>(r_.phases.size()), elapsed());
-            emit("epoch");
+            emit("epoch", pos_.global_step);
         }
     }
-    emit("done");
+    emit("done", pos_.global_step);
     return true;
 }
 

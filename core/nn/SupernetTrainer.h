@@ -52,6 +52,7 @@ struct TrainStatus {
     int epoch = 0, epochs = 0;                 // within the phase
     std::size_t step = 0, steps_per_epoch = 0; // within the epoch
     std::size_t global_step = 0, total_steps = 0;
+    std::size_t completed_steps = 0;           // steps done (what a checkpoint holds)
     double loss = 0, lr = 0;
     double images_per_second = 0;
     double elapsed_seconds = 0;                // including earlier sessions

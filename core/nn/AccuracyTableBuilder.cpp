@@ -1,0 +1,130 @@
+#include "nn/AccuracyTableBuilder.h"
+
+#include "Error.h"
+#include "io/DataPaths.h"
+#include "io/JsonFile.h"
+#include "nn/TorchRuntime.h"
+#include "space/ArchSampler.h"
+
+#include <ATen/Parallel.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <thread>
+
+namespace tinyscope {
+
+std::vector<std::pair<std::size_t, SubnetConfig>> accuracyTableSamples(const DesignSpace& space, const AccuracyTableOptions& o)
+{
+    if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards)
+        throw InputError("--shard " + std::to_string(o.shard) + "/" + std::to_string(o.shards) + " is not a valid shard (i/N with 0 <= i < N)");
+    ArchSampler sampler(space);
+    PyRandom rng(o.seed);
+    std::vector<std::pair<std::size_t, SubnetConfig>> out;
+    for (std::size_t i = 0; i < o.count; ++i) {
+        SubnetConfig c = sampler.random(rng);
+        if (static_cast<int>(i % static_cast<std::size_t>(o.shards)) == o.shard) out.emplace_back(i, c);
+    }
+    return out;
+}
+
+namespace {
+Json optionsJson(const AccuracyTableOptions& o, const std::string& space)
+{
+    return {{"space", space},         {"count", o.count},           {"seed", o.seed},
+            {"shard", o.shard},       {"shards", o.shards},         {"eval_data", o.eval_data},
+            {"eval_split", o.eval_split}, {"calib_split", o.calib_split}, {"calib_images", o.calib_images}};
+}
+}  // namespace
+
+std::size_t buildAccuracyTable(const Supernet& supernet, const AccuracyTableOptions& o, const std::string& path,
+                               const JobControl& job, const std::function<void(const AccuracyTableProgress&)>& onProgress)
+{
+    const DesignSpace& space = supernet.space();
+    const auto samples = accuracyTableSamples(space, o);
+    const std::string statePath = path + ".state.json";
+    const Json want = optionsJson(o, space.name);
+
+    std::map<std::size_t, std::pair<SubnetConfig, double>> done;   // sample index -> result
+    if (fileExists(statePath) && fileExists(path)) {
+        Json st = readJsonFile(statePath);
+        if (st["options"] != want)
+            throw InputError(statePath + ": the existing table was built with other options; remove it or use another --out");
+        Json table = readJsonFile(path);
+        std::vector<std::size_t> idx = st["indices"].get<std::vector<std::size_t>>();
+        if (!table.is_array() || table.size() != idx.size())
+            throw InputError(path + ": does not match " + statePath + " (" + std::to_string(table.size()) + " rows, " +
+                             std::to_string(idx.size()) + " indices)");
+        for (std::size_t k = 0; k < idx.size(); ++k)
+            done[idx[k]] = {SubnetConfig::fromJson(table[k][0], space, path), table[k][1].get<double>()};
+    }
+
+    std::unique_ptr<ImageDataset> data = openDataset(o.eval_data);
+    const std::vector<std::size_t> evalItems = splitIndices(data->size(), o.eval_split);
+    std::vector<std::size_t> calibIdx = splitIndices(data->size(), o.calib_split);
+    auto calibData = std::make_unique<SubsetDataset>(std::shared_ptr<const ImageDataset>(openDataset(o.eval_data)), calibIdx,
+                                                     o.eval_data + " (calibration split)");
+
+    std::mutex mu;
+    auto save = [&]() {   // caller holds mu
+        Json table = Json::array();
+        std::vector<std::size_t> idx;
+        for (const auto& kv : done) {
+            table.push_back(Json::array({kv.second.first.toJson(), kv.second.second}));
+            idx.push_back(kv.first);
+        }
+        writeJsonFile(path, table, -1);
+        writeJsonFile(statePath, {{"options", want}, {"indices", idx}});
+    };
+
+    std::vector<std::pair<std::size_t, SubnetConfig>> todo;
+    for (const auto& s : samples)
+        if (!done.count(s.first)) todo.push_back(s);
+    std::atomic<std::size_t> next{0};
+    std::atomic<bool> failed{false};
+    std::exception_ptr error;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto worker = [&]() {
+        at::set_num_threads(1);
+        try {
+            for (std::size_t k = next++; k < todo.size() && !failed; k = next++) {
+                job.check();
+                Subnet sub = supernet.extract(todo[k].second);
+                CalibrationOptions co;
+                co.images = o.calib_images;
+                co.seed = o.seed + todo[k].first;
+                calibrateBn(sub, *calibData, co);
+                sub.setFolded(true);
+                EvalResult r = evaluateTop1(sub, *data, evalItems, o.batch);
+                std::lock_guard<std::mutex> lock(mu);
+                done[todo[k].first] = {todo[k].second, r.top1};
+                if (done.size() % 10 == 0) save();
+                AccuracyTableProgress p;
+                p.total = samples.size();
+                p.last_top1 = r.top1;
+                p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                p.done = 0;
+                for (const auto& s : samples) p.done += done.count(s.first);
+                if (onProgress) onProgress(p);
+                job.report(p.done, p.total, "measuring subnets");
+            }
+        } catch (...) {
+            std::lock_guard<std::mutex> lock(mu);
+            if (!error) error = std::current_exception();
+            failed = true;
+        }
+    };
+    std::vector<std::thread> pool;
+    for (int w = 0; w < std::max(1, o.workers); ++w) pool.emplace_back(worker);
+    for (auto& t : pool) t.join();
+    {
+        std::lock_guard<std::mutex> lock(mu);
+        save();
+    }
+    if (error) std::rethrow_exception(error);
+    return done.size();
+}
+
+}  // namespace tinyscope

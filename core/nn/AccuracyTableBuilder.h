@@ -1,0 +1,38 @@
+#pragma once
+// Builds an accuracy dataset in the lab's format: sampled subnets measured on holdout images,
+// written as "<name>_acc_table.json" = [[config, top1_percent], ...]. Deterministic for a seed,
+// resumable (a sidecar file remembers what is done), parallel over worker threads, and shardable
+// (--shard i/N takes every N-th sample from i), so many machines can build one dataset.
+#include "nn/Evaluator.h"
+
+#include <string>
+
+namespace tinyscope {
+
+struct AccuracyTableOptions {
+    std::size_t count = 2000;           // samples of the whole dataset (all shards together)
+    std::uint64_t seed = 0;             // sample i is draw i of ArchSampler::random with PyRandom(seed)
+    int shard = 0, shards = 1;
+    int workers = 2;                    // subnets measured in parallel (one LibTorch thread each)
+    std::string eval_data = "fashion-mnist:holdout";
+    int eval_split = 1;                 // lab split of eval_data measured (odd items), -1 for all
+    int calib_split = 0;                // lab split of eval_data used for BN re-calibration
+    std::size_t calib_images = 500;
+    int batch = 250;
+};
+
+struct AccuracyTableProgress {
+    std::size_t done = 0, total = 0;    // of this shard
+    double last_top1 = 0;
+    double seconds = 0;
+};
+
+// Writes `path` (atomically, every few subnets) and `path + ".state.json"`; if both exist and the
+// options match, continues where they stopped. Returns the number of pairs in the file.
+std::size_t buildAccuracyTable(const Supernet& supernet, const AccuracyTableOptions& options, const std::string& path,
+                               const JobControl& job, const std::function<void(const AccuracyTableProgress&)>& onProgress);
+
+// The configs of a shard, in order (shared by the builder and its tests).
+std::vector<std::pair<std::size_t, SubnetConfig>> accuracyTableSamples(const DesignSpace& space, const AccuracyTableOptions& options);
+
+}  // namespace tinyscope

@@ -1,0 +1,156 @@
+// Supernet training on a tiny run (few steps, smallest resolution, 128 images): loss goes down,
+// checkpoints are real-format and round-trip, a run killed mid-epoch resumes from its last
+// checkpoint and ends with exactly the weights of an uninterrupted run, and make-accdata
+// writes a lab-format accuracy table (also in shards) that resumes too.
+#include "TestSupport.h"
+
+#include "data/ImageDataset.h"
+#include "io/JsonFile.h"
+#include "nn/Checkpoint.h"
+#include "nn/Supernet.h"
+#include "space/SpacePresets.h"
+
+#include <ATen/ATen.h>
+
+#include <QProcess>
+#include <QTemporaryDir>
+
+#include <csignal>
+
+using namespace tinyscope;
+
+namespace {
+struct Run {
+    int code = -1;
+    QString out, err;
+};
+
+Run runTinyscope(const QStringList& args, int timeoutMs = 600000)
+{
+    QProcess p;
+    p.start(test::tinyscopeBinary(), args);
+    p.waitForFinished(timeoutMs);
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2, QString::fromUtf8(p.readAllStandardOutput()),
+            QString::fromUtf8(p.readAllStandardError())};
+}
+
+QStringList trainArgs(const QString& out)
+{
+    return {QStringLiteral("train-supernet"), QStringLiteral("--preset"), QStringLiteral("tiny"), QStringLiteral("--out"), out,
+            QStringLiteral("--threads"), QStringLiteral("1")};
+}
+}  // namespace
+
+class TestTraining : public QObject {
+    Q_OBJECT
+    QTemporaryDir tmp;
+    QString runA;
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        if (fashionMnistDir().empty()) QSKIP("dataset-fashion-mnist is not installed (setup.sh installs it)");
+    }
+
+    void tinyRunLearnsAndWritesARealCheckpoint()
+    {
+        runA = tmp.path() + QStringLiteral("/a");
+        Run r = runTinyscope(trainArgs(runA));
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        QVERIFY(r.out.contains(QStringLiteral("training finished")));
+        Checkpoint ck = readCheckpoint((runA + QStringLiteral("/supernet.pth")).toStdString());
+        QVERIFY(ck.wrapped);
+        QVERIFY(ck.section("optimizer_momentum") != nullptr);
+        Json state = Json::parse(*ck.text("tinyscope_training"));
+        QVERIFY(state["finished"].get<bool>());
+        const Json& h = state["history"];
+        QCOMPARE(h.size(), std::size_t(3));
+        // The largest network's mean loss falls from its first epoch to its second.
+        const double first = h[0]["mean_loss"].get<double>(), second = h[1]["mean_loss"].get<double>();
+        QVERIFY2(second < first, qPrintable(QStringLiteral("epoch losses %1 -> %2").arg(first).arg(second)));
+        // The weights load as a supernet of the space.
+        Supernet net = Supernet::fromStateDict(presetSpace("mcunet-fmnist"), ck.state_dict, "run a");
+        QVERIFY(net.parameterBytes() > 1000000);
+    }
+
+    void killedMidEpochResumesExactly()
+    {
+        if (runA.isEmpty()) QSKIP("needs the uninterrupted run");
+        const QString runB = tmp.path() + QStringLiteral("/b");
+        QProcess p;
+        p.start(test::tinyscopeBinary(), trainArgs(runB));
+        // Kill it (SIGKILL, no chance to clean up) right after its first mid-epoch checkpoint.
+        QString log;
+        while (!log.contains(QStringLiteral("checkpoint after 3 steps")) && p.state() != QProcess::NotRunning) {
+            p.waitForReadyRead(200);
+            log += QString::fromUtf8(p.readAllStandardOutput());
+        }
+        QVERIFY2(p.state() != QProcess::NotRunning, qPrintable(log));
+        ::kill(static_cast<pid_t>(p.processId()), SIGKILL);
+        p.waitForFinished();
+        Run again = runTinyscope(trainArgs(runB));
+        QCOMPARE(again.code, 0);
+        QVERIFY2(again.out.contains(QStringLiteral("resuming")) && again.out.contains(QStringLiteral("step 3 (3 of 24 steps done")),
+                 qPrintable(again.out));
+        StateDict a = loadStateDict((runA + QStringLiteral("/supernet.pth")).toStdString());
+        StateDict b = loadStateDict((runB + QStringLiteral("/supernet.pth")).toStdString());
+        QCOMPARE(a.size(), b.size());
+        double maxDiff = 0;
+        for (std::size_t i = 0; i < a.size(); ++i) maxDiff = std::max(maxDiff, (a[i].second.to(at::kDouble) - b[i].second.to(at::kDouble)).abs().max().item<double>());
+        QCOMPARE(maxDiff, 0.0);
+        // A finished run does not train again.
+        Run done = runTinyscope(trainArgs(runB));
+        QCOMPARE(done.code, 0);
+        QVERIFY(done.out.contains(QStringLiteral("training finished")));
+    }
+
+    void accuracyTableInTheLabsFormatWithShardsAndResume()
+    {
+        if (runA.isEmpty()) QSKIP("needs the trained run");
+        const QString ckpt = runA + QStringLiteral("/supernet.pth");
+        const QString dir = tmp.path() + QStringLiteral("/acc");
+        QStringList common = {QStringLiteral("make-accdata"), QStringLiteral("--supernet"), ckpt, QStringLiteral("--out"), dir,
+                              QStringLiteral("--count"), QStringLiteral("6"), QStringLiteral("--calib-images"), QStringLiteral("32")};
+        Run s0 = runTinyscope(common + QStringList{QStringLiteral("--shard"), QStringLiteral("0/2")});
+        QVERIFY2(s0.code == 0, qPrintable(s0.out + s0.err));
+        Run s1 = runTinyscope(common + QStringList{QStringLiteral("--shard"), QStringLiteral("1/2")});
+        QCOMPARE(s1.code, 0);
+        Json t0 = readJsonFile((dir + QStringLiteral("/src/mcunet-fmnist_shard0of2_acc_table.json")).toStdString());
+        Json t1 = readJsonFile((dir + QStringLiteral("/src/mcunet-fmnist_shard1of2_acc_table.json")).toStdString());
+        QCOMPARE(t0.size(), std::size_t(3));
+        QCOMPARE(t1.size(), std::size_t(3));
+        for (const Json* t : {&t0, &t1})
+            for (const Json& row : *t) {
+                QVERIFY(row.is_array() && row.size() == 2);
+                SubnetConfig::fromJson(row[0], presetSpace("mcunet-fmnist"), "row");
+                QVERIFY(row[1].get<double>() >= 0.0 && row[1].get<double>() <= 100.0);
+            }
+        QVERIFY(t0[0][0] != t1[0][0]);   // disjoint slices
+        // Re-running a finished shard measures nothing new; other options are refused.
+        Run again = runTinyscope(common + QStringList{QStringLiteral("--shard"), QStringLiteral("0/2")});
+        QVERIFY(again.out.contains(QStringLiteral("wrote 3 pairs")));
+        Run other = runTinyscope({QStringLiteral("make-accdata"), QStringLiteral("--supernet"), ckpt, QStringLiteral("--out"), dir,
+                               QStringLiteral("--count"), QStringLiteral("8"), QStringLiteral("--shard"), QStringLiteral("0/2")});
+        QCOMPARE(other.code, 2);
+        QVERIFY(other.err.contains(QStringLiteral("built with other options")));
+    }
+
+    void badRecipeAndOptionsAreReported()
+    {
+        const QString recipe = tmp.path() + QStringLiteral("/r.json");
+        QFile f(recipe);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("{\"phases\": [{\"name\": \"x\", \"epochs\": 0, \"lr\": 0.1}]}");
+        f.close();
+        Run r = runTinyscope({QStringLiteral("train-supernet"), QStringLiteral("--recipe"), recipe, QStringLiteral("--out"), tmp.path() + QStringLiteral("/c")});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains(QStringLiteral("r.json: phases[0].epochs: must be at least 1")), qPrintable(r.err));
+        Run s = runTinyscope({QStringLiteral("make-accdata"), QStringLiteral("--out"), tmp.path(), QStringLiteral("--supernet"), runA + QStringLiteral("/supernet.pth"),
+                           QStringLiteral("--shard"), QStringLiteral("3/2")});
+        QCOMPARE(s.code, 2);
+        QVERIFY(s.err.contains(QStringLiteral("not a valid shard")));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTraining)
+#include "test_training.moc"
