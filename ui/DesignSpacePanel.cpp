@@ -2,6 +2,7 @@
 
 #include "AppState.h"
 #include "CostTableModel.h"
+#include "EvaluationBox.h"
 #include "PeakMemoryChart.h"
 #include "SvgGraphView.h"
 
@@ -12,6 +13,9 @@
 #include "viz/GraphvizRenderer.h"
 
 #include <QCheckBox>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QMimeData>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
@@ -84,6 +88,9 @@ DesignSpacePanel::DesignSpacePanel(AppState* state, QWidget* parent) : QWidget(p
     blocks_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
     blocks_->verticalHeader()->setDefaultSectionSize(24);
     side_->addWidget(blocks_, 1);
+    evaluation_ = new EvaluationBox(state_);
+    side_->addWidget(evaluation_);
+    setAcceptDrops(true);
     controls->setMinimumWidth(300);
     controls->setMaximumWidth(380);
 
@@ -185,6 +192,17 @@ DesignSpacePanel::DesignSpacePanel(AppState* state, QWidget* parent) : QWidget(p
 }
 
 double DesignSpacePanel::budgetKB() const { return budget_->value(); }
+
+void DesignSpacePanel::dragEnterEvent(QDragEnterEvent* e)
+{
+    if (e->mimeData()->hasUrls()) e->acceptProposedAction();
+}
+
+void DesignSpacePanel::dropEvent(QDropEvent* e)
+{
+    const auto urls = e->mimeData()->urls();
+    if (!urls.isEmpty() && urls.front().isLocalFile()) evaluation_->classify(urls.front().toLocalFile());
+}
 
 void DesignSpacePanel::rebuildForSpace()
 {

@@ -21,6 +21,7 @@ namespace tinyscope::ui {
 
 class AppState;
 class CostTableModel;
+class EvaluationBox;
 class PeakMemoryChart;
 class SvgGraphView;
 
@@ -37,6 +38,11 @@ public:
     double budgetKB() const;
     // Extra sections (e.g. evaluation) are added below the controls.
     QVBoxLayout* sideLayout() const { return side_; }
+    EvaluationBox* evaluationBox() const { return evaluation_; }
+
+protected:
+    void dragEnterEvent(QDragEnterEvent* e) override;
+    void dropEvent(QDropEvent* e) override;
 
 private:
     void rebuildForSpace();
@@ -64,6 +70,7 @@ private:
     QCheckBox* convOnly_;
     PeakMemoryChart* chart_;
     QVBoxLayout* side_;
+    EvaluationBox* evaluation_;
     unsigned long long randomDraws_ = 0;
 };
 

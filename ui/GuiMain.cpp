@@ -2,6 +2,7 @@
 
 #include "AppState.h"
 #include "DesignSpacePanel.h"
+#include "EvaluationBox.h"
 #include "MainWindow.h"
 
 #include <QApplication>
@@ -40,6 +41,11 @@ int writeScreenshots(MainWindow& window, const char* dir)
     written += saveGrab(&window, base + QStringLiteral("design-space-random.png"));
     ds->selectLabMax();
     written += saveGrab(&window, base + QStringLiteral("design-space-max.png"));
+    // An evaluation result on the shipped supernet (when it and the data are there).
+    if (ds->evaluationBox()->isEnabled()) {
+        ds->evaluationBox()->evaluate();
+        ds->evaluationBox()->waitForIdle(300000);
+    }
     for (const auto& p : window.panels()) {
         window.tabs()->setCurrentWidget(p.widget);
         written += saveGrab(&window, base + p.stem + QStringLiteral(".png"));

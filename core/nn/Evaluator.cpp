@@ -11,11 +11,6 @@
 
 namespace tinyscope {
 
-void JobControl::check() const
-{
-    if (cancel && cancel->load()) throw CancelledError();
-}
-
 namespace {
 at::Tensor toTensor(Batch& b)
 {

@@ -1,0 +1,93 @@
+#include "nn/EvaluationJob.h"
+
+#include "Error.h"
+#include "nn/Evaluator.h"
+#include "nn/TorchRuntime.h"
+
+#include <sys/stat.h>
+
+#include <memory>
+#include <mutex>
+
+namespace tinyscope {
+
+namespace {
+
+// The last loaded supernet, reused while its file is unchanged.
+std::shared_ptr<const Supernet> cachedSupernet(const std::string& path, const DesignSpace& space)
+{
+    static std::mutex mu;
+    static std::shared_ptr<const Supernet> net;
+    static std::string key;
+    struct stat st {};
+    const std::string k = path + "|" + space.name + "|" +
+                          (::stat(path.c_str(), &st) == 0 ? std::to_string(st.st_mtime) + ":" + std::to_string(st.st_size) : "");
+    std::lock_guard<std::mutex> lock(mu);
+    if (!net || key != k) {
+        net = std::make_shared<const Supernet>(Supernet::load(space, path));
+        key = k;
+    }
+    return net;
+}
+
+Subnet prepared(const EvaluationRequest& rq, const JobControl& job, std::size_t* calibrated)
+{
+    rq.config.validate(rq.space, "subnet");
+    Subnet sub = cachedSupernet(rq.supernet, rq.space)->extract(rq.config);
+    if (rq.calibrate) {
+        std::unique_ptr<ImageDataset> calib = openDataset(rq.calib_data);
+        const std::size_t n = calibrateBn(sub, *calib, rq.calibration, job);
+        if (calibrated) *calibrated = n;
+    }
+    sub.setFolded(true);
+    return sub;
+}
+
+}  // namespace
+
+EvalResult runEvaluation(const EvaluationRequest& rq, const JobControl& job)
+{
+    configureAllocator();
+    setTorchThreads(rq.threads);
+    std::unique_ptr<ImageDataset> data = openDataset(rq.data);
+    if (static_cast<int>(data->classNames().size()) != rq.space.n_classes)
+        throw InputError(data->source() + " has " + std::to_string(data->classNames().size()) + " classes; the supernet's space '" +
+                         rq.space.name + "' has " + std::to_string(rq.space.n_classes));
+    std::size_t calibrated = 0;
+    Subnet sub = prepared(rq, job, &calibrated);
+    std::vector<std::size_t> items = splitIndices(data->size(), rq.split);
+    if (rq.images > 0 && rq.images < items.size()) items.resize(rq.images);
+    EvalResult r = evaluateTop1(sub, *data, items, rq.batch, job);
+    r.calibration_images = calibrated;
+    return r;
+}
+
+std::vector<ClassScore> runClassification(const EvaluationRequest& rq, const std::string& imagePath)
+{
+    configureAllocator();
+    Image img = decodeImageFile(imagePath);
+    Subnet sub = prepared(rq, {}, nullptr);
+    return classifyImage(sub, img, rq.space.class_names);
+}
+
+SubnetConfig transferConfig(const SubnetConfig& c, const DesignSpace& from, const DesignSpace& to)
+{
+    if (from.name == to.name) return c;
+    auto same = [&]() {
+        if (from.maxBlocks() != to.maxBlocks() || from.numStages() != to.numStages() || from.numWidths() != to.numWidths())
+            return false;
+        for (int s = 0; s < from.numStages(); ++s)
+            if (from.stages[static_cast<std::size_t>(s)].max_blocks != to.stages[static_cast<std::size_t>(s)].max_blocks) return false;
+        return true;
+    };
+    if (!same())
+        throw InputError("the subnet of space '" + from.name + "' has another block layout than space '" + to.name +
+                         "'; select a subnet of '" + to.name + "'");
+    SubnetConfig out = c;
+    const int rank = from.resolutionIndex(c.image_size);
+    out.image_size = to.resolutions[static_cast<std::size_t>(std::min<int>(std::max(rank, 0), static_cast<int>(to.resolutions.size()) - 1))];
+    out.validate(to, "subnet transferred to space '" + to.name + "'");
+    return out;
+}
+
+}  // namespace tinyscope

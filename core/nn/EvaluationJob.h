@@ -1,0 +1,33 @@
+#pragma once
+// The evaluator as one call with a torch-free interface, for the GUI (which runs it on a worker
+// thread) and anything else that should not include LibTorch. Loaded supernets are cached.
+#include "JobControl.h"
+#include "nn/EvaluationTypes.h"
+#include "space/DesignSpace.h"
+#include "space/SubnetConfig.h"
+
+namespace tinyscope {
+
+struct EvaluationRequest {
+    std::string supernet;                       // checkpoint path
+    DesignSpace space;                          // the supernet's space
+    SubnetConfig config;                        // a subnet of `space`
+    std::string data = "fashion-mnist:test";
+    std::size_t images = 0;                     // 0: every item of the split
+    int split = -1;                             // the lab's split of `data` (-1: all)
+    bool calibrate = true;
+    std::string calib_data = "fashion-mnist:holdout";
+    CalibrationOptions calibration;
+    int threads = 2;
+    int batch = 100;
+};
+
+EvalResult runEvaluation(const EvaluationRequest& request, const JobControl& job = {});
+// Ranked classes of one image file (BN re-calibrated like runEvaluation when `calibrate`).
+std::vector<ClassScore> runClassification(const EvaluationRequest& request, const std::string& imagePath);
+
+// The same blocks in another space of the family (same block layout, widths and choices), with
+// the resolution of the same rank (clamped). Throws InputError when the spaces differ in structure.
+SubnetConfig transferConfig(const SubnetConfig& config, const DesignSpace& from, const DesignSpace& to);
+
+}  // namespace tinyscope

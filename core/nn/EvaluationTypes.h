@@ -1,0 +1,42 @@
+#pragma once
+// Plain (torch-free) types of the evaluator's options and results, so the GUI and the CLI can hold
+// them without including LibTorch.
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tinyscope {
+
+struct CalibrationOptions {
+    std::size_t images = 2000;   // holdout images used (drawn without replacement, seeded)
+    int batch = 100;
+    int resolution = 0;          // 0: the subnet's own image_size
+    std::uint64_t seed = 0;
+    // The lab's calib_bn call swaps its arguments: it calibrates at 128x128 with batch size equal
+    // to the image size. This reproduces that; the default is the intended behaviour.
+    static CalibrationOptions labCompatible(int imageSize)
+    {
+        CalibrationOptions o;
+        o.resolution = 128;
+        o.batch = imageSize;
+        return o;
+    }
+};
+
+struct EvalResult {
+    std::size_t images = 0, correct = 0;
+    double top1 = 0;                 // percent
+    double seconds = 0, images_per_second = 0;
+    std::size_t skipped = 0;
+    std::vector<std::pair<std::string, std::string>> skipped_examples;   // first few (item, reason)
+    std::size_t calibration_images = 0;
+};
+
+struct ClassScore {
+    int index;
+    std::string name;
+    double probability;
+};
+
+}  // namespace tinyscope

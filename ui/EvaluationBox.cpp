@@ -1,0 +1,321 @@
+#include "EvaluationBox.h"
+
+#include "AppState.h"
+
+#include "data/ImageDataset.h"
+#include "io/DataPaths.h"
+#include "io/JsonFile.h"
+#include "nn/EvaluationJob.h"
+#include "space/SpacePresets.h"
+
+#include <QComboBox>
+#include <QCoreApplication>
+#include <QPointer>
+#include <QRegularExpression>
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QFutureWatcher>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QMessageBox>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QSpinBox>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+namespace tinyscope::ui {
+
+namespace {
+QString shippedSupernet() { return QString::fromStdString(findModelFile("supernets/mcunet-fmnist.pth")); }
+
+// The space a checkpoint belongs to: its card ("<stem>.json" with a "space" field) if present.
+QString spaceFromCard(const QString& ckpt)
+{
+    QString card = ckpt;
+    card.replace(QRegularExpression(QStringLiteral("\\.pth$")), QStringLiteral(".json"));
+    if (!QFileInfo::exists(card)) return {};
+    try {
+        Json j = readJsonFile(card.toStdString());
+        return QString::fromStdString(j.value("space", std::string()));
+    } catch (const std::exception&) {
+        return {};
+    }
+}
+}  // namespace
+
+EvaluationBox::EvaluationBox(AppState* state, QWidget* parent) : QGroupBox(QStringLiteral("Evaluate on a supernet"), parent), state_(state)
+{
+    auto* lay = new QVBoxLayout(this);
+    auto* form = new QFormLayout;
+    supernet_ = new QLineEdit;
+    supernet_->setPlaceholderText(QStringLiteral("supernet checkpoint (.pth)"));
+    auto* browse = new QPushButton(QStringLiteral("…"));
+    browse->setMaximumWidth(30);
+    auto* row = new QHBoxLayout;
+    row->addWidget(supernet_);
+    row->addWidget(browse);
+    form->addRow(QStringLiteral("Supernet"), row);
+    space_ = new QComboBox;
+    for (const std::string& n : presetSpaceNames()) space_->addItem(QString::fromStdString(n));
+    form->addRow(QStringLiteral("Its space"), space_);
+    data_ = new QComboBox;
+    data_->setEditable(true);
+    data_->addItems({QStringLiteral("fashion-mnist:test"), QStringLiteral("fashion-mnist:holdout")});
+    auto* browseData = new QPushButton(QStringLiteral("…"));
+    browseData->setMaximumWidth(30);
+    auto* drow = new QHBoxLayout;
+    drow->addWidget(data_, 1);
+    drow->addWidget(browseData);
+    form->addRow(QStringLiteral("Data"), drow);
+    images_ = new QSpinBox;
+    images_->setRange(0, 1000000);
+    images_->setSpecialValueText(QStringLiteral("all"));
+    images_->setValue(2000);
+    calibImages_ = new QSpinBox;
+    calibImages_->setRange(0, 100000);
+    calibImages_->setSpecialValueText(QStringLiteral("off"));
+    calibImages_->setValue(1000);
+    calibImages_->setToolTip(QStringLiteral("BN re-calibration on Fashion-MNIST holdout images (0: keep the checkpoint's statistics)"));
+    auto* nrow = new QHBoxLayout;
+    nrow->addWidget(new QLabel(QStringLiteral("images")));
+    nrow->addWidget(images_);
+    nrow->addWidget(new QLabel(QStringLiteral("BN calib.")));
+    nrow->addWidget(calibImages_);
+    form->addRow(nrow);
+    lay->addLayout(form);
+    auto* buttons = new QHBoxLayout;
+    run_ = new QPushButton(QStringLiteral("Evaluate"));
+    cancel_ = new QPushButton(QStringLiteral("Cancel"));
+    cancel_->setEnabled(false);
+    auto* classifyB = new QPushButton(QStringLiteral("Classify image…"));
+    buttons->addWidget(run_);
+    buttons->addWidget(cancel_);
+    buttons->addWidget(classifyB);
+    lay->addLayout(buttons);
+    progress_ = new QProgressBar;
+    progress_->setRange(0, 100);
+    progress_->setValue(0);
+    progress_->setTextVisible(true);
+    lay->addWidget(progress_);
+    note_ = new QLabel;
+    note_->setWordWrap(true);
+    note_->setStyleSheet(QStringLiteral("color: #555"));
+    lay->addWidget(note_);
+    result_ = new QLabel(QStringLiteral("No evaluation yet."));
+    result_->setWordWrap(true);
+    result_->setTextFormat(Qt::RichText);
+    lay->addWidget(result_);
+    classes_ = new QListWidget;
+    classes_->setMaximumHeight(110);
+    classes_->setToolTip(QStringLiteral("Drop an image on the panel to classify it"));
+    lay->addWidget(classes_);
+
+    loadSettings();
+    connect(browse, &QPushButton::clicked, this, [this] {
+        QString p = QFileDialog::getOpenFileName(this, QStringLiteral("Supernet checkpoint"), supernet_->text(),
+                                                 QStringLiteral("PyTorch checkpoint (*.pth *.pt *.tar);;All files (*)"));
+        if (p.isEmpty()) return;
+        supernet_->setText(p);
+        const QString sp = spaceFromCard(p);
+        if (!sp.isEmpty()) space_->setCurrentText(sp);
+        saveSettings();
+        refreshNotes();
+    });
+    connect(browseData, &QPushButton::clicked, this, [this] {
+        QString p = QFileDialog::getExistingDirectory(this, QStringLiteral("Dataset folder (class sub-folders or IDX files)"));
+        if (!p.isEmpty()) data_->setCurrentText(p);
+        saveSettings();
+    });
+    connect(run_, &QPushButton::clicked, this, &EvaluationBox::evaluate);
+    connect(cancel_, &QPushButton::clicked, this, [this] {
+        if (stop_) *stop_ = true;
+        progress_->setFormat(QStringLiteral("cancelling…"));
+    });
+    connect(classifyB, &QPushButton::clicked, this, [this] {
+        QString p = QFileDialog::getOpenFileName(this, QStringLiteral("Image"), QString(),
+                                                 QStringLiteral("Images (*.png *.jpg *.jpeg *.bmp *.pgm *.ppm)"));
+        if (!p.isEmpty()) classify(p);
+    });
+    connect(space_, &QComboBox::currentTextChanged, this, [this] {
+        saveSettings();
+        refreshNotes();
+    });
+    connect(data_, &QComboBox::currentTextChanged, this, [this] { saveSettings(); });
+    connect(state_, &AppState::subnetChanged, this, &EvaluationBox::refreshNotes);
+    refreshNotes();
+}
+
+EvaluationBox::~EvaluationBox()
+{
+    if (stop_) *stop_ = true;
+    waitForIdle(60000);
+}
+
+void EvaluationBox::loadSettings()
+{
+    QSettings s;
+    QString ckpt = s.value(QStringLiteral("eval/supernet")).toString();
+    if (ckpt.isEmpty() || !QFileInfo::exists(ckpt)) ckpt = shippedSupernet();
+    supernet_->setText(ckpt);
+    QString sp = s.value(QStringLiteral("eval/space")).toString();
+    if (sp.isEmpty()) sp = spaceFromCard(ckpt);
+    if (sp.isEmpty()) sp = QStringLiteral("mcunet-fmnist");
+    space_->setCurrentText(sp);
+    const QString data = s.value(QStringLiteral("eval/data"), QStringLiteral("fashion-mnist:test")).toString();
+    data_->setCurrentText(data);
+}
+
+void EvaluationBox::saveSettings()
+{
+    QSettings s;
+    s.setValue(QStringLiteral("eval/supernet"), supernet_->text());
+    s.setValue(QStringLiteral("eval/space"), space_->currentText());
+    s.setValue(QStringLiteral("eval/data"), data_->currentText());
+}
+
+QString EvaluationBox::supernetSpaceName() const { return space_->currentText(); }
+
+void EvaluationBox::refreshNotes()
+{
+    QStringList notes;
+    if (data_->currentText().startsWith(QStringLiteral("fashion-mnist")) && fashionMnistDir().empty())
+        notes << QStringLiteral("Fashion-MNIST is missing: install the Debian package <b>dataset-fashion-mnist</b>.");
+    if (supernet_->text().isEmpty())
+        notes << QStringLiteral("No supernet: the shipped demo supernet (models/supernets/mcunet-fmnist.pth) was not found; choose a checkpoint.");
+    try {
+        const DesignSpace target = presetSpace(supernetSpaceName().toStdString());
+        if (target.name != state_->space().name) {
+            SubnetConfig c = transferConfig(state_->subnet(), state_->space(), target);
+            notes << QStringLiteral("Evaluates the selected blocks in space %1 at %2 px.").arg(QString::fromStdString(target.name)).arg(c.image_size);
+        }
+    } catch (const std::exception& e) {
+        notes << QString::fromUtf8(e.what());
+    }
+    note_->setText(notes.join(QStringLiteral("<br>")));
+    note_->setVisible(!notes.isEmpty());
+}
+
+void EvaluationBox::setRunning(bool running)
+{
+    running_ = running;
+    run_->setEnabled(!running);
+    cancel_->setEnabled(running);
+    if (running) {
+        progress_->setValue(0);
+        progress_->setFormat(QStringLiteral("starting…"));
+    }
+}
+
+void EvaluationBox::evaluate()
+{
+    if (running_) return;
+    EvaluationRequest rq;
+    try {
+        rq.space = presetSpace(supernetSpaceName().toStdString());
+        rq.config = transferConfig(state_->subnet(), state_->space(), rq.space);
+    } catch (const std::exception& e) {
+        QMessageBox::warning(this, QStringLiteral("Evaluate"), QString::fromUtf8(e.what()));
+        return;
+    }
+    rq.supernet = supernet_->text().toStdString();
+    rq.data = data_->currentText().toStdString();
+    rq.images = static_cast<std::size_t>(images_->value());
+    rq.calibrate = calibImages_->value() > 0;
+    rq.calibration.images = static_cast<std::size_t>(calibImages_->value());
+    if (rq.supernet.empty()) {
+        QMessageBox::warning(this, QStringLiteral("Evaluate"), QStringLiteral("Choose a supernet checkpoint first."));
+        return;
+    }
+    saveSettings();
+    setRunning(true);
+    stop_ = std::make_shared<std::atomic<bool>>(false);
+    auto stop = stop_;
+    QPointer<EvaluationBox> self(this);
+    JobControl job;
+    job.cancel = stop.get();
+    job.progress = [self](std::size_t done, std::size_t total, const std::string& stage) {
+        QMetaObject::invokeMethod(
+            self, [self, done, total, stage] {
+                if (!self) return;
+                self->progress_->setValue(total ? static_cast<int>(100 * done / total) : 0);
+                self->progress_->setFormat(QString::fromStdString(stage) + QStringLiteral(" %1/%2").arg(done).arg(total));
+            },
+            Qt::QueuedConnection);
+    };
+    auto* watcher = new QFutureWatcher<void>(this);
+    auto outcome = std::make_shared<std::pair<EvalResult, QString>>();
+    connect(watcher, &QFutureWatcher<void>::finished, this, [this, watcher, outcome, rq] {
+        watcher->deleteLater();
+        setRunning(false);
+        if (!outcome->second.isEmpty()) {
+            progress_->setFormat(outcome->second == QStringLiteral("cancelled") ? QStringLiteral("cancelled") : QStringLiteral("failed"));
+            if (outcome->second != QStringLiteral("cancelled"))
+                QMessageBox::warning(this, QStringLiteral("Evaluate"), outcome->second);
+            Q_EMIT evaluated(false);
+            return;
+        }
+        last_ = outcome->first;
+        progress_->setValue(100);
+        progress_->setFormat(QStringLiteral("done in %1 s").arg(last_.seconds, 0, 'f', 1));
+        QString text = QStringLiteral("<b>top-1 %1 %</b> on %2 images of %3 (%4 img/s)")
+                           .arg(last_.top1, 0, 'f', 2)
+                           .arg(last_.images)
+                           .arg(QString::fromStdString(rq.data).toHtmlEscaped())
+                           .arg(last_.images_per_second, 0, 'f', 0);
+        text += QStringLiteral("<br>%1 at %2 px").arg(QString::fromStdString(rq.space.name)).arg(rq.config.image_size);
+        text += last_.calibration_images ? QStringLiteral(", BN re-calibrated on %1 holdout images").arg(last_.calibration_images)
+                                         : QStringLiteral(", BN statistics of the checkpoint");
+        if (last_.skipped) text += QStringLiteral("<br>%1 unreadable images skipped").arg(last_.skipped);
+        result_->setText(text);
+        Q_EMIT state_->message(QStringLiteral("Evaluated: top-1 %1 %").arg(last_.top1, 0, 'f', 2));
+        Q_EMIT evaluated(true);
+    });
+    watcher->setFuture(QtConcurrent::run([rq, job, outcome] {
+        try {
+            outcome->first = runEvaluation(rq, job);
+        } catch (const CancelledError&) {
+            outcome->second = QStringLiteral("cancelled");
+        } catch (const std::exception& e) {
+            outcome->second = QString::fromUtf8(e.what());
+        }
+    }));
+}
+
+bool EvaluationBox::waitForIdle(int timeoutMs)
+{
+    QElapsedTimer t;
+    t.start();
+    while (running_ && t.elapsed() < timeoutMs) QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    return !running_;
+}
+
+QString EvaluationBox::resultText() const { return result_->text(); }
+
+void EvaluationBox::classify(const QString& imagePath)
+{
+    EvaluationRequest rq;
+    try {
+        rq.space = presetSpace(supernetSpaceName().toStdString());
+        rq.config = transferConfig(state_->subnet(), state_->space(), rq.space);
+        rq.supernet = supernet_->text().toStdString();
+        rq.calibrate = calibImages_->value() > 0 && !fashionMnistDir().empty();
+        rq.calibration.images = std::min<std::size_t>(500, static_cast<std::size_t>(calibImages_->value()));
+        std::vector<ClassScore> scores = runClassification(rq, imagePath.toStdString());
+        classes_->clear();
+        for (std::size_t i = 0; i < scores.size() && i < 5; ++i)
+            classes_->addItem(QStringLiteral("%1 %  %2").arg(100.0 * scores[i].probability, 6, 'f', 2).arg(QString::fromStdString(scores[i].name)));
+        Q_EMIT state_->message(QStringLiteral("%1: %2").arg(QFileInfo(imagePath).fileName(), QString::fromStdString(scores.front().name)));
+    } catch (const std::exception& e) {
+        QMessageBox::warning(this, QStringLiteral("Classify image"), QString::fromUtf8(e.what()));
+    }
+}
+
+}  // namespace tinyscope::ui

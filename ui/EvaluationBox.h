@@ -1,0 +1,65 @@
+#pragma once
+// The Design-space panel's evaluator: choose a supernet checkpoint and a dataset (remembered),
+// Evaluate the selected subnet off the GUI thread (progress, Cancel, result beside the costs),
+// and classify a dropped image. Defaults to the shipped Fashion-MNIST supernet and Debian's
+// Fashion-MNIST data, so it works with no file dialog.
+#include "nn/EvaluationTypes.h"
+
+#include <QGroupBox>
+
+#include <atomic>
+#include <memory>
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+class QListWidget;
+
+namespace tinyscope::ui {
+
+class AppState;
+
+class EvaluationBox : public QGroupBox {
+    Q_OBJECT
+public:
+    explicit EvaluationBox(AppState* state, QWidget* parent = nullptr);
+    ~EvaluationBox() override;
+
+    void evaluate();                        // starts a job (no-op while one runs)
+    bool waitForIdle(int timeoutMs);        // for screenshots and tests
+    void classify(const QString& imagePath);
+    bool busy() const { return running_; }
+    QString resultText() const;
+    const EvalResult& lastResult() const { return last_; }
+
+Q_SIGNALS:
+    void evaluated(bool ok);
+
+private:
+    void loadSettings();
+    void saveSettings();
+    void setRunning(bool running);
+    QString supernetSpaceName() const;
+    void refreshNotes();
+
+    AppState* state_;
+    QLineEdit* supernet_;
+    QComboBox* space_;
+    QComboBox* data_;
+    QSpinBox* images_;
+    QSpinBox* calibImages_;
+    QPushButton* run_;
+    QPushButton* cancel_;
+    QProgressBar* progress_;
+    QLabel* result_;
+    QLabel* note_;
+    QListWidget* classes_;
+    bool running_ = false;
+    std::shared_ptr<std::atomic<bool>> stop_;
+    EvalResult last_;
+};
+
+}  // namespace tinyscope::ui
