@@ -1,0 +1,48 @@
+#pragma once
+// Appends layers to a Network with their output shapes worked out, so that a model is written
+// as the list of its layers (see ZooCatalog.cpp, SubnetNetwork.cpp).
+#include "zoo/Network.h"
+
+namespace tinyscope {
+
+struct ConvSpec {
+    std::string name, role, prefix;
+    int block = -1;
+    int cout = 0;
+    int kh = 1, kw = 1;
+    int stride_h = 1, stride_w = 1;
+    int pad_t = -1, pad_l = -1, pad_b = -1, pad_r = -1;   // -1: (k-1)/2 on that side
+    int groups = 1;
+    bool bias = false, bn = false, linear = false;
+    Activation act = Activation::None;
+
+    ConvSpec& kernel(int k) { kh = kw = k; return *this; }
+    ConvSpec& stride(int s) { stride_h = stride_w = s; return *this; }
+    ConvSpec& pad(int p) { pad_t = pad_l = pad_b = pad_r = p; return *this; }
+};
+
+class NetworkBuilder {
+public:
+    NetworkBuilder(std::string name, Shape3 input);
+
+    int conv(int from, const ConvSpec& spec);
+    int add(int skip, int branch, const std::string& name, const std::string& prefix, int block,
+            Activation act = Activation::None);
+    int globalAvgPool(int from, const std::string& name);
+    int channelScale(int gate, int features, const std::string& name, const std::string& prefix, int block);
+    int maxPool(int from, int kernel, int stride, int pad, const std::string& name);
+    int layerNorm(int from, const std::string& name);
+    int positionEmbedding(int from, const std::string& name);
+    int biasActivation(int from, Activation act, const std::string& name);
+    int attention(int q, int k, int v, int heads, const std::string& name);
+    int sequencePool(int features, int logits, const std::string& name);
+
+    Shape3 shape(int layer) const { return net_.shapeOf(layer); }
+    Network finish(int numOutputs, LossKind loss, std::string description, std::string source);
+
+private:
+    int push(Layer l);
+    Network net_;
+};
+
+}  // namespace tinyscope
