@@ -17,6 +17,7 @@ struct Command {
 
 // Registered by each command group; add a group to allCommands() in Cli.cpp.
 std::vector<Command> costCommands();   // CostCommands.cpp: cost, encode, decode, space
+std::vector<Command> graphCommands();  // GraphCommands.cpp: zoo, train-graph, memory
 
 int runCli(const Args& args);   // args[0] is the command name
 void printUsage();
