@@ -12,6 +12,7 @@
 #include "graph/GraphInterpreter.h"
 #include "graph/PublishedSchemes.h"
 #include "nn/FakeQuantAutograd.h"
+#include "nn/GradientCheck.h"
 #include "zoo/NetworkBuilder.h"
 #include "zoo/ZooCatalog.h"
 
@@ -77,75 +78,38 @@ SparseScheme scheme(int nBias, std::vector<int> idx, std::vector<double> ratio)
     return s;
 }
 
-// The first k channels along `dim` (0 or 1) of an OIHW tensor.
-std::vector<float> leadingChannels(const std::vector<float>& w, const std::vector<int>& shape, int dim, int k)
+struct Check {
+    int outputs = 0;
+    double worst = 0;
+};
+
+// Interpreter on the pruned graph vs autograd, for every gradient output of the graph; a
+// gradient that is zero everywhere (saturated clamps) would make the check vacuous and fails.
+Check compareWithAutograd(const Network& net, const SparseScheme& s, AutodiffMode mode, unsigned seed)
 {
-    std::vector<float> out;
-    const int O = shape[0], I = shape[1], hw = shape[2] * shape[3];
-    for (int o = 0; o < (dim == 0 ? k : O); ++o)
-        for (int i = 0; i < (dim == 1 ? k : I); ++i)
-            for (int p = 0; p < hw; ++p) out.push_back(w[static_cast<std::size_t>((o * I + i) * hw + p)]);
-    return out;
+    const ResolvedScheme r = s.resolve(net);
+    const TrainingGraph g = buildTrainingGraph(net, r, mode);
+    const GradientCheckResult res = checkGradients(g, net, r, syntheticQuantParameters(g, net, seed));
+    Check c;
+    c.outputs = static_cast<int>(res.gradients.size());
+    c.worst = res.maxRelativeError();
+    if (std::fabs(res.loss - res.reference_loss) > 1e-4 * std::max(1.0, std::fabs(res.reference_loss))) c.worst = 1;
+    for (const GradientComparison& e : res.gradients) {
+        if (e.scale == 0) c.worst = 1;
+        if (e.relative_error > 1e-4 || e.scale == 0) qWarning("%s: relative error %g of %g", e.name.c_str(), e.relative_error, e.scale);
+    }
+    return c;
 }
 
+// Largest difference relative to the largest reference value.
 double relativeError(const std::vector<float>& got, const std::vector<float>& want)
 {
-    // Largest difference relative to the largest reference value.
     double diff = 0, scale = 1e-30;
     for (std::size_t i = 0; i < want.size(); ++i) {
         diff = std::max(diff, std::fabs(static_cast<double>(got[i]) - want[i]));
         scale = std::max(scale, std::fabs(static_cast<double>(want[i])));
     }
     return diff / scale;
-}
-
-struct Check {
-    int outputs = 0;
-    double worst = 0;
-};
-
-// Interpreter on the pruned graph vs autograd, for every gradient output of the graph.
-Check compareWithAutograd(const Network& net, const SparseScheme& s, AutodiffMode mode, unsigned seed)
-{
-    const ResolvedScheme r = s.resolve(net);
-    const TrainingGraph g = buildTrainingGraph(net, r, mode);
-    const ParameterStore p = syntheticQuantParameters(g, net, seed);
-    GraphInterpreter run(g);
-    run.bind(p);
-    run.run();
-    const AutogradResult ref = fakeQuantAutograd(
-        g, p, mode == AutodiffMode::Reference ? FakeQuantSemantics::Reference : FakeQuantSemantics::Exact);
-    Check c;
-    if (std::fabs(run.loss() - ref.loss) > 1e-4 * std::max(1.0, std::fabs(ref.loss))) {
-        qWarning("loss %g vs %g", run.loss(), ref.loss);
-        c.worst = 1;
-    }
-    for (const GraphOutput& o : g.outputs) {
-        if (o.kind != GradientKind::Bias && o.kind != GradientKind::Weight) continue;
-        const std::vector<float>& got = run.value(o.tensor);
-        std::vector<float> want = ref.gradients.at(o.info);
-        if (o.kind == GradientKind::Weight) {
-            const Layer& l = net.layer(o.layer);
-            const int k = mode == AutodiffMode::Reference ? r.conv(l.conv_index).k_compiler : r.conv(l.conv_index).k;
-            const std::vector<int> shape{l.cout, l.cin / l.groups, l.kh, l.kw};
-            if (k < l.cin) want = leadingChannels(want, shape, l.depthwise() ? 0 : 1, k);
-        }
-        if (got.size() != want.size()) {
-            qWarning("%s: %zu values vs %zu", o.info.c_str(), got.size(), want.size());
-            c.worst = 1;
-            continue;
-        }
-        // A gradient that is zero everywhere (saturated clamps) would make the check vacuous.
-        if (std::none_of(want.begin(), want.end(), [](float v) { return v != 0.f; })) {
-            qWarning("%s: the reference gradient is all zero", o.info.c_str());
-            c.worst = 1;
-        }
-        const double e = relativeError(got, want);
-        if (e > c.worst) c.worst = e;
-        if (e > 1e-4) qWarning("%s: relative error %g", o.info.c_str(), e);
-        ++c.outputs;
-    }
-    return c;
 }
 
 bool hasOp(const TrainingGraph& g, OpKind kind, int layer)

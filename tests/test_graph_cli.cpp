@@ -91,6 +91,22 @@ private Q_SLOTS:
         QVERIFY(h.out.find("3 zero (dummy)") != std::string::npos);
     }
 
+    void trainGraphCheckComparesEveryGradientWithAutograd()
+    {
+        for (const char* mode : {"correct", "reference"}) {
+            Run r = run(args({"train-graph", "--model", "resnet-8", "--scheme", "full", "--mode", mode, "--check", "--json"}));
+            QCOMPARE(r.code, 0);
+            const Json c = Json::parse(r.out)["check"];
+            QCOMPARE(c["gradients"].get<int>(), 20);
+            QCOMPARE(c["all_zero_gradients"].get<int>(), 0);
+            QVERIFY(c["max_relative_error"].get<double>() < 1e-4);
+            QVERIFY(c["passed"].get<bool>());
+        }
+        Run h = run(args({"train-graph", "--model", "mcunet-5fps", "--scheme", "49kb", "--mode", "reference", "--check", "--seed", "3"}));
+        QCOMPARE(h.code, 0);
+        QVERIFY2(h.out.find("25 gradients vs LibTorch autograd") != std::string::npos, h.out.c_str());
+    }
+
     void trainGraphAndMemoryWorkOnEveryZooModel()
     {
         for (const char* m : kModels) {

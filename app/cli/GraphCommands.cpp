@@ -9,6 +9,7 @@
 #include "graph/PublishedSchemes.h"
 #include "io/AtomicFile.h"
 #include "io/Text.h"
+#include "nn/GradientCheck.h"
 #include "space/SpacePresets.h"
 #include "viz/GraphvizRenderer.h"
 #include "viz/TrainingGraphDot.h"
@@ -209,14 +210,16 @@ const char* gradientKindName(GradientKind k)
 int cmdTrainGraph(const Args& argv)
 {
     CliArgs a(argv, {"model", "config", "space", "scheme", "n-bias-update", "weight-idx", "weight-ratio", "mode", "dot", "svg",
-                     "save-scheme"},
-              {"json", "ops", "help"});
+                     "save-scheme", "seed"},
+              {"json", "ops", "check", "help"});
     if (a.flag("help") || !a.positionals().empty()) {
         std::cout << "usage: tinyscope train-graph (--model NAME | --config C) (--scheme FILE|NAME | --n-bias-update N …)\n"
                      "                             [--mode correct|reference] [--dot OUT.dot] [--svg OUT.svg] [--ops] [--json]\n"
                   << kModelHelp << kSchemeHelp
                   << "  --dot / --svg       the forward + backward graph (pruned ops grey) as DOT text / Graphviz SVG\n"
-                     "  --ops               list the kept ops in execution order\n";
+                     "  --ops               list the kept ops in execution order\n"
+                     "  --check [--seed S]  run the graph on synthetic int8 parameters and compare every gradient\n"
+                     "                      with LibTorch autograd on the same fake-quantized model (exit 1 if > 1e-4)\n";
         return a.flag("help") ? 0 : 2;
     }
     const Network net = networkFromArgs(a);
@@ -234,6 +237,16 @@ int cmdTrainGraph(const Args& argv)
         if (a.has("dot")) writeFileAtomic(a.value("dot"), dot);
         if (a.has("svg")) writeFileAtomic(a.value("svg"), renderDotToSvg(dot));
     }
+
+    GradientCheckResult check;
+    const bool checked = a.flag("check");
+    if (checked) {
+        const long long seed = a.int64Value("seed", 1);
+        check = checkGradients(g, net, r, syntheticQuantParameters(g, net, static_cast<unsigned>(seed)));
+    } else if (a.has("seed")) {
+        throw InputError("--seed only applies to --check");
+    }
+    const bool checkFailed = checked && (check.maxRelativeError() > 1e-4 || check.allZero() > 0);
 
     std::vector<int> position(g.ops.size(), -1);
     for (std::size_t i = 0; i < g.order.size(); ++i) position[static_cast<std::size_t>(g.order[i])] = static_cast<int>(i);
@@ -290,8 +303,15 @@ int cmdTrainGraph(const Args& argv)
             }
             j["op_list"] = ops;
         }
+        if (checked)
+            j["check"] = Json{{"gradients", check.gradients.size()},
+                              {"max_relative_error", check.maxRelativeError()},
+                              {"all_zero_gradients", check.allZero()},
+                              {"loss", check.loss},
+                              {"autograd_loss", check.reference_loss},
+                              {"passed", !checkFailed}};
         std::cout << j.dump(2) << "\n";
-        return 0;
+        return checkFailed ? 1 : 0;
     }
     std::cout << "model    " << net.name << " (" << net.numConvs() << " convs)\n"
               << "scheme   " << schemeSummary(net, r) << "\n"
@@ -304,6 +324,12 @@ int cmdTrainGraph(const Args& argv)
               << "leaves   " << g.outputs.size() << ": loss, " << kinds[GradientKind::Bias] << " bias, "
               << kinds[GradientKind::Weight] << " weight" << (kinds[GradientKind::Zero] ? ", " + std::to_string(kinds[GradientKind::Zero]) + " zero (dummy)" : "")
               << " gradients\n";
+    if (checked) {
+        std::ostringstream e;
+        e << check.maxRelativeError();
+        std::cout << "check    " << check.gradients.size() << " gradients vs LibTorch autograd on synthetic int8 parameters: "
+                  << "max relative error " << e.str() << (checkFailed ? "  FAILED" : "  ok") << "\n";
+    }
     if (r.anyKDiffersFromCompiler())
         std::cout << "note     a ratio·C_in is not whole: the analytic model truncates, the reference compiler rounds\n";
     std::cout << "op types";
@@ -330,7 +356,7 @@ int cmdTrainGraph(const Args& argv)
                       << "(" << ins << ")\n";
         }
     }
-    return 0;
+    return checkFailed ? 1 : 0;
 }
 
 int cmdMemory(const Args& argv)

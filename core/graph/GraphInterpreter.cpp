@@ -406,15 +406,11 @@ ParameterStore syntheticQuantParameters(const TrainingGraph& g, const Network& n
         zero[static_cast<std::size_t>(g.input)] = -128.f;
     }
     auto activated = [&](int layer) { return layer >= 0 && net.layer(layer).act != Activation::None; };
-    auto stddev = [](const std::vector<float>& v, std::size_t from, std::size_t count, float offset) {
-        double s = 0, s2 = 0;
-        for (std::size_t i = from; i < from + count; ++i) {
-            const double x = v[i] - offset;
-            s += x;
-            s2 += x * x;
-        }
-        const double m = s / static_cast<double>(count);
-        return std::sqrt(std::max(1e-12, s2 / static_cast<double>(count) - m * m));
+    // Root mean square (not the deviation: a 2-class head's two logits may be close but large).
+    auto spreadOf = [](const std::vector<float>& v, float offset) {
+        double s2 = 0;
+        for (float x : v) s2 += (static_cast<double>(x) - offset) * (static_cast<double>(x) - offset);
+        return std::max(1.0, std::sqrt(s2 / static_cast<double>(v.size())));
     };
 
     for (int i = 0; i < g.forward_ops; ++i) {
@@ -438,7 +434,7 @@ ParameterStore syntheticQuantParameters(const TrainingGraph& g, const Network& n
             run.execute(i);   // unit scale: the output is the accumulator + zy
             // Per-tensor spread (a 1×1 map has one value per channel), per-channel jitter.
             const std::vector<float>& acc = run.value(op.output);
-            const double spread = std::max(1.0, stddev(acc, 0, acc.size(), zy));
+            const double spread = spreadOf(acc, zy);
             std::vector<float> s(static_cast<std::size_t>(w.shape[0]));
             for (float& x : s) x = static_cast<float>(target / spread * uniform(0.8, 1.25));
             put(op.inputs[5], s);
@@ -459,7 +455,7 @@ ParameterStore syntheticQuantParameters(const TrainingGraph& g, const Network& n
             run.bind(op.inputs[7], {1.f});
             run.execute(i);
             const std::vector<float>& v = run.value(op.output);
-            put(op.inputs[7], {static_cast<float>(stddev(v, 0, v.size(), zy) / target)});
+            put(op.inputs[7], {static_cast<float>(spreadOf(v, zy) / target)});
             run.execute(i);
             zero[static_cast<std::size_t>(op.output)] = zy;
             break;
