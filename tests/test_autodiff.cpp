@@ -31,17 +31,7 @@ Network tinyResidualNet(bool squeezeExcite = false)
     NetworkBuilder b("tiny-residual", {3, 12, 12});
     auto conv = [&](int from, const char* name, const char* role, const std::string& prefix, int block, int cout, int k,
                     int stride, int groups, Activation act) {
-        ConvSpec s;
-        s.name = name;
-        s.role = role;
-        s.prefix = prefix;
-        s.block = block;
-        s.cout = cout;
-        s.kernel(k).stride(stride);
-        s.groups = groups;
-        s.bias = true;
-        s.act = act;
-        return b.conv(from, s);
+        return b.conv(from, ConvSpec::of(name, role, prefix, block, cout, k, stride, groups, act).withBias());
     };
     int x = conv(-1, "stem", "stem", "v0", -1, 8, 3, 2, 1, Activation::ReLU6);
     int y = conv(x, "b1.pw1", "pw1", "v1_conv_0", 0, 16, 1, 1, 1, Activation::ReLU6);
@@ -58,14 +48,7 @@ Network tinyResidualNet(bool squeezeExcite = false)
     y = conv(y, "b2.dw", "dw", "v2_conv_1", 1, 16, 3, 2, 16, Activation::ReLU6);
     y = conv(y, "b2.pw2", "pw2", "v2_conv_2", 1, 8, 1, 1, 1, Activation::None);
     x = b.globalAvgPool(y, "pool");
-    ConvSpec fc;
-    fc.name = "classifier";
-    fc.role = "classifier";
-    fc.prefix = "v3";
-    fc.cout = 4;
-    fc.bias = true;
-    fc.linear = true;
-    b.conv(x, fc);
+    b.conv(x, ConvSpec::of("classifier", "classifier", "v3", -1, 4).asLinear());
     return b.finish(4, LossKind::CrossEntropy, "test network", "tests");
 }
 

@@ -29,27 +29,10 @@ const PublishedScheme& published(const std::string& model, const std::string& na
 Network handNet()
 {
     NetworkBuilder b("hand", {1, 4, 4});
-    ConvSpec c1;
-    c1.name = "conv1";
-    c1.role = "pw";
-    c1.prefix = "v0";
-    c1.cout = 2;
-    c1.bias = true;
-    c1.act = Activation::ReLU;
-    int x = b.conv(-1, c1);
-    ConvSpec c2 = c1;
-    c2.name = "conv2";
-    c2.prefix = "v1";
-    c2.act = Activation::None;
-    x = b.conv(x, c2);
+    int x = b.conv(-1, ConvSpec::of("conv1", "pw", "v0", -1, 2, 1, 1, 1, Activation::ReLU).withBias());
+    x = b.conv(x, ConvSpec::of("conv2", "pw", "v1", -1, 2).withBias());
     x = b.globalAvgPool(x, "pool");
-    ConvSpec fc = c2;
-    fc.name = "fc";
-    fc.role = "classifier";
-    fc.prefix = "v2";
-    fc.cout = 3;
-    fc.linear = true;
-    b.conv(x, fc);
+    b.conv(x, ConvSpec::of("fc", "classifier", "v2", -1, 3).asLinear());
     return b.finish(3, LossKind::CrossEntropy, "hand-computed", "tests");
 }
 
@@ -150,24 +133,9 @@ private Q_SLOTS:
     void depthwiseConvsRunInPlace()
     {
         NetworkBuilder b("dw", {2, 4, 4});
-        ConvSpec dw;
-        dw.name = "dw";
-        dw.role = "dw";
-        dw.prefix = "v0";
-        dw.cout = 2;
-        dw.kernel(3);
-        dw.groups = 2;
-        dw.bias = true;
-        int x = b.conv(-1, dw);
+        int x = b.conv(-1, ConvSpec::of("dw", "dw", "v0", -1, 2, 3, 1, 2).withBias());
         x = b.globalAvgPool(x, "pool");
-        ConvSpec fc;
-        fc.name = "fc";
-        fc.role = "classifier";
-        fc.prefix = "v1";
-        fc.cout = 2;
-        fc.bias = true;
-        fc.linear = true;
-        b.conv(x, fc);
+        b.conv(x, ConvSpec::of("fc", "classifier", "v1", -1, 2).asLinear());
         const Network net = b.finish(2, LossKind::CrossEntropy, "", "");
         // The depthwise step holds one 32-byte buffer, not input + output.
         QCOMPARE(TrainingMemoryModel(net).inferencePeakBytes(), 34LL);   // the pool: 32 + 2

@@ -111,6 +111,35 @@ std::vector<double> convolve(const Values& x, const TensorShape& xs, const Value
 
 float roundHalfEven(float v) { return std::nearbyint(v); }
 
+// Calls f(linear index, multi-index) for every element of `shape`, in row-major order.
+template <class F>
+void forEachIndex(const TensorShape& shape, F f)
+{
+    const std::int64_t n = shapeElems(shape);
+    std::vector<int> idx(shape.size(), 0);
+    for (std::int64_t i = 0; i < n; ++i) {
+        f(i, idx);
+        for (std::size_t d = shape.size(); d-- > 0;) {
+            if (++idx[d] < shape[d]) break;
+            idx[d] = 0;
+        }
+    }
+}
+
+// Gathers out[i] = x[Σ_d source(d, idx[d])·stride_d(x)] over the output's indices.
+template <class Source>
+Values gather(const Values& x, const TensorShape& xs, const TensorShape& os, Source source)
+{
+    const std::vector<std::int64_t> st = stridesOf(xs);
+    Values r(static_cast<std::size_t>(shapeElems(os)));
+    forEachIndex(os, [&](std::int64_t i, const std::vector<int>& idx) {
+        std::int64_t src = 0;
+        for (std::size_t d = 0; d < os.size(); ++d) src += source(d, idx) * st[d];
+        r[static_cast<std::size_t>(i)] = x[static_cast<std::size_t>(src)];
+    });
+    return r;
+}
+
 }  // namespace
 
 GraphInterpreter::GraphInterpreter(const TrainingGraph& g) : g_(g), values_(g.tensors.size())
@@ -278,17 +307,12 @@ void GraphInterpreter::execute(int opIndex)
             }
         std::vector<double> acc(static_cast<std::size_t>(shapeElems(kept)), 0.0);
         const std::vector<std::int64_t> ks = stridesOf(kept);
-        std::vector<int> idx(rank, 0);
         const Values& x = in(0);
-        for (std::size_t i = 0; i < x.size(); ++i) {
+        forEachIndex(xs, [&](std::int64_t i, const std::vector<int>& idx) {
             std::int64_t o = 0;
             for (std::size_t d = 0; d < rank; ++d) o += red[d] ? 0 : idx[d] * ks[d];
-            acc[static_cast<std::size_t>(o)] += x[i];
-            for (std::size_t d = rank; d-- > 0;) {
-                if (++idx[d] < xs[d]) break;
-                idx[d] = 0;
-            }
-        }
+            acc[static_cast<std::size_t>(o)] += x[static_cast<std::size_t>(i)];
+        });
         r.resize(acc.size());
         for (std::size_t i = 0; i < acc.size(); ++i)
             r[i] = static_cast<float>(op.kind == OpKind::Mean ? acc[i] / static_cast<double>(count) : acc[i]);
@@ -296,50 +320,25 @@ void GraphInterpreter::execute(int opIndex)
     }
     case OpKind::Tile: {
         const TensorShape& xs = shp(0);
-        const std::vector<std::int64_t> xst = stridesOf(xs);
-        r.resize(static_cast<std::size_t>(n));
-        std::vector<int> idx(os.size(), 0);
-        for (std::int64_t i = 0; i < n; ++i) {
-            std::int64_t src = 0;
-            for (std::size_t d = 0; d < os.size(); ++d) src += (idx[d] % xs[d]) * xst[d];
-            r[static_cast<std::size_t>(i)] = in(0)[static_cast<std::size_t>(src)];
-            for (std::size_t d = os.size(); d-- > 0;) {
-                if (++idx[d] < os[d]) break;
-                idx[d] = 0;
-            }
-        }
+        r = gather(in(0), xs, os, [&](std::size_t d, const std::vector<int>& idx) { return idx[d] % xs[d]; });
         break;
     }
     case OpKind::Transpose: {
+        // out[idx] = x[idx permuted back]: dimension d of the output is axes[d] of the input.
         const std::vector<int> axes = ints(op.attrs["axes"]);
-        const std::vector<std::int64_t> xst = stridesOf(shp(0));
+        const TensorShape& xs = shp(0);
+        const std::vector<std::int64_t> st = stridesOf(xs);
         r.resize(static_cast<std::size_t>(n));
-        std::vector<int> idx(os.size(), 0);
-        for (std::int64_t i = 0; i < n; ++i) {
+        forEachIndex(os, [&](std::int64_t i, const std::vector<int>& idx) {
             std::int64_t src = 0;
-            for (std::size_t d = 0; d < os.size(); ++d) src += idx[d] * xst[static_cast<std::size_t>(axes[d])];
+            for (std::size_t d = 0; d < os.size(); ++d) src += idx[d] * st[static_cast<std::size_t>(axes[d])];
             r[static_cast<std::size_t>(i)] = in(0)[static_cast<std::size_t>(src)];
-            for (std::size_t d = os.size(); d-- > 0;) {
-                if (++idx[d] < os[d]) break;
-                idx[d] = 0;
-            }
-        }
+        });
         break;
     }
     case OpKind::StridedSlice: {
         const std::vector<int> begin = ints(op.attrs["begin"]);
-        const std::vector<std::int64_t> xst = stridesOf(shp(0));
-        r.resize(static_cast<std::size_t>(n));
-        std::vector<int> idx(os.size(), 0);
-        for (std::int64_t i = 0; i < n; ++i) {
-            std::int64_t src = 0;
-            for (std::size_t d = 0; d < os.size(); ++d) src += (idx[d] + begin[d]) * xst[d];
-            r[static_cast<std::size_t>(i)] = in(0)[static_cast<std::size_t>(src)];
-            for (std::size_t d = os.size(); d-- > 0;) {
-                if (++idx[d] < os[d]) break;
-                idx[d] = 0;
-            }
-        }
+        r = gather(in(0), shp(0), os, [&](std::size_t d, const std::vector<int>& idx) { return idx[d] + begin[d]; });
         break;
     }
     case OpKind::Conv2d: {

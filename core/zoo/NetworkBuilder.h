@@ -16,9 +16,28 @@ struct ConvSpec {
     bool bias = false, bn = false, linear = false;
     Activation act = Activation::None;
 
+    // A k×k conv with 'same' padding ((k−1)/2 per side).
+    static ConvSpec of(std::string name, std::string role, std::string prefix, int block, int cout, int k = 1,
+                       int stride = 1, int groups = 1, Activation act = Activation::None)
+    {
+        ConvSpec s;
+        s.name = std::move(name);
+        s.role = std::move(role);
+        s.prefix = std::move(prefix);
+        s.block = block;
+        s.cout = cout;
+        s.kh = s.kw = k;
+        s.stride_h = s.stride_w = stride;
+        s.groups = groups;
+        s.act = act;
+        return s;
+    }
     ConvSpec& kernel(int k) { kh = kw = k; return *this; }
     ConvSpec& stride(int s) { stride_h = stride_w = s; return *this; }
     ConvSpec& pad(int p) { pad_t = pad_l = pad_b = pad_r = p; return *this; }
+    ConvSpec& withBias() { bias = true; return *this; }
+    ConvSpec& withBn() { bn = true; return *this; }
+    ConvSpec& asLinear() { linear = bias = true; return *this; }   // a torch Linear (with bias)
 };
 
 class NetworkBuilder {

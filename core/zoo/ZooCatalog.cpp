@@ -34,17 +34,7 @@ Network tinyTrainingNet(const std::string& name, const std::vector<MbBlock>& blo
     NetworkBuilder b(name, {3, 128, 128});
     auto conv = [&](int from, const std::string& lname, const std::string& role, const std::string& prefix,
                     int block, int cout, int k, int stride, int groups, Activation act) {
-        ConvSpec s;
-        s.name = lname;
-        s.role = role;
-        s.prefix = prefix;
-        s.block = block;
-        s.cout = cout;
-        s.kernel(k).stride(stride);
-        s.groups = groups;
-        s.bias = true;
-        s.act = act;
-        return b.conv(from, s);
+        return b.conv(from, ConvSpec::of(lname, role, prefix, block, cout, k, stride, groups, act).withBias());
     };
     int x = conv(-1, "first_conv", "stem", "v0", -1, 16, 3, 2, 1, Activation::ReLU6);
     x = conv(x, "blocks.0.dw", "dw", "v1_conv_0", 0, 16, 3, 1, 16, Activation::ReLU6);
@@ -61,14 +51,7 @@ Network tinyTrainingNet(const std::string& name, const std::vector<MbBlock>& blo
         x = y;
     }
     x = b.globalAvgPool(x, "pool");
-    ConvSpec fc;
-    fc.name = "classifier";
-    fc.role = "classifier";
-    fc.prefix = "v" + str(static_cast<int>(blocks.size()) + 2);
-    fc.cout = 10;
-    fc.bias = true;
-    fc.linear = true;
-    b.conv(x, fc);
+    b.conv(x, ConvSpec::of("classifier", "classifier", "v" + str(static_cast<int>(blocks.size()) + 2), -1, 10).asLinear());
     return b.finish(10, LossKind::CrossEntropy, description,
                     "mit-han-lab/tiny-training algorithm/assets/mcu_models/" + name + ".pkl, 10-class head");
 }
@@ -109,29 +92,12 @@ Network proxylessW03()
 ConvSpec convBnRelu(const std::string& name, const std::string& role, const std::string& prefix, int block, int cout,
                     int k, int stride, int groups = 1, Activation act = Activation::ReLU)
 {
-    ConvSpec s;
-    s.name = name;
-    s.role = role;
-    s.prefix = prefix;
-    s.block = block;
-    s.cout = cout;
-    s.kernel(k).stride(stride);
-    s.groups = groups;
-    s.bn = true;
-    s.act = act;
-    return s;
+    return ConvSpec::of(name, role, prefix, block, cout, k, stride, groups, act).withBn();
 }
 
 ConvSpec linearLayer(const std::string& name, const std::string& role, const std::string& prefix, int cout)
 {
-    ConvSpec s;
-    s.name = name;
-    s.role = role;
-    s.prefix = prefix;
-    s.cout = cout;
-    s.bias = true;
-    s.linear = true;
-    return s;
+    return ConvSpec::of(name, role, prefix, -1, cout).asLinear();
 }
 
 Network dscnnS()
@@ -216,13 +182,7 @@ Network resnet8()
 Network cct2()
 {
     NetworkBuilder b("cct-2/3x2", {3, 32, 32});
-    ConvSpec t0;
-    t0.name = "tokenizer.conv0";
-    t0.role = "token_conv";
-    t0.prefix = "v0";
-    t0.cout = 64;
-    t0.kernel(3);
-    t0.act = Activation::ReLU;
+    ConvSpec t0 = ConvSpec::of("tokenizer.conv0", "token_conv", "v0", -1, 64, 3, 1, 1, Activation::ReLU);
     int x = b.conv(-1, t0);
     x = b.maxPool(x, 3, 2, 1, "tokenizer.pool0");
     ConvSpec t1 = t0;
