@@ -237,6 +237,8 @@ private Q_SLOTS:
             const Json& r = ref[i];
             const QByteArray where = QByteArray("op ") + QByteArray::number(int(i));
             QVERIFY2(r["type"] == opTypeName(op.kind), where.constData());
+            OpKind parsed;
+            QVERIFY(opKindFromName(r["type"].get<std::string>(), parsed) && parsed == op.kind);
             QVERIFY2(r["attrs"] == op.attrs, (where + " attrs " + QByteArray::fromStdString(op.attrs.dump())).constData());
             const Tensor& out = g.tensor(op.output);
             QVERIFY2(r["outputs"][0]["shape"] == Json(out.shape.empty() ? TensorShape{1} : out.shape), where.constData());

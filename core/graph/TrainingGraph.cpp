@@ -49,6 +49,26 @@ const char* dtypeName(DType d)
     return "?";
 }
 
+bool opKindFromName(const std::string& name, OpKind& kind)
+{
+    for (int k = 0; k < kOpKindCount; ++k)
+        if (name == opTypeName(static_cast<OpKind>(k))) {
+            kind = static_cast<OpKind>(k);
+            return true;
+        }
+    return false;
+}
+
+bool dtypeFromName(const std::string& name, DType& dtype)
+{
+    for (DType d : {DType::Int8, DType::Int32, DType::Float32, DType::Bool})
+        if (name == dtypeName(d)) {
+            dtype = d;
+            return true;
+        }
+    return false;
+}
+
 const char* opRoleName(OpRole r)
 {
     switch (r) {

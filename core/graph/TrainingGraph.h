@@ -54,6 +54,9 @@ enum class AutodiffMode : std::uint8_t {
 
 const char* opTypeName(OpKind k);      // Relay op name, e.g. "nn.mcuconv2d"
 const char* dtypeName(DType d);        // "int8", "int32", "float32", "bool"
+// Inverses for readers of TinyEngine JSON; false when the name is not in the vocabulary.
+bool opKindFromName(const std::string& name, OpKind& kind);
+bool dtypeFromName(const std::string& name, DType& dtype);
 const char* opRoleName(OpRole r);
 const char* autodiffModeName(AutodiffMode m);   // "correct", "reference"
 AutodiffMode parseAutodiffMode(const std::string& s);   // throws InputError
