@@ -2,9 +2,11 @@
 // Shared by the test suites: where ../shared/reference and the built tinyscope binary are.
 #include <QDir>
 #include <QFileInfo>
+#include <QProcess>
 #include <QString>
 #include <QtTest>
 
+#include <algorithm>
 #include <string>
 
 namespace tinyscope::test {
@@ -14,6 +16,26 @@ inline std::string sharedPath(const char* relative) { return (sharedDir() + QLat
 inline bool haveShared() { return QFileInfo::exists(sharedDir() + QStringLiteral("/reference")); }
 inline QString tinyscopeBinary() { return QStringLiteral(TINYSCOPE_BINARY); }
 inline QString sourceDir() { return QStringLiteral(TINYSCOPE_SOURCE_DIR); }
+
+// The built `tinyscope` run as a user runs it.
+struct CliRun {
+    int code = -1;   // -2: crashed, -1: timed out
+    std::string out, err;
+};
+
+inline CliRun runTinyscope(const QStringList& args)
+{
+    QProcess p;
+    p.start(tinyscopeBinary(), args);
+    if (!p.waitForFinished(120000)) {
+        p.kill();
+        return {};
+    }
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2, p.readAllStandardOutput().toStdString(),
+            p.readAllStandardError().toStdString()};
+}
+
+inline int lineCount(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
 }  // namespace tinyscope::test
 

@@ -183,6 +183,12 @@ void EvaluationBox::saveSettings()
 
 QString EvaluationBox::supernetSpaceName() const { return space_->currentText(); }
 
+bool EvaluationBox::ready() const
+{
+    if (supernet_->text().isEmpty() || !QFileInfo::exists(supernet_->text())) return false;
+    return !data_->currentText().startsWith(QStringLiteral("fashion-mnist")) || !fashionMnistDir().empty();
+}
+
 void EvaluationBox::refreshNotes()
 {
     QStringList notes;

@@ -32,6 +32,8 @@ public:
     bool waitForIdle(int timeoutMs);        // for screenshots and tests
     void classify(const QString& imagePath);
     bool busy() const { return running_; }
+    // A supernet file is chosen and exists, and the data can be opened (no dialog needed).
+    bool ready() const;
     QString resultText() const;
     const EvalResult& lastResult() const { return last_; }
 

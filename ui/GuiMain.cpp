@@ -42,7 +42,7 @@ int writeScreenshots(MainWindow& window, const char* dir)
     ds->selectLabMax();
     written += saveGrab(&window, base + QStringLiteral("design-space-max.png"));
     // An evaluation result on the shipped supernet (when it and the data are there).
-    if (ds->evaluationBox()->isEnabled()) {
+    if (ds->evaluationBox()->ready()) {
         ds->evaluationBox()->evaluate();
         ds->evaluationBox()->waitForIdle(300000);
     }

@@ -19,6 +19,7 @@ struct Command {
 std::vector<Command> costCommands();   // CostCommands.cpp: cost, encode, decode, space
 std::vector<Command> evalCommands();   // EvalCommands.cpp: forward, eval, classify
 std::vector<Command> trainCommands();  // TrainCommands.cpp: train-supernet, make-accdata
+std::vector<Command> graphCommands();  // GraphCommands.cpp: zoo, train-graph, memory
 
 int runCli(const Args& args);   // args[0] is the command name
 void printUsage();
