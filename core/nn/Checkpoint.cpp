@@ -94,16 +94,26 @@ namespace {
 
 class ArchiveReader {
 public:
-    explicit ArchiveReader(const std::string& path) : path_(path)
+    // From a file, or (bytes != nullptr) from memory.
+    ArchiveReader(const std::string& path, const std::string* bytes) : path_(path)
     {
-        std::ifstream probe(path, std::ios::binary);
-        if (!probe) throw InputError(path + ": cannot open: " + std::strerror(errno));
         char magic[4] = {};
-        probe.read(magic, 4);
-        if (probe.gcount() < 4 || std::memcmp(magic, "PK\x03\x04", 4) != 0)
+        if (bytes) {
+            if (bytes->size() >= 4) std::memcpy(magic, bytes->data(), 4);
+        } else {
+            std::ifstream probe(path, std::ios::binary);
+            if (!probe) throw InputError(path + ": cannot open: " + std::strerror(errno));
+            probe.read(magic, 4);
+        }
+        if (std::memcmp(magic, "PK\x03\x04", 4) != 0)
             throw InputError(path + ": not a PyTorch checkpoint (expected the zip format torch.save writes)");
         try {
-            reader_ = std::make_unique<caffe2::serialize::PyTorchStreamReader>(path);
+            if (bytes) {
+                stream_ = std::make_unique<std::istringstream>(*bytes);
+                reader_ = std::make_unique<caffe2::serialize::PyTorchStreamReader>(stream_.get());
+            } else {
+                reader_ = std::make_unique<caffe2::serialize::PyTorchStreamReader>(path);
+            }
             if (!reader_->hasRecord("data.pkl"))
                 throw InputError(path + ": not a PyTorch checkpoint: the archive has no data.pkl");
             auto [ptr, size] = reader_->getRecord("data.pkl");
@@ -161,6 +171,7 @@ private:
     }
 
     std::string path_;
+    std::unique_ptr<std::istringstream> stream_;
     std::unique_ptr<caffe2::serialize::PyTorchStreamReader> reader_;
     std::string pkl_;
 };
@@ -175,9 +186,10 @@ bool allTensors(const PyValue& d)
 
 }  // namespace
 
-Checkpoint readCheckpoint(const std::string& path)
+namespace {
+Checkpoint readArchive(const std::string& path, const std::string* bytes)
 {
-    ArchiveReader archive(path);
+    ArchiveReader archive(path, bytes);
     PyRef root = readPickle(archive.pickle(), path + ": data.pkl");
     Checkpoint out;
     PyRef sd = root;
@@ -197,6 +209,17 @@ Checkpoint readCheckpoint(const std::string& path)
         throw InputError(path + ": expected a state dict (or {\"state_dict\": ...}), found a " + sd->kindName());
     out.state_dict = archive.tensors(*sd, "state dict");
     return out;
+}
+}  // namespace
+
+Checkpoint readCheckpoint(const std::string& path)
+{
+    return readArchive(path, nullptr);
+}
+
+Checkpoint readCheckpointBytes(const std::string& bytes, const std::string& name)
+{
+    return readArchive(name, &bytes);
 }
 
 StateDict loadStateDict(const std::string& path)

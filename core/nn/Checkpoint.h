@@ -31,6 +31,8 @@ struct Checkpoint {
 // Accepts a wrapped or bare state dict, whatever the zip's folder is called. Errors (not a zip,
 // truncated, missing storage, non-tensor values) name the file and the key.
 Checkpoint readCheckpoint(const std::string& path);
+// The same from bytes in memory (`name` appears in messages); used by the fuzz target.
+Checkpoint readCheckpointBytes(const std::string& bytes, const std::string& name);
 StateDict loadStateDict(const std::string& path);
 
 // Writes atomically, so an interrupted write leaves the previous file intact.
