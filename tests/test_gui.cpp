@@ -4,11 +4,17 @@
 
 #include "AppState.h"
 #include "DesignSpacePanel.h"
+#include "EvaluationBox.h"
+#include "nn/Supernet.h"
+#include "space/SpacePresets.h"
 #include "MainWindow.h"
 #include "SvgGraphView.h"
+#include "data/ImageDataset.h"
 
 #include <QImage>
 #include <QProcess>
+#include <QSettings>
+#include <QSpinBox>
 #include <QTemporaryDir>
 
 using namespace tinyscope;
@@ -26,8 +32,45 @@ int distinctColours(const QImage& img)
 
 class TestGui : public QObject {
     Q_OBJECT
+    QTemporaryDir tmp;
 
 private Q_SLOTS:
+    void initTestCase()
+    {
+        QCoreApplication::setOrganizationName(QStringLiteral("tinyscope"));
+        QCoreApplication::setApplicationName(QStringLiteral("tinyscope"));
+    }
+
+    void evaluatesOffTheGuiThreadAndShowsTheResult()
+    {
+        if (fashionMnistDir().empty()) QSKIP("dataset-fashion-mnist is not installed");
+        const QString ckpt = tmp.path() + QStringLiteral("/init.pth");
+        Supernet::initialize(presetSpace("mcunet-fmnist"), 5).save(ckpt.toStdString());
+        QSettings s;
+        s.setValue(QStringLiteral("eval/supernet"), ckpt);
+        s.setValue(QStringLiteral("eval/space"), QStringLiteral("mcunet-fmnist"));
+        s.setValue(QStringLiteral("eval/data"), QStringLiteral("fashion-mnist:test"));
+        s.sync();
+        ui::MainWindow w;
+        ui::EvaluationBox* box = w.designSpacePanel()->evaluationBox();
+        QVERIFY(box->ready());
+        w.designSpacePanel()->selectMin();
+        auto spins = box->findChildren<QSpinBox*>();
+        QCOMPARE(spins.size(), 2);
+        spins[0]->setValue(120);   // images
+        spins[1]->setValue(64);    // BN calibration images
+        QSignalSpy done(box, &ui::EvaluationBox::evaluated);
+        box->evaluate();
+        QVERIFY(box->busy());      // the GUI thread is free while it runs
+        QVERIFY(done.wait(120000));
+        QCOMPARE(done.first().first().toBool(), true);
+        QCOMPARE(box->lastResult().images, std::size_t(120));
+        QCOMPARE(box->lastResult().calibration_images, std::size_t(64));
+        QVERIFY(box->resultText().contains(QStringLiteral("top-1")));
+        // Remembered for the next start.
+        QCOMPARE(QSettings().value(QStringLiteral("eval/supernet")).toString(), ckpt);
+    }
+
     void screenshotCommandWritesEveryPanel()
     {
         QTemporaryDir dir;

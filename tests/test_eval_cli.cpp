@@ -1,0 +1,125 @@
+// tinyscope eval / classify / forward as a user runs them, on a freshly initialised supernet of
+// the Fashion-MNIST space: JSON fields, skipped unreadable images, bad input messages.
+#include "TestSupport.h"
+
+#include "data/ImageDataset.h"
+#include "io/AtomicFile.h"
+#include "io/JsonFile.h"
+#include "nn/Supernet.h"
+#include "space/SpacePresets.h"
+
+#include <QImage>
+#include <QProcess>
+#include <QTemporaryDir>
+
+using namespace tinyscope;
+
+class TestEvalCli : public QObject {
+    Q_OBJECT
+    QTemporaryDir tmp;
+    QString ckpt, folder;
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        ckpt = tmp.path() + QStringLiteral("/init.pth");
+        Supernet::initialize(presetSpace("mcunet-fmnist"), 3).save(ckpt.toStdString());
+        // An image folder with the space's 10 classes, two images each, and one broken file.
+        folder = tmp.path() + QStringLiteral("/images");
+        for (int c = 0; c < 10; ++c) {
+            const QString d = folder + QStringLiteral("/class%1").arg(c);
+            QDir().mkpath(d);
+            for (int i = 0; i < 2; ++i) {
+                QImage img(28, 28, QImage::Format_Grayscale8);
+                img.fill(20 * c + i);
+                QVERIFY(img.save(d + QStringLiteral("/%1.png").arg(i)));
+            }
+        }
+        writeFileAtomic((folder + QStringLiteral("/class3/broken.jpg")).toStdString(), "not a jpeg");
+    }
+
+    void evalJsonOnAnImageFolderReportsSkippedFiles()
+    {
+        QStringList args = {QStringLiteral("eval"), QStringLiteral("--supernet"), ckpt, QStringLiteral("--config"), QStringLiteral("min"),
+                            QStringLiteral("--data"), folder, QStringLiteral("--no-calib"), QStringLiteral("--json")};
+        test::CliRun r = test::runTinyscope(args);
+        QVERIFY2(r.code == 0, r.err.c_str());
+        Json j = Json::parse(r.out);
+        QCOMPARE(j["images"].get<int>(), 20);
+        QCOMPARE(j["skipped"].get<int>(), 1);
+        QVERIFY(j["skipped_examples"][0]["item"].get<std::string>().find("broken.jpg") != std::string::npos);
+        QVERIFY(j["top1"].get<double>() >= 0.0 && j["top1"].get<double>() <= 100.0);
+        QCOMPARE(j["correct"].get<int>() * 100.0 / 20.0, j["top1"].get<double>());
+        QCOMPARE(j["cost"]["params"].get<long long>(), j["cost"]["params"].get<long long>());
+        QCOMPARE(j["config"]["image_size"].get<int>(), 28);
+        QVERIFY(j["images_per_second"].get<double>() > 0);
+    }
+
+    void evalOnFashionMnistWithCalibration()
+    {
+        if (fashionMnistDir().empty()) QSKIP("dataset-fashion-mnist is not installed");
+        test::CliRun r = test::runTinyscope({QStringLiteral("eval"), QStringLiteral("--supernet"), ckpt, QStringLiteral("--images"),
+                                          QStringLiteral("200"), QStringLiteral("--calib-images"), QStringLiteral("100"), QStringLiteral("--json")});
+        QVERIFY2(r.code == 0, r.err.c_str());
+        Json j = Json::parse(r.out);
+        QCOMPARE(j["images"].get<int>(), 200);
+        QCOMPARE(j["calibration_images"].get<int>(), 100);
+        QCOMPARE(j["config"]["wid"].get<int>(), 2);   // default: the largest subnet
+        test::CliRun lab = test::runTinyscope({QStringLiteral("eval"), QStringLiteral("--supernet"), ckpt, QStringLiteral("--images"),
+                                            QStringLiteral("50"), QStringLiteral("--calib-images"), QStringLiteral("64"), QStringLiteral("--lab-calib")});
+        QCOMPARE(lab.code, 0);
+        QVERIFY(lab.out.find("re-calibrated on 64 images") != std::string::npos);
+    }
+
+    void classifyRanksEveryClass()
+    {
+        const QString img = folder + QStringLiteral("/class1/0.png");
+        test::CliRun r = test::runTinyscope({QStringLiteral("classify"), img, QStringLiteral("--supernet"), ckpt, QStringLiteral("--no-calib"),
+                                          QStringLiteral("--top"), QStringLiteral("10"), QStringLiteral("--json")});
+        QVERIFY2(r.code == 0, r.err.c_str());
+        Json j = Json::parse(r.out);
+        QCOMPARE(j.size(), std::size_t(10));
+        double sum = 0, prev = 2;
+        for (const Json& c : j) {
+            sum += c["probability"].get<double>();
+            QVERIFY(c["probability"].get<double>() <= prev);
+            prev = c["probability"].get<double>();
+        }
+        QVERIFY(std::fabs(sum - 1.0) < 1e-4);
+        QVERIFY(j[0]["class"].is_string());
+    }
+
+    void badInputIsOneLineAndExitCode2()
+    {
+        std::string small = std::string(100, '\0');
+        writeFileAtomic((tmp.path() + QStringLiteral("/x.bin")).toStdString(), small);
+        writeFileAtomic((tmp.path() + QStringLiteral("/cfg.json")).toStdString(),
+                        R"({"wid": 0, "ks": [3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3], "e": [3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3], "d": [0,0,0,0,0,0], "image_size": 28})");
+        struct Case {
+            QStringList args;
+            const char* expect;
+        } cases[] = {
+            {{QStringLiteral("forward"), QStringLiteral("--supernet"), ckpt, QStringLiteral("--space"), QStringLiteral("mcunet-fmnist"),
+              QStringLiteral("--config"), tmp.path() + QStringLiteral("/cfg.json"), QStringLiteral("--input"), tmp.path() + QStringLiteral("/x.bin")},
+             "holds 100 bytes; a 1x3x28x28 float32 tensor needs 9408"},
+            {{QStringLiteral("forward"), QStringLiteral("--supernet"), ckpt}, "--config is required"},
+            {{QStringLiteral("eval"), QStringLiteral("--supernet"), tmp.path() + QStringLiteral("/x.bin"), QStringLiteral("--data"), folder},
+             "x.bin: not a PyTorch checkpoint"},
+            {{QStringLiteral("eval"), QStringLiteral("--supernet"), ckpt, QStringLiteral("--data"), tmp.path() + QStringLiteral("/nope")},
+             "nope: no such dataset folder"},
+            {{QStringLiteral("eval"), QStringLiteral("--supernet"), ckpt, QStringLiteral("--space"), QStringLiteral("mcunet-vww"), QStringLiteral("--data"), folder},
+             "has 10 classes; space 'mcunet-vww' has 2"},
+            {{QStringLiteral("classify"), tmp.path() + QStringLiteral("/x.bin"), QStringLiteral("--supernet"), ckpt, QStringLiteral("--no-calib")},
+             "x.bin: cannot decode image"},
+        };
+        for (const Case& c : cases) {
+            test::CliRun r = test::runTinyscope(c.args);
+            QVERIFY2(r.code == 2, qPrintable(c.args.join(QLatin1Char(' ')) + QStringLiteral(" -> %1: ").arg(r.code) + QString::fromStdString(r.err)));
+            QVERIFY2(r.err.find(c.expect) != std::string::npos, r.err.c_str());
+            QCOMPARE(test::lineCount(r.err), 1);
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestEvalCli)
+#include "test_eval_cli.moc"
