@@ -38,10 +38,10 @@ std::string hms(double s)
 
 int cmdTrainSupernet(const Args& argv)
 {
-    CliArgs a(argv, {"space", "out", "preset", "recipe", "seed", "threads", "max-steps", "print-every"}, {"help", "show-recipe"});
+    CliArgs a(argv, {"space", "out", "preset", "recipe", "seed", "threads", "max-steps", "print-every", "init-from"}, {"help", "show-recipe"});
     if (a.flag("help")) {
         std::cout << "usage: tinyscope train-supernet --out DIR [--space NAME|FILE] [--preset demo|tiny | --recipe FILE.json]\n"
-                     "                               [--seed S] [--threads N] [--max-steps N] [--show-recipe]\n"
+                     "                               [--seed S] [--threads N] [--max-steps N] [--init-from CKPT] [--show-recipe]\n"
                      "  Once-for-all training with progressive shrinking and the sandwich rule. DIR/supernet.pth is a\n"
                      "  real-format checkpoint written after every epoch and every few hundred steps; running the same\n"
                      "  command again resumes from it. Ctrl-C writes a checkpoint and stops.\n";
@@ -52,6 +52,7 @@ int cmdTrainSupernet(const Args& argv)
                                          : TrainRecipe::preset(a.value("preset", "demo"));
     if (a.has("seed")) recipe.seed = static_cast<std::uint64_t>(a.int64Value("seed", 0));
     if (a.has("threads")) recipe.threads = a.intValue("threads", 2);
+    if (a.has("init-from")) recipe.init_from = a.value("init-from");
     if (a.flag("show-recipe")) {
         std::cout << recipe.toJson().dump(2) << "\n";
         return 0;

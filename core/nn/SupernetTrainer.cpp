@@ -87,6 +87,7 @@ Json TrainRecipe::toJson() const
             {"seed", seed},
             {"monitor_images", monitor_images},
             {"monitor_data", monitor_data},
+            {"init_from", init_from},
             {"phases", ph}};
 }
 
@@ -106,6 +107,7 @@ TrainRecipe TrainRecipe::fromJson(const Json& j, const std::string& source)
     if (root.has("seed")) r.seed = static_cast<std::uint64_t>(root["seed"].asInt64());
     if (root.has("monitor_images")) r.monitor_images = static_cast<std::size_t>(root["monitor_images"].asInt64());
     if (root.has("monitor_data")) r.monitor_data = root["monitor_data"].asString();
+    if (root.has("init_from")) r.init_from = root["init_from"].asString();
     JsonPath ph = root["phases"];
     for (std::size_t i = 0; i < ph.size(); ++i) {
         JsonPath p = ph[i];
@@ -217,7 +219,11 @@ void Run::resumeOrInit()
         const std::string* state = ck.text("tinyscope_training");
         if (!state) throw InputError(ckpt_ + ": not a training checkpoint of tinyscope (no training state); use another --out");
         Json st = parseJson(*state, ckpt_ + ": training state");
-        if (st["recipe"] != r_.toJson())
+        Json mine = r_.toJson();
+        if (r_.init_from.empty()) mine.erase("init_from");   // states written before the key existed
+        Json theirs = st["recipe"];
+        if (theirs.contains("init_from") && theirs["init_from"] == "") theirs.erase("init_from");
+        if (theirs != mine)
             throw InputError(ckpt_ + ": this folder holds a run with a different recipe; use another --out or the same recipe");
         if (st["space"] != space_.name)
             throw InputError(ckpt_ + ": this folder holds a run of space '" + st["space"].get<std::string>() + "'");
@@ -239,7 +245,8 @@ void Run::resumeOrInit()
         }
         return;
     }
-    net_ = std::make_unique<Supernet>(Supernet::initialize(space_, r_.seed));
+    net_ = std::make_unique<Supernet>(r_.init_from.empty() ? Supernet::initialize(space_, r_.seed)
+                                                           : Supernet::load(space_, r_.init_from));
     for (const SchemaEntry& e : supernetSchema(space_).entries) {
         if (e.is_buffer) continue;
         params_.emplace_back(e.key, net_->tensor(e.key));

@@ -39,6 +39,7 @@ struct TrainRecipe {
     int checkpoint_every = 200;       // steps between mid-epoch checkpoints
     std::size_t monitor_images = 1000;   // holdout images for the end-of-epoch check (0: none)
     std::string monitor_data = "fashion-mnist:holdout";
+    std::string init_from;            // start from this supernet's weights (e.g. a finished run) instead of a fresh init
     std::vector<TrainPhase> phases;
 
     static TrainRecipe preset(const std::string& name);   // "demo" (the shipped run), "tiny" (tests)
