@@ -162,7 +162,7 @@ private Q_SLOTS:
         const Network net = smallNet();
         ZooModule m(net, 1);
         std::unique_ptr<ImageDataset> fit = openDataset("fashion-mnist:fit");
-        torch::optim::SGD opt(m->parameters(), torch::optim::SGDOptions(0.1).momentum(0.9));
+        torch::optim::Adam opt(m->parameters(), torch::optim::AdamOptions(0.003));
         m->train();
         const int steps = 300, batch = 32;
         for (int s = 0; s < steps; ++s) {

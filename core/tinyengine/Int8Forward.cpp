@@ -24,9 +24,11 @@ Int8Forward::Int8Forward(const TrainingGraph& g, const QuantizedParams& p) : g_(
         if (m.find("input") != 0 && m.find("label") != 0)
             throw InputError((p.source.empty() ? std::string("params") : p.source) + ": " + m);
     input_ = g.input;
-    auto ints = [&](int t) {
-        const std::vector<float> f = p.floats(g.tensor(t).name);
-        return std::vector<std::int32_t>(f.begin(), f.end());
+    auto ints = [&](int t) {   // exact: int32 biases may be near 2^31 (the real file parks dead channels there)
+        const NdArray& a = p.array(g.tensor(t).name);
+        std::vector<std::int32_t> v(static_cast<std::size_t>(a.numel()));
+        for (std::int64_t i = 0; i < a.numel(); ++i) v[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(ndValue(a, i));
+        return v;
     };
     auto scalar = [&](int t) { return static_cast<float>(p.value(g.tensor(t).name)); };
     bool first = true;
