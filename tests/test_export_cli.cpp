@@ -35,7 +35,13 @@ private Q_SLOTS:
         QCOMPARE(j["manual_weight_idx"], Json::parse("[24, 27, 30]"));
         QCOMPARE(j["weight_update_ratio"], Json::parse("[0.25, 0.5, 0.5]"));
         QCOMPARE(j["memory"]["peak_bytes"].get<long long>(), 195944LL);
-        QCOMPARE(j["findings"].size(), std::size_t(0));   // scale.json found beside the pickle? no: given params only
+        // Params without scales: the checker says the QAS scales are missing.
+        QCOMPARE(j["findings"].size(), std::size_t(1));
+        QCOMPARE(j["findings"][0]["rule"].get<std::string>(), std::string("missing-scales"));
+        const test::CliRun withScales = test::runTinyscope({QStringLiteral("inspect"), ref("49kb-int8-graph.json"), QStringLiteral("--params"),
+                                                            ref("full-int8-params.pkl"), QStringLiteral("--scales"), ref("scale.json"), QStringLiteral("--json")});
+        QVERIFY2(withScales.code == 0, withScales.err.c_str());
+        QCOMPARE(Json::parse(withScales.out)["findings"].size(), std::size_t(0));
         // The text form names the scheme.
         const test::CliRun t = test::runTinyscope({QStringLiteral("inspect"), ref("49kb-int8-graph.json")});
         QVERIFY2(t.code == 0, t.err.c_str());

@@ -6,29 +6,26 @@
 
 namespace tinyscope::ui {
 
-QString companionParams(const QString& graphPath)
+namespace {
+
+// "<stem>-<suffix>" beside the graph (stem without "-graph"), else `fallback` there; "" if neither exists.
+QString beside(const QString& graphPath, const QString& suffix, const QString& fallback)
 {
     const QFileInfo g(graphPath);
     QString stem = g.completeBaseName();
     if (stem.endsWith(QStringLiteral("-graph"))) stem.chop(6);
-    for (const QString& name : {stem + QStringLiteral("-params.pkl"), QStringLiteral("full-int8-params.pkl")}) {
+    for (const QString& name : {stem + suffix, fallback}) {
         const QString p = g.dir().filePath(name);
         if (QFileInfo::exists(p)) return p;
     }
     return {};
 }
 
-QString companionScales(const QString& graphPath)
-{
-    const QFileInfo g(graphPath);
-    QString stem = g.completeBaseName();
-    if (stem.endsWith(QStringLiteral("-graph"))) stem.chop(6);
-    for (const QString& name : {stem + QStringLiteral("-scale.json"), QStringLiteral("scale.json")}) {
-        const QString p = g.dir().filePath(name);
-        if (QFileInfo::exists(p)) return p;
-    }
-    return {};
-}
+}  // namespace
+
+QString companionParams(const QString& graphPath) { return beside(graphPath, QStringLiteral("-params.pkl"), QStringLiteral("full-int8-params.pkl")); }
+
+QString companionScales(const QString& graphPath) { return beside(graphPath, QStringLiteral("-scale.json"), QStringLiteral("scale.json")); }
 
 ImportedGraph openTrainingGraph(const QString& graphPath)
 {
