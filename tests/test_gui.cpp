@@ -76,7 +76,7 @@ private Q_SLOTS:
         QTemporaryDir dir;
         QProcess p;
         p.start(test::tinyscopeBinary(), {QStringLiteral("gui"), QStringLiteral("--screenshot"), dir.path()});
-        QVERIFY(p.waitForFinished(120000));
+        QVERIFY(p.waitForFinished(600000));
         QCOMPARE(p.exitCode(), 0);
         for (const char* name : {"design-space", "design-space-min", "design-space-max", "design-space-random"}) {
             QImage img(dir.path() + QLatin1Char('/') + QLatin1String(name) + QStringLiteral(".png"));

@@ -295,6 +295,12 @@ void EvaluationBox::evaluate()
     }));
 }
 
+void EvaluationBox::setImageCounts(int images, int calibrationImages)
+{
+    images_->setValue(images);
+    calibImages_->setValue(calibrationImages);
+}
+
 bool EvaluationBox::waitForIdle(int timeoutMs)
 {
     QElapsedTimer t;

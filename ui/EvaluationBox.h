@@ -29,6 +29,7 @@ public:
     ~EvaluationBox() override;
 
     void evaluate();                        // starts a job (no-op while one runs)
+    void setImageCounts(int images, int calibrationImages);
     bool waitForIdle(int timeoutMs);        // for screenshots and tests
     void classify(const QString& imagePath);
     bool busy() const { return running_; }

@@ -43,6 +43,7 @@ int writeScreenshots(MainWindow& window, const char* dir)
     written += saveGrab(&window, base + QStringLiteral("design-space-max.png"));
     // An evaluation result on the shipped supernet (when it and the data are there).
     if (ds->evaluationBox()->ready()) {
+        ds->evaluationBox()->setImageCounts(1000, 500);   // a quick, representative run
         ds->evaluationBox()->evaluate();
         ds->evaluationBox()->waitForIdle(300000);
     }

@@ -20,6 +20,7 @@ std::vector<Command> costCommands();   // CostCommands.cpp: cost, encode, decode
 std::vector<Command> evalCommands();   // EvalCommands.cpp: forward, eval, classify
 std::vector<Command> trainCommands();  // TrainCommands.cpp: train-supernet, make-accdata
 std::vector<Command> graphCommands();  // GraphCommands.cpp: zoo, train-graph, memory
+std::vector<Command> exportCommands(); // ExportCommands.cpp: quantize, export, inspect
 
 int runCli(const Args& args);   // args[0] is the command name
 void printUsage();

@@ -1,0 +1,220 @@
+#include "nn/QuantizationJob.h"
+
+#include "Error.h"
+#include "data/BatchLoader.h"
+#include "graph/ForwardLowering.h"
+#include "graph/PublishedSchemes.h"
+#include "io/AtomicFile.h"
+#include "nn/Evaluator.h"
+#include "nn/PostTrainingQuantizer.h"
+#include "nn/Supernet.h"
+#include "nn/TorchRuntime.h"
+#include "nn/ZooModule.h"
+#include "space/ArchSampler.h"
+#include "space/SpacePresets.h"
+#include "tinyengine/Int8Forward.h"
+#include "zoo/SubnetNetwork.h"
+#include "zoo/ZooCatalog.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+
+namespace tinyscope {
+
+namespace {
+
+bool exists(const std::string& p)
+{
+    std::error_code ec;
+    return std::filesystem::is_regular_file(p, ec);
+}
+
+at::Tensor imagesTensor(const Batch& b)
+{
+    return at::from_blob(const_cast<float*>(b.pixels.data()), {static_cast<std::int64_t>(b.size()), 3, b.resolution, b.resolution}, at::kFloat).clone();
+}
+
+std::vector<std::size_t> firstItems(std::size_t n, std::size_t limit)
+{
+    std::vector<std::size_t> items(limit > 0 ? std::min(n, limit) : n);
+    for (std::size_t i = 0; i < items.size(); ++i) items[i] = i;
+    return items;
+}
+
+// Calibration images spread over the dataset (every k-th item), so all classes occur.
+at::Tensor calibrationImages(const std::string& spec, std::size_t n, int resolution, int threads, std::size_t* used)
+{
+    std::unique_ptr<ImageDataset> data = openDataset(spec);
+    if (data->size() == 0) throw InputError(spec + ": the calibration dataset is empty");
+    n = std::max<std::size_t>(1, std::min(n, data->size()));
+    std::vector<std::size_t> items(n);
+    const std::size_t step = data->size() / n;
+    for (std::size_t i = 0; i < n; ++i) items[i] = i * step;
+    const Batch b = loadBatch(*data, items, resolution, {}, threads);
+    if (b.size() == 0) throw InputError(spec + ": no calibration image could be read");
+    if (used) *used = b.size();
+    return imagesTensor(b);
+}
+
+}  // namespace
+
+std::string ModelSpec::describe() const
+{
+    if (!supernet.empty()) return "subnet " + config + " of " + supernet;
+    if (!params.empty()) return zoo + " with " + params;
+    return zoo + " (seeded initialisation, untrained)";
+}
+
+PreparedModel prepareModel(const ModelSpec& spec, const QuantizeOptions& o, const JobControl& job)
+{
+    configureAllocator();
+    setTorchThreads(o.threads);
+    PreparedModel m;
+    m.description = spec.describe();
+    if (!spec.supernet.empty()) {
+        if (!spec.zoo.empty()) throw InputError("give either a zoo model or --supernet/--config, not both");
+        const DesignSpace space = loadSpace(spec.space.empty() ? "mcunet-fmnist" : spec.space);
+        ArchSampler sampler(space);
+        SubnetConfig config;
+        const std::string which = spec.config.empty() ? "max" : spec.config;
+        if (which == "max") config = sampler.fullMaxConfig(*std::max_element(space.resolutions.begin(), space.resolutions.end()));
+        else if (which == "min") config = sampler.minConfig(*std::min_element(space.resolutions.begin(), space.resolutions.end()));
+        else config = SubnetConfig::loadFile(which, space);
+        job.report(0, 3, "loading the supernet");
+        const Supernet supernet = Supernet::load(space, spec.supernet);
+        Subnet sub = supernet.extract(config);
+        job.check();
+        job.report(1, 3, "re-calibrating BatchNorm");
+        std::unique_ptr<ImageDataset> calib = openDataset(o.calib_data);
+        CalibrationOptions co;
+        co.images = o.bn_images;
+        calibrateBn(sub, *calib, co, job);
+        m.network = networkFromSubnet(space, config, "subnet");
+        auto fm = std::make_shared<FloatModel>(floatModelFromSubnet(m.network, sub));
+        job.report(2, 3, "calibrating activations");
+        const at::Tensor images = calibrationImages(o.calib_data, o.calib_images, config.image_size, o.threads, &m.calib_images);
+        m.params = quantizeModel(*fm, images);
+        m.params.source = m.description;
+        m.float_model = fm;
+        job.report(3, 3, "quantized");
+        return m;
+    }
+    if (spec.zoo.empty()) throw InputError("give the model: a zoo name (tinyscope zoo list) or --supernet CKPT --config CFG");
+    m.network = zooModel(spec.zoo);
+    if (!spec.params.empty()) {
+        m.params = readParamsPickle(spec.params);
+        std::string scales = spec.scales;
+        if (scales.empty()) {
+            const std::string beside = std::filesystem::path(spec.params).parent_path().append("scale.json").string();
+            if (exists(beside)) scales = beside;
+        }
+        if (!scales.empty()) m.params.scales = readScaleJson(scales);
+        const std::vector<std::string> bad = paramsMismatches(lowerForward(m.network), m.params);
+        if (!bad.empty())
+            throw InputError(spec.params + ": not the weights of " + m.network.name + ": " + bad.front() +
+                             (bad.size() > 1 ? " (and " + std::to_string(bad.size() - 1) + " more)" : ""));
+        m.from_pickle = true;
+        try {
+            m.float_model = std::make_shared<FloatModel>(dequantizedModel(m.network, m.params));
+        } catch (const InputError&) {
+            m.float_model = nullptr;   // no scales: int8 only
+        }
+        return m;
+    }
+    const std::string obstacle = loweringObstacle(m.network);
+    if (!obstacle.empty()) throw InputError(m.network.name + ": " + obstacle);
+    if (m.network.input.c != 3) throw InputError(m.network.name + ": quantizing needs image inputs (3 channels); this model takes " + std::to_string(m.network.input.c));
+    ZooModule module(m.network, spec.seed);
+    module->eval();
+    auto fm = std::make_shared<FloatModel>(floatModelFromZoo(*module));
+    const at::Tensor images = calibrationImages(o.calib_data, o.calib_images, m.network.input.h, o.threads, &m.calib_images);
+    m.params = quantizeModel(*fm, images);
+    m.params.source = m.description;
+    m.float_model = fm;
+    return m;
+}
+
+Json QuantizeReport::toJson() const
+{
+    Json j{{"model", model},
+           {"description", description},
+           {"data", data},
+           {"resolution", resolution},
+           {"images", images},
+           {"calib_images", calib_images},
+           {"int8_top1", int8_top1},
+           {"int8_seconds", int8_seconds},
+           {"from_pickle", from_pickle}};
+    j["float_top1"] = has_float ? Json(float_top1) : Json(nullptr);
+    j["float_seconds"] = has_float ? Json(float_seconds) : Json(nullptr);
+    j["agreement"] = has_float ? Json(agreement) : Json(nullptr);
+    j["top1_drop"] = has_float ? Json(float_top1 - int8_top1) : Json(nullptr);
+    return j;
+}
+
+QuantizeReport compareTop1(const PreparedModel& m, const std::string& dataSpec, std::size_t images, int threads, const JobControl& job)
+{
+    setTorchThreads(threads);
+    std::unique_ptr<ImageDataset> data = openDataset(dataSpec);
+    if (static_cast<int>(data->classNames().size()) != m.network.num_outputs)
+        throw InputError(data->source() + " has " + std::to_string(data->classNames().size()) + " classes; " + m.network.name + " has " +
+                         std::to_string(m.network.num_outputs));
+    const TrainingGraph forward = lowerForward(m.network);
+    const Int8Forward int8(forward, m.params);
+    QuantizeReport r;
+    r.model = m.network.name;
+    r.description = m.description;
+    r.data = dataSpec;
+    r.resolution = m.network.input.h;
+    r.calib_images = m.calib_images;
+    r.from_pickle = m.from_pickle;
+    r.has_float = m.float_model != nullptr;
+    const std::vector<std::size_t> items = firstItems(data->size(), images);
+    std::size_t fCorrect = 0, qCorrect = 0, agree = 0;
+    const std::size_t per = static_cast<std::size_t>(3) * r.resolution * r.resolution;
+    for (std::size_t start = 0; start < items.size(); start += 100) {
+        job.check();
+        const std::vector<std::size_t> part(items.begin() + static_cast<std::ptrdiff_t>(start),
+                                            items.begin() + static_cast<std::ptrdiff_t>(std::min(items.size(), start + 100)));
+        const Batch b = loadBatch(*data, part, r.resolution, {}, threads);
+        std::vector<int> fPred(b.size(), -1), qPred(b.size(), -1);
+        if (r.has_float) {
+            const auto t0 = std::chrono::steady_clock::now();
+            const at::Tensor logits = floatForward(*m.float_model, imagesTensor(b));
+            const at::Tensor am = logits.argmax(1).to(at::kInt).contiguous();
+            for (std::size_t i = 0; i < b.size(); ++i) fPred[i] = am.data_ptr<std::int32_t>()[i];
+            r.float_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        }
+        const auto t1 = std::chrono::steady_clock::now();
+        for (std::size_t i = 0; i < b.size(); ++i) qPred[i] = int8.predict(&b.pixels[i * per]);
+        r.int8_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+        for (std::size_t i = 0; i < b.size(); ++i) {
+            fCorrect += fPred[i] == b.labels[i];
+            qCorrect += qPred[i] == b.labels[i];
+            agree += fPred[i] == qPred[i];
+        }
+        r.images += b.size();
+        job.report(r.images, items.size(), "float and int8 forward");
+    }
+    const double n = r.images ? static_cast<double>(r.images) : 1.0;
+    r.float_top1 = 100.0 * static_cast<double>(fCorrect) / n;
+    r.int8_top1 = 100.0 * static_cast<double>(qCorrect) / n;
+    r.agreement = 100.0 * static_cast<double>(agree) / n;
+    return r;
+}
+
+ExportPlan planModelExport(const ExportRequest& rq, const JobControl& job)
+{
+    PreparedModel m = prepareModel(rq.model, rq.quantize, job);
+    const SparseScheme scheme = loadScheme(rq.scheme, &m.network);
+    std::string name = rq.name;
+    if (name.empty()) name = rq.model.zoo.empty() ? "subnet" : m.network.name;
+    for (char& c : name)
+        if (c == '/') c = '-';
+    return planExport(m.network, m.params, scheme, rq.form, name);
+}
+
+}  // namespace tinyscope

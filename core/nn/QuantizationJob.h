@@ -1,0 +1,70 @@
+#pragma once
+// Quantization and export as calls with a torch-free interface, for the CLI and the GUI (which
+// runs them on a worker thread): pick a model (a zoo model with int8 weights from a params
+// pickle, a zoo model with seeded weights, or a subnet of a supernet checkpoint), quantize it on
+// calibration images, compare float and int8 top-1 on a dataset, and plan a TinyEngine export.
+#include "JobControl.h"
+#include "tinyengine/TinyEngineExport.h"
+#include "zoo/Network.h"
+
+#include <memory>
+#include <string>
+
+namespace tinyscope {
+
+struct FloatModel;
+
+struct ModelSpec {
+    std::string zoo;                       // zoo model name (with `params`, or seeded weights)
+    std::string params, scales;            // int8 weights of the zoo model; scales default to scale.json beside the pickle
+    std::string supernet, config, space;   // or a subnet config of a supernet checkpoint (space default mcunet-fmnist)
+    std::uint64_t seed = 0;                // zoo model without params: PyTorch's default initialisation, seeded
+    std::string describe() const;
+};
+
+struct QuantizeOptions {
+    std::string calib_data = "fashion-mnist:holdout";   // activation ranges (and supernet BN re-calibration)
+    std::size_t calib_images = 200;
+    std::size_t bn_images = 2000;          // supernet subnets: BN re-calibration images
+    int threads = 2;
+};
+
+struct PreparedModel {
+    Network network;
+    QuantizedParams params;                // int8 parameters under the graph's names + scale.json scales
+    std::string description;
+    bool from_pickle = false;              // the int8 weights were read, not quantized here
+    std::size_t calib_images = 0;
+    std::shared_ptr<const FloatModel> float_model;   // null when the float model is unknown (pickle without scales)
+};
+
+PreparedModel prepareModel(const ModelSpec& spec, const QuantizeOptions& options, const JobControl& job = {});
+
+struct QuantizeReport {
+    std::string model, description, data;
+    int resolution = 0;
+    std::size_t images = 0, calib_images = 0;
+    bool has_float = false;
+    double float_top1 = 0, int8_top1 = 0;  // percent
+    double agreement = 0;                  // percent of images where both predict the same class
+    double float_seconds = 0, int8_seconds = 0;   // forward time over the images (same run)
+    bool from_pickle = false;
+    Json toJson() const;
+};
+
+// Float and int8 top-1 on the first `images` items of `data` (0: all).
+QuantizeReport compareTop1(const PreparedModel& m, const std::string& data, std::size_t images, int threads = 2,
+                           const JobControl& job = {});
+
+struct ExportRequest {
+    ModelSpec model;
+    QuantizeOptions quantize;
+    std::string scheme;                    // scheme file or name (PublishedSchemes.h)
+    ExportForm form = ExportForm::Reference;
+    std::string name;                      // file stem; default: the model name
+};
+
+// prepareModel + planExport: the graph, params, scales and findings, nothing written yet.
+ExportPlan planModelExport(const ExportRequest& request, const JobControl& job = {});
+
+}  // namespace tinyscope

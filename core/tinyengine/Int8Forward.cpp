@@ -1,0 +1,239 @@
+#include "tinyengine/Int8Forward.h"
+
+#include "Error.h"
+#include "data/BatchLoader.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+namespace tinyscope {
+
+namespace {
+
+std::int32_t clamp8(std::int32_t v) { return std::min<std::int32_t>(127, std::max<std::int32_t>(-128, v)); }
+
+}  // namespace
+
+Int8Forward::Int8Forward(const TrainingGraph& g, const QuantizedParams& p) : g_(g)
+{
+    const std::vector<std::string> bad = paramsMismatches(g, p);
+    for (const std::string& m : bad)
+        if (m.find("input") != 0 && m.find("label") != 0)
+            throw InputError((p.source.empty() ? std::string("params") : p.source) + ": " + m);
+    input_ = g.input;
+    auto ints = [&](int t) {   // exact: int32 biases may be near 2^31 (the real file parks dead channels there)
+        const NdArray& a = p.array(g.tensor(t).name);
+        std::vector<std::int32_t> v(static_cast<std::size_t>(a.numel()));
+        for (std::int64_t i = 0; i < a.numel(); ++i) v[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(ndValue(a, i));
+        return v;
+    };
+    auto scalar = [&](int t) { return static_cast<float>(p.value(g.tensor(t).name)); };
+    bool first = true;
+    for (int i = 0; i < g.forward_ops; ++i) {
+        const Op& op = g.op(i);
+        Step s;
+        s.kind = op.kind;
+        s.out = op.output;
+        const TensorShape& os = g.tensor(op.output).shape;
+        s.n = shapeElems(os);
+        s.outShape = os;
+        switch (op.kind) {
+        case OpKind::McuConv2d: {
+            const TensorShape& xs = g.tensor(op.inputs[0]).shape;
+            const TensorShape& ws = g.tensor(op.inputs[1]).shape;
+            s.in = {op.inputs[0]};
+            s.C = xs[1], s.H = xs[2], s.W = xs[3], s.O = ws[0], s.KH = ws[2], s.KW = ws[3], s.HO = os[2], s.WO = os[3];
+            s.sh = op.attrs["strides"][0], s.sw = op.attrs["strides"][1];
+            s.pt = op.attrs["padding"][0], s.pl = op.attrs["padding"][1], s.pb = op.attrs["padding"][2], s.pr = op.attrs["padding"][3];
+            s.groups = op.attrs["groups"];
+            s.weight = ints(op.inputs[1]);
+            s.bias = ints(op.inputs[2]);
+            s.zx = static_cast<std::int32_t>(scalar(op.inputs[3]));
+            s.zy = static_cast<std::int32_t>(scalar(op.inputs[4]));
+            s.scale = p.floats(g.tensor(op.inputs[5]).name);
+            if (first) {
+                const std::string w = g.tensor(op.inputs[1]).name;
+                const std::string key = w.substr(0, w.size() - 7) + "_x_scale";   // strip "_weight"
+                if (!p.hasScale(key))
+                    throw InputError((p.source.empty() ? std::string("params") : p.source) + ": scale.json lacks '" + key +
+                                     "', the input scale the int8 forward quantizes images with");
+                in_scale_ = p.scales.at(key);
+                in_zero_ = s.zx;
+                first = false;
+            }
+            break;
+        }
+        case OpKind::McuAdd:
+        case OpKind::McuMultiply:
+            s.in = {op.inputs[0], op.inputs[1]};
+            s.z1 = scalar(op.inputs[2]), s.z2 = scalar(op.inputs[3]), s.s1 = scalar(op.inputs[4]), s.s2 = scalar(op.inputs[5]);
+            s.fzy = scalar(op.inputs[6]), s.sy = scalar(op.inputs[7]);
+            s.shape1 = g.tensor(op.inputs[0]).shape;
+            s.shape2 = g.tensor(op.inputs[1]).shape;
+            break;
+        case OpKind::McuTruncate:
+        case OpKind::McuMean:
+            s.in = {op.inputs[0]};
+            s.C = g.tensor(op.inputs[0]).shape[1];
+            s.H = g.tensor(op.inputs[0]).shape[2];
+            s.W = g.tensor(op.inputs[0]).shape[3];
+            if (op.kind == OpKind::McuTruncate) logits_ = op.output;
+            break;
+        default:
+            continue;   // reshape / cast / the loss: not part of the int8 inference
+        }
+        steps_.push_back(std::move(s));
+    }
+    if (steps_.empty() || logits_ < 0) throw InputError(g.model + ": the graph has no int8 forward ops");
+    classes_ = static_cast<int>(g.tensor(logits_).elems());
+}
+
+std::vector<std::int8_t> Int8Forward::quantizeInput(const float* chw) const
+{
+    const std::int64_t n = g_.tensor(input_).elems();
+    std::vector<std::int8_t> q(static_cast<std::size_t>(n));
+    const float inv = static_cast<float>(1.0 / in_scale_);
+    for (std::int64_t i = 0; i < n; ++i)
+        q[static_cast<std::size_t>(i)] = static_cast<std::int8_t>(clamp8(static_cast<std::int32_t>(std::nearbyint(chw[i] * inv)) + in_zero_));
+    return q;
+}
+
+void Int8Forward::execute(const Step& s, std::vector<std::vector<std::int32_t>>& v) const
+{
+    std::vector<std::int32_t>& out = v[static_cast<std::size_t>(s.out)];
+    out.resize(static_cast<std::size_t>(s.n));
+    switch (s.kind) {
+    case OpKind::McuConv2d: {
+        const std::vector<std::int32_t>& x = v[static_cast<std::size_t>(s.in[0])];
+        // (x − zx), zero padded: padded positions contribute nothing, as in conv(x − zx, W).
+        const int Hp = s.H + s.pt + s.pb, Wp = s.W + s.pl + s.pr;
+        std::vector<std::int32_t> xp(static_cast<std::size_t>(s.C) * Hp * Wp, 0);
+        for (int c = 0; c < s.C; ++c)
+            for (int y = 0; y < s.H; ++y) {
+                const std::int32_t* src = &x[(static_cast<std::size_t>(c) * s.H + y) * s.W];
+                std::int32_t* dst = &xp[(static_cast<std::size_t>(c) * Hp + y + s.pt) * Wp + s.pl];
+                for (int xx = 0; xx < s.W; ++xx) dst[xx] = src[xx] - s.zx;
+            }
+        const int Cg = s.C / s.groups, Og = s.O / s.groups, plane = s.HO * s.WO;
+        std::vector<std::int32_t> acc(static_cast<std::size_t>(plane));
+        for (int o = 0; o < s.O; ++o) {
+            std::fill(acc.begin(), acc.end(), 0);
+            const int c0 = (o / Og) * Cg;
+            for (int c = 0; c < Cg; ++c) {
+                const std::int32_t* xc = &xp[static_cast<std::size_t>(c0 + c) * Hp * Wp];
+                for (int ky = 0; ky < s.KH; ++ky)
+                    for (int kx = 0; kx < s.KW; ++kx) {
+                        const std::int32_t w = s.weight[((static_cast<std::size_t>(o) * Cg + c) * s.KH + ky) * s.KW + kx];
+                        if (w == 0) continue;
+                        for (int oy = 0; oy < s.HO; ++oy) {
+                            const std::int32_t* r = xc + static_cast<std::size_t>(oy * s.sh + ky) * Wp + kx;
+                            std::int32_t* a = &acc[static_cast<std::size_t>(oy) * s.WO];
+                            if (s.sw == 1)
+                                for (int ox = 0; ox < s.WO; ++ox) a[ox] += w * r[ox];
+                            else
+                                for (int ox = 0; ox < s.WO; ++ox) a[ox] += w * r[ox * s.sw];
+                        }
+                    }
+            }
+            const float b = static_cast<float>(s.bias[static_cast<std::size_t>(o)]), sc = s.scale[static_cast<std::size_t>(o)];
+            std::int32_t* y = &out[static_cast<std::size_t>(o) * plane];
+            for (int i = 0; i < plane; ++i)
+                y[i] = static_cast<std::int32_t>(std::nearbyint((static_cast<float>(acc[static_cast<std::size_t>(i)]) + b) * sc)) + s.zy;
+        }
+        break;
+    }
+    case OpKind::McuTruncate: {
+        const std::vector<std::int32_t>& x = v[static_cast<std::size_t>(s.in[0])];
+        for (std::int64_t i = 0; i < s.n; ++i) out[static_cast<std::size_t>(i)] = clamp8(x[static_cast<std::size_t>(i)]);
+        break;
+    }
+    case OpKind::McuMean: {
+        const std::vector<std::int32_t>& x = v[static_cast<std::size_t>(s.in[0])];
+        const int hw = s.H * s.W;
+        for (int c = 0; c < s.C; ++c) {
+            double sum = 0;
+            for (int i = 0; i < hw; ++i) sum += x[static_cast<std::size_t>(c) * hw + i];
+            out[static_cast<std::size_t>(c)] = static_cast<std::int32_t>(std::nearbyint(static_cast<float>(sum) / static_cast<float>(hw)));
+        }
+        break;
+    }
+    case OpKind::McuAdd:
+    case OpKind::McuMultiply: {
+        const std::vector<std::int32_t>& a = v[static_cast<std::size_t>(s.in[0])];
+        const std::vector<std::int32_t>& b = v[static_cast<std::size_t>(s.in[1])];
+        const bool mul = s.kind == OpKind::McuMultiply;
+        // Operands are [1,C,H,W] or a [1,C,1,1] gate broadcast over H, W.
+        const std::int64_t plane = s.outShape.size() == 4 ? static_cast<std::int64_t>(s.outShape[2]) * s.outShape[3] : 1;
+        const bool aGate = shapeElems(s.shape1) != s.n, bGate = shapeElems(s.shape2) != s.n;
+        for (std::int64_t i = 0; i < s.n; ++i) {
+            const float x1 = static_cast<float>(a[static_cast<std::size_t>(aGate ? i / plane : i)]);
+            const float x2 = static_cast<float>(b[static_cast<std::size_t>(bGate ? i / plane : i)]);
+            const float t1 = (x1 - s.z1) * s.s1, t2 = (x2 - s.z2) * s.s2;
+            const float u = mul ? t1 * t2 : t1 + t2;
+            out[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(std::nearbyint(u / s.sy) + s.fzy);
+        }
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+std::vector<std::vector<std::int32_t>> Int8Forward::runAll(const std::vector<std::int8_t>& input) const
+{
+    if (static_cast<std::int64_t>(input.size()) != g_.tensor(input_).elems())
+        throw InputError("int8 forward: " + std::to_string(input.size()) + " input values for " + std::to_string(g_.tensor(input_).elems()));
+    std::vector<std::vector<std::int32_t>> v(g_.tensors.size());
+    v[static_cast<std::size_t>(input_)].assign(input.begin(), input.end());
+    for (const Step& s : steps_) execute(s, v);
+    return v;
+}
+
+std::vector<std::int8_t> Int8Forward::run(const std::vector<std::int8_t>& input) const
+{
+    const std::vector<std::vector<std::int32_t>> v = runAll(input);
+    const std::vector<std::int32_t>& l = v[static_cast<std::size_t>(logits_)];
+    return std::vector<std::int8_t>(l.begin(), l.end());
+}
+
+int Int8Forward::predict(const float* chw) const
+{
+    const std::vector<std::int8_t> l = run(quantizeInput(chw));
+    return static_cast<int>(std::max_element(l.begin(), l.end()) - l.begin());
+}
+
+Int8Top1 evaluateInt8(const Int8Forward& f, const ImageDataset& data, const std::vector<std::size_t>& items, int resolution,
+                      const Normalization& norm, int threads, const JobControl& job)
+{
+    const auto t0 = std::chrono::steady_clock::now();
+    Int8Top1 r;
+    const std::size_t chunk = 100;
+    for (std::size_t start = 0; start < items.size(); start += chunk) {
+        job.check();
+        const std::vector<std::size_t> part(items.begin() + static_cast<std::ptrdiff_t>(start),
+                                            items.begin() + static_cast<std::ptrdiff_t>(std::min(items.size(), start + chunk)));
+        const Batch b = loadBatch(data, part, resolution, norm, threads);
+        r.skipped += b.skipped.size();
+        const std::size_t per = static_cast<std::size_t>(3) * resolution * resolution;
+        std::atomic<std::size_t> next{0}, correct{0};
+        auto work = [&] {
+            for (std::size_t i = next++; i < b.size(); i = next++)
+                if (f.predict(&b.pixels[i * per]) == b.labels[i]) ++correct;
+        };
+        std::vector<std::thread> pool;
+        for (int t = 1; t < std::max(1, threads); ++t) pool.emplace_back(work);
+        work();
+        for (std::thread& t : pool) t.join();
+        r.images += b.size();
+        r.correct += correct;
+        job.report(std::min(items.size(), start + chunk), items.size(), "int8 forward");
+    }
+    r.top1 = r.images ? 100.0 * static_cast<double>(r.correct) / static_cast<double>(r.images) : 0.0;
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return r;
+}
+
+}  // namespace tinyscope

@@ -1,0 +1,69 @@
+#pragma once
+// The int8 forward of a quantized network in plain C++: the forward ops of a training graph
+// (nn.mcuconv2d with int32 accumulation then float requantisation, nn.mcutruncate, nn.mcuadd,
+// nn.mcumultiply, mcumean) on int8 tensors, as TinyEngine runs them with float requantisation
+// (-FR). Rounding is half to even (LibTorch's round, the interpreter's and the fake-quantized
+// model's). Torch-free; thread-safe (const) once built.
+#include "JobControl.h"
+#include "data/ImageDataset.h"
+#include "graph/TrainingGraph.h"
+#include "tinyengine/QuantizedParams.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace tinyscope {
+
+class Int8Forward {
+public:
+    // Checks that `params` has every forward parameter with the graph's shape; the input scale
+    // is the stem's `<prefix>_x_scale` from scale.json. Throws InputError naming what is missing.
+    Int8Forward(const TrainingGraph& g, const QuantizedParams& params);
+
+    int classes() const { return classes_; }
+    double inputScale() const { return in_scale_; }
+    int inputZero() const { return in_zero_; }
+
+    // Quantizes a normalised CHW float image: clamp(round(x / s_x) + z_x).
+    std::vector<std::int8_t> quantizeInput(const float* chw) const;
+    // The classifier's int8 output (the logits before the loss).
+    std::vector<std::int8_t> run(const std::vector<std::int8_t>& input) const;
+    // Every forward op's output (int8/int32 values as int32), for comparisons with the interpreter.
+    std::vector<std::vector<std::int32_t>> runAll(const std::vector<std::int8_t>& input) const;
+    int predict(const float* chw) const;   // argmax of the int8 logits (first of ties)
+
+private:
+    struct Step {
+        OpKind kind;
+        int out;                       // value slot (tensor id)
+        std::vector<int> in;           // value slots of the activation inputs
+        // conv
+        int C = 0, H = 0, W = 0, O = 0, HO = 0, WO = 0, KH = 1, KW = 1, sh = 1, sw = 1, pt = 0, pl = 0, pb = 0, pr = 0, groups = 1;
+        std::vector<std::int32_t> weight, bias;
+        std::vector<float> scale;
+        std::int32_t zx = 0, zy = 0;
+        // add / multiply
+        float z1 = 0, z2 = 0, s1 = 0, s2 = 0, sy = 1, fzy = 0;
+        std::int64_t n = 0;            // output elements
+        std::vector<int> shape1, shape2, outShape;   // broadcast (multiply gate)
+    };
+    const TrainingGraph& g_;
+    std::vector<Step> steps_;
+    int input_ = -1, logits_ = -1, classes_ = 0;
+    double in_scale_ = 1.0;
+    int in_zero_ = 0;
+
+    void execute(const Step& s, std::vector<std::vector<std::int32_t>>& v) const;
+};
+
+struct Int8Top1 {
+    std::size_t images = 0, correct = 0, skipped = 0;
+    double top1 = 0, seconds = 0;
+};
+
+// Top-1 of the int8 forward on `items` of `data` at `resolution` (images normalised with `norm`,
+// decoded in batches of 100; `threads` workers run the forward).
+Int8Top1 evaluateInt8(const Int8Forward& f, const ImageDataset& data, const std::vector<std::size_t>& items, int resolution,
+                      const Normalization& norm = {}, int threads = 2, const JobControl& job = {});
+
+}  // namespace tinyscope

@@ -1,0 +1,272 @@
+#include "ExportDialog.h"
+
+#include "Error.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QFutureWatcher>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPointer>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+namespace tinyscope::ui {
+
+ExportDialog::ExportDialog(ExportRequest request, QWidget* parent) : QDialog(parent), request_(std::move(request))
+{
+    setWindowTitle(QStringLiteral("Export to TinyEngine"));
+    auto* layout = new QVBoxLayout(this);
+    model_ = new QLabel(QStringLiteral("<b>%1</b><br>scheme %2")
+                            .arg(QString::fromStdString(request_.model.describe()).toHtmlEscaped(),
+                                 QString::fromStdString(request_.scheme).toHtmlEscaped()));
+    model_->setWordWrap(true);
+    layout->addWidget(model_);
+
+    auto* form = new QFormLayout;
+    folder_ = new QLineEdit;
+    auto* browse = new QPushButton(QStringLiteral("Browse…"));
+    auto* folderRow = new QHBoxLayout;
+    folderRow->addWidget(folder_, 1);
+    folderRow->addWidget(browse);
+    form->addRow(QStringLiteral("Output folder"), folderRow);
+    name_ = new QLineEdit(QString::fromStdString(request_.name));
+    name_->setPlaceholderText(QStringLiteral("model name"));
+    form->addRow(QStringLiteral("File stem"), name_);
+    form_ = new QComboBox;
+    form_->addItem(QStringLiteral("reference — MIT's compiler's graph (+ identity slices)"), int(ExportForm::Reference));
+    form_->addItem(QStringLiteral("faithful — gradients summed at residual adds"), int(ExportForm::Faithful));
+    form_->setCurrentIndex(request_.form == ExportForm::Reference ? 0 : 1);
+    form->addRow(QStringLiteral("Form"), form_);
+    strict_ = new QCheckBox(QStringLiteral("Refuse to write when the checker finds errors"));
+    strict_->setChecked(true);
+    form->addRow(QString(), strict_);
+    layout->addLayout(form);
+
+    findings_ = new QTreeWidget;
+    findings_->setColumnCount(4);
+    findings_->setHeaderLabels({QStringLiteral("severity"), QStringLiteral("rule"), QStringLiteral("where"), QStringLiteral("finding")});
+    findings_->setRootIsDecorated(false);
+    findings_->setWordWrap(true);
+    findings_->header()->setStretchLastSection(true);
+    findings_->setMinimumHeight(160);
+    layout->addWidget(new QLabel(QStringLiteral("Checker (TINYENGINE_JSON_SPEC §9) — shown before anything is written:")));
+    layout->addWidget(findings_, 1);
+    status_ = new QLabel(QStringLiteral("Press Check to quantize, build the graph and run the checker."));
+    status_->setWordWrap(true);
+    layout->addWidget(status_);
+    progress_ = new QProgressBar;
+    progress_->setRange(0, 100);
+    progress_->setValue(0);
+    progress_->setTextVisible(true);
+    layout->addWidget(progress_);
+    auto* buttons = new QHBoxLayout;
+    check_ = new QPushButton(QStringLiteral("Check"));
+    write_ = new QPushButton(QStringLiteral("Write files"));
+    write_->setEnabled(false);
+    cancel_ = new QPushButton(QStringLiteral("Cancel"));
+    cancel_->setEnabled(false);
+    auto* close = new QPushButton(QStringLiteral("Close"));
+    buttons->addWidget(check_);
+    buttons->addWidget(write_);
+    buttons->addWidget(cancel_);
+    buttons->addStretch(1);
+    buttons->addWidget(close);
+    layout->addLayout(buttons);
+    resize(760, 480);
+
+    connect(browse, &QPushButton::clicked, this, [this] {
+        const QString d = QFileDialog::getExistingDirectory(this, QStringLiteral("Output folder"), folder_->text());
+        if (!d.isEmpty()) folder_->setText(d);
+    });
+    connect(check_, &QPushButton::clicked, this, &ExportDialog::check);
+    connect(write_, &QPushButton::clicked, this, &ExportDialog::write);
+    connect(cancel_, &QPushButton::clicked, this, [this] { cancel_flag_->store(true); });
+    connect(close, &QPushButton::clicked, this, &QDialog::reject);
+    connect(form_, &QComboBox::currentIndexChanged, this, [this] { invalidate(); });
+    connect(name_, &QLineEdit::textEdited, this, [this] { invalidate(); });
+    connect(folder_, &QLineEdit::textChanged, this, [this] { write_->setEnabled(plan_ && !running_ && !folder_->text().isEmpty()); });
+}
+
+ExportDialog::~ExportDialog()
+{
+    cancel_flag_->store(true);
+    waitForIdle(60000);
+}
+
+void ExportDialog::setOutputFolder(const QString& dir) { folder_->setText(dir); }
+
+void ExportDialog::setForm(ExportForm form) { form_->setCurrentIndex(form == ExportForm::Reference ? 0 : 1); }
+
+int ExportDialog::findingCount() const { return plan_ ? static_cast<int>(plan_->findings.size()) : 0; }
+
+QString ExportDialog::statusText() const { return status_->text(); }
+
+void ExportDialog::invalidate()
+{
+    plan_.reset();
+    findings_->clear();
+    write_->setEnabled(false);
+    status_->setText(QStringLiteral("Settings changed: press Check again."));
+}
+
+void ExportDialog::setRunning(bool running)
+{
+    running_ = running;
+    check_->setEnabled(!running);
+    cancel_->setEnabled(running);
+    form_->setEnabled(!running);
+    name_->setEnabled(!running);
+    write_->setEnabled(!running && plan_ && !folder_->text().isEmpty());
+}
+
+JobControl ExportDialog::jobControl()
+{
+    cancel_flag_->store(false);
+    JobControl job;
+    job.cancel = cancel_flag_.get();
+    QPointer<ExportDialog> self(this);
+    job.progress = [self](std::size_t done, std::size_t total, const std::string& stage) {
+        QMetaObject::invokeMethod(
+            self, [self, done, total, stage] {
+                if (!self) return;
+                self->progress_->setValue(total ? static_cast<int>(100 * done / total) : 0);
+                self->progress_->setFormat(QString::fromStdString(stage));
+            },
+            Qt::QueuedConnection);
+    };
+    return job;
+}
+
+void ExportDialog::check()
+{
+    if (running_) return;
+    ExportRequest rq = request_;
+    rq.form = static_cast<ExportForm>(form_->currentData().toInt());
+    rq.name = name_->text().trimmed().toStdString();
+    plan_.reset();
+    findings_->clear();
+    setRunning(true);
+    progress_->setValue(0);
+    progress_->setFormat(QStringLiteral("quantizing and building the graph"));
+    status_->setText(QStringLiteral("Checking…"));
+    const JobControl job = jobControl();
+    auto outcome = std::make_shared<std::pair<std::shared_ptr<const ExportPlan>, QString>>();
+    auto* watcher = new QFutureWatcher<void>(this);
+    connect(watcher, &QFutureWatcher<void>::finished, this, [this, watcher, outcome] {
+        watcher->deleteLater();
+        plan_ = outcome->first;
+        setRunning(false);
+        if (!plan_) {
+            progress_->setFormat(outcome->second == QStringLiteral("cancelled") ? QStringLiteral("cancelled") : QStringLiteral("failed"));
+            status_->setText(QStringLiteral("<span style='color:#b00020'>%1</span>").arg(outcome->second.toHtmlEscaped()));
+            Q_EMIT checked(false);
+            return;
+        }
+        progress_->setValue(100);
+        progress_->setFormat(QStringLiteral("checked"));
+        showPlan();
+        Q_EMIT checked(true);
+    });
+    watcher->setFuture(QtConcurrent::run([rq, job, outcome] {
+        try {
+            outcome->first = std::make_shared<const ExportPlan>(planModelExport(rq, job));
+        } catch (const CancelledError&) {
+            outcome->second = QStringLiteral("cancelled");
+        } catch (const std::exception& e) {
+            outcome->second = QString::fromUtf8(e.what());
+        }
+    }));
+}
+
+void ExportDialog::showPlan()
+{
+    findings_->clear();
+    const ExportPlan& p = *plan_;
+    for (const Finding& f : p.findings) {
+        auto* item = new QTreeWidgetItem({f.error() ? QStringLiteral("error") : QStringLiteral("warning"), QString::fromStdString(f.spec + " " + f.rule),
+                                          QString::fromStdString(f.where), QString::fromStdString(f.message)});
+        item->setForeground(0, f.error() ? QColor(0xb0, 0x00, 0x20) : QColor(0xa0, 0x60, 0x00));
+        item->setToolTip(3, QString::fromStdString(f.message));
+        findings_->addTopLevelItem(item);
+    }
+    if (p.findings.empty())
+        findings_->addTopLevelItem(new QTreeWidgetItem({QStringLiteral("ok"), QString(), QString(), QStringLiteral("no findings: TinyEngine's code generator covers every op of this graph")}));
+    findings_->resizeColumnToContents(0);
+    findings_->resizeColumnToContents(1);
+    findings_->resizeColumnToContents(2);
+    QString text = QStringLiteral("<b>%1-graph.json</b>: %2 ops (%3 forward + loss), %4 graph outputs, %5 form; %6 int8 arrays, %7 scales")
+                       .arg(QString::fromStdString(p.name))
+                       .arg(p.graph.liveOps())
+                       .arg(p.graph.forward_ops)
+                       .arg(p.graph.outputs.size())
+                       .arg(QString::fromLatin1(exportFormName(p.form)))
+                       .arg(p.params.arrays.size())
+                       .arg(p.params.scales.size());
+    if (p.identity_slices) text += QStringLiteral("; %1 identity strided_slice(s) for ratio-1 weight updates").arg(p.identity_slices);
+    text += QStringLiteral("<br>%1 error(s), %2 warning(s).").arg(p.errors()).arg(p.findings.size() - static_cast<std::size_t>(p.errors()));
+    if (p.errors() && strict_->isChecked()) text += QStringLiteral(" Writing is refused while “refuse on errors” is ticked.");
+    status_->setText(text);
+    write_->setEnabled(!folder_->text().isEmpty());
+}
+
+void ExportDialog::write()
+{
+    if (running_ || !plan_) return;
+    const std::shared_ptr<const ExportPlan> plan = plan_;
+    const std::string dir = folder_->text().toStdString();
+    const bool strict = strict_->isChecked();
+    setRunning(true);
+    const JobControl job = jobControl();
+    auto outcome = std::make_shared<std::pair<ExportedFiles, QString>>();
+    auto* watcher = new QFutureWatcher<void>(this);
+    connect(watcher, &QFutureWatcher<void>::finished, this, [this, watcher, outcome] {
+        watcher->deleteLater();
+        setRunning(false);
+        if (!outcome->second.isEmpty()) {
+            progress_->setFormat(QStringLiteral("not written"));
+            status_->setText(QStringLiteral("<span style='color:#b00020'>%1</span>").arg(outcome->second.toHtmlEscaped()));
+            Q_EMIT written(false);
+            return;
+        }
+        const ExportedFiles& f = outcome->first;
+        written_ = {QString::fromStdString(f.graph), QString::fromStdString(f.params), QString::fromStdString(f.scales)};
+        progress_->setValue(100);
+        progress_->setFormat(QStringLiteral("written"));
+        status_->setText(QStringLiteral("Wrote %1 (%2 B), %3 (%4 B) and %5.")
+                             .arg(written_[0].toHtmlEscaped())
+                             .arg(f.graph_bytes)
+                             .arg(written_[1].toHtmlEscaped())
+                             .arg(f.params_bytes)
+                             .arg(written_[2].toHtmlEscaped()));
+        Q_EMIT written(true);
+    });
+    watcher->setFuture(QtConcurrent::run([plan, dir, strict, job, outcome] {
+        try {
+            outcome->first = writeExport(*plan, dir, strict, job);
+        } catch (const CancelledError&) {
+            outcome->second = QStringLiteral("cancelled: nothing was written");
+        } catch (const std::exception& e) {
+            outcome->second = QString::fromUtf8(e.what());
+        }
+    }));
+}
+
+bool ExportDialog::waitForIdle(int timeoutMs)
+{
+    QElapsedTimer t;
+    t.start();
+    while (running_ && t.elapsed() < timeoutMs) QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    return !running_;
+}
+
+}  // namespace tinyscope::ui

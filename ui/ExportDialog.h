@@ -1,0 +1,70 @@
+#pragma once
+// Export to TinyEngine as a dialog: the caller (the Training-inspector panel) sets the model and
+// the sparse-update scheme; the dialog takes the output folder, the form (reference/faithful)
+// and the file stem, runs quantization + graph + §9 checker off the GUI thread (progress,
+// Cancel) and lists the findings *before* anything is written; Write then writes the three
+// files (all or nothing), refusing when "refuse on errors" is ticked and the checker found errors.
+#include "nn/QuantizationJob.h"
+
+#include <QDialog>
+
+#include <atomic>
+#include <memory>
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QPushButton;
+class QTreeWidget;
+
+namespace tinyscope::ui {
+
+class ExportDialog : public QDialog {
+    Q_OBJECT
+public:
+    explicit ExportDialog(ExportRequest request, QWidget* parent = nullptr);
+    ~ExportDialog() override;
+
+    void setOutputFolder(const QString& dir);
+    void setForm(ExportForm form);
+    void check();                       // plans the export off the GUI thread (no-op while busy)
+    void write();                       // writes the checked plan off the GUI thread
+    bool waitForIdle(int timeoutMs);    // tests and screenshots
+    bool busy() const { return running_; }
+    bool hasPlan() const { return plan_ != nullptr; }
+    const ExportPlan* plan() const { return plan_.get(); }
+    int findingCount() const;
+    QString statusText() const;
+    QStringList writtenFiles() const { return written_; }
+
+Q_SIGNALS:
+    void checked(bool ok);
+    void written(bool ok);
+
+private:
+    void setRunning(bool running);
+    void showPlan();
+    void invalidate();
+    JobControl jobControl();
+
+    ExportRequest request_;
+    QLabel* model_;
+    QLineEdit* folder_;
+    QLineEdit* name_;
+    QComboBox* form_;
+    QCheckBox* strict_;
+    QTreeWidget* findings_;
+    QLabel* status_;
+    QProgressBar* progress_;
+    QPushButton* check_;
+    QPushButton* write_;
+    QPushButton* cancel_;
+    std::shared_ptr<const ExportPlan> plan_;
+    QStringList written_;
+    bool running_ = false;
+    std::shared_ptr<std::atomic<bool>> cancel_flag_ = std::make_shared<std::atomic<bool>>(false);
+};
+
+}  // namespace tinyscope::ui
