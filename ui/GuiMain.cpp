@@ -4,6 +4,8 @@
 #include "DesignSpacePanel.h"
 #include "EvaluationBox.h"
 #include "MainWindow.h"
+#include "TrainingGraphPane.h"
+#include "TrainingInspectorPanel.h"
 
 #include <QApplication>
 #include <QDir>
@@ -46,6 +48,13 @@ int writeScreenshots(MainWindow& window, const char* dir)
         ds->evaluationBox()->evaluate();
         ds->evaluationBox()->waitForIdle(300000);
     }
+    // The inspector on MIT's demo: mcunet-5fps with the published "49kb" scheme, graph laid out.
+    TrainingInspectorPanel* ti = window.trainingInspectorPanel();
+    window.tabs()->setCurrentWidget(ti);
+    ti->selectModel(QStringLiteral("mcunet-5fps"));
+    ti->loadPublishedScheme(QStringLiteral("49kb"));
+    if (!ti->waitForGraph(120000)) std::cerr << "tinyscope gui: the training graph was still laying out after 120 s\n";
+    ti->graphPane()->find(QStringLiteral("v9_conv_0_weight"));   // an updated weight: the side panel shows its op
     for (const auto& p : window.panels()) {
         window.tabs()->setCurrentWidget(p.widget);
         written += saveGrab(&window, base + p.stem + QStringLiteral(".png"));
