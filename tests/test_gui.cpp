@@ -33,9 +33,10 @@ private Q_SLOTS:
         QTemporaryDir dir;
         QProcess p;
         p.start(test::tinyscopeBinary(), {QStringLiteral("gui"), QStringLiteral("--screenshot"), dir.path()});
-        QVERIFY(p.waitForFinished(120000));
+        QVERIFY(p.waitForFinished(300000));
         QCOMPARE(p.exitCode(), 0);
-        for (const char* name : {"design-space", "design-space-min", "design-space-max", "design-space-random"}) {
+        for (const char* name : {"design-space", "design-space-min", "design-space-max", "design-space-random", "training-inspector",
+                                 "training-inspector-detail"}) {
             QImage img(dir.path() + QLatin1Char('/') + QLatin1String(name) + QStringLiteral(".png"));
             QVERIFY2(!img.isNull(), name);
             QVERIFY(img.width() >= 800 && img.height() >= 600);

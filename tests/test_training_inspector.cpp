@@ -26,7 +26,10 @@
 #include "zoo/SubnetNetwork.h"
 #include "zoo/ZooCatalog.h"
 
+#include <QComboBox>
 #include <QFile>
+#include <QStandardItemModel>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QUndoStack>
 
@@ -213,6 +216,48 @@ private Q_SLOTS:
         toggleBias(m, 41, true);
         QCOMPARE(undo->count(), 6);
         QCOMPARE(undo->undoText(), QStringLiteral("load mcunet-5fps/99kb"));
+    }
+
+    void theRatioCellOffersTheAllowedRatios()
+    {
+        AppState state;
+        TrainingInspectorPanel panel(&state);
+        panel.selectModel(QStringLiteral("mcunet-5fps"));
+        panel.resetScheme();
+        TrainingLayerModel* m = panel.layerModel();
+        QTableView* table = panel.table();
+        table->show();
+        auto editorFor = [&](int row) -> QComboBox* {
+            const QModelIndex idx = m->index(row, TrainingLayerModel::Weight);
+            table->setCurrentIndex(idx);
+            table->edit(idx);
+            return table->viewport()->findChild<QComboBox*>();
+        };
+        // The stem has 3 input channels: 1/8 and 1/4 select none and are disabled.
+        QComboBox* box = editorFor(0);
+        QVERIFY(box);
+        QCOMPARE(box->count(), 5);
+        auto* items = qobject_cast<QStandardItemModel*>(box->model());
+        QVERIFY(items);
+        QCOMPARE(items->item(1)->isEnabled(), false);
+        QCOMPARE(items->item(2)->isEnabled(), false);
+        QCOMPARE(items->item(3)->isEnabled(), true);
+        QCOMPARE(box->itemText(3), QStringLiteral("1/2  (1/3)"));
+        // Moving on closes the editor without a change (ratio 0 stays 0: no undo step).
+        table->setCurrentIndex(m->index(1, TrainingLayerModel::Layer));
+        QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
+        QVERIFY(!table->viewport()->findChild<QComboBox*>());
+        QCOMPARE(m->undoStack()->count(), 1);   // the reset only
+        // Choosing 1/2 on conv 27 commits at once: one undo step, the ledger follows.
+        box = editorFor(27);
+        QVERIFY(box);
+        QCOMPARE(box->itemText(3), QStringLiteral("1/2  (24/48)"));
+        box->setCurrentIndex(3);
+        Q_EMIT box->activated(3);
+        QCOMPARE(m->scheme().conv(27).ratio, 0.5);
+        QCOMPARE(m->scheme().conv(27).k, 24);
+        QCOMPARE(m->undoStack()->undoText(), QStringLiteral("weight of conv 27 at 1/2"));
+        QCOMPARE(m->ledger().rows[27].weight_bytes, std::int64_t(192 * 24));
     }
 
     void publishedSchemesGiveThePublishedByteCounts()

@@ -1,6 +1,7 @@
 #include "SvgGraphView.h"
 
 #include <QGraphicsRectItem>
+#include <algorithm>
 #include <cmath>
 #include <QGraphicsScene>
 #include <QGraphicsSvgItem>
@@ -86,6 +87,8 @@ void SvgGraphView::setOverlayText(const QString& text)
                                                "border-radius: 4px; padding: 4px 10px; color: #4a3b10; }"));
     }
     overlay_->setText(text);
+    overlay_->setWordWrap(true);
+    overlay_->setMaximumWidth(std::max(200, viewport()->width() - 40));
     overlay_->adjustSize();
     overlay_->move((viewport()->width() - overlay_->width()) / 2, 8);
     overlay_->setVisible(!text.isEmpty());
@@ -192,6 +195,14 @@ QString SvgGraphView::nodeAt(const QPointF& p) const
     for (auto it = nodeRects_.constBegin(); it != nodeRects_.constEnd(); ++it)
         if (it.value().contains(p)) return it.key();
     return {};
+}
+
+bool SvgGraphView::focusNode(const QString& name, double minScale)
+{
+    if (!nodeRects_.contains(name)) return false;
+    const double s = transform().m11();
+    if (s < minScale) zoomBy(minScale / s);
+    return selectNode(name);
 }
 
 bool SvgGraphView::selectNode(const QString& name)

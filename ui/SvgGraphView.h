@@ -36,6 +36,8 @@ public:
     QStringList nodeNames() const { return nodeOrder_; }
     // Selects the node (outline) and centres it; returns false if there is no such node.
     bool selectNode(const QString& name);
+    // selectNode, zoomed in to at least `minScale` (1 = Graphviz points at screen pixels).
+    bool focusNode(const QString& name, double minScale);
     QString selectedNode() const { return selected_; }
     void fitAll();
     void zoomBy(double factor);

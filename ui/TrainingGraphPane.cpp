@@ -38,7 +38,12 @@ GvStyle nodeStyle(TrainingGraphNodeClass c)
 GvStyle edgeStyle(TrainingGraphEdgeClass c)
 {
     const TrainingGraphEdgeStyle& s = trainingGraphEdgeStyle(c);
-    return GvStyle{QColor(), QColor(QLatin1String(s.color)), QColor(), 1.0, s.dashed};
+    QColor colour(QLatin1String(s.color));
+    // Saved-tensor edges cross the whole drawing (forward op -> its backward user): lighter on
+    // screen so the two graphs stay readable; the exported DOT/SVG keep the palette.
+    if (c == TrainingGraphEdgeClass::Saved) colour.setAlpha(110);
+    if (c == TrainingGraphEdgeClass::Pruned) colour.setAlpha(150);
+    return GvStyle{QColor(), colour, QColor(), 1.0, s.dashed};
 }
 
 // The layout's DOT: every op, no legend or title (the pane draws its own legend), and labels
@@ -186,7 +191,12 @@ void TrainingGraphPane::setGraph(TrainingGraph g, std::shared_ptr<const Network>
         names_.push_back(QString::fromStdString(trainingGraphNodeName(graph_, static_cast<int>(i))));
     lastHit_ = -1;
     inspector_->showHint(QStringLiteral("Laying out the graph…"));
-    view_->setOverlayText(QStringLiteral("Laying out %1 ops with Graphviz…").arg(QString::fromStdString(groupThousands(static_cast<std::int64_t>(graph_.ops.size())))));
+    const QString ops = QString::fromStdString(groupThousands(static_cast<std::int64_t>(graph_.ops.size())));
+    view_->setOverlayText(QStringLiteral("Laying out %1 ops with Graphviz…").arg(ops));
+    if (running_) {   // the running layout is for an older graph; this one follows it
+        layoutNote_ = QStringLiteral("laying out %1 ops…").arg(ops);
+        refreshBusy();
+    }
     updateSummary();
     // A pane nobody sees (another tab) lays out when it is shown or waited for.
     if (!running_ && isVisible()) startLayout();
@@ -233,6 +243,11 @@ void TrainingGraphPane::startLayout()
         shown_ = *classes;
         viewCurrent_ = true;
         lastLayoutSeconds_ = result->seconds;
+        for (std::size_t i = 0; i < graph_.ops.size(); ++i)   // on-screen edge styles (see edgeStyle)
+            for (int in : graph_.ops[i].inputs) {
+                const int p = graph_.tensor(in).producer;
+                if (p >= 0) view_->setEdgeStyle(names_[static_cast<std::size_t>(p)], names_[i], edgeStyle(trainingGraphEdgeClass(graph_, p, static_cast<int>(i))));
+            }
         restyle();   // outputs may have changed while Graphviz worked
         inspector_->showHint(QStringLiteral("Click an op in the graph, or search for one, to see its attributes and tensors."));
         Q_EMIT layoutFinished();
@@ -360,7 +375,14 @@ bool TrainingGraphPane::find(const QString& text)
     }
     lastHit_ = hit;
     searchNote_->setText(QStringLiteral("%1 of %2").arg(rank).arg(matches));
-    return selectOp(hit);
+    return focusOp(hit, 0.9);   // readable around the hit
+}
+
+bool TrainingGraphPane::focusOp(int op, double minScale)
+{
+    const bool ok = selectOp(op);
+    if (ok && viewCurrent_) view_->focusNode(names_[static_cast<std::size_t>(op)], minScale);
+    return ok;
 }
 
 bool TrainingGraphPane::selectOp(int op)

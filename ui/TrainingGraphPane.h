@@ -56,6 +56,7 @@ public:
     // (case-insensitive); returns false when none does.
     bool find(const QString& text);
     bool selectOp(int op);
+    bool focusOp(int op, double minScale);   // select, zoomed in to at least minScale
     int selectedOp() const;
 
     // Writes the graph as .svg / .png (Graphviz) or .dot, with the standard colours, title and

@@ -134,18 +134,24 @@ TrainingInspectorPanel::TrainingInspectorPanel(AppState* state, QWidget* parent)
     budget_->setSuffix(QStringLiteral(" KB"));
     budget_->setValue(256);
     budget_->setToolTip(QStringLiteral("SRAM of the device; the chart's dashed line"));
-    auto* undo = new QToolButton;
-    QAction* undoAct = model_->undoStack()->createUndoAction(this, QStringLiteral("Undo"));
-    undoAct->setShortcut(QKeySequence::Undo);
-    undoAct->setShortcutContext(Qt::WidgetWithChildrenShortcut);
-    addAction(undoAct);
-    undo->setDefaultAction(undoAct);
-    auto* redo = new QToolButton;
-    QAction* redoAct = model_->undoStack()->createRedoAction(this, QStringLiteral("Redo"));
-    redoAct->setShortcut(QKeySequence::Redo);
-    redoAct->setShortcutContext(Qt::WidgetWithChildrenShortcut);
-    addAction(redoAct);
-    redo->setDefaultAction(redoAct);
+    // Undo/redo with fixed labels (the step is in the tooltip), Ctrl+Z / Ctrl+Shift+Z in the panel.
+    QUndoStack* stack = model_->undoStack();
+    auto historyButton = [this, stack](const QString& text, const QKeySequence& key, bool isUndo) {
+        auto* act = new QAction(text, this);
+        act->setShortcut(key);
+        act->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+        act->setEnabled(false);
+        addAction(act);
+        connect(act, &QAction::triggered, stack, isUndo ? &QUndoStack::undo : &QUndoStack::redo);
+        connect(stack, isUndo ? &QUndoStack::canUndoChanged : &QUndoStack::canRedoChanged, act, &QAction::setEnabled);
+        connect(stack, isUndo ? &QUndoStack::undoTextChanged : &QUndoStack::redoTextChanged, act,
+                [act, text](const QString& step) { act->setToolTip(step.isEmpty() ? text : text + QStringLiteral(": ") + step); });
+        auto* b = new QToolButton;
+        b->setDefaultAction(act);
+        return b;
+    };
+    QToolButton* undo = historyButton(QStringLiteral("Undo"), QKeySequence::Undo, true);
+    QToolButton* redo = historyButton(QStringLiteral("Redo"), QKeySequence::Redo, false);
     auto* open = new QPushButton(QStringLiteral("Open scheme…"));
     open->setToolTip(QStringLiteral("Load a tiny-training config (backward_config in .json/.yaml)"));
     auto* save = new QPushButton(QStringLiteral("Save scheme…"));
@@ -374,8 +380,15 @@ void TrainingInspectorPanel::rebuildForModel()
 void TrainingInspectorPanel::scrollToFirstUpdated()
 {
     if (!model_->hasNetwork()) return;
-    const int row = std::min(model_->scheme().first_updated, model_->rowCount() - 1);
-    table_->scrollTo(model_->index(std::max(0, row - 1), 0), QAbstractItemView::PositionAtTop);
+    // Queued: after a model reset the view lays out its rows first.
+    QMetaObject::invokeMethod(
+        this,
+        [this] {
+            if (!model_->hasNetwork() || model_->rowCount() == 0) return;
+            const int row = std::min(model_->scheme().first_updated, model_->rowCount() - 1);
+            table_->scrollTo(model_->index(std::max(0, row - 1), 0), QAbstractItemView::PositionAtTop);
+        },
+        Qt::QueuedConnection);
 }
 
 void TrainingInspectorPanel::onSubnetChanged()
@@ -529,7 +542,9 @@ void TrainingInspectorPanel::refreshBanner()
     QStringList lines;
     if (model_->hasNetwork()) {
         if (!model_->obstacle().isEmpty()) lines << QStringLiteral("<b>No training graph:</b> ") + model_->obstacle().toHtmlEscaped();
-        for (const QString& w : model_->modelWarnings()) lines << QStringLiteral("<b>TinyEngine:</b> ") + w.toHtmlEscaped();
+        for (const QString& w : model_->modelWarnings())
+            if (model_->obstacle().isEmpty() || !w.contains(model_->obstacle()))   // said above
+                lines << QStringLiteral("<b>TinyEngine:</b> ") + w.toHtmlEscaped();
         int rows = 0;
         for (int i = 0; i < model_->rowCount(); ++i) rows += !model_->warningsOf(i).isEmpty();
         if (rows) lines << QStringLiteral("<b>TinyEngine</b> cannot compile the choice on %1 row%2 (⚠ in the table; hover for why).")

@@ -190,7 +190,7 @@ int TrainingLayerModel::columnCount(const QModelIndex& parent) const { return pa
 QVariant TrainingLayerModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
     if (orientation != Qt::Horizontal) return {};
-    static const char* names[] = {"#", "layer", "role", "in → out", "kernel", "MACs", "params", "bias", "weight", "extra B", "TE"};
+    static const char* names[] = {"#", "layer", "role", "in → out", "kernel", "MACs", "params", "bias", "weight", "extra B", "TinyEngine"};
     static const char* tips[] = {
         "conv index (tiny-training's numbering: 0 = stem, the classifier last)",
         "module path",

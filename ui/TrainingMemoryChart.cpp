@@ -111,6 +111,8 @@ void TrainingMemoryChart::setLedger(const MemoryLedger& m, double budgetKB)
     }
     total_->replace(running);
     maxTotalKB_ = running.isEmpty() ? 0 : running.first().y();
+    chart()->setTitle(QString());
+    budget_->setVisible(true);
     setBudget(budgetKB);
 }
 
@@ -119,7 +121,10 @@ void TrainingMemoryChart::clearLedger()
     for (QBarSet* s : sets_) s->remove(0, s->count());
     total_->clear();
     categories_ = 0;
+    x_->setRange(-0.5, 0.5);
     maxBarKB_ = maxTotalKB_ = 0;
+    chart()->setTitle(QStringLiteral("no memory ledger for this model"));
+    budget_->setVisible(false);
     setBudget(budgetKB_);
 }
 
