@@ -54,7 +54,7 @@ Stats timeMs(int n, const std::function<void(int)>& f)
 
 void print(const char* what, const Stats& s)
 {
-    std::printf("  %-58s median %8.2f ms   p90 %8.2f ms   max %8.2f ms\n", what, s.median, s.p90, s.max);
+    std::printf("  %-58s median %9.3f ms   p90 %9.3f ms   max %9.3f ms\n", what, s.median, s.p90, s.max);
 }
 
 }  // namespace
