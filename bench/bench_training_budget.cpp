@@ -5,6 +5,7 @@
 //  * the search's existing per-candidate cost (CostModel::summary), for scale;
 //  * baseline: the same memory figures the long way, by building the subnet's training graph
 //    (forward IR + autodiff + DCE) first, as a tool that walks the graph would.
+#include "BenchTiming.h"
 #include "cost/CostModel.h"
 #include "graph/Autodiff.h"
 #include "graph/MemoryLedger.h"
@@ -14,30 +15,14 @@
 #include "space/SpacePresets.h"
 #include "zoo/SubnetNetwork.h"
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <vector>
 
 using namespace tinyscope;
-using Clock = std::chrono::steady_clock;
+using bench::timeUs;
 
-namespace {
-
-// Best-of-3 mean time per call, in microseconds.
-double timeUs(int n, const std::function<void(int)>& f)
-{
-    double best = 1e300;
-    for (int rep = 0; rep < 3; ++rep) {
-        const auto t0 = Clock::now();
-        for (int i = 0; i < n; ++i) f(i);
-        best = std::min(best, std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / n);
-    }
-    return best;
-}
-
-}  // namespace
 
 int main(int argc, char** argv)
 {

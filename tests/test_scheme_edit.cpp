@@ -20,18 +20,9 @@
 #include <sstream>
 
 using namespace tinyscope;
+using test::inputErrorOf;
 
 namespace {
-
-QString inputErrorOf(const std::function<void()>& f)
-{
-    try {
-        f();
-    } catch (const InputError& e) {
-        return QString::fromUtf8(e.what());
-    }
-    return QString();
-}
 
 std::set<int> convsWith(const std::vector<CoverageFinding>& f, const char* needle)
 {

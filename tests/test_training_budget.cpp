@@ -18,18 +18,9 @@
 #include "zoo/ZooCatalog.h"
 
 using namespace tinyscope;
+using test::inputErrorOf;
 
 namespace {
-
-QString inputErrorOf(const std::function<void()>& f)
-{
-    try {
-        f();
-    } catch (const InputError& e) {
-        return QString::fromUtf8(e.what());
-    }
-    return QString();
-}
 
 bool sameScheme(const Network& net, const std::string& pattern, const SparseScheme& expected)
 {

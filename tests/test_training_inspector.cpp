@@ -5,6 +5,7 @@
 // published byte counts; scheme files round-trip; the CSV, DOT, SVG and PNG exports carry the
 // real figures; rows TinyEngine cannot compile are flagged; any TrainingGraph can be shown; the
 // panel renders (not blank) with the graph laid out.
+#include "ImageSupport.h"
 #include "TestSupport.h"
 
 #include "AppState.h"
@@ -34,27 +35,10 @@
 #include <QUndoStack>
 
 using namespace tinyscope;
+using test::inputErrorOf;
 using namespace tinyscope::ui;
 
 namespace {
-
-int distinctColours(const QImage& img)
-{
-    QSet<QRgb> seen;
-    for (int y = 0; y < img.height(); y += 5)
-        for (int x = 0; x < img.width(); x += 5) seen.insert(img.pixel(x, y));
-    return seen.size();
-}
-
-QString inputErrorOf(const std::function<void()>& f)
-{
-    try {
-        f();
-    } catch (const InputError& e) {
-        return QString::fromUtf8(e.what());
-    }
-    return QString();
-}
 
 // The ledger the panel shows must be the core's, number for number.
 void compareLedgers(const MemoryLedger& a, const MemoryLedger& b)
@@ -483,10 +467,10 @@ private Q_SLOTS:
         QCoreApplication::processEvents();
         const QImage shot = w.grab().toImage();
         QVERIFY(shot.width() >= 1200 && shot.height() >= 800);
-        QVERIFY2(distinctColours(shot) > 40, qPrintable(QString::number(distinctColours(shot))));
+        QVERIFY2(test::distinctColours(shot, 5) > 40, qPrintable(QString::number(test::distinctColours(shot, 5))));
         // The graph area itself is drawn (not blank): kept ops in colour, pruned ones grey.
         const QImage graph = panel->graphPane()->view()->viewport()->grab().toImage();
-        QVERIFY2(distinctColours(graph) > 8, qPrintable(QString::number(distinctColours(graph))));
+        QVERIFY2(test::distinctColours(graph, 5) > 8, qPrintable(QString::number(test::distinctColours(graph, 5))));
         QVERIFY(w.panels().size() >= 2);
         QCOMPARE(w.panels()[1].stem, QStringLiteral("training-inspector"));
     }

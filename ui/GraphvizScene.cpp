@@ -108,7 +108,32 @@ GvShape shapeFrom(const QXmlStreamAttributes& a, QPainterPath path, const QTrans
     return s;
 }
 
-class NodeItem : public QGraphicsItem {
+// Pen and brush for a shape: its own style, or `over` when given; dashes as Graphviz's 5,2.
+void applyStyle(QPainter* p, const GvShape& s, const GvStyle* over, bool dashes, const QColor& fillOver)
+{
+    const QColor stroke = over ? over->stroke : s.stroke;
+    const QColor fill = fillOver.isValid() ? fillOver : over ? over->fill : s.fill;
+    QPen pen(stroke.isValid() ? stroke : Qt::transparent, over ? over->width : s.width);
+    if (dashes && (over ? over->dashed : s.dashed)) pen.setDashPattern({5.0 / pen.widthF(), 2.0 / pen.widthF()});
+    p->setPen(stroke.isValid() ? pen : QPen(Qt::NoPen));
+    p->setBrush(fill.isValid() ? QBrush(fill) : Qt::NoBrush);
+}
+
+// A node or edge whose drawn style can be replaced (recolouring after a layout).
+class StyledItem : public QGraphicsItem {
+public:
+    void restyle(const GvStyle& s)
+    {
+        if (style_ && *style_ == s) return;
+        style_ = s;
+        update();
+    }
+
+protected:
+    std::optional<GvStyle> style_;
+};
+
+class NodeItem : public StyledItem {
 public:
     explicit NodeItem(GvNode node) : node_(std::move(node))
     {
@@ -120,24 +145,12 @@ public:
         bounds_.adjust(-2, -2, 2, 2);
     }
     QRectF boundingRect() const override { return bounds_; }
-    void restyle(const GvStyle& s)
-    {
-        if (style_ && *style_ == s) return;
-        style_ = s;
-        update();
-    }
     void paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget*) override
     {
         const double lod = option->levelOfDetailFromTransform(p->worldTransform());
         for (int i = 0; i < node_.shapes.size(); ++i) {
             const GvShape& s = node_.shapes[i];
-            const bool outline = i == 0 && style_;
-            const QColor fill = outline ? style_->fill : s.fill;
-            const QColor stroke = outline ? style_->stroke : s.stroke;
-            QPen pen(stroke.isValid() ? stroke : Qt::transparent, outline ? style_->width : s.width);
-            if (outline ? style_->dashed : s.dashed) pen.setDashPattern({5.0 / pen.widthF(), 2.0 / pen.widthF()});
-            p->setPen(stroke.isValid() ? pen : QPen(Qt::NoPen));
-            p->setBrush(fill.isValid() ? QBrush(fill) : Qt::NoBrush);
+            applyStyle(p, s, i == 0 && style_ ? &*style_ : nullptr, true, QColor());
             if (lod < 0.25) p->drawRect(s.path.boundingRect());   // far away: a box is all one sees
             else p->drawPath(s.path);
         }
@@ -171,10 +184,9 @@ private:
     GvNode node_;
     QRectF bounds_;
     QList<double> widths_;
-    std::optional<GvStyle> style_;
 };
 
-class EdgeItem : public QGraphicsItem {
+class EdgeItem : public StyledItem {
 public:
     explicit EdgeItem(GvEdge edge) : edge_(std::move(edge))
     {
@@ -185,26 +197,18 @@ public:
         }
     }
     QRectF boundingRect() const override { return bounds_; }
-    void restyle(const GvStyle& s)
-    {
-        if (style_ && *style_ == s) return;
-        style_ = s;
-        update();
-    }
     void paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget*) override
     {
         const double lod = option->levelOfDetailFromTransform(p->worldTransform());
         for (int i = 0; i < edge_.shapes.size(); ++i) {
-            const GvShape& s = edge_.shapes[i];
-            const QColor stroke = style_ ? style_->stroke : s.stroke;
-            const bool head = i > 0;
-            QPen pen(stroke.isValid() ? stroke : Qt::transparent, style_ ? style_->width : s.width);
-            if ((style_ ? style_->dashed : s.dashed) && !head) pen.setDashPattern({5.0 / pen.widthF(), 2.0 / pen.widthF()});
-            pen.setCosmetic(lod < 0.5);   // thin hairlines when zoomed out
-            p->setPen(stroke.isValid() ? pen : QPen(Qt::NoPen));
-            const QColor fill = head && style_ ? style_->stroke : s.fill;
-            p->setBrush(fill.isValid() ? QBrush(fill) : Qt::NoBrush);
-            p->drawPath(s.path);
+            const bool head = i > 0;   // arrowheads: filled with the line's colour, never dashed
+            applyStyle(p, edge_.shapes[i], style_ ? &*style_ : nullptr, !head, head && style_ ? style_->stroke : QColor());
+            if (lod < 0.5) {   // thin hairlines when zoomed out
+                QPen pen = p->pen();
+                pen.setCosmetic(true);
+                p->setPen(pen);
+            }
+            p->drawPath(edge_.shapes[i].path);
         }
         NodeItem::drawTexts(p, edge_.texts, widths_, lod, QColor());
     }
@@ -213,7 +217,6 @@ private:
     GvEdge edge_;
     QRectF bounds_;
     QList<double> widths_;
-    std::optional<GvStyle> style_;
 };
 
 class DecorationItem : public QGraphicsItem {
@@ -230,9 +233,7 @@ public:
     void paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget*) override
     {
         for (const GvShape& s : shapes_) {
-            QPen pen(s.stroke.isValid() ? s.stroke : Qt::transparent, s.width);
-            p->setPen(s.stroke.isValid() ? pen : QPen(Qt::NoPen));
-            p->setBrush(s.fill.isValid() ? QBrush(s.fill) : Qt::NoBrush);
+            applyStyle(p, s, nullptr, true, QColor());
             p->drawPath(s.path);
         }
         NodeItem::drawTexts(p, texts_, widths_, option->levelOfDetailFromTransform(p->worldTransform()), QColor());
@@ -391,14 +392,6 @@ GvItems addGraphvizItems(QGraphicsScene* scene, const GvLayout& layout)
     return items;
 }
 
-void restyleNodeItem(QGraphicsItem* nodeItem, const GvStyle& style)
-{
-    static_cast<NodeItem*>(nodeItem)->restyle(style);
-}
-
-void restyleEdgeItem(QGraphicsItem* edgeItem, const GvStyle& style)
-{
-    static_cast<EdgeItem*>(edgeItem)->restyle(style);
-}
+void restyleItem(QGraphicsItem* item, const GvStyle& style) { static_cast<StyledItem*>(item)->restyle(style); }
 
 }  // namespace tinyscope::ui

@@ -78,7 +78,7 @@ struct GvItems {
     QList<QGraphicsItem*> others;
 };
 GvItems addGraphvizItems(QGraphicsScene* scene, const GvLayout& layout);
-void restyleNodeItem(QGraphicsItem* nodeItem, const GvStyle& style);
-void restyleEdgeItem(QGraphicsItem* edgeItem, const GvStyle& style);
+// `item` from GvItems::nodes or ::edges.
+void restyleItem(QGraphicsItem* item, const GvStyle& style);
 
 }  // namespace tinyscope::ui

@@ -69,14 +69,14 @@ void SvgGraphView::setLayout(const GvLayout& layout, const QByteArray& svg, bool
 
 void SvgGraphView::setNodeStyle(const QString& node, const GvStyle& style)
 {
-    if (QGraphicsItem* item = items_.nodes.value(node)) restyleNodeItem(item, style);
+    if (QGraphicsItem* item = items_.nodes.value(node)) restyleItem(item, style);
 }
 
 void SvgGraphView::setEdgeStyle(const QString& from, const QString& to, const GvStyle& style)
 {
     const QString key = from + QStringLiteral("->") + to;
     for (auto it = items_.edges.constFind(key); it != items_.edges.constEnd() && it.key() == key; ++it)
-        restyleEdgeItem(it.value(), style);
+        restyleItem(it.value(), style);
 }
 
 void SvgGraphView::setOverlayText(const QString& text)

@@ -142,21 +142,7 @@ void TrainingLayerModel::push(const ResolvedScheme& after, const QString& text)
     undo_->push(new SchemeCommand(this, scheme_, after, text));
 }
 
-bool TrainingLayerModel::setBias(int conv, bool on)
-{
-    if (!editable(conv)) {
-        Q_EMIT editRejected(net_ && conv == net_->numConvs() - 1 ? QStringLiteral("The classifier is always updated (bias and weight).")
-                                                                  : QStringLiteral("This model cannot be edited."));
-        return false;
-    }
-    ResolvedScheme s = scheme_;
-    const ConvUpdate& u = s.conv(conv);
-    setConvUpdate(s, *net_, conv, on, u.ratio);
-    push(s, QStringLiteral("bias of conv %1 %2").arg(conv).arg(on ? QStringLiteral("on") : QStringLiteral("off")));
-    return true;
-}
-
-bool TrainingLayerModel::setRatio(int conv, double ratio)
+bool TrainingLayerModel::edit(int conv, bool bias, double ratio, const QString& text)
 {
     if (!editable(conv)) {
         Q_EMIT editRejected(net_ && conv == net_->numConvs() - 1 ? QStringLiteral("The classifier is always updated (bias and weight).")
@@ -165,13 +151,25 @@ bool TrainingLayerModel::setRatio(int conv, double ratio)
     }
     ResolvedScheme s = scheme_;
     try {
-        setConvUpdate(s, *net_, conv, s.conv(conv).bias, ratio);
+        setConvUpdate(s, *net_, conv, bias, ratio);
     } catch (const InputError& e) {
         Q_EMIT editRejected(QString::fromUtf8(e.what()));
         return false;
     }
-    push(s, QStringLiteral("weight of conv %1 at %2").arg(conv).arg(ratioText(ratio)));
+    push(s, text);
     return true;
+}
+
+bool TrainingLayerModel::setBias(int conv, bool on)
+{
+    const double ratio = conv >= 0 && conv < static_cast<int>(scheme_.convs.size()) ? scheme_.conv(conv).ratio : 0.0;
+    return edit(conv, on, ratio, QStringLiteral("bias of conv %1 %2").arg(conv).arg(on ? QStringLiteral("on") : QStringLiteral("off")));
+}
+
+bool TrainingLayerModel::setRatio(int conv, double ratio)
+{
+    const bool bias = conv >= 0 && conv < static_cast<int>(scheme_.convs.size()) && scheme_.conv(conv).bias;
+    return edit(conv, bias, ratio, QStringLiteral("weight of conv %1 at %2").arg(conv).arg(ratioText(ratio)));
 }
 
 void TrainingLayerModel::applyScheme(const ResolvedScheme& scheme, const QString& what)

@@ -73,6 +73,7 @@ Q_SIGNALS:
 private:
     void recompute();
     void push(const ResolvedScheme& after, const QString& text);
+    bool edit(int conv, bool bias, double ratio, const QString& text);
     bool editable(int conv) const;
 
     std::shared_ptr<const Network> net_;
