@@ -81,7 +81,8 @@ TrainingGraphPane::TrainingGraphPane(QWidget* parent) : QWidget(parent)
     // Search and zoom.
     auto* bar = new QHBoxLayout;
     search_ = new QLineEdit;
-    search_->setPlaceholderText(QStringLiteral("Find op, layer or parameter (e.g. v9_conv_0_weight, blocks.8.pw1, nn.conv2d) — Enter for next"));
+    search_->setPlaceholderText(QStringLiteral("Find an op, layer or parameter (blocks.8.pw1, v9_conv_0_weight) — Enter: next"));
+    search_->setToolTip(QStringLiteral("Matches op names (nn.conv2d#812), layer names and parameter names; Enter steps through the matches"));
     search_->setClearButtonEnabled(true);
     searchNote_ = new QLabel;
     searchNote_->setMinimumWidth(70);

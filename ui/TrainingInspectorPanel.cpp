@@ -246,8 +246,7 @@ TrainingInspectorPanel::TrainingInspectorPanel(AppState* state, QWidget* parent)
     table_->setAlternatingRowColors(false);
     QHeaderView* h = table_->horizontalHeader();
     h->setSectionResizeMode(QHeaderView::ResizeToContents);
-    h->setSectionResizeMode(TrainingLayerModel::Layer, QHeaderView::Stretch);
-    h->setStretchLastSection(false);
+    h->setStretchLastSection(true);   // the TinyEngine column takes what is left
     chart_ = new TrainingMemoryChart;
     auto* left = new QSplitter(Qt::Vertical);
     left->addWidget(table_);
@@ -261,7 +260,7 @@ TrainingInspectorPanel::TrainingInspectorPanel(AppState* state, QWidget* parent)
     split->addWidget(pane_);
     split->setStretchFactor(0, 1);
     split->setStretchFactor(1, 1);
-    split->setSizes({810, 770});
+    split->setSizes({850, 730});
     root->addWidget(split, 1);
 
     // ---- wiring
