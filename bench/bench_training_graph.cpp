@@ -5,6 +5,7 @@
 //    against the fast path a bias toggle can take (re-selecting outputs and re-running DCE on
 //    the built graph) — target < 50 ms;
 //  * the DOT text of the graph (the layout itself is Graphviz's, timed once for scale).
+#include "BenchTiming.h"
 #include "graph/Autodiff.h"
 #include "graph/MemoryLedger.h"
 #include "graph/PublishedSchemes.h"
@@ -19,23 +20,9 @@
 #include <vector>
 
 using namespace tinyscope;
+using bench::timeUs;
 using Clock = std::chrono::steady_clock;
 
-namespace {
-
-// Best-of-5 mean time per call, in microseconds.
-double timeUs(int n, const std::function<void(int)>& f)
-{
-    double best = 1e300;
-    for (int rep = 0; rep < 5; ++rep) {
-        const auto t0 = Clock::now();
-        for (int i = 0; i < n; ++i) f(i);
-        best = std::min(best, std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / n);
-    }
-    return best;
-}
-
-}  // namespace
 
 int main(int argc, char** argv)
 {

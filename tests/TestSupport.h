@@ -1,5 +1,7 @@
 #pragma once
 // Shared by the test suites: where ../shared/reference and the built tinyscope binary are.
+#include "Error.h"
+
 #include <QDir>
 #include <QFileInfo>
 #include <QProcess>
@@ -7,6 +9,7 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <functional>
 #include <string>
 
 namespace tinyscope::test {
@@ -36,6 +39,17 @@ inline CliRun runTinyscope(const QStringList& args)
 }
 
 inline int lineCount(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+// The message of the InputError `f` throws; empty when it throws none.
+inline QString inputErrorOf(const std::function<void()>& f)
+{
+    try {
+        f();
+    } catch (const InputError& e) {
+        return QString::fromUtf8(e.what());
+    }
+    return QString();
+}
 
 }  // namespace tinyscope::test
 

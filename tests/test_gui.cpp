@@ -1,5 +1,6 @@
 // The GUI renders offscreen: `tinyscope gui --screenshot DIR` writes every panel, and the
 // Design-space panel follows the shared selection (diagram, table, chart).
+#include "ImageSupport.h"
 #include "TestSupport.h"
 
 #include "AppState.h"
@@ -19,16 +20,7 @@
 
 using namespace tinyscope;
 
-namespace {
-// Number of distinct colours in a coarse sample: a blank or single-colour image has 1.
-int distinctColours(const QImage& img)
-{
-    QSet<QRgb> seen;
-    for (int y = 0; y < img.height(); y += 7)
-        for (int x = 0; x < img.width(); x += 7) seen.insert(img.pixel(x, y));
-    return seen.size();
-}
-}  // namespace
+using test::distinctColours;
 
 class TestGui : public QObject {
     Q_OBJECT
@@ -78,7 +70,8 @@ private Q_SLOTS:
         p.start(test::tinyscopeBinary(), {QStringLiteral("gui"), QStringLiteral("--screenshot"), dir.path()});
         QVERIFY(p.waitForFinished(600000));
         QCOMPARE(p.exitCode(), 0);
-        for (const char* name : {"design-space", "design-space-min", "design-space-max", "design-space-random"}) {
+        for (const char* name : {"design-space", "design-space-min", "design-space-max", "design-space-random", "training-inspector",
+                                 "training-inspector-detail"}) {
             QImage img(dir.path() + QLatin1Char('/') + QLatin1String(name) + QStringLiteral(".png"));
             QVERIFY2(!img.isNull(), name);
             QVERIFY(img.width() >= 800 && img.height() >= 600);

@@ -15,20 +15,7 @@
 #include <QTemporaryDir>
 
 using namespace tinyscope;
-
-namespace {
-
-QString inputErrorOf(const std::function<void()>& f)
-{
-    try {
-        f();
-    } catch (const InputError& e) {
-        return QString::fromUtf8(e.what());
-    }
-    return QString();
-}
-
-}  // namespace
+using test::inputErrorOf;
 
 class TestSparseScheme : public QObject {
     Q_OBJECT

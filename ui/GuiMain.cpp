@@ -4,6 +4,11 @@
 #include "DesignSpacePanel.h"
 #include "EvaluationBox.h"
 #include "MainWindow.h"
+#include "SvgGraphView.h"
+#include "TrainingGraphPane.h"
+#include "TrainingInspectorPanel.h"
+
+#include "graph/TrainingGraph.h"
 
 #include <QApplication>
 #include <QDir>
@@ -47,10 +52,28 @@ int writeScreenshots(MainWindow& window, const char* dir)
         ds->evaluationBox()->evaluate();
         ds->evaluationBox()->waitForIdle(300000);
     }
+    // The inspector on MIT's demo: mcunet-5fps with the published "49kb" scheme, graph laid out.
+    TrainingInspectorPanel* ti = window.trainingInspectorPanel();
+    window.tabs()->setCurrentWidget(ti);
+    ti->selectModel(QStringLiteral("mcunet-5fps"));
+    ti->loadPublishedScheme(QStringLiteral("49kb"));
+    if (!ti->waitForGraph(120000)) std::cerr << "tinyscope gui: the training graph was still laying out after 120 s\n";
+    // The side panel on a gradient output: the partial weight gradient of conv 24 (12 of 48
+    // channels); the whole graph in view (kept ops in colour, pruned ones grey).
+    const TrainingGraph& g = ti->graphPane()->graph();
+    int leaf = -1;
+    for (const GraphOutput& o : g.outputs)
+        if (o.info == "v9_conv_0_weight") leaf = g.tensor(o.tensor).producer;
+    ti->graphPane()->selectOp(leaf);
+    ti->graphPane()->view()->fitAll();
     for (const auto& p : window.panels()) {
         window.tabs()->setCurrentWidget(p.widget);
         written += saveGrab(&window, base + p.stem + QStringLiteral(".png"));
     }
+    // The same, zoomed in to readable labels around that gradient output.
+    window.tabs()->setCurrentWidget(ti);
+    ti->graphPane()->focusOp(leaf, 0.9);
+    written += saveGrab(&window, base + QStringLiteral("training-inspector-detail.png"));
     return written;
 }
 

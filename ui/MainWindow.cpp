@@ -2,6 +2,7 @@
 
 #include "AppState.h"
 #include "DesignSpacePanel.h"
+#include "TrainingInspectorPanel.h"
 
 #include "io/JsonFile.h"
 
@@ -22,6 +23,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     tabs_->setDocumentMode(true);
     designSpace_ = new DesignSpacePanel(state_);
     tabs_->addTab(designSpace_, QStringLiteral("Design space"));
+    trainingInspector_ = new TrainingInspectorPanel(state_);
+    tabs_->addTab(trainingInspector_, QStringLiteral("Training inspector"));
     setCentralWidget(tabs_);
     buildMenus();
     connect(state_, &AppState::message, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
@@ -31,7 +34,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
 
 QList<MainWindow::PanelEntry> MainWindow::panels() const
 {
-    return {{QStringLiteral("design-space"), designSpace_}};
+    return {{QStringLiteral("design-space"), designSpace_}, {QStringLiteral("training-inspector"), trainingInspector_}};
 }
 
 void MainWindow::buildMenus()

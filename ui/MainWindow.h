@@ -1,6 +1,6 @@
 #pragma once
-// The workbench window: one tab per job (Design space, and the later Predictor, Search and
-// Training-inspector panels), a File menu for subnet configs, a status bar.
+// The workbench window: one tab per job (Design space, Training inspector, and the later
+// Predictor and Search panels), a File menu for subnet configs, a status bar.
 #include <QMainWindow>
 
 class QTabWidget;
@@ -9,6 +9,7 @@ namespace tinyscope::ui {
 
 class AppState;
 class DesignSpacePanel;
+class TrainingInspectorPanel;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -17,6 +18,7 @@ public:
 
     AppState* state() const { return state_; }
     DesignSpacePanel* designSpacePanel() const { return designSpace_; }
+    TrainingInspectorPanel* trainingInspectorPanel() const { return trainingInspector_; }
     QTabWidget* tabs() const { return tabs_; }
 
     // Each panel with the file-name stem used by `tinyscope gui --screenshot DIR`.
@@ -35,6 +37,7 @@ private:
     AppState* state_;
     QTabWidget* tabs_;
     DesignSpacePanel* designSpace_;
+    TrainingInspectorPanel* trainingInspector_;
 };
 
 }  // namespace tinyscope::ui

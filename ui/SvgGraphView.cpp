@@ -1,9 +1,11 @@
 #include "SvgGraphView.h"
 
 #include <QGraphicsRectItem>
+#include <algorithm>
 #include <cmath>
 #include <QGraphicsScene>
 #include <QGraphicsSvgItem>
+#include <QLabel>
 #include <QMouseEvent>
 #include <QRegularExpression>
 #include <QScrollBar>
@@ -22,17 +24,84 @@ SvgGraphView::SvgGraphView(QWidget* parent) : QGraphicsView(parent)
     renderer_ = new QSvgRenderer(this);
 }
 
+void SvgGraphView::resetScene()
+{
+    scene()->clear();
+    marker_ = nullptr;
+    item_ = nullptr;
+    items_ = GvItems();
+    nodeRects_.clear();
+    nodeOrder_.clear();
+    selected_.clear();
+}
+
+void SvgGraphView::clear()
+{
+    svg_.clear();
+    resetScene();
+    scene()->setSceneRect(QRectF());
+}
+
+void SvgGraphView::finishLoad(const QTransform& keep, const QPointF& centre, bool keepView)
+{
+    if (keepView && userZoomed_) {
+        setTransform(keep);
+        centerOn(centre);
+    } else {
+        fitAll();
+    }
+}
+
+void SvgGraphView::setLayout(const GvLayout& layout, const QByteArray& svg, bool keepView)
+{
+    svg_ = svg;
+    const QTransform keep = transform();
+    const QPointF centre = mapToScene(viewport()->rect().center());
+    resetScene();
+    items_ = addGraphvizItems(scene(), layout);
+    scene()->setSceneRect(layout.bounds.adjusted(-20, -20, 20, 20));
+    for (const GvNode& n : layout.nodes) {
+        nodeRects_.insert(n.name, n.bounds);
+        nodeOrder_.append(n.name);
+    }
+    finishLoad(keep, centre, keepView);
+}
+
+void SvgGraphView::setNodeStyle(const QString& node, const GvStyle& style)
+{
+    if (QGraphicsItem* item = items_.nodes.value(node)) restyleItem(item, style);
+}
+
+void SvgGraphView::setEdgeStyle(const QString& from, const QString& to, const GvStyle& style)
+{
+    const QString key = from + QStringLiteral("->") + to;
+    for (auto it = items_.edges.constFind(key); it != items_.edges.constEnd() && it.key() == key; ++it)
+        restyleItem(it.value(), style);
+}
+
+void SvgGraphView::setOverlayText(const QString& text)
+{
+    if (!overlay_) {
+        overlay_ = new QLabel(viewport());
+        overlay_->setStyleSheet(QStringLiteral("QLabel { background: rgba(255, 248, 220, 235); border: 1px solid #d9b44a; "
+                                               "border-radius: 4px; padding: 4px 10px; color: #4a3b10; }"));
+    }
+    overlay_->setText(text);
+    overlay_->setWordWrap(true);
+    overlay_->setMaximumWidth(std::max(200, viewport()->width() - 40));
+    overlay_->adjustSize();
+    overlay_->move((viewport()->width() - overlay_->width()) / 2, 8);
+    overlay_->setVisible(!text.isEmpty());
+}
+
+QString SvgGraphView::overlayText() const { return overlay_ && !overlay_->isHidden() ? overlay_->text() : QString(); }
+
 void SvgGraphView::setSvg(const QByteArray& svg, bool keepView)
 {
     svg_ = svg;
     const QTransform keep = transform();
     const QPointF centre = mapToScene(viewport()->rect().center());
-    scene()->clear();
-    marker_ = nullptr;
-    item_ = nullptr;
-    nodeRects_.clear();
-    nodeOrder_.clear();
-    selected_.clear();
+    resetScene();
     if (!renderer_->load(svg)) return;
     renderer_->setAspectRatioMode(Qt::KeepAspectRatio);
     item_ = new QGraphicsSvgItem();
@@ -57,20 +126,15 @@ void SvgGraphView::setSvg(const QByteArray& svg, bool keepView)
         nodeRects_.insert(title, r);
         nodeOrder_.append(title);
     }
-    if (keepView && userZoomed_) {
-        setTransform(keep);
-        centerOn(centre);
-    } else {
-        fitAll();
-    }
+    finishLoad(keep, centre, keepView);
 }
 
 void SvgGraphView::fitAll()
 {
-    if (!item_) return;
+    if (!item_ && items_.nodes.isEmpty()) return;
     userZoomed_ = false;
     resetTransform();
-    QRectF r = item_->boundingRect();
+    QRectF r = item_ ? item_->boundingRect() : scene()->sceneRect().adjusted(20, 20, -20, -20);
     fitInView(r, Qt::KeepAspectRatio);
     // Never blow small diagrams up beyond 1.5×; long ones stay readable and scroll instead.
     double s = transform().m11();
@@ -122,6 +186,7 @@ void SvgGraphView::mouseDoubleClickEvent(QMouseEvent* e)
 void SvgGraphView::resizeEvent(QResizeEvent* e)
 {
     QGraphicsView::resizeEvent(e);
+    if (overlay_) overlay_->move((viewport()->width() - overlay_->width()) / 2, 8);
     if (!userZoomed_) fitAll();
 }
 
@@ -130,6 +195,14 @@ QString SvgGraphView::nodeAt(const QPointF& p) const
     for (auto it = nodeRects_.constBegin(); it != nodeRects_.constEnd(); ++it)
         if (it.value().contains(p)) return it.key();
     return {};
+}
+
+bool SvgGraphView::focusNode(const QString& name, double minScale)
+{
+    if (!nodeRects_.contains(name)) return false;
+    const double s = transform().m11();
+    if (s < minScale) zoomBy(minScale / s);
+    return selectNode(name);
 }
 
 bool SvgGraphView::selectNode(const QString& name)

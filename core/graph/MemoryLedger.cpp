@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <utility>
 
 namespace tinyscope {
 
@@ -19,7 +20,7 @@ std::int64_t weightElemsForK(const Layer& c, int k)
 
 }  // namespace
 
-TrainingMemoryModel::TrainingMemoryModel(const Network& net) : net_(net)
+TrainingMemoryModel::TrainingMemoryModel(Network net) : net_(std::move(net))
 {
     const int L = static_cast<int>(net_.layers.size());
     bytes_.assign(static_cast<std::size_t>(L + 1), 0);
@@ -39,13 +40,17 @@ TrainingMemoryModel::TrainingMemoryModel(const Network& net) : net_(net)
 
     // Inference working set: tensors alive at step l; a depthwise conv runs in place when its
     // input dies there (TinyEngine), so only the larger of input and output is counted.
+    // One sweep: a tensor is alive from its producer's step to its last use.
     working_.assign(static_cast<std::size_t>(L), 0);
+    std::vector<std::vector<int>> dyingAt(static_cast<std::size_t>(L + 1));
+    for (int t = 0; t <= L; ++t)
+        if (lastUse[static_cast<std::size_t>(t)] >= t - 1 && lastUse[static_cast<std::size_t>(t)] >= 0)
+            dyingAt[static_cast<std::size_t>(lastUse[static_cast<std::size_t>(t)])].push_back(t);
+    std::int64_t alive = lastUse[0] >= 0 ? bytes_[0] : 0;
     for (int l = 0; l < L; ++l) {
-        std::int64_t w = 0;
-        for (int t = 0; t <= L; ++t) {
-            const int producer = t - 1;
-            if (producer <= l && lastUse[static_cast<std::size_t>(t)] >= l) w += bytes_[static_cast<std::size_t>(t)];
-        }
+        if (lastUse[static_cast<std::size_t>(tensorOf(l))] >= l) alive += bytes_[static_cast<std::size_t>(tensorOf(l))];
+        std::int64_t w = alive;
+        for (int t : dyingAt[static_cast<std::size_t>(l)]) alive -= bytes_[static_cast<std::size_t>(t)];
         const Layer& layer = net_.layer(l);
         const int in = tensorOf(layer.inputs[0]);
         if (layer.depthwise() && lastUse[static_cast<std::size_t>(in)] == l)

@@ -84,7 +84,7 @@ struct MemoryLedger {
 
 class TrainingMemoryModel {
 public:
-    explicit TrainingMemoryModel(const Network& net);
+    explicit TrainingMemoryModel(Network net);   // by value: callers that are done with theirs move it in
 
     MemoryLedger ledger(const ResolvedScheme& scheme, AutodiffMode mode = AutodiffMode::Correct) const;
     // The analytic part only (no schedule).

@@ -107,6 +107,14 @@ bool isAllowedRatio(double r)
     return false;
 }
 
+int updatedChannels(const Layer& c, double ratio, bool compilerRounding)
+{
+    if (c.groups > 1 && !c.depthwise()) return c.cin;
+    const double exact = ratio * c.cin;
+    return compilerRounding ? static_cast<int>(std::nearbyint(exact))   // half to even, as Python's round
+                            : static_cast<int>(exact);
+}
+
 bool ResolvedScheme::anyKDiffersFromCompiler() const
 {
     for (const ConvUpdate& c : convs)
@@ -302,10 +310,8 @@ ResolvedScheme SparseScheme::resolve(const Network& net, const std::string& sour
         ConvUpdate& u = r.convs[static_cast<std::size_t>(idx[e])];
         u.ratio = q;
         if (q > 0) {
-            const bool grouped = c.groups > 1 && !c.depthwise();
-            const double exact = q * c.cin;
-            u.k = grouped ? c.cin : static_cast<int>(exact);
-            u.k_compiler = grouped ? c.cin : static_cast<int>(std::nearbyint(exact));   // half to even, as Python's round
+            u.k = updatedChannels(c, q);
+            u.k_compiler = updatedChannels(c, q, true);
             if (u.k == 0)
                 throw InputError(where + ": weight_update_ratio[" + std::to_string(e) + "] = " + formatRatio(q) +
                                  " selects no input channel of conv " + std::to_string(idx[e]) + " (" +

@@ -70,5 +70,10 @@ double parseRatio(const std::string& text, const std::string& what);
 std::string formatRatio(double r);   // 0.125 -> "1/8"
 // The ratios TinyEngine's compiler and tiny-training accept: 0, 1/8, 1/4, 1/2, 1.
 bool isAllowedRatio(double r);
+// Input channels of conv `c` a weight update with `ratio` touches: int(r·C_in) as tiny-training
+// counts them, or round-half-even(r·C_in) as the reference compiler slices (`compilerRounding`);
+// grouped convs that are not depthwise: all of them.
+struct Layer;
+int updatedChannels(const Layer& c, double ratio, bool compilerRounding = false);
 
 }  // namespace tinyscope

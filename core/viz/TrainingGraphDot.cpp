@@ -8,18 +8,14 @@ namespace tinyscope {
 
 namespace {
 
-struct Style {
-    const char* fill;
-    const char* border;
-    const char* font;
-    const char* extra;
+const TrainingGraphNodeStyle kNodeStyles[] = {
+    {"#d6e6f5", "#3d78b5", "#1f2d3d", false, 1.0, "forward (int8)"},
+    {"#e4dcf1", "#6a4ea3", "#2d2140", false, 1.0, "loss"},
+    {"#fde3c8", "#d9822b", "#3d2b16", false, 1.0, "backward (float32)"},
+    {"#d5ecd0", "#3f8f35", "#1d3a19", false, 2.2, "gradient output"},
+    {"#f4f4f4", "#b9b9b9", "#9a9a9a", true, 1.0, "pruned by the scheme"},
 };
-
-const Style kForward{"#d6e6f5", "#3d78b5", "#1f2d3d", ""};
-const Style kLoss{"#e4dcf1", "#6a4ea3", "#2d2140", ""};
-const Style kBackward{"#fde3c8", "#d9822b", "#3d2b16", ""};
-const Style kLeaf{"#d5ecd0", "#3f8f35", "#1d3a19", " penwidth=2.2"};
-const Style kPruned{"#f4f4f4", "#b9b9b9", "#9a9a9a", " style=\"rounded,filled,dashed\""};
+const TrainingGraphEdgeStyle kEdgeStyles[] = {{"#555555", false}, {"#7a9cc6", false}, {"#c8c8c8", true}};
 
 std::string shapeText(const TensorShape& s)
 {
@@ -29,6 +25,23 @@ std::string shapeText(const TensorShape& s)
     return t + "]";
 }
 
+bool isLive(const TrainingGraph& g, int op) { return op < static_cast<int>(g.live.size()) && g.live[static_cast<std::size_t>(op)]; }
+
+// A forward tensor read in the backward pass: drawn, but not used for ranking, so the backward
+// graph is laid out by its own dependencies (and much faster).
+bool isSavedEdge(const TrainingGraph& g, int producer, int consumer)
+{
+    return g.op(producer).phase != Phase::Backward && g.op(consumer).phase == Phase::Backward;
+}
+
+std::string nodeAttrs(const TrainingGraphNodeStyle& st)
+{
+    std::string a = "fillcolor=\"" + std::string(st.fill) + "\" color=\"" + st.border + "\" fontcolor=\"" + st.font + "\"";
+    if (st.penwidth != 1.0) a += " penwidth=" + std::to_string(st.penwidth).substr(0, 3);
+    if (st.dashed) a += " style=\"rounded,filled,dashed\"";
+    return a;
+}
+
 }  // namespace
 
 std::string trainingGraphNodeName(const TrainingGraph& g, int op)
@@ -36,11 +49,44 @@ std::string trainingGraphNodeName(const TrainingGraph& g, int op)
     return std::string(opTypeName(g.op(op).kind)) + "#" + std::to_string(op);
 }
 
+std::vector<TrainingGraphNodeClass> trainingGraphNodeClasses(const TrainingGraph& g)
+{
+    std::vector<char> leaf(g.tensors.size(), 0);
+    for (const GraphOutput& o : g.outputs)
+        if (o.kind != GradientKind::Loss) leaf[static_cast<std::size_t>(o.tensor)] = 1;
+    std::vector<TrainingGraphNodeClass> c(g.ops.size());
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+        const Op& o = g.ops[i];
+        c[i] = !isLive(g, static_cast<int>(i))          ? TrainingGraphNodeClass::Pruned
+               : leaf[static_cast<std::size_t>(o.output)] ? TrainingGraphNodeClass::GradientOutput
+               : o.phase == Phase::Forward               ? TrainingGraphNodeClass::Forward
+               : o.phase == Phase::Loss                  ? TrainingGraphNodeClass::Loss
+                                                         : TrainingGraphNodeClass::Backward;
+    }
+    return c;
+}
+
+TrainingGraphEdgeClass trainingGraphEdgeClass(const TrainingGraph& g, int producer, int consumer)
+{
+    if (!isLive(g, consumer)) return TrainingGraphEdgeClass::Pruned;
+    return isSavedEdge(g, producer, consumer) ? TrainingGraphEdgeClass::Saved : TrainingGraphEdgeClass::Data;
+}
+
+const TrainingGraphNodeStyle& trainingGraphNodeStyle(TrainingGraphNodeClass c) { return kNodeStyles[static_cast<int>(c)]; }
+const TrainingGraphEdgeStyle& trainingGraphEdgeStyle(TrainingGraphEdgeClass c) { return kEdgeStyles[static_cast<int>(c)]; }
+
 std::string trainingGraphDot(const TrainingGraph& g, const TrainingGraphDotOptions& options)
 {
     std::vector<const GraphOutput*> outputOf(g.tensors.size(), nullptr);
     for (const GraphOutput& o : g.outputs) outputOf[static_cast<std::size_t>(o.tensor)] = &o;
-    auto live = [&](int op) { return op < static_cast<int>(g.live.size()) && g.live[static_cast<std::size_t>(op)]; };
+    // Stable labels: the parameter whose gradient a tensor holds, output or not.
+    std::vector<std::string> gradientOf(g.tensors.size());
+    if (options.stableLabels) {
+        for (std::size_t p = 0; p < g.parameter_gradient.size(); ++p)
+            if (g.parameter_gradient[p] >= 0) gradientOf[static_cast<std::size_t>(g.parameter_gradient[p])] = g.tensors[p].name;
+        for (const GraphOutput& o : g.outputs) gradientOf[static_cast<std::size_t>(o.tensor)] = o.info;
+    }
+    const std::vector<TrainingGraphNodeClass> classes = trainingGraphNodeClasses(g);
 
     std::ostringstream d;
     d << "digraph training_graph {\n"
@@ -54,16 +100,17 @@ std::string trainingGraphDot(const TrainingGraph& g, const TrainingGraphDotOptio
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const int op = static_cast<int>(i);
         const Op& o = g.op(op);
-        if (!live(op) && !options.showPruned) continue;
+        if (!isLive(g, op) && !options.showPruned) continue;
         const Tensor& out = g.tensor(o.output);
         const GraphOutput* leaf = outputOf[static_cast<std::size_t>(o.output)];
-        const Style* st = !live(op) ? &kPruned
-                          : leaf && leaf->kind != GradientKind::Loss ? &kLeaf
-                          : o.phase == Phase::Forward              ? &kForward
-                          : o.phase == Phase::Loss                 ? &kLoss
-                                                                   : &kBackward;
         std::string label = std::string(opTypeName(o.kind)) + "\n" + shapeText(out.shape) + " " + dtypeName(out.dtype);
-        if (leaf) label += "\n" + leaf->info;
+        if (options.stableLabels) {
+            const std::string& param = gradientOf[static_cast<std::size_t>(o.output)];
+            if (!param.empty()) label += "\n" + param;
+            else if (leaf) label += "\n" + leaf->info;
+        } else if (leaf) {
+            label += "\n" + leaf->info;
+        }
         std::string tooltip = trainingGraphNodeName(g, op) + " (" + opRoleName(o.role) + ")\nattrs " + o.attrs.dump() +
                               "\nout " + shapeText(out.shape) + " " + dtypeName(out.dtype);
         for (int in : o.inputs) {
@@ -73,37 +120,33 @@ std::string trainingGraphDot(const TrainingGraph& g, const TrainingGraphDotOptio
                                                                     : trainingGraphNodeName(g, t.producer)) +
                        " " + shapeText(t.shape) + " " + dtypeName(t.dtype);
         }
-        d << "  " << dotQuote(trainingGraphNodeName(g, op)) << " [label=" << dotQuote(label) << " fillcolor=\"" << st->fill
-          << "\" color=\"" << st->border << "\" fontcolor=\"" << st->font << "\"" << st->extra
-          << " tooltip=" << dotQuote(tooltip) << "]\n";
+        d << "  " << dotQuote(trainingGraphNodeName(g, op)) << " [label=" << dotQuote(label) << " "
+          << nodeAttrs(trainingGraphNodeStyle(classes[i])) << " tooltip=" << dotQuote(tooltip) << "]\n";
     }
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const int op = static_cast<int>(i);
-        if (!live(op) && !options.showPruned) continue;
+        if (!isLive(g, op) && !options.showPruned) continue;
         for (int in : g.op(op).inputs) {
             const int p = g.tensor(in).producer;
             if (p < 0) continue;
             d << "  " << dotQuote(trainingGraphNodeName(g, p)) << " -> " << dotQuote(trainingGraphNodeName(g, op));
-            // A saved forward tensor read in the backward pass: drawn, but not used for ranking,
-            // so the backward graph is laid out by its own dependencies (and much faster).
-            const bool saved = g.op(p).phase != Phase::Backward && g.op(op).phase == Phase::Backward;
-            if (!live(op)) d << " [color=\"#c8c8c8\" style=dashed" << (saved ? " constraint=false" : "") << "]";
-            else if (saved) d << " [color=\"#7a9cc6\" constraint=false]";
+            const bool saved = isSavedEdge(g, p, op);
+            const TrainingGraphEdgeClass ec = trainingGraphEdgeClass(g, p, op);
+            if (ec != TrainingGraphEdgeClass::Data || saved) {
+                const TrainingGraphEdgeStyle& es = trainingGraphEdgeStyle(ec);
+                d << " [color=\"" << es.color << "\"" << (es.dashed ? " style=dashed" : "") << (saved ? " constraint=false" : "") << "]";
+            }
             d << "\n";
         }
     }
     if (options.legend) {
         d << "  subgraph cluster_legend {\n    label=\"legend\" fontsize=11 color=\"#bbbbbb\" style=rounded\n";
-        const std::pair<const char*, const Style*> items[] = {{"forward (int8)", &kForward},
-                                                              {"loss", &kLoss},
-                                                              {"backward (float32)", &kBackward},
-                                                              {"gradient output", &kLeaf},
-                                                              {"pruned by the scheme", &kPruned}};
         std::string prev;
-        for (const auto& [text, st] : items) {
-            const std::string id = std::string("legend: ") + text;
-            d << "    " << dotQuote(id) << " [label=" << dotQuote(text) << " fillcolor=\"" << st->fill << "\" color=\""
-              << st->border << "\" fontcolor=\"" << st->font << "\"" << st->extra << "]\n";
+        for (TrainingGraphNodeClass c : {TrainingGraphNodeClass::Forward, TrainingGraphNodeClass::Loss, TrainingGraphNodeClass::Backward,
+                                         TrainingGraphNodeClass::GradientOutput, TrainingGraphNodeClass::Pruned}) {
+            const TrainingGraphNodeStyle& st = trainingGraphNodeStyle(c);
+            const std::string id = std::string("legend: ") + st.legend;
+            d << "    " << dotQuote(id) << " [label=" << dotQuote(st.legend) << " " << nodeAttrs(st) << "]\n";
             if (!prev.empty()) d << "    " << dotQuote(prev) << " -> " << dotQuote(id) << " [style=invis]\n";
             prev = id;
         }

@@ -1,0 +1,462 @@
+#include "TrainingGraphPane.h"
+
+#include "NodeInspector.h"
+#include "SvgGraphView.h"
+
+#include "Error.h"
+#include "io/AtomicFile.h"
+#include "io/Text.h"
+#include "viz/GraphvizRenderer.h"
+#include "zoo/Network.h"
+
+#include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QFileInfo>
+#include <QFutureWatcher>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPointer>
+#include <QProgressBar>
+#include <QShowEvent>
+#include <QPushButton>
+#include <QSplitter>
+#include <QToolButton>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+namespace tinyscope::ui {
+
+namespace {
+
+GvStyle nodeStyle(TrainingGraphNodeClass c)
+{
+    const TrainingGraphNodeStyle& s = trainingGraphNodeStyle(c);
+    return GvStyle{QColor(QLatin1String(s.fill)), QColor(QLatin1String(s.border)), QColor(QLatin1String(s.font)), s.penwidth, s.dashed};
+}
+
+GvStyle edgeStyle(TrainingGraphEdgeClass c)
+{
+    const TrainingGraphEdgeStyle& s = trainingGraphEdgeStyle(c);
+    QColor colour(QLatin1String(s.color));
+    // Saved-tensor edges cross the whole drawing (forward op -> its backward user): lighter on
+    // screen so the two graphs stay readable; the exported DOT/SVG keep the palette.
+    if (c == TrainingGraphEdgeClass::Saved) colour.setAlpha(110);
+    if (c == TrainingGraphEdgeClass::Pruned) colour.setAlpha(150);
+    return GvStyle{QColor(), colour, QColor(), 1.0, s.dashed};
+}
+
+// The layout's DOT: every op, no legend or title (the pane draws its own legend), and labels
+// that do not depend on the scheme's outputs.
+std::string layoutDot(const TrainingGraph& g)
+{
+    TrainingGraphDotOptions o;
+    o.legend = false;
+    o.stableLabels = true;
+    return trainingGraphDot(g, o);
+}
+
+struct LayoutResult {
+    GvLayout layout;
+    QString error;
+    double seconds = 0;
+};
+
+QLabel* swatch(const QString& text, const QString& fill, const QString& border, bool dashed)
+{
+    auto* l = new QLabel(text);
+    l->setStyleSheet(QStringLiteral("QLabel { background: %1; border: 1px %3 %2; border-radius: 3px; padding: 1px 6px; }")
+                         .arg(fill, border, dashed ? QStringLiteral("dashed") : QStringLiteral("solid")));
+    return l;
+}
+
+}  // namespace
+
+TrainingGraphPane::TrainingGraphPane(QWidget* parent) : QWidget(parent)
+{
+    auto* root = new QVBoxLayout(this);
+    root->setContentsMargins(0, 0, 0, 0);
+    root->setSpacing(4);
+
+    // Search and zoom.
+    auto* bar = new QHBoxLayout;
+    search_ = new QLineEdit;
+    search_->setPlaceholderText(QStringLiteral("Find an op, layer or parameter (blocks.8.pw1, v9_conv_0_weight) — Enter: next"));
+    search_->setToolTip(QStringLiteral("Matches op names (nn.conv2d#812), layer names and parameter names; Enter steps through the matches"));
+    search_->setClearButtonEnabled(true);
+    searchNote_ = new QLabel;
+    searchNote_->setMinimumWidth(70);
+    auto* fit = new QToolButton;
+    fit->setText(QStringLiteral("Fit"));
+    fit->setToolTip(QStringLiteral("Show the whole graph (or double-click the background)"));
+    auto* zoomIn = new QToolButton;
+    zoomIn->setText(QStringLiteral("+"));
+    auto* zoomOut = new QToolButton;
+    zoomOut->setText(QStringLiteral("−"));
+    bar->addWidget(search_, 1);
+    bar->addWidget(searchNote_);
+    bar->addWidget(zoomOut);
+    bar->addWidget(zoomIn);
+    bar->addWidget(fit);
+    root->addLayout(bar);
+
+    // Legend from the same palette the DOT uses.
+    auto* legend = new QHBoxLayout;
+    legend->setSpacing(6);
+    for (TrainingGraphNodeClass c : {TrainingGraphNodeClass::Forward, TrainingGraphNodeClass::Loss, TrainingGraphNodeClass::Backward,
+                                     TrainingGraphNodeClass::GradientOutput, TrainingGraphNodeClass::Pruned}) {
+        const TrainingGraphNodeStyle& s = trainingGraphNodeStyle(c);
+        legend->addWidget(swatch(QString::fromLatin1(s.legend), QString::fromLatin1(s.fill), QString::fromLatin1(s.border), s.dashed));
+    }
+    auto* saved = new QLabel(QStringLiteral("<span style='color:%1'>━━</span> saved for backward")
+                                 .arg(QString::fromLatin1(trainingGraphEdgeStyle(TrainingGraphEdgeClass::Saved).color)));
+    legend->addWidget(saved);
+    legend->addStretch(1);
+    root->addLayout(legend);
+
+    auto* split = new QSplitter(Qt::Vertical);
+    view_ = new SvgGraphView;
+    view_->setMinimumHeight(200);
+    inspector_ = new NodeInspector;
+    inspector_->setMinimumHeight(120);
+    split->addWidget(view_);
+    split->addWidget(inspector_);
+    split->setStretchFactor(0, 2);
+    split->setStretchFactor(1, 1);
+    split->setSizes({520, 260});
+    root->addWidget(split, 1);
+
+    auto* status = new QHBoxLayout;
+    summary_ = new QLabel;
+    summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    busyText_ = new QLabel;
+    busy_ = new QProgressBar;
+    busy_->setRange(0, 0);
+    busy_->setMaximumWidth(160);
+    busy_->setMaximumHeight(14);
+    busy_->setTextVisible(false);
+    cancel_ = new QPushButton(QStringLiteral("Cancel"));
+    cancel_->setToolTip(QStringLiteral("Cancel the export (Graphviz finishes its layout, nothing is written)"));
+    status->addWidget(summary_, 1);
+    status->addWidget(busyText_);
+    status->addWidget(busy_);
+    status->addWidget(cancel_);
+    root->addLayout(status);
+    busy_->hide();
+    busyText_->hide();
+    cancel_->hide();
+
+    connect(fit, &QToolButton::clicked, view_, &SvgGraphView::fitAll);
+    connect(zoomIn, &QToolButton::clicked, view_, [this] { view_->zoomBy(1.25); });
+    connect(zoomOut, &QToolButton::clicked, view_, [this] { view_->zoomBy(0.8); });
+    connect(search_, &QLineEdit::returnPressed, this, [this] { find(search_->text()); });
+    connect(search_, &QLineEdit::textChanged, this, [this] { searchNote_->clear(); });
+    connect(view_, &SvgGraphView::nodeClicked, this, [this](const QString& name) {
+        const int op = opIndexOfNodeName(name);
+        if (op < 0 || op >= static_cast<int>(graph_.ops.size())) return;
+        inspector_->showOp(graph_, op, net_.get());
+        Q_EMIT opSelected(op);
+    });
+    connect(inspector_, &NodeInspector::opLinkActivated, this, [this](int op) { selectOp(op); });
+    connect(cancel_, &QPushButton::clicked, this, [this] {
+        if (exportCancel_) exportCancel_->store(true);
+    });
+    clearGraph(QStringLiteral("No graph yet."));
+}
+
+TrainingGraphPane::~TrainingGraphPane() = default;
+
+void TrainingGraphPane::clearGraph(const QString& message)
+{
+    graph_ = TrainingGraph();
+    net_.reset();
+    names_.clear();
+    shown_.clear();
+    ++generation_;
+    viewCurrent_ = true;
+    view_->clear();
+    view_->setOverlayText(message);
+    inspector_->showHint(QStringLiteral("No graph."));
+    updateSummary();
+}
+
+void TrainingGraphPane::setGraph(TrainingGraph g, std::shared_ptr<const Network> net)
+{
+    graph_ = std::move(g);
+    net_ = std::move(net);
+    ++generation_;
+    viewCurrent_ = false;
+    names_.clear();
+    names_.reserve(graph_.ops.size());
+    for (std::size_t i = 0; i < graph_.ops.size(); ++i)
+        names_.push_back(QString::fromStdString(trainingGraphNodeName(graph_, static_cast<int>(i))));
+    lastHit_ = -1;
+    inspector_->showHint(QStringLiteral("Laying out the graph…"));
+    const QString ops = QString::fromStdString(groupThousands(static_cast<std::int64_t>(graph_.ops.size())));
+    view_->setOverlayText(QStringLiteral("Laying out %1 ops with Graphviz…").arg(ops));
+    if (running_) {   // the running layout is for an older graph; this one follows it
+        layoutNote_ = QStringLiteral("laying out %1 ops…").arg(ops);
+        refreshBusy();
+    }
+    updateSummary();
+    // A pane nobody sees (another tab) lays out when it is shown or waited for.
+    if (!running_ && isVisible()) startLayout();
+}
+
+void TrainingGraphPane::showEvent(QShowEvent* e)
+{
+    QWidget::showEvent(e);
+    if (!running_ && !viewCurrent_) startLayout();
+}
+
+void TrainingGraphPane::startLayout()
+{
+    running_ = true;
+    const int gen = generation_;
+    const std::size_t ops = graph_.ops.size();
+    layoutNote_ = QStringLiteral("laying out %1 ops…").arg(QString::fromStdString(groupThousands(static_cast<std::int64_t>(ops))));
+    refreshBusy();
+    auto dot = std::make_shared<std::string>(layoutDot(graph_));
+    auto classes = std::make_shared<std::vector<TrainingGraphNodeClass>>(trainingGraphNodeClasses(graph_));
+    auto result = std::make_shared<LayoutResult>();
+    auto* watcher = new QFutureWatcher<void>(this);
+    connect(watcher, &QFutureWatcher<void>::finished, this, [this, watcher, gen, classes, result] {
+        watcher->deleteLater();
+        running_ = false;
+        if (gen != generation_) {   // superseded while Graphviz worked
+            layoutNote_.clear();
+            refreshBusy();
+            if (isVisible() || waiting_) startLayout();
+            return;
+        }
+        layoutNote_.clear();
+        refreshBusy();
+        if (!result->error.isEmpty()) {
+            view_->clear();
+            view_->setOverlayText(QStringLiteral("Layout failed: %1").arg(result->error));
+            viewCurrent_ = true;
+            updateSummary();
+            Q_EMIT layoutFinished();
+            return;
+        }
+        view_->setLayout(result->layout, {}, true);
+        view_->setOverlayText(QString());
+        shown_ = *classes;
+        viewCurrent_ = true;
+        lastLayoutSeconds_ = result->seconds;
+        for (std::size_t i = 0; i < graph_.ops.size(); ++i)   // on-screen edge styles (see edgeStyle)
+            for (int in : graph_.ops[i].inputs) {
+                const int p = graph_.tensor(in).producer;
+                if (p >= 0) view_->setEdgeStyle(names_[static_cast<std::size_t>(p)], names_[i], edgeStyle(trainingGraphEdgeClass(graph_, p, static_cast<int>(i))));
+            }
+        restyle();   // outputs may have changed while Graphviz worked
+        inspector_->showHint(QStringLiteral("Click an op in the graph, or search for one, to see its attributes and tensors."));
+        Q_EMIT layoutFinished();
+    });
+    watcher->setFuture(QtConcurrent::run([dot, result] {
+        QElapsedTimer t;
+        t.start();
+        try {
+            const std::string svg = renderDotToSvg(*dot);
+            result->layout = parseGraphvizSvg(QByteArray::fromStdString(svg));
+        } catch (const std::exception& e) {
+            result->error = QString::fromUtf8(e.what());
+        }
+        result->seconds = static_cast<double>(t.elapsed()) / 1000.0;
+    }));
+}
+
+void TrainingGraphPane::outputsChanged()
+{
+    restyle();
+    if (inspector_->op() >= 0 && inspector_->op() < static_cast<int>(graph_.ops.size()))
+        inspector_->showOp(graph_, inspector_->op(), net_.get());
+}
+
+void TrainingGraphPane::restyle()
+{
+    updateSummary();
+    if (!viewCurrent_ || shown_.size() != graph_.ops.size()) return;
+    const std::vector<TrainingGraphNodeClass> classes = trainingGraphNodeClasses(graph_);
+    for (std::size_t i = 0; i < classes.size(); ++i) {
+        if (classes[i] == shown_[i]) continue;
+        const bool liveChanged = (classes[i] == TrainingGraphNodeClass::Pruned) != (shown_[i] == TrainingGraphNodeClass::Pruned);
+        view_->setNodeStyle(names_[i], nodeStyle(classes[i]));
+        if (liveChanged) {
+            const int op = static_cast<int>(i);
+            for (int in : graph_.ops[i].inputs) {
+                const int p = graph_.tensor(in).producer;
+                if (p >= 0) view_->setEdgeStyle(names_[static_cast<std::size_t>(p)], names_[i], edgeStyle(trainingGraphEdgeClass(graph_, p, op)));
+            }
+        }
+        shown_[i] = classes[i];
+    }
+}
+
+void TrainingGraphPane::updateSummary()
+{
+    if (graph_.ops.empty()) {
+        summary_->clear();
+        return;
+    }
+    QString s = QStringLiteral("%1 ops: %2 kept, %3 pruned · %4 gradient outputs")
+                    .arg(QString::fromStdString(groupThousands(static_cast<std::int64_t>(graph_.ops.size()))))
+                    .arg(graph_.liveOps())
+                    .arg(graph_.prunedOps())
+                    .arg(graph_.outputs.empty() ? 0 : static_cast<int>(graph_.outputs.size()) - 1);
+    if (!graph_.model.empty()) s = QString::fromStdString(graph_.model) + QStringLiteral(" (") +
+                                   QString::fromLatin1(autodiffModeName(graph_.mode)) + QStringLiteral(" autodiff) — ") + s;
+    if (lastLayoutSeconds_ > 0 && viewCurrent_) s += QStringLiteral(" · layout %1 s").arg(lastLayoutSeconds_, 0, 'f', 1);
+    summary_->setText(s);
+}
+
+QString TrainingGraphPane::summaryText() const { return summary_->text(); }
+
+void TrainingGraphPane::refreshBusy()
+{
+    QStringList parts;
+    if (!layoutNote_.isEmpty()) parts << layoutNote_;
+    if (!exportNote_.isEmpty()) parts << exportNote_;
+    const QString text = parts.join(QStringLiteral(" · "));
+    busyText_->setText(text);
+    busyText_->setVisible(!text.isEmpty());
+    busy_->setVisible(!text.isEmpty());
+    cancel_->setVisible(exporting_);
+}
+
+bool TrainingGraphPane::waitForLayout(int timeoutMs)
+{
+    QElapsedTimer t;
+    t.start();
+    waiting_ = true;
+    if (!running_ && !viewCurrent_) startLayout();
+    while (layoutPending() && t.elapsed() < timeoutMs) QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    waiting_ = false;
+    return !layoutPending();
+}
+
+QString TrainingGraphPane::searchText(int op) const
+{
+    const Op& o = graph_.op(op);
+    QString s = names_[static_cast<std::size_t>(op)];
+    if (net_ && o.layer >= 0 && o.layer < static_cast<int>(net_->layers.size())) s += QLatin1Char(' ') + QString::fromStdString(net_->layer(o.layer).name);
+    for (int in : o.inputs) {
+        const Tensor& t = graph_.tensor(in);
+        if (t.kind == TensorKind::Parameter) s += QLatin1Char(' ') + QString::fromStdString(t.name);
+    }
+    for (const GraphOutput& out : graph_.outputs)
+        if (out.tensor == o.output) s += QLatin1Char(' ') + QString::fromStdString(out.info);
+    return s;
+}
+
+bool TrainingGraphPane::find(const QString& text)
+{
+    const QString q = text.trimmed();
+    if (q.isEmpty() || graph_.ops.empty()) return false;
+    if (q != lastQuery_) lastHit_ = -1;
+    lastQuery_ = q;
+    const int n = static_cast<int>(graph_.ops.size());
+    int matches = 0, hit = -1, rank = 0;
+    for (int i = 0; i < n; ++i) {
+        if (!searchText(i).contains(q, Qt::CaseInsensitive)) continue;
+        ++matches;
+        if (hit < 0 && i > lastHit_) {
+            hit = i;
+            rank = matches;
+        }
+    }
+    if (matches > 0 && hit < 0) {   // wrap around
+        for (int i = 0; i < n && hit < 0; ++i)
+            if (searchText(i).contains(q, Qt::CaseInsensitive)) hit = i;
+        rank = 1;
+    }
+    if (hit < 0) {
+        searchNote_->setText(QStringLiteral("no match"));
+        return false;
+    }
+    lastHit_ = hit;
+    searchNote_->setText(QStringLiteral("%1 of %2").arg(rank).arg(matches));
+    return focusOp(hit, 0.9);   // readable around the hit
+}
+
+bool TrainingGraphPane::focusOp(int op, double minScale)
+{
+    const bool ok = selectOp(op);
+    if (ok && viewCurrent_) view_->focusNode(names_[static_cast<std::size_t>(op)], minScale);
+    return ok;
+}
+
+bool TrainingGraphPane::selectOp(int op)
+{
+    if (op < 0 || op >= static_cast<int>(graph_.ops.size())) return false;
+    inspector_->showOp(graph_, op, net_.get());
+    const bool shown = viewCurrent_ && view_->selectNode(names_[static_cast<std::size_t>(op)]);
+    Q_EMIT opSelected(op);
+    return shown || !viewCurrent_;
+}
+
+int TrainingGraphPane::selectedOp() const { return inspector_->op(); }
+
+std::string TrainingGraphPane::renderGraphFile(const TrainingGraph& g, const std::string& path, const std::string& title)
+{
+    const std::string suffix = QFileInfo(QString::fromStdString(path)).suffix().toLower().toStdString();
+    if (suffix != "svg" && suffix != "png" && suffix != "dot" && suffix != "gv")
+        throw InputError(path + ": unknown graph format '." + suffix + "' (use .svg, .png or .dot)");
+    TrainingGraphDotOptions o;
+    o.title = title;
+    o.stableLabels = true;
+    std::string dot = trainingGraphDot(g, o);
+    if (suffix == "dot" || suffix == "gv") return dot;
+    if (suffix == "png") {
+        // Whole training graphs are metres of drawing: cap the bitmap at 6000 px a side.
+        const std::string head = "digraph training_graph {\n";
+        dot.insert(head.size(), "  graph [size=\"62.5,62.5\" dpi=96]\n");
+    }
+    return renderDot(dot, suffix);
+}
+
+void TrainingGraphPane::writeGraphFile(const TrainingGraph& g, const std::string& path, const std::string& title)
+{
+    writeFileAtomic(path, renderGraphFile(g, path, title));
+}
+
+void TrainingGraphPane::exportGraph(const QString& path, const QString& title)
+{
+    if (exporting_ || graph_.ops.empty()) return;
+    exporting_ = true;
+    exportCancel_ = std::make_shared<std::atomic<bool>>(false);
+    exportNote_ = QStringLiteral("exporting %1…").arg(QFileInfo(path).fileName());
+    refreshBusy();
+    auto cancel = exportCancel_;
+    auto g = std::make_shared<TrainingGraph>(graph_);
+    auto error = std::make_shared<QString>();
+    auto* watcher = new QFutureWatcher<void>(this);
+    connect(watcher, &QFutureWatcher<void>::finished, this, [this, watcher, path, error, cancel] {
+        watcher->deleteLater();
+        exporting_ = false;
+        exportNote_.clear();
+        refreshBusy();
+        if (cancel->load()) Q_EMIT exportFinished(false, QStringLiteral("Export cancelled; %1 not written.").arg(path));
+        else if (!error->isEmpty()) Q_EMIT exportFinished(false, *error);
+        else Q_EMIT exportFinished(true, QStringLiteral("Wrote %1").arg(path));
+    });
+    const std::string p = path.toStdString(), t = title.toStdString();
+    watcher->setFuture(QtConcurrent::run([g, p, t, error, cancel] {
+        try {
+            const std::string data = renderGraphFile(*g, p, t);
+            if (!cancel->load()) writeFileAtomic(p, data);   // a cancelled export writes nothing
+        } catch (const std::exception& e) {
+            *error = QString::fromUtf8(e.what());
+        }
+    }));
+}
+
+bool TrainingGraphPane::waitForExport(int timeoutMs)
+{
+    QElapsedTimer t;
+    t.start();
+    while (exporting_ && t.elapsed() < timeoutMs) QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    return !exporting_;
+}
+
+}  // namespace tinyscope::ui

@@ -1,0 +1,110 @@
+#pragma once
+// The Training-inspector panel: choose a model (every zoo model, or the subnet selected in the
+// Design-space panel), choose what to update on the device per layer (bias on/off, weight ratio
+// 0/⅛/¼/½/1; a published scheme, "bias-only last N", "last k layers", reset; undo/redo), and see
+// at once what it costs — the memory ledger's totals, a per-layer chart against the SRAM budget,
+// the rows TinyEngine cannot compile — and the forward + backward graph the scheme prunes.
+// Scheme files are tiny-training configs (JSON/YAML); the graph exports as SVG/PNG/DOT and the
+// ledger as CSV. docs/TRAINING_INSPECTOR.md describes it.
+#include "graph/MemoryLedger.h"
+#include "graph/SparseScheme.h"
+#include "graph/TrainingGraph.h"
+
+#include <QWidget>
+
+#include <memory>
+
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QSpinBox;
+class QTableView;
+class QToolButton;
+
+namespace tinyscope::ui {
+
+class AppState;
+class TrainingGraphPane;
+class TrainingLayerModel;
+class TrainingMemoryChart;
+
+class TrainingInspectorPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit TrainingInspectorPanel(AppState* state, QWidget* parent = nullptr);
+    ~TrainingInspectorPanel() override;
+
+    // The picker: zoo model names, then the Design-space panel's subnet (subnetEntryName()).
+    QStringList modelNames() const;
+    static QString subnetEntryName();
+    bool selectModel(const QString& name);
+    QString currentModel() const;
+
+    // Scheme actions (each one undoable step). Names: "49kb" or "mcunet-5fps/49kb".
+    bool loadPublishedScheme(const QString& name);
+    void applyBiasOnly(int n);
+    void applyLastLayers(int k);
+    void resetScheme();   // the classifier only
+    void setAutodiffMode(AutodiffMode mode);
+    void setBudgetKB(double kb);
+    double budgetKB() const;
+
+    // Files; throw InputError with the file and the reason (the GUI actions show it).
+    void loadSchemeFile(const QString& path);
+    void saveSchemeFile(const QString& path) const;
+    void exportLedgerCsv(const QString& path) const;
+
+    // Any training graph, e.g. one read from TinyEngine JSON: shown in the graph view; with its
+    // network and scheme, the layer table, ledger and chart follow it (edits then rebuild the
+    // graph from the network).
+    void showTrainingGraph(TrainingGraph g, const QString& title, std::shared_ptr<const Network> net = {},
+                           const ResolvedScheme* scheme = nullptr);
+
+    TrainingLayerModel* layerModel() const { return model_; }
+    TrainingMemoryChart* chart() const { return chart_; }
+    TrainingGraphPane* graphPane() const { return pane_; }
+    QTableView* table() const { return table_; }
+    QString totalsText() const;
+    QString bannerText() const;
+    bool waitForGraph(int timeoutMs);   // screenshots and tests: until the graph is laid out
+
+Q_SIGNALS:
+    // After a scheme change has reached the totals, chart and graph (the graph may still be
+    // laying out when a weight ratio changed).
+    void updated();
+
+private:
+    void onSchemeChanged();
+    void onSubnetChanged();
+    void rebuildForModel();
+    void refreshTotals();
+    void refreshBanner();
+    void syncGraph();
+    void scrollToFirstUpdated();
+    void chooseFile(bool save);
+    void exportGraphDialog(const QString& suffix);
+    void exportCsvDialog();
+    ResolvedScheme startingScheme(const Network& net) const;
+    QString graphTitle() const;
+
+    AppState* state_;
+    TrainingLayerModel* model_;
+    TrainingMemoryChart* chart_;
+    TrainingGraphPane* pane_;
+    QTableView* table_;
+    QComboBox* modelBox_;
+    QComboBox* modeBox_;
+    QComboBox* publishedBox_;
+    QToolButton* loadPublished_;
+    QSpinBox* biasN_;
+    QSpinBox* lastK_;
+    QDoubleSpinBox* budget_;
+    QLabel* totals_[4];
+    QLabel* scheme_;
+    QLabel* banner_;
+    std::shared_ptr<const Network> graphNet_;   // the network pane_'s graph was built from
+    AutodiffMode graphMode_ = AutodiffMode::Correct;
+    bool updating_ = false;
+};
+
+}  // namespace tinyscope::ui

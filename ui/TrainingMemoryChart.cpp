@@ -1,0 +1,162 @@
+#include "TrainingMemoryChart.h"
+
+#include <QtCharts/QBarSet>
+#include <QtCharts/QLegendMarker>
+#include <QtCharts/QLineSeries>
+#include <QtCharts/QStackedBarSeries>
+#include <QtCharts/QValueAxis>
+
+#include <algorithm>
+
+namespace tinyscope::ui {
+
+TrainingMemoryChart::TrainingMemoryChart(QWidget* parent) : QChartView(parent)
+{
+    setRenderHint(QPainter::Antialiasing);
+    setMinimumHeight(200);
+    auto* c = new QChart;
+    c->setAnimationOptions(QChart::NoAnimation);
+    c->legend()->setAlignment(Qt::AlignTop);
+    c->setMargins(QMargins(2, 2, 2, 2));
+    setChart(c);
+
+    const char* names[] = {"masks", "biases", "saved inputs", "weights"};
+    const QColor colours[] = {QColor(0x9e, 0xc5, 0xe8), QColor(0xf2, 0xa3, 0x5e), QColor(0x7a, 0xb8, 0x6e), QColor(0x3f, 0x7f, 0x3a)};
+    bars_ = new QStackedBarSeries;
+    for (int i = 0; i < 4; ++i) {
+        sets_[i] = new QBarSet(QString::fromUtf8(names[i]));
+        sets_[i]->setColor(colours[i]);
+        sets_[i]->setBorderColor(colours[i].darker(115));
+        bars_->append(sets_[i]);
+    }
+    bars_->setBarWidth(0.85);
+    c->addSeries(bars_);
+
+    total_ = new QLineSeries;
+    total_->setName(QStringLiteral("inference peak + extra from here on (right axis)"));
+    QPen tp(QColor(0x6a, 0x4e, 0xa3));
+    tp.setWidthF(2);
+    total_->setPen(tp);
+    c->addSeries(total_);
+    budget_ = new QLineSeries;
+    QPen bp(QColor(0xd6, 0x27, 0x28));
+    bp.setStyle(Qt::DashLine);
+    bp.setWidthF(2);
+    budget_->setPen(bp);
+    c->addSeries(budget_);
+
+    // A value axis (bars sit at x = conv index): ticks every 5 convs stay readable for 60 convs.
+    x_ = new QValueAxis;
+    x_->setLabelFormat(QStringLiteral("%d"));
+    x_->setTickType(QValueAxis::TicksDynamic);
+    x_->setTickAnchor(0);
+    x_->setTickInterval(5);
+    x_->setMinorTickCount(4);
+    x_->setGridLineVisible(false);
+    x_->setTitleText(QStringLiteral("conv index"));
+    y_ = new QValueAxis;
+    y_->setTitleText(QStringLiteral("KB per conv"));
+    y_->setLabelFormat(QStringLiteral("%.1f"));
+    y2_ = new QValueAxis;
+    y2_->setTitleText(QStringLiteral("KB total"));
+    y2_->setLabelFormat(QStringLiteral("%.0f"));
+    y2_->setLinePenColor(QColor(0x6a, 0x4e, 0xa3));
+    c->addAxis(x_, Qt::AlignBottom);
+    c->addAxis(y_, Qt::AlignLeft);
+    c->addAxis(y2_, Qt::AlignRight);
+    bars_->attachAxis(x_);
+    bars_->attachAxis(y_);
+    total_->attachAxis(x_);
+    total_->attachAxis(y2_);
+    budget_->attachAxis(x_);
+    budget_->attachAxis(y2_);
+    setBudget(budgetKB_);
+}
+
+void TrainingMemoryChart::setLedger(const MemoryLedger& m, double budgetKB)
+{
+    const int n = static_cast<int>(m.rows.size());
+    if (n != categories_) {
+        categories_ = n;
+        x_->setRange(-0.5, n - 0.5);
+    }
+    // One list per set, replaced whole: a handful of signals instead of one per bar.
+    QList<qreal> v[4];
+    QList<QPointF> running;
+    running.reserve(n);
+    double acc = static_cast<double>(m.inference_peak_bytes);
+    maxBarKB_ = 0;
+    for (int i = n - 1; i >= 0; --i) {
+        const LedgerRow& r = m.rows[static_cast<std::size_t>(i)];
+        acc += r.totalBytes();
+        running.prepend(QPointF(i, acc / 1024.0));
+    }
+    for (int i = 0; i < n; ++i) {
+        const LedgerRow& r = m.rows[static_cast<std::size_t>(i)];
+        const double masks = static_cast<double>(r.mask_bits) / 8.0 / 1024.0;
+        v[0] << masks;
+        v[1] << static_cast<double>(r.bias_bytes) / 1024.0;
+        v[2] << static_cast<double>(r.saved_input_bytes + r.classifier_input_bytes) / 1024.0;
+        v[3] << static_cast<double>(r.weight_bytes) / 1024.0;
+        maxBarKB_ = std::max(maxBarKB_, v[0].last() + v[1].last() + v[2].last() + v[3].last());
+    }
+    for (int s = 0; s < 4; ++s) {
+        if (sets_[s]->count() == n) {
+            for (int i = 0; i < n; ++i)
+                if (sets_[s]->at(i) != v[s][i]) sets_[s]->replace(i, v[s][i]);
+        } else {
+            sets_[s]->remove(0, sets_[s]->count());
+            sets_[s]->append(v[s]);
+        }
+    }
+    total_->replace(running);
+    maxTotalKB_ = running.isEmpty() ? 0 : running.first().y();
+    chart()->setTitle(QString());
+    budget_->setVisible(true);
+    setBudget(budgetKB);
+}
+
+void TrainingMemoryChart::clearLedger()
+{
+    for (QBarSet* s : sets_) s->remove(0, s->count());
+    total_->clear();
+    categories_ = 0;
+    x_->setRange(-0.5, 0.5);
+    maxBarKB_ = maxTotalKB_ = 0;
+    chart()->setTitle(QStringLiteral("no memory ledger for this model"));
+    budget_->setVisible(false);
+    setBudget(budgetKB_);
+}
+
+void TrainingMemoryChart::setBudget(double budgetKB)
+{
+    budgetKB_ = budgetKB;
+    budget_->setName(QStringLiteral("budget %1 KB").arg(budgetKB, 0, 'f', 0));
+    const double right = std::max(categories_ - 0.5, 0.5);
+    budget_->replace(QList<QPointF>{QPointF(-0.5, budgetKB), QPointF(right, budgetKB)});
+    rescale();
+}
+
+void TrainingMemoryChart::rescale()
+{
+    y_->setRange(0, std::max(1.0, maxBarKB_ * 1.15));
+    y_->applyNiceNumbers();
+    y2_->setRange(0, std::max(budgetKB_, maxTotalKB_) * 1.1);
+    y2_->applyNiceNumbers();
+}
+
+QList<qreal> TrainingMemoryChart::values(int set) const
+{
+    QList<qreal> out;
+    for (int i = 0; i < sets_[set]->count(); ++i) out << sets_[set]->at(i);
+    return out;
+}
+
+QList<qreal> TrainingMemoryChart::runningTotalKB() const
+{
+    QList<qreal> out;
+    for (const QPointF& p : total_->points()) out << p.y();
+    return out;
+}
+
+}  // namespace tinyscope::ui
