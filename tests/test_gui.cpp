@@ -70,9 +70,16 @@ private Q_SLOTS:
         p.start(test::tinyscopeBinary(), {QStringLiteral("gui"), QStringLiteral("--screenshot"), dir.path()});
         QVERIFY(p.waitForFinished(600000));
         QCOMPARE(p.exitCode(), 0);
-        for (const char* name : {"design-space", "design-space-min", "design-space-max", "design-space-random", "training-inspector",
-                                 "training-inspector-detail"}) {
-            QImage img(dir.path() + QLatin1Char('/') + QLatin1String(name) + QStringLiteral(".png"));
+        QStringList names = {QStringLiteral("design-space"), QStringLiteral("design-space-min"), QStringLiteral("design-space-max"),
+                             QStringLiteral("design-space-random"), QStringLiteral("training-inspector"),
+                             QStringLiteral("training-inspector-detail")};
+        // With the reference files beside the repository: MIT's graph opened, the export dialog's findings.
+        if (test::haveShared())
+            names << QStringLiteral("training-graph-opened") << QStringLiteral("export-dialog") << QStringLiteral("export-dialog-findings");
+        for (const QString& n : names) {
+            const QByteArray nb = n.toUtf8();
+            const char* name = nb.constData();
+            QImage img(dir.path() + QLatin1Char('/') + n + QStringLiteral(".png"));
             QVERIFY2(!img.isNull(), name);
             QVERIFY(img.width() >= 800 && img.height() >= 600);
             QVERIFY2(distinctColours(img) > 20, name);

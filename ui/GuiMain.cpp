@@ -7,11 +7,15 @@
 #include "SvgGraphView.h"
 #include "TrainingGraphPane.h"
 #include "TrainingInspectorPanel.h"
+#include "ExportDialog.h"
+#include "TrainingGraphFile.h"
+#include "io/DataPaths.h"
 
 #include "graph/TrainingGraph.h"
 
 #include <QApplication>
 #include <QDir>
+#include <QFileInfo>
 #include <QTabWidget>
 
 #include <cstdlib>
@@ -74,6 +78,38 @@ int writeScreenshots(MainWindow& window, const char* dir)
     window.tabs()->setCurrentWidget(ti);
     ti->graphPane()->focusOp(leaf, 0.9);
     written += saveGrab(&window, base + QStringLiteral("training-inspector-detail.png"));
+
+    // MIT's real exported graph opened for inspection, and the export dialog with its findings
+    // (when the reference files sit beside the repository in ../shared).
+    const QString ref = QString::fromStdString(dataRoot()) + QStringLiteral("/../shared/reference/tinyengine");
+    const QString real = ref + QStringLiteral("/49kb-int8-graph.json");
+    if (!dataRoot().empty() && QFileInfo::exists(real)) {
+        try {
+            ti->showImportedGraph(openTrainingGraph(real));
+            ti->waitForGraph(120000);
+            ti->graphPane()->view()->fitAll();
+            written += saveGrab(&window, base + QStringLiteral("training-graph-opened.png"));
+            ExportRequest rq = ti->exportRequest();
+            ExportDialog dialog(rq, &window);
+            dialog.setOutputFolder(QDir::tempPath());
+            dialog.resize(900, 640);
+            dialog.show();
+            dialog.check();
+            dialog.waitForIdle(120000);
+            written += saveGrab(&dialog, base + QStringLiteral("export-dialog.png"));
+            // A scheme TinyEngine cannot compile (every layer's weights): the findings list it.
+            ti->applyLastLayers(60);
+            ExportDialog refused(ti->exportRequest(), &window);
+            refused.setOutputFolder(QDir::tempPath());
+            refused.resize(900, 640);
+            refused.show();
+            refused.check();
+            refused.waitForIdle(120000);
+            written += saveGrab(&refused, base + QStringLiteral("export-dialog-findings.png"));
+        } catch (const std::exception& e) {
+            std::cerr << "tinyscope gui: " << e.what() << "\n";
+        }
+    }
     return written;
 }
 

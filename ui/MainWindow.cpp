@@ -1,5 +1,7 @@
 #include "MainWindow.h"
 
+#include "TrainingGraphFile.h"
+
 #include "AppState.h"
 #include "DesignSpacePanel.h"
 #include "TrainingInspectorPanel.h"
@@ -49,6 +51,13 @@ void MainWindow::buildMenus()
         QString p = QFileDialog::getSaveFileName(this, QStringLiteral("Save subnet config"), QStringLiteral("subnet.json"),
                                                  QStringLiteral("Subnet config (*.json)"));
         if (!p.isEmpty()) saveConfig(p);
+    });
+    file->addSeparator();
+    file->addAction(QStringLiteral("Open &training graph…"), this, [this] {
+        if (auto im = openTrainingGraphDialog(this)) {
+            tabs_->setCurrentWidget(trainingInspector_);
+            trainingInspector_->showImportedGraph(*im);
+        }
     });
     file->addSeparator();
     file->addAction(QStringLiteral("&Quit"), QKeySequence::Quit, qApp, &QApplication::quit);

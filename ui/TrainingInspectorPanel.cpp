@@ -1,5 +1,12 @@
 #include "TrainingInspectorPanel.h"
 
+#include "ExportDialog.h"
+#include "TrainingGraphFile.h"
+#include "io/DataPaths.h"
+#include "io/JsonFile.h"
+#include "nn/EvaluationJob.h"
+#include "space/SpacePresets.h"
+
 #include "AppState.h"
 #include "NodeInspector.h"
 #include "SvgGraphView.h"
@@ -36,6 +43,7 @@
 #include <QStyledItemDelegate>
 #include <QTableView>
 #include <QTextDocumentFragment>
+#include <QSettings>
 #include <QToolButton>
 #include <QUndoStack>
 #include <QVBoxLayout>
@@ -165,6 +173,13 @@ TrainingInspectorPanel::TrainingInspectorPanel(AppState* state, QWidget* parent)
     exportMenu->addAction(QStringLiteral("Graph as DOT…"), this, [this] { exportGraphDialog(QStringLiteral("dot")); });
     exportMenu->addSeparator();
     exportMenu->addAction(QStringLiteral("Ledger as CSV…"), this, [this] { exportCsvDialog(); });
+    exportMenu->addSeparator();
+    exportMenu->addAction(QStringLiteral("TinyEngine graph + params…"), this, [this] { openExportDialog(); });
+    exportMenu->addAction(QStringLiteral("Use int8 weights (params .pkl)…"), this, [this] {
+        const QString p = QFileDialog::getOpenFileName(this, QStringLiteral("Int8 weights of %1").arg(currentModel()), QString(),
+                                                       QStringLiteral("TinyEngine params (*.pkl)"));
+        if (!p.isEmpty()) setModelWeights(currentModel(), p);
+    });
     exportB->setMenu(exportMenu);
     row1->addWidget(new QLabel(QStringLiteral("Model")));
     row1->addWidget(modelBox_);
@@ -496,6 +511,70 @@ void TrainingInspectorPanel::showTrainingGraph(TrainingGraph g, const QString& t
     }
     updating_ = false;
     Q_EMIT state_->message(QStringLiteral("Showing %1").arg(title));
+}
+
+void TrainingInspectorPanel::setModelWeights(const QString& model, const QString& paramsPickle)
+{
+    weights_[model] = paramsPickle;
+    Q_EMIT state_->message(QStringLiteral("%1 exports with the int8 weights of %2").arg(model, paramsPickle));
+}
+
+void TrainingInspectorPanel::showImportedGraph(const ImportedGraph& im)
+{
+    auto net = std::make_shared<const Network>(im.network);
+    const ResolvedScheme scheme = im.scheme.resolve(im.network, im.source);
+    const QString title = QFileInfo(QString::fromStdString(im.source)).fileName();
+    if (im.params) {
+        const QString params = companionParams(QString::fromStdString(im.source));
+        // The int8 weights ride along for Export of the model the picker shows (a mismatched
+        // pickle is refused by the exporter with the tensor named).
+        if (!params.isEmpty()) {
+            weights_[QString::fromStdString(im.network.name)] = params;
+            weights_[currentModel()] = params;
+        }
+    }
+    showTrainingGraph(im.graph, title, net, &scheme);
+}
+
+ExportRequest TrainingInspectorPanel::exportRequest() const
+{
+    if (!model_->hasNetwork()) throw InputError("no model with an int8 lowering is selected");
+    if (!scratch_) const_cast<TrainingInspectorPanel*>(this)->scratch_ = std::make_unique<QTemporaryDir>();
+    const QString schemeFile = scratch_->path() + QStringLiteral("/scheme.json");
+    saveSchemeFile(schemeFile);   // throws when tiny-training's keys cannot express the choice
+    ExportRequest rq;
+    rq.scheme = schemeFile.toStdString();
+    const QString model = currentModel();
+    if (model == subnetEntryName()) {
+        // The selected subnet with the weights the evaluator uses (the shipped demo supernet).
+        QSettings st;
+        const std::string space = st.value(QStringLiteral("eval/space"), QStringLiteral("mcunet-fmnist")).toString().toStdString();
+        std::string ckpt = st.value(QStringLiteral("eval/supernet")).toString().toStdString();
+        if (ckpt.empty() || !fileExists(ckpt)) ckpt = findModelFile("supernets/mcunet-fmnist.pth");
+        if (ckpt.empty()) throw InputError("no supernet to take the subnet's weights from (models/supernets/mcunet-fmnist.pth)");
+        const SubnetConfig c = transferConfig(state_->subnet(), state_->space(), presetSpace(space));
+        const std::string cfg = (scratch_->path() + QStringLiteral("/subnet.json")).toStdString();
+        writeJsonFile(cfg, c.toJson());
+        rq.model.supernet = ckpt;
+        rq.model.config = cfg;
+        rq.model.space = space;
+        rq.name = "subnet";
+    } else {
+        rq.model.zoo = model.toStdString();
+        rq.model.params = weights_.value(model).toStdString();
+        rq.name = model.toStdString();
+    }
+    return rq;
+}
+
+void TrainingInspectorPanel::openExportDialog()
+{
+    try {
+        ExportDialog dialog(exportRequest(), this);
+        dialog.exec();
+    } catch (const std::exception& e) {
+        QMessageBox::warning(this, QStringLiteral("TinyEngine export"), QString::fromUtf8(e.what()));
+    }
 }
 
 void TrainingInspectorPanel::refreshTotals()

@@ -9,7 +9,11 @@
 #include "graph/MemoryLedger.h"
 #include "graph/SparseScheme.h"
 #include "graph/TrainingGraph.h"
+#include "nn/QuantizationJob.h"
+#include "tinyengine/GraphImport.h"
 
+#include <QMap>
+#include <QTemporaryDir>
 #include <QWidget>
 
 #include <memory>
@@ -24,6 +28,7 @@ class QToolButton;
 namespace tinyscope::ui {
 
 class AppState;
+class ExportDialog;
 class TrainingGraphPane;
 class TrainingLayerModel;
 class TrainingMemoryChart;
@@ -59,6 +64,15 @@ public:
     // graph from the network).
     void showTrainingGraph(TrainingGraph g, const QString& title, std::shared_ptr<const Network> net = {},
                            const ResolvedScheme* scheme = nullptr);
+
+    // A TinyEngine graph opened from a file (File → Open training graph…): its graph, network and
+    // recovered scheme; its params pickle becomes the model's int8 weights for Export.
+    void showImportedGraph(const ImportedGraph& imported);
+    // The TinyEngine export of the current model and scheme (the dialog is modal, work runs off the
+    // GUI thread). exportRequest() throws InputError when the scheme cannot be written.
+    ExportRequest exportRequest() const;
+    void openExportDialog();
+    void setModelWeights(const QString& model, const QString& paramsPickle);
 
     TrainingLayerModel* layerModel() const { return model_; }
     TrainingMemoryChart* chart() const { return chart_; }
@@ -105,6 +119,8 @@ private:
     std::shared_ptr<const Network> graphNet_;   // the network pane_'s graph was built from
     AutodiffMode graphMode_ = AutodiffMode::Correct;
     bool updating_ = false;
+    QMap<QString, QString> weights_;   // model -> int8 params pickle chosen or imported this session
+    std::unique_ptr<QTemporaryDir> scratch_;
 };
 
 }  // namespace tinyscope::ui

@@ -83,8 +83,8 @@ int cmdTrainSupernet(const Args& argv)
         } else if (s.event == "checkpoint") {
             if (!tty) std::printf("checkpoint after %zu steps\n", s.completed_steps);
         } else if (s.event == "done") {
-            std::printf("%straining finished in %s; supernet: %s/supernet.pth\n", tty ? "\n" : "", hms(s.elapsed_seconds).c_str(),
-                        out.c_str());
+            std::printf("%straining finished in %s (%s of CPU time); supernet: %s/supernet.pth\n", tty ? "\n" : "",
+                        hms(s.elapsed_seconds).c_str(), hms(s.cpu_seconds).c_str(), out.c_str());
         }
         std::fflush(stdout);
     };

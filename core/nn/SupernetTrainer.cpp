@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <future>
+#include <sys/resource.h>
 
 namespace tinyscope {
 
@@ -52,6 +53,19 @@ TrainRecipe TrainRecipe::preset(const std::string& name)
         };
         return r;
     }
+    if (name == "demo-finetune") {
+        // Stage 2 of the shipped run (with --init-from the stage-1 supernet): the largest network
+        // alone at a lower rate, then the sandwich with the children learning half from the labels.
+        r.batch = 64;
+        r.warmup_steps = 0;
+        r.child_label_weight = 0.5;
+        r.seed = 1;
+        r.phases = {
+            phase("largest", 1, 0.02, {7}, {6}, {2}, {2}, -1),
+            phase("width", 3, 0.01, {}, {}, {}, {}, 1, 25600),
+        };
+        return r;
+    }
     if (name == "tiny") {
         // Seconds, for tests: the same mechanics on 128 images at the smallest resolution.
         r.batch = 16;
@@ -65,7 +79,7 @@ TrainRecipe TrainRecipe::preset(const std::string& name)
         };
         return r;
     }
-    throw InputError("unknown training preset '" + name + "' (presets: demo, tiny)");
+    throw InputError("unknown training preset '" + name + "' (presets: demo, demo-finetune, tiny)");
 }
 
 Json TrainRecipe::toJson() const
@@ -81,6 +95,7 @@ Json TrainRecipe::toJson() const
             {"momentum", momentum},
             {"weight_decay", weight_decay},
             {"label_smoothing", label_smoothing},
+            {"child_label_weight", child_label_weight},
             {"warmup_steps", warmup_steps},
             {"pad", pad},
             {"flip", flip},
@@ -101,6 +116,7 @@ TrainRecipe TrainRecipe::fromJson(const Json& j, const std::string& source)
     if (root.has("momentum")) r.momentum = root["momentum"].asDouble();
     if (root.has("weight_decay")) r.weight_decay = root["weight_decay"].asDouble();
     if (root.has("label_smoothing")) r.label_smoothing = root["label_smoothing"].asDouble();
+    if (root.has("child_label_weight")) r.child_label_weight = root["child_label_weight"].asDouble();
     if (root.has("warmup_steps")) r.warmup_steps = root["warmup_steps"].asInt();
     if (root.has("pad")) r.pad = root["pad"].asInt();
     if (root.has("flip")) r.flip = root["flip"].asBool();
@@ -190,6 +206,7 @@ public:
 private:
     void resumeOrInit();
     void checkpoint(const Position& next, bool finished, double elapsedSeconds);
+    double cpuNow() const;
     std::vector<std::size_t> epochItems(int globalEpoch, std::size_t n) const;
     std::vector<SubnetConfig> sandwich(const TrainPhase& p, std::size_t globalStep) const;
     double learningRate(const Position& at) const;
@@ -207,6 +224,7 @@ private:
     std::vector<at::Tensor> momentum_;
     Position pos_;
     double elapsedBefore_ = 0;
+    double cpuBefore_ = 0;
     Json history_ = Json::array();
     double epochLoss_ = 0;            // running sum over the current epoch, checkpointed
     std::size_t epochSteps_ = 0;
@@ -220,7 +238,8 @@ void Run::resumeOrInit()
         if (!state) throw InputError(ckpt_ + ": not a training checkpoint of tinyscope (no training state); use another --out");
         Json st = parseJson(*state, ckpt_ + ": training state");
         Json mine = r_.toJson();
-        if (r_.init_from.empty()) mine.erase("init_from");   // states written before the key existed
+        if (r_.init_from.empty()) mine.erase("init_from");   // states written before these keys existed
+        if (r_.child_label_weight == 0 && !st["recipe"].contains("child_label_weight")) mine.erase("child_label_weight");
         Json theirs = st["recipe"];
         if (theirs.contains("init_from") && theirs["init_from"] == "") theirs.erase("init_from");
         if (theirs != mine)
@@ -233,6 +252,7 @@ void Run::resumeOrInit()
         pos_.step = st["step"].get<std::size_t>();
         pos_.global_step = st["global_step"].get<std::size_t>();
         elapsedBefore_ = st["elapsed_seconds"].get<double>();
+        cpuBefore_ = st.value("cpu_seconds", 0.0);
         history_ = st["history"];
         epochLoss_ = st.value("epoch_loss_sum", 0.0);
         epochSteps_ = st.value("epoch_loss_steps", std::size_t(0));
@@ -254,6 +274,14 @@ void Run::resumeOrInit()
     }
 }
 
+double Run::cpuNow() const
+{
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return cpuBefore_ + static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
 void Run::checkpoint(const Position& next, bool finished, double elapsedSeconds)
 {
     Checkpoint ck;
@@ -263,7 +291,7 @@ void Run::checkpoint(const Position& next, bool finished, double elapsedSeconds)
     ck.sections.emplace_back("optimizer_momentum", std::move(mom));
     Json st = {{"space", space_.name},     {"recipe", r_.toJson()},      {"phase", next.phase},
                {"epoch", next.epoch},      {"step", next.step},          {"global_step", next.global_step},
-               {"total_steps", totalSteps_}, {"elapsed_seconds", elapsedSeconds}, {"finished", finished},
+               {"total_steps", totalSteps_}, {"elapsed_seconds", elapsedSeconds}, {"cpu_seconds", cpuNow()}, {"finished", finished},
                {"epoch_loss_sum", next.step == 0 ? 0.0 : epochLoss_}, {"epoch_loss_steps", next.step == 0 ? 0 : epochSteps_},
                {"history", history_}};
     ck.strings.emplace_back("tinyscope_training", st.dump());
@@ -359,8 +387,12 @@ double Run::step(const std::vector<std::size_t>& items, int globalEpoch, const T
             loss = at::cross_entropy_loss(logits, y, {}, at::Reduction::Mean, -100, r_.label_smoothing);
             teacher = at::softmax(logits.detach(), 1);
         } else {
-            // In-place distillation: the children learn the largest subnet's soft predictions.
+            // In-place distillation: the children learn the largest subnet's soft predictions
+            // (optionally mixed with the labels).
             loss = -(teacher * at::log_softmax(logits, 1)).sum(1).mean();
+            if (r_.child_label_weight > 0)
+                loss = loss * (1.0 - r_.child_label_weight) +
+                       at::cross_entropy_loss(logits, y, {}, at::Reduction::Mean, -100, r_.label_smoothing) * r_.child_label_weight;
         }
         loss.backward();
         total += loss.item<double>();
@@ -422,6 +454,7 @@ bool Run::run(const JobControl& job, const std::function<void(const TrainStatus&
         st.step = pos_.step;
         st.global_step = pos_.global_step;
         st.elapsed_seconds = elapsed();
+        st.cpu_seconds = cpuNow();
         if (onStatus) onStatus(st);
     };
     if (pos_.global_step > 0) emit("resumed", pos_.global_step);

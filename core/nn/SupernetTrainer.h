@@ -31,6 +31,7 @@ struct TrainRecipe {
     double momentum = 0.9;
     double weight_decay = 4e-5;       // conv and linear weights only
     double label_smoothing = 0.1;
+    double child_label_weight = 0.0;  // children's loss: (1-w)·distillation + w·label cross-entropy
     int warmup_steps = 100;           // linear warm-up at the start of the first phase
     int pad = 2;                      // random crop with this much zero padding (source pixels)
     bool flip = true;
@@ -57,6 +58,7 @@ struct TrainStatus {
     double loss = 0, lr = 0;
     double images_per_second = 0;
     double elapsed_seconds = 0;                // including earlier sessions
+    double cpu_seconds = 0;                    // process CPU time, including earlier sessions
     double eta_seconds = 0;
     std::string event;                         // "step", "checkpoint", "epoch", "resumed", "done"
     Json monitor;                              // end-of-epoch top-1 of largest / smallest on holdout
