@@ -17,6 +17,7 @@ struct Command {
 
 // Registered by each command group; add a group to allCommands() in Cli.cpp.
 std::vector<Command> costCommands();   // CostCommands.cpp: cost, encode, decode, space
+std::vector<Command> searchCommands(); // SearchCommands.cpp: train-predictor, predict, search
 
 int runCli(const Args& args);   // args[0] is the command name
 void printUsage();

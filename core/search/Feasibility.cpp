@@ -1,0 +1,115 @@
+#include "search/Feasibility.h"
+
+#include "Error.h"
+
+#include <cmath>
+
+namespace tinyscope {
+
+namespace {
+constexpr std::size_t kMaxCombinations = 4'000'000;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::string withUnit(const LimitBound& b, double v)
+{
+    return formatQuantity(v) + (b.unit.empty() ? "" : " " + b.unit);
+}
+}  // namespace
+
+bool FeasibilityReport::feasibleOverall() const
+{
+    if (!proven) return true;
+    for (const LimitBound& b : bounds)
+        if (!b.feasible) return false;
+    return !feasible.empty() || bounds.empty();
+}
+
+FeasibilityReport analyseFeasibility(const DesignSpace& space, const Constraints& constraints)
+{
+    FeasibilityReport rep;
+    const auto& limits = constraints.limits();
+    for (const Limit& l : limits)
+        rep.bounds.push_back(LimitBound{l.key(), l.describe(), l.quantity->label, l.quantity->unit, l.max, kInf, kInf, true});
+    for (const Limit& l : limits)
+        if (!l.quantity->monotone_in_blocks) return rep;   // unproven: the search samples with a bounded budget
+
+    const std::size_t n = limits.size();
+    std::vector<double> values(n);
+    rep.proven = forEachBlockExtremeSubnet(space, false, kMaxCombinations, [&](const SubnetConfig& c, const CostSummary& cost) {
+        ++rep.candidates;
+        std::size_t violated = 0, which = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            values[i] = limits[i].quantity->measure(c, cost);
+            if (values[i] > limits[i].max) {
+                ++violated;
+                which = i;
+            }
+        }
+        for (std::size_t i = 0; i < n; ++i) {
+            LimitBound& b = rep.bounds[i];
+            b.least_alone = std::min(b.least_alone, values[i]);
+            // Meets every other limit: candidate for the least value of quantity i under them.
+            if (violated == 0 || (violated == 1 && which == i)) b.least = std::min(b.least, values[i]);
+        }
+        if (violated == 0) rep.feasible.push_back(c);
+    });
+    if (!rep.proven) {
+        rep.feasible.clear();
+        return rep;
+    }
+    for (LimitBound& b : rep.bounds) b.feasible = b.least <= b.max;
+    if (n == 0) rep.feasible.clear();   // nothing to seed: every subnet is allowed
+    return rep;
+}
+
+std::string FeasibilityReport::message() const
+{
+    if (feasibleOverall()) return "";
+    std::string msg;
+    for (std::size_t i = 0; i < bounds.size(); ++i) {
+        const LimitBound& b = bounds[i];
+        if (b.feasible || std::isinf(b.least)) continue;
+        if (!msg.empty()) msg += "; ";
+        msg += b.describe + " is impossible: ";
+        if (b.least == b.least_alone) {
+            msg += "the smallest subnet in this space needs " + withUnit(b, b.least);
+        } else {
+            std::string others;
+            for (std::size_t j = 0; j < bounds.size(); ++j)
+                if (j != i) others += (others.empty() ? "" : ", ") + bounds[j].describe;
+            msg += "with " + others + " the smallest subnet needs " + withUnit(b, b.least) + " (without them " +
+                   withUnit(b, b.least_alone) + ")";
+        }
+    }
+    if (msg.empty()) {   // only the combination fails: every limit alone is reachable
+        std::string all, alone;
+        for (const LimitBound& b : bounds) {
+            all += (all.empty() ? "" : ", ") + b.describe;
+            alone += (alone.empty() ? "" : ", ") + b.label + " " + withUnit(b, b.least_alone);
+        }
+        msg = "no subnet in this space meets " + all + " together (alone, the smallest needs " + alone + ")";
+    }
+    return msg;
+}
+
+FeasibilityReport requireFeasible(const DesignSpace& space, const Constraints& constraints)
+{
+    FeasibilityReport rep = analyseFeasibility(space, constraints);
+    if (!rep.feasibleOverall()) throw InfeasibleError(rep.message());
+    return rep;
+}
+
+QuantityRange quantityRange(const DesignSpace& space, const ConstraintQuantity& quantity)
+{
+    QuantityRange r{kInf, -kInf};
+    for (bool largest : {false, true}) {
+        forEachBlockExtremeSubnet(space, largest, kMaxCombinations, [&](const SubnetConfig& c, const CostSummary& cost) {
+            double v = quantity.measure(c, cost);
+            if (largest) r.greatest = std::max(r.greatest, v);
+            else r.least = std::min(r.least, v);
+        });
+    }
+    return r;
+}
+
+}  // namespace tinyscope
