@@ -224,6 +224,7 @@ int cmdSearch(const Args& argv)
                 groupThousands(static_cast<std::int64_t>(r.evaluated.size())).c_str(), r.oracle_calls,
                 groupThousands(static_cast<std::int64_t>(pred.cache().hits())).c_str(),
                 groupThousands(static_cast<std::int64_t>(r.rejected)).c_str(), r.seconds * 1000);
+    for (const std::string& w : r.warnings) std::printf("warning: %s\n", w.c_str());
     if (r.fallbacks > 0)
         std::printf("note: %zu draws hit the redraw bound and fell back (see docs/SEARCH.md)\n", r.fallbacks);
     return 0;

@@ -13,6 +13,7 @@
 #include <c10/core/InferenceMode.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -467,6 +468,16 @@ std::string AccuracyPredictor::describe() const
     if (c.validation.count > 0) s += ", validation MAE " + formatFixed(c.validation.mae, 3) + " points";
     if (!d_->path.empty()) s += ", " + d_->path;
     return s;
+}
+
+std::vector<std::string> AccuracyPredictor::caveats(const SubnetConfig& config) const
+{
+    std::vector<std::string> out;
+    const std::vector<int>& unseen = d_->card.unseen_features;
+    for (int pos : d_->encoder.oneHotIndices(config))
+        if (std::find(unseen.begin(), unseen.end(), pos) != unseen.end())
+            out.push_back(featureName(d_->encoder, pos) + " never occurs in the predictor's training data: its accuracy is an extrapolation");
+    return out;
 }
 
 PredictionMetrics AccuracyPredictor::evaluate(const AccuracyDataset& data, const std::vector<std::size_t>& rows) const

@@ -45,6 +45,8 @@ public:
     // from the cache. Configs must be valid for space().
     std::vector<double> predict(const std::vector<SubnetConfig>& configs) override;
     std::string describe() const override;
+    // Encoder positions of `config` that never occurred in the training data.
+    std::vector<std::string> caveats(const SubnetConfig& config) const override;
     // Same, without the cache.
     std::vector<double> predictUncached(const std::vector<SubnetConfig>& configs) const;
 

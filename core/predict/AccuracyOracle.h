@@ -19,6 +19,9 @@ public:
     virtual std::string describe() const = 0;
     // True if the numbers are measurements rather than predictions.
     virtual bool measures() const { return false; }
+    // Reasons to doubt the number for one config, e.g. "wid=2 never occurs in the predictor's
+    // training data": the search reports them for its winner.
+    virtual std::vector<std::string> caveats(const SubnetConfig& config) const { return {}; }
 };
 
 }  // namespace tinyscope

@@ -1,7 +1,6 @@
 #include "predict/PredictorCard.h"
 
 #include "Error.h"
-#include "space/ArchEncoder.h"
 
 #include <cstdio>
 
@@ -30,6 +29,22 @@ std::string spaceFingerprint(const DesignSpace& s)
     char buf[17];
     std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
     return buf;
+}
+
+std::string featureName(const ArchEncoder& enc, int pos)
+{
+    const DesignSpace& s = enc.space();
+    const int nr = static_cast<int>(s.resolutions.size()), nk = static_cast<int>(s.ks_list.size()),
+              ne = static_cast<int>(s.expand_list.size());
+    if (pos >= 0 && pos < nr) return "image_size=" + std::to_string(s.resolutions[static_cast<std::size_t>(pos)]);
+    if (pos >= enc.widthOffset() && pos < enc.widthOffset() + s.numWidths()) return "wid=" + std::to_string(pos - enc.widthOffset());
+    for (int b = 0; b < s.maxBlocks(); ++b) {
+        if (pos >= enc.kernelOffset(b) && pos < enc.kernelOffset(b) + nk)
+            return "ks[" + std::to_string(b) + "]=" + std::to_string(s.ks_list[static_cast<std::size_t>(pos - enc.kernelOffset(b))]);
+        if (pos >= enc.expandOffset(b) && pos < enc.expandOffset(b) + ne)
+            return "e[" + std::to_string(b) + "]=" + std::to_string(s.expand_list[static_cast<std::size_t>(pos - enc.expandOffset(b))]);
+    }
+    return "feature " + std::to_string(pos);
 }
 
 Json toJson(const PredictorCard& c)

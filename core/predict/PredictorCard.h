@@ -4,6 +4,7 @@
 // the validation metrics per epoch. Torch-free, so the GUI and CLI can read it without LibTorch.
 #include "predict/PredictionMetrics.h"
 #include "predict/PredictorRecipe.h"
+#include "space/ArchEncoder.h"
 #include "space/DesignSpace.h"
 
 #include <cstdint>
@@ -43,6 +44,9 @@ struct PredictorCard {
 // Stable hash of what the encoder and the networks depend on (resolutions, widths, kernel / expand /
 // depth lists, stages, classes) — not of names or descriptions. 16 hex digits.
 std::string spaceFingerprint(const DesignSpace& space);
+
+// What an encoder position means: "image_size=160", "wid=2", "ks[3]=7", "e[19]=6".
+std::string featureName(const ArchEncoder& encoder, int position);
 
 Json toJson(const PredictorCard& card);
 PredictorCard predictorCardFromJson(const Json& j, const std::string& source);

@@ -105,16 +105,16 @@ Constraints Constraints::fromJson(const Json& j, const std::string& source)
 {
     JsonPath p(source, j);
     if (!j.is_object()) p.fail("expected an object of limits such as {\"millionMACs\": 60, \"KBPeakMemory\": 250}");
-    Constraints c;
     for (auto it = j.begin(); it != j.end(); ++it) {
         if (!builtinQuantity(it.key()))
             throw InputError(source + ": unknown constraint '" + it.key() + "' (known: " + knownKeys() + ")");
         if (!it.value().is_number())
             throw InputError(source + ": " + it.key() + ": expected a number, got " + it.value().dump());
-        double v = it.value().get<double>();
-        checkLimitValue(source + ": " + it.key(), v);
-        c.set(it.key(), v);
+        checkLimitValue(source + ": " + it.key(), it.value().get<double>());
     }
+    Constraints c;   // in the built-in order, whatever the file's key order
+    for (const auto& q : builtinQuantities())
+        if (j.contains(q->key)) c.set(q, j[q->key].get<double>());
     return c;
 }
 

@@ -61,6 +61,7 @@ Json toJson(const SearchResult& r, bool evaluated)
            {"cost_evaluations", r.cost_evaluations},
            {"rejected", r.rejected},
            {"fallbacks", r.fallbacks},
+           {"warnings", r.warnings},
            {"cancelled", r.cancelled}};
     Json pareto = Json::array();
     for (std::size_t i : r.paretoFront()) pareto.push_back(toJson(r.evaluated[i]));

@@ -40,6 +40,7 @@ struct SearchResult {
     std::size_t cost_evaluations = 0;      // cost-model calls, including rejected draws
     std::size_t rejected = 0;              // draws that violated a limit and were redrawn
     std::size_t fallbacks = 0;             // children that hit max_redraws (see SEARCH.md)
+    std::vector<std::string> warnings;     // the oracle's caveats about the winner
     bool cancelled = false;
     bool found = false;                    // false only if cancelled before the first batch
 

@@ -76,6 +76,7 @@ void SearchRun::closeGeneration(int generation, const std::vector<SearchCandidat
 SearchResult SearchRun::finish(bool cancelled)
 {
     result_.cancelled = cancelled;
+    if (result_.found) result_.warnings = oracle_->caveats(result_.best.config);
     result_.seconds = elapsed();
     return std::move(result_);
 }
