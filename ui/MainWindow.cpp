@@ -2,6 +2,8 @@
 
 #include "AppState.h"
 #include "DesignSpacePanel.h"
+#include "PredictorPanel.h"
+#include "SearchPanel.h"
 
 #include "io/JsonFile.h"
 
@@ -22,6 +24,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     tabs_->setDocumentMode(true);
     designSpace_ = new DesignSpacePanel(state_);
     tabs_->addTab(designSpace_, QStringLiteral("Design space"));
+    predictor_ = new PredictorPanel(state_);
+    search_ = new SearchPanel(state_);
+    search_->setOracle(predictor_->predictor());
+    tabs_->addTab(predictor_, QStringLiteral("Predictor"));
+    tabs_->addTab(search_, QStringLiteral("Search"));
+    connect(predictor_, &PredictorPanel::predictorChanged, this, [this] { search_->setOracle(predictor_->predictor()); });
+    connect(search_, &SearchPanel::subnetUsed, this, [this] { tabs_->setCurrentWidget(designSpace_); });
     setCentralWidget(tabs_);
     buildMenus();
     connect(state_, &AppState::message, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
@@ -31,7 +40,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
 
 QList<MainWindow::PanelEntry> MainWindow::panels() const
 {
-    return {{QStringLiteral("design-space"), designSpace_}};
+    return {{QStringLiteral("design-space"), designSpace_},
+            {QStringLiteral("predictor"), predictor_},
+            {QStringLiteral("search"), search_}};
 }
 
 void MainWindow::buildMenus()

@@ -9,6 +9,8 @@ namespace tinyscope::ui {
 
 class AppState;
 class DesignSpacePanel;
+class PredictorPanel;
+class SearchPanel;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -17,6 +19,8 @@ public:
 
     AppState* state() const { return state_; }
     DesignSpacePanel* designSpacePanel() const { return designSpace_; }
+    PredictorPanel* predictorPanel() const { return predictor_; }
+    SearchPanel* searchPanel() const { return search_; }
     QTabWidget* tabs() const { return tabs_; }
 
     // Each panel with the file-name stem used by `tinyscope gui --screenshot DIR`.
@@ -35,6 +39,8 @@ private:
     AppState* state_;
     QTabWidget* tabs_;
     DesignSpacePanel* designSpace_;
+    PredictorPanel* predictor_;
+    SearchPanel* search_;
 };
 
 }  // namespace tinyscope::ui

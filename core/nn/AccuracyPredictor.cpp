@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <mutex>
 
 namespace tinyscope {
 
@@ -140,6 +141,7 @@ struct AccuracyPredictor::Impl {
     std::string path;
     std::vector<at::Tensor> w1t;   // per member: first-layer weights transposed [in, hidden] for one-hot inputs
     mutable std::unique_ptr<ShardPool> pool;
+    mutable std::mutex predictMutex;   // predictions may come from several threads (GUI): one at a time
 
     ShardPool& shardPool() const
     {
@@ -230,7 +232,11 @@ void AccuracyPredictor::setThreads(int threads) { d_->threads = threads < 1 ? 1 
 int AccuracyPredictor::threads() const { return d_->threads; }
 void AccuracyPredictor::setCaching(bool on) { d_->caching = on; }
 const PredictionCache& AccuracyPredictor::cache() const { return d_->cache; }
-void AccuracyPredictor::clearCache() { d_->cache.clear(); }
+void AccuracyPredictor::clearCache()
+{
+    std::lock_guard<std::mutex> lock(d_->predictMutex);
+    d_->cache.clear();
+}
 
 namespace {
 
@@ -450,13 +456,17 @@ void AccuracyPredictor::train(const AccuracyDataset& data, const PredictorRecipe
 
 std::vector<double> AccuracyPredictor::predictUncached(const std::vector<SubnetConfig>& configs) const
 {
+    std::lock_guard<std::mutex> lock(d_->predictMutex);
     return percent(d_->predictFractions(d_->oneHot(configs), d_->shardPool()));
 }
 
 std::vector<double> AccuracyPredictor::predict(const std::vector<SubnetConfig>& configs)
 {
     if (!d_->caching) return predictUncached(configs);
-    return d_->cache.resolve(configs, [this](const std::vector<SubnetConfig>& batch) { return predictUncached(batch); });
+    std::lock_guard<std::mutex> lock(d_->predictMutex);
+    return d_->cache.resolve(configs, [this](const std::vector<SubnetConfig>& batch) {
+        return percent(d_->predictFractions(d_->oneHot(batch), d_->shardPool()));
+    });
 }
 
 std::string AccuracyPredictor::describe() const

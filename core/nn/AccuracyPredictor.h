@@ -42,7 +42,8 @@ public:
     bool trained() const;
 
     // AccuracyOracle: top-1 % for many configs in one batched forward; repeated networks are served
-    // from the cache. Configs must be valid for space().
+    // from the cache. Configs must be valid for space(). Safe to call from several threads (they
+    // take turns).
     std::vector<double> predict(const std::vector<SubnetConfig>& configs) override;
     std::string describe() const override;
     // Encoder positions of `config` that never occurred in the training data.
