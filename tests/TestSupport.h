@@ -2,9 +2,12 @@
 // Shared by the test suites: where ../shared/reference and the built tinyscope binary are.
 #include <QDir>
 #include <QFileInfo>
+#include <QProcess>
 #include <QString>
 #include <QtTest>
 
+#include <algorithm>
+#include <functional>
 #include <string>
 
 namespace tinyscope::test {
@@ -14,6 +17,37 @@ inline std::string sharedPath(const char* relative) { return (sharedDir() + QLat
 inline bool haveShared() { return QFileInfo::exists(sharedDir() + QStringLiteral("/reference")); }
 inline QString tinyscopeBinary() { return QStringLiteral(TINYSCOPE_BINARY); }
 inline QString sourceDir() { return QStringLiteral(TINYSCOPE_SOURCE_DIR); }
+
+// The message of the exception `f` throws, or "<no error>".
+inline std::string errorOf(const std::function<void()>& f)
+{
+    try {
+        f();
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    return "<no error>";
+}
+
+// `tinyscope ARGS` as a user runs it: exit code (-1 on timeout, -2 on a crash), stdout, stderr.
+struct CliRun {
+    int code = -1;
+    std::string out, err;
+};
+
+inline CliRun runTinyscope(const QStringList& args, int timeoutMs = 300000)
+{
+    QProcess p;
+    p.start(tinyscopeBinary(), args);
+    if (!p.waitForFinished(timeoutMs)) {
+        p.kill();
+        return {};
+    }
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2, p.readAllStandardOutput().toStdString(),
+            p.readAllStandardError().toStdString()};
+}
+
+inline int lineCount(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
 }  // namespace tinyscope::test
 

@@ -16,15 +16,6 @@ using namespace tinyscope;
 namespace {
 const char* kConfig = R"({"wid": 1, "ks": [7,7,7,5,7,5,7,3,3,5,5,3,7,7,7,3,5,3,3,5], "e": [6,4,3,4,6,3,3,6,6,4,4,3,3,4,4,4,4,3,6,6], "d": [1,2,1,0,2,0], "image_size": 96})";
 
-std::string expectError(const std::function<void()>& f)
-{
-    try {
-        f();
-    } catch (const InputError& e) {
-        return e.what();
-    }
-    return "no error";
-}
 }  // namespace
 
 class TestAccuracyDataset : public QObject {
@@ -115,29 +106,29 @@ private Q_SLOTS:
     {
         const std::string good = std::string("[") + kConfig + ", 88.0]";
         std::string bad = write(QStringLiteral("bad1/src/x_acc_table.json"), "[" + good + ", " + good + ", [1, 2, 3]]");
-        std::string msg = expectError([&] { AccuracyDataset::load((tmp.path() + QStringLiteral("/bad1")).toStdString(), space); });
+        std::string msg = test::errorOf([&] { AccuracyDataset::load((tmp.path() + QStringLiteral("/bad1")).toStdString(), space); });
         QVERIFY2(msg.find(bad) != std::string::npos && msg.find("[2]") != std::string::npos &&
                      msg.find("expected a pair [config, top1]") != std::string::npos, msg.c_str());
 
         std::string cfg = kConfig;
         cfg.replace(cfg.find("\"image_size\": 96"), 16, "\"image_size\": 97");
         bad = write(QStringLiteral("bad2.json"), "[" + good + ", [" + cfg + ", 80]]");
-        msg = expectError([&] { AccuracyDataset::load(bad, space); });
+        msg = test::errorOf([&] { AccuracyDataset::load(bad, space); });
         QVERIFY2(msg.find("bad2.json: [1][0]") != std::string::npos && msg.find("image_size") != std::string::npos &&
                      msg.find("97") != std::string::npos, msg.c_str());
 
         bad = write(QStringLiteral("bad3.json"), "[" + good + ", [" + kConfig + ", 180]]");
-        msg = expectError([&] { AccuracyDataset::load(bad, space); });
+        msg = test::errorOf([&] { AccuracyDataset::load(bad, space); });
         QVERIFY2(msg.find("[1][1]") != std::string::npos && msg.find("0..100") != std::string::npos, msg.c_str());
 
         bad = write(QStringLiteral("bad4.json"), "[" + good + ",");
-        msg = expectError([&] { AccuracyDataset::load(bad, space); });
+        msg = test::errorOf([&] { AccuracyDataset::load(bad, space); });
         QVERIFY2(msg.find("bad4.json: line 1") != std::string::npos, msg.c_str());
 
-        msg = expectError([&] { AccuracyDataset::load((tmp.path() + QStringLiteral("/nothing-here")).toStdString(), space); });
+        msg = test::errorOf([&] { AccuracyDataset::load((tmp.path() + QStringLiteral("/nothing-here")).toStdString(), space); });
         QVERIFY2(msg.find("no such accuracy dataset") != std::string::npos, msg.c_str());
         QDir().mkpath(tmp.path() + QStringLiteral("/empty"));
-        msg = expectError([&] { AccuracyDataset::load((tmp.path() + QStringLiteral("/empty")).toStdString(), space); });
+        msg = test::errorOf([&] { AccuracyDataset::load((tmp.path() + QStringLiteral("/empty")).toStdString(), space); });
         QVERIFY2(msg.find("expected acc.dict or src/*_acc_table.json") != std::string::npos, msg.c_str());
     }
 };

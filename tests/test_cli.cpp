@@ -11,27 +11,9 @@
 using namespace tinyscope;
 
 namespace {
-struct Run {
-    int code = -1;
-    std::string out, err;
-};
-
-Run run(const QStringList& args)
-{
-    QProcess p;
-    p.start(test::tinyscopeBinary(), args);
-    if (!p.waitForFinished(120000)) {
-        p.kill();
-        return {};
-    }
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2, p.readAllStandardOutput().toStdString(),
-            p.readAllStandardError().toStdString()};
-}
-
-int lines(const std::string& s)
-{
-    return static_cast<int>(std::count(s.begin(), s.end(), '\n'));
-}
+using Run = test::CliRun;
+Run run(const QStringList& args) { return test::runTinyscope(args, 120000); }
+int lines(const std::string& s) { return test::lineCount(s); }
 }  // namespace
 
 class TestCli : public QObject {

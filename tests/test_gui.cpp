@@ -1,5 +1,6 @@
 // The GUI renders offscreen: `tinyscope gui --screenshot DIR` writes every panel, and the
 // Design-space panel follows the shared selection (diagram, table, chart).
+#include "ImageChecks.h"
 #include "TestSupport.h"
 
 #include "AppState.h"
@@ -13,16 +14,7 @@
 
 using namespace tinyscope;
 
-namespace {
-// Number of distinct colours in a coarse sample: a blank or single-colour image has 1.
-int distinctColours(const QImage& img)
-{
-    QSet<QRgb> seen;
-    for (int y = 0; y < img.height(); y += 7)
-        for (int x = 0; x < img.width(); x += 7) seen.insert(img.pixel(x, y));
-    return seen.size();
-}
-}  // namespace
+using test::distinctColours;
 
 class TestGui : public QObject {
     Q_OBJECT

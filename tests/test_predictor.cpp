@@ -34,15 +34,7 @@ double bruteForceTau(const std::vector<double>& x, const std::vector<double>& y)
     return s / std::sqrt((n0 - n1) * (n0 - n2));
 }
 
-std::string errorOf(const std::function<void()>& f)
-{
-    try {
-        f();
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-    return "no error";
-}
+using test::errorOf;
 
 // A small dataset from the lab's data: the first `n` pairs.
 AccuracyDataset smallDataset(const DesignSpace& space, std::size_t n)

@@ -157,14 +157,7 @@ private Q_SLOTS:
 
     void unknownAndBadLimitsAreErrors()
     {
-        auto err = [](const std::function<void()>& f) -> std::string {
-            try {
-                f();
-            } catch (const InputError& e) {
-                return e.what();
-            }
-            return "no error";
-        };
+        auto err = test::errorOf;
         std::string m = err([] { Constraints::fromJson(Json::parse(R"({"millionMACs": 60, "latency_ms": 5})"), "limits.json"); });
         QCOMPARE(m, std::string("limits.json: unknown constraint 'latency_ms' (known: millionMACs, KBPeakMemory, params, KBFlash)"));
         m = err([] { Constraints().set("peakKB", 1); });

@@ -6,30 +6,14 @@
 #include "io/AtomicFile.h"
 #include "io/JsonFile.h"
 
-#include <QProcess>
 #include <QTemporaryDir>
 
 using namespace tinyscope;
 
 namespace {
-struct Run {
-    int code = -1;
-    std::string out, err;
-};
-
-Run run(const QStringList& args)
-{
-    QProcess p;
-    p.start(test::tinyscopeBinary(), args);
-    if (!p.waitForFinished(300000)) {
-        p.kill();
-        return {};
-    }
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2, p.readAllStandardOutput().toStdString(),
-            p.readAllStandardError().toStdString()};
-}
-
-int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+using Run = test::CliRun;
+Run run(const QStringList& args) { return test::runTinyscope(args); }
+int lines(const std::string& s) { return test::lineCount(s); }
 }  // namespace
 
 class TestSearchCli : public QObject {

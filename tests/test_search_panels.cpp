@@ -2,6 +2,7 @@
 // chart and Cancel, the predicted-vs-measured scatter, save / load; searching with live re-runs,
 // impossible limits explained, a history that survives a restart and exports, "use this subnet";
 // and `tinyscope gui --screenshot` showing both panels after a run.
+#include "ImageChecks.h"
 #include "TestSupport.h"
 
 #include "AppState.h"
@@ -22,20 +23,14 @@
 using namespace tinyscope;
 
 namespace {
-int distinctColours(const QImage& img)
-{
-    QSet<QRgb> seen;
-    for (int y = 0; y < img.height(); y += 5)
-        for (int x = 0; x < img.width(); x += 5) seen.insert(img.pixel(x, y));
-    return seen.size();
-}
+using test::distinctColours;
 
 int distinctColours(QWidget* w)
 {
     w->resize(1500, 950);
     w->show();
     QApplication::processEvents();
-    return distinctColours(w->grab().toImage());
+    return distinctColours(w->grab().toImage(), 5);
 }
 }  // namespace
 
@@ -212,7 +207,7 @@ private Q_SLOTS:
             QImage img(dir.path() + QLatin1Char('/') + QLatin1String(name) + QStringLiteral(".png"));
             QVERIFY2(!img.isNull(), name);
             QVERIFY(img.width() >= 800 && img.height() >= 600);
-            QVERIFY2(distinctColours(img) > 40, name);
+            QVERIFY2(distinctColours(img, 5) > 40, name);
         }
         Json runs = readJsonFile((dir.path() + QStringLiteral("/search-history.json")).toStdString());
         QCOMPARE(runs["runs"].size(), std::size_t(2));

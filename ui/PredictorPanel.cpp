@@ -1,6 +1,9 @@
 #include "PredictorPanel.h"
 
 #include "AppState.h"
+#include "ChartStyle.h"
+#include "ErrorBox.h"
+#include "LiveLineChart.h"
 
 #include "Error.h"
 #include "io/DataPaths.h"
@@ -15,7 +18,6 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
-#include <QMessageBox>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
@@ -48,24 +50,6 @@ struct PredictorPanel::JobResult {
 namespace {
 
 const QString kDatasetKey = QStringLiteral("predictor/dataset");
-
-void showError(QWidget* parent, const QString& title, const QString& text)
-{
-    // Non-modal: a long job's error must not block the event loop (or a test).
-    auto* box = new QMessageBox(QMessageBox::Warning, title, text, QMessageBox::Ok, parent);
-    box->setAttribute(Qt::WA_DeleteOnClose);
-    box->open();
-}
-
-QChart* newChart(const QString& title)
-{
-    auto* c = new QChart;
-    c->setTitle(title);
-    c->setAnimationOptions(QChart::NoAnimation);
-    c->legend()->setAlignment(Qt::AlignTop);
-    c->setMargins(QMargins(4, 4, 4, 4));
-    return c;
-}
 
 // The card's dataset path, resolved against the data root when relative (the README's command
 // runs from the repository root with ../shared beside it).
@@ -170,42 +154,21 @@ PredictorPanel::PredictorPanel(AppState* state, QWidget* parent) : QWidget(paren
     side->addStretch(1);
 
     // ---- right: loss / MAE per epoch, predicted vs measured
-    lossView_ = new QChartView;
-    lossView_->setRenderHint(QPainter::Antialiasing);
-    QChart* lc = newChart(QStringLiteral("Training: L1 loss and validation MAE per epoch"));
-    trainLoss_ = new QLineSeries;
-    trainLoss_->setName(QStringLiteral("train L1 (points)"));
-    trainLoss_->setPointsVisible(true);
-    valMae_ = new QLineSeries;
-    valMae_->setName(QStringLiteral("validation MAE (points)"));
-    valMae_->setPointsVisible(true);
-    valMae_->setColor(QColor(0xd6, 0x27, 0x28));
-    trainLoss_->setColor(QColor(0x1f, 0x77, 0xb4));
-    lc->addSeries(trainLoss_);
-    lc->addSeries(valMae_);
-    lossX_ = new QValueAxis;
-    lossX_->setTitleText(QStringLiteral("epoch"));
-    lossX_->setLabelFormat(QStringLiteral("%d"));
-    lossY_ = new QValueAxis;
-    lossY_->setTitleText(QStringLiteral("accuracy points"));
-    lc->addAxis(lossX_, Qt::AlignBottom);
-    lc->addAxis(lossY_, Qt::AlignLeft);
-    for (QLineSeries* s : {trainLoss_, valMae_}) {
-        s->attachAxis(lossX_);
-        s->attachAxis(lossY_);
-    }
-    lossView_->setChart(lc);
-    lossView_->setMinimumHeight(220);
+    loss_ = new LiveLineChart(QStringLiteral("Training: L1 loss and validation MAE per epoch"), QStringLiteral("epoch"),
+                              QStringLiteral("accuracy points"), true);
+    loss_->addSeries(QStringLiteral("train L1 (points)"), QColor(0x1f, 0x77, 0xb4), true);
+    loss_->addSeries(QStringLiteral("validation MAE (points)"), QColor(0xd6, 0x27, 0x28), true);
+    loss_->setMinimumHeight(220);
 
     scatterView_ = new QChartView;
     scatterView_->setRenderHint(QPainter::Antialiasing);
-    scatterView_->setChart(newChart(QStringLiteral("Predicted vs measured top-1 on the held-out split")));
+    scatterView_->setChart(styledChart(QStringLiteral("Predicted vs measured top-1 on the held-out split")));
     metrics_ = new QLabel;
     metrics_->setTextFormat(Qt::RichText);
     metrics_->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
     auto* right = new QSplitter(Qt::Vertical);
-    right->addWidget(lossView_);
+    right->addWidget(loss_);
     auto* scatterBox = new QWidget;
     auto* sl = new QVBoxLayout(scatterBox);
     sl->setContentsMargins(0, 0, 0, 0);
@@ -363,7 +326,7 @@ void PredictorPanel::runJob(bool train)
         job->recipe.validate();
     } catch (const std::exception& e) {
         lastError_ = QString::fromUtf8(e.what());
-        showError(this, QStringLiteral("Training recipe"), lastError_);
+        showErrorLater(this, QStringLiteral("Training recipe"), lastError_);
         Q_EMIT jobFinished(false);
         return;
     }
@@ -382,8 +345,8 @@ void PredictorPanel::runJob(bool train)
     if (dataset_ && datasetLoadedFrom_ == job->dataPath) job->dataset = dataset_;
     if (!train) job->predictor = predictor_;
     if (train) {
-        trainLoss_->clear();
-        valMae_->clear();
+        loss_->clear();
+        loss_->setXSpan(job->recipe.epochs * job->recipe.ensemble);
     }
     cancel_ = false;
     job_ = job;
@@ -429,15 +392,8 @@ void PredictorPanel::runJob(bool train)
 void PredictorPanel::onEpoch(const EpochRecord& e, int member)
 {
     const double x = member * epochs_->value() + e.epoch;
-    trainLoss_->append(x, e.train_loss);
-    if (e.validation.count > 0) valMae_->append(x, e.validation.mae);
-    double maxY = 0;
-    for (QLineSeries* s : {trainLoss_, valMae_})
-        for (const QPointF& p : s->points()) maxY = std::max(maxY, p.y());
-    const int span = epochs_->value() * ensemble_->value();
-    lossX_->setRange(0, std::max(x, static_cast<double>(span)));
-    if (span <= 10) lossX_->setTickCount(span + 1);
-    lossY_->setRange(0, maxY * 1.1);
+    loss_->append(0, x, e.train_loss);
+    if (e.validation.count > 0) loss_->append(1, x, e.validation.mae);
     status_->setText(QStringLiteral("epoch %1%2: train L1 %3, validation MAE %4, τ %5 (%6 s)")
                          .arg(e.epoch)
                          .arg(member > 0 ? QStringLiteral(" of member %1").arg(member + 1) : QString())
@@ -465,7 +421,7 @@ void PredictorPanel::finishJob()
     if (!job->error.empty()) {
         lastError_ = QString::fromStdString(job->error);
         status_->setText(lastError_);
-        showError(this, job->train ? QStringLiteral("Training") : QStringLiteral("Evaluation"), lastError_);
+        showErrorLater(this, job->train ? QStringLiteral("Training") : QStringLiteral("Evaluation"), lastError_);
         Q_EMIT jobFinished(false);
         return;
     }
@@ -521,22 +477,17 @@ void PredictorPanel::showCard()
                        .arg(c.validation.kendall_tau, 0, 'f', 4)
                        .arg(unseen));
     // The card keeps the per-epoch record of the run that made it.
-    trainLoss_->clear();
-    valMae_->clear();
-    double maxY = 0;
+    loss_->clear();
+    loss_->setXSpan(static_cast<double>(c.history.size()));
     for (const EpochRecord& e : c.history) {
-        trainLoss_->append(e.epoch, e.train_loss);
-        valMae_->append(e.epoch, e.validation.mae);
-        maxY = std::max({maxY, e.train_loss, e.validation.mae});
+        loss_->append(0, e.epoch, e.train_loss);
+        loss_->append(1, e.epoch, e.validation.mae);
     }
-    lossX_->setRange(0, std::max<double>(1, static_cast<double>(c.history.size())));
-    lossX_->setTickCount(std::min<int>(11, static_cast<int>(c.history.size()) + 1));
-    lossY_->setRange(0, maxY > 0 ? maxY * 1.1 : 1);
 }
 
 void PredictorPanel::showScatter(const std::vector<double>& predicted, const std::vector<double>& measured)
 {
-    QChart* c = newChart(QStringLiteral("Predicted vs measured top-1 on the held-out split"));
+    QChart* c = styledChart(QStringLiteral("Predicted vs measured top-1 on the held-out split"));
     auto* pts = new QScatterSeries;
     pts->setName(QStringLiteral("held-out subnets"));
     pts->setMarkerSize(4);
@@ -577,9 +528,7 @@ void PredictorPanel::showScatter(const std::vector<double>& predicted, const std
         s->attachAxis(x);
         s->attachAxis(y);
     }
-    QChart* old = scatterView_->chart();
-    scatterView_->setChart(c);
-    delete old;
+    replaceChart(scatterView_, c);
     if (predicted.empty()) {
         metrics_->clear();
         return;
@@ -600,7 +549,7 @@ bool PredictorPanel::loadPredictor(const QString& path)
         predictor_ = std::make_shared<AccuracyPredictor>(AccuracyPredictor::load(path.toStdString(), state_->space()));
     } catch (const std::exception& e) {
         lastError_ = QString::fromUtf8(e.what());
-        showError(this, QStringLiteral("Load predictor"), lastError_);
+        showErrorLater(this, QStringLiteral("Load predictor"), lastError_);
         return false;
     }
     showCard();
@@ -617,7 +566,7 @@ bool PredictorPanel::savePredictor(const QString& path)
         predictor_->save(path.toStdString());
     } catch (const std::exception& e) {
         lastError_ = QString::fromUtf8(e.what());
-        showError(this, QStringLiteral("Save predictor"), lastError_);
+        showErrorLater(this, QStringLiteral("Save predictor"), lastError_);
         return false;
     }
     showCard();
@@ -625,7 +574,7 @@ bool PredictorPanel::savePredictor(const QString& path)
     return true;
 }
 
-int PredictorPanel::epochPoints() const { return static_cast<int>(valMae_->count()); }
+int PredictorPanel::epochPoints() const { return loss_->count(1); }
 int PredictorPanel::scatterPoints() const { return scatterPoints_; }
 QString PredictorPanel::metricsText() const { return metrics_->text(); }
 

@@ -20,13 +20,11 @@ class QProgressBar;
 class QPushButton;
 class QSpinBox;
 class QChartView;
-class QLineSeries;
-class QScatterSeries;
-class QValueAxis;
 
 namespace tinyscope::ui {
 
 class AppState;
+class LiveLineChart;
 
 class PredictorPanel : public QWidget {
     Q_OBJECT
@@ -93,11 +91,7 @@ private:
     QProgressBar* progress_;
     QLabel* status_;
     QLabel* card_;
-    QChartView* lossView_;
-    QLineSeries* trainLoss_;
-    QLineSeries* valMae_;
-    QValueAxis* lossX_;
-    QValueAxis* lossY_;
+    LiveLineChart* loss_;   // series 0: train L1, 1: validation MAE
     QChartView* scatterView_;
     QLabel* metrics_;
     int scatterPoints_ = 0;

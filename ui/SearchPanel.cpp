@@ -1,6 +1,9 @@
 #include "SearchPanel.h"
 
 #include "AppState.h"
+#include "ChartStyle.h"
+#include "ErrorBox.h"
+#include "LiveLineChart.h"
 #include "SvgGraphView.h"
 
 #include "Error.h"
@@ -22,7 +25,6 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
-#include <QMessageBox>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
@@ -67,23 +69,6 @@ struct Point {
     double cost[4];
     double accuracy;
 };
-
-QChart* newChart(const QString& title)
-{
-    auto* c = new QChart;
-    c->setTitle(title);
-    c->setAnimationOptions(QChart::NoAnimation);
-    c->legend()->setAlignment(Qt::AlignTop);
-    c->setMargins(QMargins(4, 4, 4, 4));
-    return c;
-}
-
-void replaceChart(QChartView* view, QChart* c)
-{
-    QChart* old = view->chart();
-    view->setChart(c);
-    delete old;
-}
 
 QString nowIso() { return QDateTime::currentDateTime().toString(Qt::ISODate); }
 
@@ -177,30 +162,9 @@ SearchPanel::SearchPanel(AppState* state, const QString& historyPath, QWidget* p
     side->addStretch(1);
 
     // ---- charts: convergence and Pareto front
-    convergence_ = new QChartView;
-    convergence_->setRenderHint(QPainter::Antialiasing);
-    QChart* cc = newChart(QStringLiteral("Convergence"));
-    bestSeries_ = new QLineSeries;
-    bestSeries_->setName(QStringLiteral("best so far"));
-    bestSeries_->setColor(QColor(0xd6, 0x27, 0x28));
-    meanSeries_ = new QLineSeries;
-    meanSeries_->setName(QStringLiteral("population mean"));
-    meanSeries_->setColor(QColor(0x1f, 0x77, 0xb4));
-    cc->addSeries(bestSeries_);
-    cc->addSeries(meanSeries_);
-    convX_ = new QValueAxis;
-    convX_->setTitleText(QStringLiteral("generation"));
-    convX_->setLabelFormat(QStringLiteral("%d"));
-    convY_ = new QValueAxis;
-    convY_->setTitleText(QStringLiteral("top-1 (%)"));
-    convY_->setLabelFormat(QStringLiteral("%.2f"));
-    cc->addAxis(convX_, Qt::AlignBottom);
-    cc->addAxis(convY_, Qt::AlignLeft);
-    for (QLineSeries* s : {bestSeries_, meanSeries_}) {
-        s->attachAxis(convX_);
-        s->attachAxis(convY_);
-    }
-    convergence_->setChart(cc);
+    convergence_ = new LiveLineChart(QStringLiteral("Convergence"), QStringLiteral("generation"), QStringLiteral("top-1 (%)"), false);
+    convergence_->addSeries(QStringLiteral("best so far"), QColor(0xd6, 0x27, 0x28));
+    convergence_->addSeries(QStringLiteral("population mean"), QColor(0x1f, 0x77, 0xb4));
 
     auto* paretoBox = new QWidget;
     auto* pl = new QVBoxLayout(paretoBox);
@@ -214,7 +178,7 @@ SearchPanel::SearchPanel(AppState* state, const QString& historyPath, QWidget* p
     pl->addLayout(axisRow);
     pareto_ = new QChartView;
     pareto_->setRenderHint(QPainter::Antialiasing);
-    pareto_->setChart(newChart(QString()));
+    pareto_->setChart(styledChart());
     pl->addWidget(pareto_, 1);
 
     // ---- winner: diagram, costs, use
@@ -524,9 +488,8 @@ void SearchPanel::startSearch(bool record)
         Q_EMIT searchFinished(false);
         return;
     }
-    bestSeries_->clear();
-    meanSeries_->clear();
-    convX_->setRange(0, std::max(1, job->options.generations));
+    convergence_->clear();
+    convergence_->setXSpan(job->options.generations);
     progress_->setRange(0, std::max(1, job->options.generations + 1));
     progress_->setValue(0);
     cancel_ = false;
@@ -554,15 +517,8 @@ void SearchPanel::startSearch(bool record)
 
 void SearchPanel::onGeneration(const GenerationStats& g, const SearchCandidate& best)
 {
-    bestSeries_->append(g.generation, g.best);
-    meanSeries_->append(g.generation, g.mean);
-    double lo = 1e9, hi = -1e9;
-    for (QLineSeries* s : {bestSeries_, meanSeries_})
-        for (const QPointF& p : s->points()) {
-            lo = std::min(lo, p.y());
-            hi = std::max(hi, p.y());
-        }
-    convY_->setRange(lo - 0.1, hi + 0.1);
+    convergence_->append(0, g.generation, g.best);
+    convergence_->append(1, g.generation, g.mean);
     progress_->setValue(g.generation + 1);
     status_->setText(QStringLiteral("generation %1: best %2 %").arg(g.generation).arg(best.accuracy, 0, 'f', 3));
 }
@@ -629,21 +585,12 @@ void SearchPanel::showResult(const Json& result, const std::vector<SearchCandida
 
 void SearchPanel::showConvergence(const Json& history)
 {
-    bestSeries_->clear();
-    meanSeries_->clear();
-    double lo = 1e9, hi = -1e9;
-    int last = 1;
+    convergence_->clear();
+    convergence_->setXSpan(history.empty() ? 1 : history.back()["generation"].get<double>());
     for (const Json& g : history) {
-        const int gen = g["generation"].get<int>();
-        const double best = g["best"].get<double>(), mean = g["mean"].get<double>();
-        bestSeries_->append(gen, best);
-        meanSeries_->append(gen, mean);
-        lo = std::min({lo, best, mean});
-        hi = std::max({hi, best, mean});
-        last = std::max(last, gen);
+        convergence_->append(0, g["generation"].get<double>(), g["best"].get<double>());
+        convergence_->append(1, g["generation"].get<double>(), g["mean"].get<double>());
     }
-    convX_->setRange(0, last);
-    if (lo <= hi) convY_->setRange(lo - 0.1, hi + 0.1);
 }
 
 void SearchPanel::showPareto(const Json& sample, const Json& pareto, const Json& best, const Json& constraints)
@@ -668,7 +615,7 @@ void SearchPanel::showPareto(const Json& sample, const Json& pareto, const Json&
     if (pareto.is_array())
         for (const Json& c : pareto) pts.push_back(fromCandidate(c));
 
-    QChart* c = newChart(QString());
+    QChart* c = styledChart();
     c->legend()->setAlignment(Qt::AlignRight);
     paretoPoints_ = static_cast<int>(pts.size());
     double xlo = 1e300, xhi = -1e300, ylo = 1e300, yhi = -1e300, clo = 1e300, chi = -1e300;
@@ -839,7 +786,7 @@ void SearchPanel::refreshHistoryTable()
 }
 
 int SearchPanel::historyRows() const { return table_->rowCount(); }
-int SearchPanel::convergencePoints() const { return static_cast<int>(bestSeries_->count()); }
+int SearchPanel::convergencePoints() const { return convergence_->count(0); }
 QString SearchPanel::statusText() const { return status_->text(); }
 
 void SearchPanel::reopen(int row)
@@ -873,9 +820,7 @@ bool SearchPanel::exportHistory(const QString& path)
         status_->setText(QStringLiteral("Exported %1 runs to %2").arg(history_->runs().size()).arg(path.toHtmlEscaped()));
         return true;
     } catch (const std::exception& e) {
-        auto* box = new QMessageBox(QMessageBox::Warning, QStringLiteral("Export runs"), QString::fromUtf8(e.what()), QMessageBox::Ok, this);
-        box->setAttribute(Qt::WA_DeleteOnClose);
-        box->open();
+        showErrorLater(this, QStringLiteral("Export runs"), QString::fromUtf8(e.what()));
         return false;
     }
 }

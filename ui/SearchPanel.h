@@ -26,12 +26,11 @@ class QTableWidget;
 class QTimer;
 class QVBoxLayout;
 class QChartView;
-class QLineSeries;
-class QValueAxis;
 
 namespace tinyscope::ui {
 
 class AppState;
+class LiveLineChart;
 class SvgGraphView;
 
 class SearchPanel : public QWidget {
@@ -110,11 +109,7 @@ private:
     QProgressBar* progress_;
     QLabel* status_;
     QLabel* oracleLabel_;
-    QChartView* convergence_;
-    QLineSeries* bestSeries_;
-    QLineSeries* meanSeries_;
-    QValueAxis* convX_;
-    QValueAxis* convY_;
+    LiveLineChart* convergence_;   // series 0: best so far, 1: population mean
     QComboBox* paretoAxis_;
     QChartView* pareto_;
     SvgGraphView* diagram_;

@@ -92,6 +92,17 @@ void initialise(Params& p, PyRandom& rng)
     }
 }
 
+// LibTorch's errors carry a C++ backtrace in what(); users get the message only.
+template <class F>
+auto withoutBacktrace(F f) -> decltype(f())
+{
+    try {
+        return f();
+    } catch (const c10::Error& e) {
+        throw std::runtime_error(std::string("LibTorch: ") + e.what_without_backtrace());
+    }
+}
+
 std::string stemOf(const std::string& path)
 {
     for (const char* ext : {".bin", ".json"}) {
@@ -347,6 +358,11 @@ struct Shard {
 
 void AccuracyPredictor::train(const AccuracyDataset& data, const PredictorRecipe& recipe, const TrainingCallbacks& cb)
 {
+    withoutBacktrace([&] { trainImpl(data, recipe, cb); });
+}
+
+void AccuracyPredictor::trainImpl(const AccuracyDataset& data, const PredictorRecipe& recipe, const TrainingCallbacks& cb)
+{
     recipe.validate();
     Impl& im = *d_;
     const DatasetSplit split = data.split(recipe.validation_fraction, recipe.seed);
@@ -457,15 +473,17 @@ void AccuracyPredictor::train(const AccuracyDataset& data, const PredictorRecipe
 std::vector<double> AccuracyPredictor::predictUncached(const std::vector<SubnetConfig>& configs) const
 {
     std::lock_guard<std::mutex> lock(d_->predictMutex);
-    return percent(d_->predictFractions(d_->oneHot(configs), d_->shardPool()));
+    return withoutBacktrace([&] { return percent(d_->predictFractions(d_->oneHot(configs), d_->shardPool())); });
 }
 
 std::vector<double> AccuracyPredictor::predict(const std::vector<SubnetConfig>& configs)
 {
     if (!d_->caching) return predictUncached(configs);
     std::lock_guard<std::mutex> lock(d_->predictMutex);
-    return d_->cache.resolve(configs, [this](const std::vector<SubnetConfig>& batch) {
-        return percent(d_->predictFractions(d_->oneHot(batch), d_->shardPool()));
+    return withoutBacktrace([&] {
+        return d_->cache.resolve(configs, [this](const std::vector<SubnetConfig>& batch) {
+            return percent(d_->predictFractions(d_->oneHot(batch), d_->shardPool()));
+        });
     });
 }
 

@@ -74,6 +74,7 @@ public:
     void clearCache();
 
 private:
+    void trainImpl(const AccuracyDataset& data, const PredictorRecipe& recipe, const TrainingCallbacks& callbacks);
     struct Impl;
     std::unique_ptr<Impl> d_;
 };
