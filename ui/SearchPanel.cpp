@@ -431,6 +431,16 @@ void SearchPanel::setHistoryPath(const QString& path)
 
 bool SearchPanel::busy() const { return watcher_.isRunning(); }
 
+void SearchPanel::showEvent(QShowEvent* e)
+{
+    QWidget::showEvent(e);
+    if (shownOnce_) return;
+    shownOnce_ = true;
+    if (!result_ && oracle_ && !busy()) QTimer::singleShot(0, this, [this] {
+            if (!result_ && !busy()) startSearch(false);
+        });
+}
+
 void SearchPanel::cancel()
 {
     rerunPending_ = false;

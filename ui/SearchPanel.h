@@ -67,6 +67,11 @@ Q_SIGNALS:
     void searchFinished(bool ok);
     void subnetUsed();
 
+protected:
+    // The first time the panel is shown it runs the default search (a preview, not recorded), so
+    // the charts are never empty and live re-runs work from the first slider move.
+    void showEvent(QShowEvent* e) override;
+
 private:
     struct LimitRow;
     struct Job;
@@ -119,6 +124,7 @@ private:
     QTimer* liveTimer_;
     Json shownSample_, shownPareto_, shownConstraints_;
     bool restoring_ = false;
+    bool shownOnce_ = false;
 };
 
 }  // namespace tinyscope::ui

@@ -26,22 +26,6 @@ namespace {
 constexpr double kPi = 3.14159265358979323846;
 constexpr char kMagic[8] = {'T', 'S', 'A', 'C', 'C', 'P', 'R', '1'};
 
-// Sets LibTorch's intra-op threads for this thread while in scope (OpenMP's setting is per thread).
-class ThreadScope {
-public:
-    explicit ThreadScope(int n) : previous_(torchThreads())
-    {
-        if (n != previous_) setTorchThreads(n);
-    }
-    ~ThreadScope()
-    {
-        if (torchThreads() != previous_) setTorchThreads(previous_);
-    }
-
-private:
-    int previous_;
-};
-
 // Parameters of one MLP in one flat float tensor, with per-layer views. The same layout holds the
 // gradients and Adam's two moments.
 struct Layout {
@@ -193,8 +177,6 @@ struct AccuracyPredictor::Impl {
         std::vector<double> out(ones.size(), 0.0);
         if (n == 0) return out;
         if (members.empty()) throw InputError("the accuracy predictor is not trained: train or load one first");
-        c10::InferenceMode guard;
-        ThreadScope single(1);
         const std::int64_t hidden = layout.dims[1];
         const int shards = n < 16 ? 1 : 2;
         const std::int64_t per = (n + shards - 1) / shards;
@@ -380,9 +362,8 @@ void AccuracyPredictor::trainImpl(const AccuracyDataset& data, const PredictorRe
     const std::vector<std::vector<int>> valOnes = im.oneHot(valConfigs);
     const double base = data.meanLabel();
 
-    ShardPool workers(recipe.threads);
-    ThreadScope single(1);          // parallelism comes from the shards, kernels run single-threaded
-    c10::InferenceMode inference;   // no autograd: the backward pass is written out in Shard::run
+    ShardPool workers(recipe.threads);   // parallelism comes from the shards; kernels run single-threaded
+    c10::InferenceMode inference;        // no autograd: the backward pass is written out in Shard::run
     const Layout& lay = im.layout;
     const std::int64_t B = std::min<std::int64_t>(recipe.batch_size, nTrain);
     const std::int64_t stepsPerEpoch = (nTrain + B - 1) / B;

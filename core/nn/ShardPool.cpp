@@ -8,7 +8,8 @@ namespace tinyscope {
 
 ShardPool::ShardPool(int threads)
 {
-    for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { workerLoop(i); });
+    if (threads < 1) threads = 1;
+    for (int i = 0; i < threads; ++i) workers_.emplace_back([this, i] { workerLoop(i); });
 }
 
 ShardPool::~ShardPool()
@@ -53,10 +54,8 @@ void ShardPool::workerLoop(int index)
 
 void ShardPool::run(int shards, const std::function<void(int)>& task)
 {
-    if (workers_.empty() || shards <= 1) {
-        for (int s = 0; s < shards; ++s) task(s);
-        return;
-    }
+    if (shards <= 0) return;
+    std::lock_guard<std::mutex> job(runMutex_);
     {
         std::lock_guard<std::mutex> lock(mutex_);
         task_ = &task;
@@ -66,17 +65,10 @@ void ShardPool::run(int shards, const std::function<void(int)>& task)
         ++generation_;
     }
     wake_.notify_all();
-    std::exception_ptr err;
-    try {
-        for (int s = 0; s < shards; s += threads()) task(s);
-    } catch (...) {
-        err = std::current_exception();
-    }
     std::unique_lock<std::mutex> lock(mutex_);
     done_.wait(lock, [&] { return pending_ == 0; });
-    if (!err) err = error_;
     task_ = nullptr;
-    if (err) std::rethrow_exception(err);
+    if (error_) std::rethrow_exception(error_);
 }
 
 }  // namespace tinyscope

@@ -18,20 +18,23 @@ namespace tinyscope {
 
 class ShardPool {
 public:
-    explicit ShardPool(int threads);   // threads >= 1; the caller's thread is one of them
+    explicit ShardPool(int threads);   // threads >= 1 workers
     ~ShardPool();
     ShardPool(const ShardPool&) = delete;
     ShardPool& operator=(const ShardPool&) = delete;
 
-    int threads() const { return static_cast<int>(workers_.size()) + 1; }
-    // Calls task(shard) for shard = 0..shards-1, spread over the threads (the caller takes its
-    // share), and returns when all are done. Rethrows the first exception a shard threw.
+    int threads() const { return static_cast<int>(workers_.size()); }
+    // Calls task(shard) for shard = 0..shards-1 on the workers (shard s on worker s mod threads)
+    // and returns when all are done; the caller only waits, so its own thread settings never
+    // change. Rethrows the first exception a shard threw. One job at a time: concurrent callers
+    // take turns.
     void run(int shards, const std::function<void(int)>& task);
 
 private:
     void workerLoop(int index);
 
     std::vector<std::thread> workers_;
+    std::mutex runMutex_;   // one job at a time
     std::mutex mutex_;
     std::condition_variable wake_, done_;
     const std::function<void(int)>* task_ = nullptr;
