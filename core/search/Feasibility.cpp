@@ -17,6 +17,7 @@ std::string withUnit(const LimitBound& b, double v)
 {
     return formatQuantity(v) + (b.unit.empty() ? "" : " " + b.unit);
 }
+
 struct BlockMinimal {
     SubnetConfig config;
     CostSummary cost;

@@ -30,6 +30,7 @@ void SearchOptions::validate() const
     prob("arch_mutate_prob", arch_mutate_prob);
     if (algorithm == "evolution" && parentsSize() > population)
         bad("parent_ratio × population exceeds the population");
+    if (seed > 0xFFFFFFFFull) bad("seed must be in 0..4294967295 (numpy's range), got " + std::to_string(seed));
     if (max_redraws < 1) bad("max_redraws must be positive, got " + std::to_string(max_redraws));
     if (static_cast<double>(population) * (generations + 1.0) > 1e8)
         bad("population × (generations + 1) exceeds 100,000,000 subnets");
