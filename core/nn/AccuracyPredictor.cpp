@@ -389,12 +389,16 @@ void AccuracyPredictor::trainImpl(const AccuracyDataset& data, const PredictorRe
     for (const Shard& sh : shards) shardGrads.push_back(sh.grad);
 
     // Validation metrics of some members, through the same inference path as predict().
+    double validationSeconds = 0;
     auto validate = [&](const std::vector<Params>& members) {
+        const double t0 = seconds();
         Impl probe(im.space);
         probe.members = members;
         probe.card.base_accuracy = base;
         probe.prepareInference();
-        return measurePredictions(percent(probe.predictFractions(valOnes, workers)), measuredVal);
+        PredictionMetrics m = measurePredictions(percent(probe.predictFractions(valOnes, workers)), measuredVal);
+        validationSeconds += seconds() - t0;
+        return m;
     };
 
     std::vector<Params> trainedMembers;
@@ -440,6 +444,7 @@ void AccuracyPredictor::trainImpl(const AccuracyDataset& data, const PredictorRe
         trainedMembers.push_back(std::move(p));
     }
     card.training_seconds = seconds();
+    card.validation_seconds = validationSeconds;
     if (!valOnes.empty()) card.validation = recipe.ensemble == 1 ? card.history.back().validation : validate(trainedMembers);
     im.members = std::move(trainedMembers);
     im.card = card;

@@ -69,6 +69,7 @@ Json toJson(const PredictorCard& c)
                 {"validation", toJson(c.validation)},
                 {"history", history},
                 {"training_seconds", c.training_seconds},
+                {"validation_seconds", c.validation_seconds},
                 {"weights", {{"file", c.weights_file}, {"bytes", c.weights_bytes}, {"crc32", c.weights_crc32}}},
                 {"created_by", c.created_by}};
 }
@@ -108,6 +109,7 @@ PredictorCard predictorCardFromJson(const Json& j, const std::string& source)
         c.history.push_back(e);
     }
     c.training_seconds = p["training_seconds"].asDouble();
+    if (p.has("validation_seconds")) c.validation_seconds = p["validation_seconds"].asDouble();
     c.weights_file = p["weights"]["file"].asString();
     c.weights_bytes = p["weights"]["bytes"].asInt64();
     c.weights_crc32 = static_cast<std::uint32_t>(p["weights"]["crc32"].asInt64());

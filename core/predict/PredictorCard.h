@@ -35,6 +35,7 @@ struct PredictorCard {
     PredictionMetrics validation;       // after the last epoch (the ensemble's, if any)
     std::vector<EpochRecord> history;   // of the first ensemble member
     double training_seconds = 0;
+    double validation_seconds = 0;      // of which the per-epoch validation
     std::string weights_file;           // file name of the weights, beside the card
     std::int64_t weights_bytes = 0;
     std::uint32_t weights_crc32 = 0;
