@@ -20,17 +20,28 @@ inline bool haveShared() { return QFileInfo::exists(sharedDir() + QStringLiteral
 inline QString tinyscopeBinary() { return QStringLiteral(TINYSCOPE_BINARY); }
 inline QString sourceDir() { return QStringLiteral(TINYSCOPE_SOURCE_DIR); }
 
-// The built `tinyscope` run as a user runs it.
+// The message of the exception `f` throws, or "<no error>".
+inline std::string errorOf(const std::function<void()>& f)
+{
+    try {
+        f();
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    return "<no error>";
+}
+
+// `tinyscope ARGS` as a user runs it: exit code (-1 on timeout, -2 on a crash), stdout, stderr.
 struct CliRun {
-    int code = -1;   // -2: crashed, -1: timed out
+    int code = -1;
     std::string out, err;
 };
 
-inline CliRun runTinyscope(const QStringList& args)
+inline CliRun runTinyscope(const QStringList& args, int timeoutMs = 300000)
 {
     QProcess p;
     p.start(tinyscopeBinary(), args);
-    if (!p.waitForFinished(120000)) {
+    if (!p.waitForFinished(timeoutMs)) {
         p.kill();
         return {};
     }

@@ -12,8 +12,7 @@ using namespace tinyscope;
 
 namespace {
 using Run = test::CliRun;
-Run run(const QStringList& args) { return test::runTinyscope(args); }
-
+Run run(const QStringList& args) { return test::runTinyscope(args, 120000); }
 int lines(const std::string& s) { return test::lineCount(s); }
 }  // namespace
 

@@ -11,17 +11,7 @@
 
 using namespace tinyscope;
 
-namespace {
-std::string errorOf(const std::function<void()>& f)
-{
-    try {
-        f();
-    } catch (const InputError& e) {
-        return e.what();
-    }
-    return "<no error>";
-}
-}  // namespace
+using test::errorOf;
 
 class TestDesignSpace : public QObject {
     Q_OBJECT

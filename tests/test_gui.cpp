@@ -71,7 +71,8 @@ private Q_SLOTS:
         QVERIFY(p.waitForFinished(600000));
         QCOMPARE(p.exitCode(), 0);
         QStringList names = {QStringLiteral("design-space"), QStringLiteral("design-space-min"), QStringLiteral("design-space-max"),
-                             QStringLiteral("design-space-random"), QStringLiteral("training-inspector"),
+                             QStringLiteral("design-space-random"), QStringLiteral("predictor"), QStringLiteral("search"),
+                             QStringLiteral("training-inspector"),
                              QStringLiteral("training-inspector-detail")};
         // With the reference files beside the repository: MIT's graph opened, the export dialog's findings.
         if (test::haveShared())

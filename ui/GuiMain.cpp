@@ -4,6 +4,8 @@
 #include "DesignSpacePanel.h"
 #include "EvaluationBox.h"
 #include "MainWindow.h"
+#include "PredictorPanel.h"
+#include "SearchPanel.h"
 #include "SvgGraphView.h"
 #include "TrainingGraphPane.h"
 #include "TrainingInspectorPanel.h"
@@ -15,10 +17,13 @@
 
 #include <QApplication>
 #include <QDir>
+#include <QEventLoop>
 #include <QFileInfo>
 #include <QTabWidget>
+#include <QTimer>
 
 #include <cstdlib>
+#include <functional>
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -31,6 +36,43 @@ bool saveGrab(QWidget* w, const QString& path)
 {
     QApplication::processEvents();
     return w->grab().save(path);
+}
+
+// Starts a job and waits (with the event loop running) for the panel's `done` signal.
+template <class Panel, class Signal>
+bool runAndWait(Panel* panel, Signal done, const std::function<void()>& start, int timeoutMs)
+{
+    QEventLoop loop;
+    bool ok = false;
+    QObject::connect(panel, done, &loop, [&](bool success) {
+        ok = success;
+        loop.quit();
+    });
+    QTimer::singleShot(timeoutMs, &loop, &QEventLoop::quit);
+    start();
+    loop.exec();
+    return ok;
+}
+
+// The Predictor and Search panels are shown after a run: the shipped predictor evaluated on its
+// dataset (when ../shared is at hand), and two recorded searches (kept in DIR, not in the
+// user's history).
+void prepareSearchPanels(MainWindow& window, const QString& dir)
+{
+    PredictorPanel* pred = window.predictorPanel();
+    if (pred->predictor() && !pred->datasetPath().isEmpty() && QFileInfo::exists(pred->datasetPath()))
+        runAndWait(pred, &PredictorPanel::jobFinished, [pred] { pred->startEvaluation(); }, 120000);
+    SearchPanel* search = window.searchPanel();
+    QFile::remove(dir + QStringLiteral("/search-history.json"));
+    search->setHistoryPath(dir + QStringLiteral("/search-history.json"));
+    SearchOptions o = search->options();
+    o.seed = 1;
+    o.algorithm = "random";
+    search->setOptions(o);
+    runAndWait(search, &SearchPanel::searchFinished, [search] { search->startSearch(true); }, 120000);
+    o.algorithm = "evolution";
+    search->setOptions(o);
+    runAndWait(search, &SearchPanel::searchFinished, [search] { search->startSearch(true); }, 120000);
 }
 
 }  // namespace
@@ -50,6 +92,7 @@ int writeScreenshots(MainWindow& window, const char* dir)
     written += saveGrab(&window, base + QStringLiteral("design-space-random.png"));
     ds->selectLabMax();
     written += saveGrab(&window, base + QStringLiteral("design-space-max.png"));
+    prepareSearchPanels(window, QString::fromLocal8Bit(dir));
     // An evaluation result on the shipped supernet (when it and the data are there).
     if (ds->evaluationBox()->ready()) {
         ds->evaluationBox()->setImageCounts(1000, 500);   // a quick, representative run

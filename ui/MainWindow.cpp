@@ -5,6 +5,8 @@
 #include "AppState.h"
 #include "DesignSpacePanel.h"
 #include "TrainingInspectorPanel.h"
+#include "PredictorPanel.h"
+#include "SearchPanel.h"
 
 #include "io/JsonFile.h"
 
@@ -25,6 +27,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     tabs_->setDocumentMode(true);
     designSpace_ = new DesignSpacePanel(state_);
     tabs_->addTab(designSpace_, QStringLiteral("Design space"));
+    predictor_ = new PredictorPanel(state_);
+    search_ = new SearchPanel(state_);
+    search_->setOracle(predictor_->predictor());
+    tabs_->addTab(predictor_, QStringLiteral("Predictor"));
+    tabs_->addTab(search_, QStringLiteral("Search"));
+    connect(predictor_, &PredictorPanel::predictorChanged, this, [this] { search_->setOracle(predictor_->predictor()); });
+    connect(search_, &SearchPanel::subnetUsed, this, [this] { tabs_->setCurrentWidget(designSpace_); });
     trainingInspector_ = new TrainingInspectorPanel(state_);
     tabs_->addTab(trainingInspector_, QStringLiteral("Training inspector"));
     setCentralWidget(tabs_);
@@ -36,7 +45,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
 
 QList<MainWindow::PanelEntry> MainWindow::panels() const
 {
-    return {{QStringLiteral("design-space"), designSpace_}, {QStringLiteral("training-inspector"), trainingInspector_}};
+    return {{QStringLiteral("design-space"), designSpace_},
+            {QStringLiteral("predictor"), predictor_},
+            {QStringLiteral("search"), search_},
+            {QStringLiteral("training-inspector"), trainingInspector_}};
 }
 
 void MainWindow::buildMenus()

@@ -10,6 +10,8 @@ namespace tinyscope::ui {
 class AppState;
 class DesignSpacePanel;
 class TrainingInspectorPanel;
+class PredictorPanel;
+class SearchPanel;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -19,6 +21,8 @@ public:
     AppState* state() const { return state_; }
     DesignSpacePanel* designSpacePanel() const { return designSpace_; }
     TrainingInspectorPanel* trainingInspectorPanel() const { return trainingInspector_; }
+    PredictorPanel* predictorPanel() const { return predictor_; }
+    SearchPanel* searchPanel() const { return search_; }
     QTabWidget* tabs() const { return tabs_; }
 
     // Each panel with the file-name stem used by `tinyscope gui --screenshot DIR`.
@@ -38,6 +42,8 @@ private:
     QTabWidget* tabs_;
     DesignSpacePanel* designSpace_;
     TrainingInspectorPanel* trainingInspector_;
+    PredictorPanel* predictor_;
+    SearchPanel* search_;
 };
 
 }  // namespace tinyscope::ui

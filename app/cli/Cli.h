@@ -21,6 +21,7 @@ std::vector<Command> evalCommands();   // EvalCommands.cpp: forward, eval, class
 std::vector<Command> trainCommands();  // TrainCommands.cpp: train-supernet, make-accdata
 std::vector<Command> graphCommands();  // GraphCommands.cpp: zoo, train-graph, memory
 std::vector<Command> exportCommands(); // ExportCommands.cpp: quantize, export, inspect
+std::vector<Command> searchCommands(); // SearchCommands.cpp: train-predictor, predict, search
 
 int runCli(const Args& args);   // args[0] is the command name
 void printUsage();

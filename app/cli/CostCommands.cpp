@@ -1,6 +1,7 @@
 // tinyscope cost | encode | decode | space
 #include "cli/Cli.h"
 #include "cli/CliArgs.h"
+#include "cli/ConfigFiles.h"
 
 #include "Error.h"
 #include "cost/CostModel.h"
@@ -28,21 +29,6 @@ std::string shapeText(const std::vector<int>& s)
     std::string t;
     for (std::size_t i = 1; i < s.size(); ++i) t += (i > 1 ? "x" : "") + std::to_string(s[i]);
     return t;
-}
-
-// Configs from a file: one object, or an array of objects.
-std::vector<SubnetConfig> readConfigs(const std::string& path, const DesignSpace& space)
-{
-    Json j = readJsonFile(path);
-    std::vector<SubnetConfig> out;
-    if (j.is_array()) {
-        for (std::size_t i = 0; i < j.size(); ++i)
-            out.push_back(SubnetConfig::fromJson(j[i], space, path + ": [" + std::to_string(i) + "]"));
-        if (out.empty()) throw InputError(path + ": the array holds no subnet configs");
-    } else {
-        out.push_back(SubnetConfig::fromJson(j, space, path));
-    }
-    return out;
 }
 
 void printHumanSingle(const DesignSpace& space, const SubnetConfig& c, const CostReport& r, bool allModules)

@@ -16,6 +16,8 @@ public:
     double random();                         // random.random(): 53-bit float in [0, 1)
     std::uint32_t getrandbits(int k);        // k in 1..32
     std::uint32_t randbelow(std::uint32_t n);   // random._randbelow (rejection on getrandbits)
+    // MT19937's init_genrand(s): how numpy's legacy RandomState.seed(int) seeds the same generator.
+    void initGenrand(std::uint32_t s);
 
     // random.choice(seq): seq[_randbelow(len(seq))]
     template <class T>
@@ -28,7 +30,6 @@ public:
     }
 
 private:
-    void initGenrand(std::uint32_t s);
     void initByArray(const std::uint32_t* key, std::size_t len);
     std::uint32_t mt_[624];
     int mti_ = 625;

@@ -1,0 +1,244 @@
+// tinyscope train-predictor | predict | search
+#include "cli/Cli.h"
+#include "cli/CliArgs.h"
+#include "cli/ConfigFiles.h"
+
+#include "Error.h"
+#include "cost/CostModel.h"
+#include "io/JsonFile.h"
+#include "io/Text.h"
+#include "nn/AccuracyPredictor.h"
+#include "search/ArchitectureSearch.h"
+#include "search/Feasibility.h"
+#include "space/SpacePresets.h"
+
+#include <cstdio>
+#include <iostream>
+
+namespace tinyscope::cli {
+
+namespace {
+
+std::string pad(std::string s, std::size_t n)
+{
+    if (s.size() < n) s.resize(n, ' ');
+    return s;
+}
+
+AccuracyPredictor loadPredictor(const CliArgs& a, const DesignSpace& space)
+{
+    std::string path = a.value("predictor");
+    if (path.empty()) {
+        path = shippedPredictorPath(space.name);
+        if (path.empty())
+            throw InputError("no predictor is shipped for space '" + space.name +
+                             "': train one with `tinyscope train-predictor --data DIR --out FILE` and pass --predictor FILE");
+    }
+    return AccuracyPredictor::load(path, space);
+}
+
+void printEpoch(std::ostream& os, const EpochRecord& e, int member, int members)
+{
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "%sepoch %3d  train L1 %.4f  val MAE %.4f  RMSE %.4f  r %.4f  tau %.4f  %.1f s\n",
+                  members > 1 ? ("member " + std::to_string(member + 1) + "  ").c_str() : "", e.epoch, e.train_loss,
+                  e.validation.mae, e.validation.rmse, e.validation.pearson, e.validation.kendall_tau, e.seconds);
+    os << buf;
+}
+
+int cmdTrainPredictor(const Args& argv)
+{
+    CliArgs a(argv, {"data", "out", "space", "recipe", "epochs", "lr", "batch-size", "schedule", "seed", "validation", "ensemble", "threads"},
+              {"json", "quiet", "help"});
+    if (a.flag("help")) {
+        std::cout << "usage: tinyscope train-predictor --data DIR --out FILE.bin [--recipe default|lab] [--epochs N]\n"
+                     "           [--lr X] [--batch-size N] [--schedule constant|cosine] [--seed S] [--validation F]\n"
+                     "           [--ensemble K] [--threads T] [--space NAME|FILE] [--json] [--quiet]\n"
+                     "  --data DIR     the lab's accuracy dataset: DIR/acc.dict or DIR/src/*_acc_table.json (or one file)\n"
+                     "  --out FILE     writes FILE.bin (weights) and FILE.json (card: space, metrics, recipe, data)\n"
+                     "  --recipe       default: cosine lr 2e-3, batch 128, 10 epochs; lab: Adam 1e-3 constant, batch 256,\n"
+                     "                 10 epochs (MIT 6.5940 Lab 3). Options after --recipe override single fields.\n"
+                     "  --validation F fraction held out for the metrics (0.2 = the lab's 40,000 / 10,000)\n"
+                     "  Progress goes to stderr; --json prints the card on stdout when done.\n";
+        return 0;
+    }
+    if (!a.has("data")) throw InputError("train-predictor needs --data DIR (the accuracy dataset)");
+    if (!a.has("out")) throw InputError("train-predictor needs --out FILE (where to write the predictor)");
+    DesignSpace space = loadSpace(a.value("space", defaultSpaceName()));
+    PredictorRecipe r = PredictorRecipe::named(a.value("recipe", "default"));
+    r.epochs = a.intValue("epochs", r.epochs);
+    r.learning_rate = a.doubleValue("lr", r.learning_rate);
+    r.batch_size = a.intValue("batch-size", r.batch_size);
+    r.schedule = a.value("schedule", r.schedule);
+    r.seed = static_cast<std::uint64_t>(a.int64Value("seed", static_cast<long long>(r.seed)));
+    r.validation_fraction = a.doubleValue("validation", r.validation_fraction);
+    r.ensemble = a.intValue("ensemble", r.ensemble);
+    r.threads = a.intValue("threads", r.threads);
+    if (a.has("lr") || a.has("batch-size") || a.has("schedule") || a.has("ensemble") || a.has("epochs"))
+        r.name += "+custom";
+    r.validate();
+
+    AccuracyDataset data = AccuracyDataset::load(a.value("data"), space);
+    const bool quiet = a.flag("quiet");
+    if (!quiet)
+        std::cerr << "training on " << groupThousands(static_cast<std::int64_t>(data.size())) << " pairs from "
+                  << data.origin() << " (" << data.files().size() << " files), recipe " << r.name << "\n";
+    AccuracyPredictor pred(space);
+    TrainingCallbacks cb;
+    cb.onEpoch = [&](const EpochRecord& e, int member) {
+        if (!quiet) printEpoch(std::cerr, e, member, r.ensemble);
+    };
+    pred.train(data, r, cb);
+    pred.save(a.value("out"));
+    const PredictorCard& c = pred.card();
+    if (a.flag("json")) {
+        Json j = toJson(c);
+        j["path"] = pred.path();
+        std::cout << j.dump(2) << "\n";
+        return 0;
+    }
+    std::printf("wrote %s (+ card .json)\n", pred.path().c_str());
+    std::printf("validation (%zu pairs): MAE %.4f  RMSE %.4f points  Pearson %.4f  Kendall tau %.4f  (%.1f s)\n",
+                c.validation.count, c.validation.mae, c.validation.rmse, c.validation.pearson, c.validation.kendall_tau,
+                c.training_seconds);
+    return 0;
+}
+
+int cmdPredict(const Args& argv)
+{
+    CliArgs a(argv, {"predictor", "space"}, {"json", "help"});
+    if (a.flag("help") || a.positionals().empty()) {
+        std::cout << "usage: tinyscope predict [--predictor FILE] [--space NAME|FILE] CONFIG.json... [--json]\n"
+                     "  CONFIG.json holds a subnet config or an array of them; all are predicted in one batch.\n"
+                     "  Without --predictor the shipped one for the space is used (models/predictors/<space>.bin).\n";
+        return a.flag("help") ? 0 : 2;
+    }
+    DesignSpace space = loadSpace(a.value("space", defaultSpaceName()));
+    AccuracyPredictor pred = loadPredictor(a, space);
+    std::vector<SubnetConfig> configs;
+    for (const std::string& p : a.positionals()) {
+        auto cs = readConfigs(p, space);
+        configs.insert(configs.end(), cs.begin(), cs.end());
+    }
+    std::vector<double> acc = pred.predict(configs);
+    CostModel model(space);
+    if (a.flag("json")) {
+        Json out = Json::array();
+        for (std::size_t i = 0; i < configs.size(); ++i) {
+            CostSummary s = model.summary(configs[i]);
+            out.push_back({{"config", configs[i].toJson()},
+                           {"predicted_accuracy", acc[i]},
+                           {"macs", s.macs},
+                           {"peak_activation_bytes", s.peak_activation_bytes},
+                           {"params", s.params}});
+        }
+        std::cout << Json{{"predictor", pred.path()}, {"predictions", out}}.dump(2) << "\n";
+        return 0;
+    }
+    std::cout << "predictor " << pred.describe() << "\n";
+    std::cout << pad("#", 5) << pad("top-1 %", 10) << pad("MACs (M)", 11) << pad("peak KB", 10) << "params\n";
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+        CostSummary s = model.summary(configs[i]);
+        std::cout << pad(std::to_string(i), 5) << pad(formatFixed(acc[i], 3), 10) << pad(formatFixed(s.millionMacs(), 3), 11)
+                  << pad(formatFixed(s.peakKB(), 1), 10) << groupThousands(s.params) << "\n";
+    }
+    return 0;
+}
+
+Constraints constraintsFromArgs(const CliArgs& a)
+{
+    Constraints c;
+    if (a.has("constraints")) {
+        const std::string path = a.value("constraints");
+        c = Constraints::fromJson(readJsonFile(path), path);
+    }
+    const std::pair<const char*, const char*> flags[] = {
+        {"macs", "millionMACs"}, {"sram", "KBPeakMemory"}, {"params", "params"}, {"flash", "KBFlash"}};
+    for (const auto& [flag, key] : flags) {
+        if (!a.has(flag)) continue;
+        double v = a.doubleValue(flag, 0);
+        if (!(v > 0)) throw InputError(std::string("--") + flag + " must be a positive number, got " + a.value(flag));
+        c.set(key, v);
+    }
+    return c;
+}
+
+int cmdSearch(const Args& argv)
+{
+    CliArgs a(argv,
+              {"algo", "macs", "sram", "params", "flash", "constraints", "population", "generations", "parent-ratio",
+               "mutation-ratio", "arch-mutate-prob", "resolution-mutate-prob", "seed", "predictor", "space", "out"},
+              {"json", "no-evaluated", "no-cache", "help"});
+    if (a.flag("help")) {
+        std::cout
+            << "usage: tinyscope search [--algo evolution|random] [--macs M] [--sram KB] [--params N] [--flash KB]\n"
+               "           [--constraints FILE.json] [--population P] [--generations G] [--parent-ratio R]\n"
+               "           [--mutation-ratio R] [--arch-mutate-prob p] [--resolution-mutate-prob p] [--seed S]\n"
+               "           [--predictor FILE] [--space NAME|FILE] [--json] [--no-evaluated] [--out FILE] [--no-cache]\n"
+               "  --macs M       million MACs (the lab's millionMACs)      --sram KB   peak SRAM (KBPeakMemory)\n"
+               "  --params N     parameter count                           --flash KB  int8 weights + int32 biases\n"
+               "  --constraints  a JSON object of limits, e.g. {\"millionMACs\": 60, \"KBPeakMemory\": 250}\n"
+               "  defaults: evolution, population 50, 20 generations, parent ratio 0.25, mutation ratio 0.5,\n"
+               "            arch (and width) mutate prob 0.1, resolution mutate prob 0.5, seed 0.\n"
+               "  --out FILE     also write the full JSON result (with every evaluated point) to FILE\n"
+               "  Limits nothing in the space can meet exit with code 3 and say what the space can reach.\n";
+        return 0;
+    }
+    DesignSpace space = loadSpace(a.value("space", defaultSpaceName()));
+    Constraints constraints = constraintsFromArgs(a);
+    SearchOptions o;
+    o.algorithm = a.value("algo", o.algorithm);
+    o.population = a.intValue("population", o.population);
+    o.generations = a.intValue("generations", o.generations);
+    o.parent_ratio = a.doubleValue("parent-ratio", o.parent_ratio);
+    o.mutation_ratio = a.doubleValue("mutation-ratio", o.mutation_ratio);
+    o.arch_mutate_prob = a.doubleValue("arch-mutate-prob", o.arch_mutate_prob);
+    o.resolution_mutate_prob = a.doubleValue("resolution-mutate-prob", o.resolution_mutate_prob);
+    o.seed = static_cast<std::uint64_t>(a.int64Value("seed", 0));
+    if (a.int64Value("seed", 0) < 0) throw InputError("--seed must be >= 0");
+    o.validate();
+    // Prove infeasible limits before loading the predictor: the answer does not depend on it.
+    requireFeasible(space, constraints);
+    AccuracyPredictor pred = loadPredictor(a, space);
+    pred.setCaching(!a.flag("no-cache"));
+    SearchResult r = runSearch(space, pred, constraints, o);
+    if (a.has("out")) writeJsonFile(a.value("out"), toJson(r, true));
+    if (a.flag("json")) {
+        std::cout << toJson(r, !a.flag("no-evaluated")).dump(1) << "\n";
+        return 0;
+    }
+    const CostSummary& s = r.best.cost;
+    std::printf("%s search, population %d, %d generations, seed %llu; %s\n", o.algorithm.c_str(), o.population,
+                o.generations, static_cast<unsigned long long>(o.seed), constraints.describe().c_str());
+    std::printf("accuracy from: %s\n\n", r.oracle.c_str());
+    std::printf("best       %.3f %% predicted top-1 (found in generation %d)\n", r.best.accuracy, r.best.generation);
+    std::printf("MACs       %.3f M\npeak SRAM  %.1f KB\nparams     %s\nflash      %.1f KB\n", s.millionMacs(), s.peakKB(),
+                groupThousands(s.params).c_str(), s.flashKB());
+    std::printf("config     %s\n\n", r.best.config.toJson().dump().c_str());
+    std::printf("generation   best %%    mean %%\n");
+    const std::size_t n = r.history.size(), stride = n > 12 ? (n + 11) / 12 : 1;
+    for (std::size_t i = 0; i < n; ++i)
+        if (i % stride == 0 || i + 1 == n)
+            std::printf("%10d  %7.3f  %7.3f\n", r.history[i].generation, r.history[i].best, r.history[i].mean);
+    std::printf("\n%s subnets evaluated in %zu batches (%s cache hits), %s draws rejected by the limits, %.1f ms\n",
+                groupThousands(static_cast<std::int64_t>(r.evaluated.size())).c_str(), r.oracle_calls,
+                groupThousands(static_cast<std::int64_t>(pred.cache().hits())).c_str(),
+                groupThousands(static_cast<std::int64_t>(r.rejected)).c_str(), r.seconds * 1000);
+    for (const std::string& w : r.warnings) std::printf("warning: %s\n", w.c_str());
+    if (r.fallbacks > 0)
+        std::printf("note: %zu draws hit the redraw bound and fell back (see docs/SEARCH.md)\n", r.fallbacks);
+    return 0;
+}
+
+}  // namespace
+
+std::vector<Command> searchCommands()
+{
+    return {
+        {"train-predictor", "train the accuracy predictor (MLP) on an accuracy dataset", cmdTrainPredictor},
+        {"predict", "predicted top-1 accuracy of subnet configs", cmdPredict},
+        {"search", "random or evolutionary search under MAC / SRAM / params / flash limits", cmdSearch},
+    };
+}
+
+}  // namespace tinyscope::cli

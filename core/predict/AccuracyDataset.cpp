@@ -1,0 +1,183 @@
+#include "predict/AccuracyDataset.h"
+
+#include "Error.h"
+#include "io/DataPaths.h"
+#include "space/PyRandom.h"
+
+#include <algorithm>
+#include <cmath>
+#include <dirent.h>
+#include <sys/stat.h>
+
+namespace tinyscope {
+
+namespace {
+
+bool isDirectory(const std::string& p)
+{
+    struct stat st {};
+    return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool endsWith(const std::string& s, const std::string& tail)
+{
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+std::vector<std::string> accTables(const std::string& folder)
+{
+    std::vector<std::string> names;
+    if (DIR* d = ::opendir(folder.c_str())) {
+        while (dirent* e = ::readdir(d)) {
+            std::string n = e->d_name;
+            if (endsWith(n, "acc_table.json")) names.push_back(n);
+        }
+        ::closedir(d);
+    }
+    std::sort(names.begin(), names.end());
+    for (std::string& n : names) n = folder + "/" + n;
+    return names;
+}
+
+double readTop1(const JsonPath& p)
+{
+    double v = p.asDouble();
+    if (!std::isfinite(v) || v < 0 || v > 100)
+        p.fail("top-1 accuracy must be a percentage in 0..100, got " + p.node().dump());
+    return v;
+}
+
+}  // namespace
+
+AccuracyDataset AccuracyDataset::fromJson(const Json& doc, const DesignSpace& space, const std::string& source)
+{
+    AccuracyDataset ds;
+    ds.origin_ = source;
+    ds.files_.push_back(source);
+    JsonPath root(source, doc);
+    if (doc.is_array()) {
+        ds.samples_.reserve(doc.size());
+        for (std::size_t i = 0; i < doc.size(); ++i) {
+            JsonPath entry = root[i];
+            if (!entry.node().is_array() || entry.node().size() != 2)
+                entry.fail("expected a pair [config, top1], got " + std::string(entry.node().type_name()) +
+                           (entry.node().is_array() ? " of " + std::to_string(entry.node().size()) + " elements" : ""));
+            AccuracySample s;
+            s.config = SubnetConfig::fromJson(entry.node()[0], space, entry[std::size_t(0)].where());
+            s.top1 = readTop1(entry[std::size_t(1)]);
+            ds.samples_.push_back(std::move(s));
+        }
+    } else if (doc.is_object()) {
+        // once-for-all's acc.dict: {"<json of config>": top1, ...}
+        std::size_t i = 0;
+        for (auto it = doc.begin(); it != doc.end(); ++it, ++i) {
+            const std::string where = source + ": entry " + std::to_string(i) + " (key " + it.key().substr(0, 40) +
+                                      (it.key().size() > 40 ? "…" : "") + ")";
+            Json cfg;
+            try {
+                cfg = Json::parse(it.key());
+            } catch (const Json::exception&) {
+                throw InputError(where + ": the key is not a JSON subnet config");
+            }
+            AccuracySample s;
+            s.config = SubnetConfig::fromJson(cfg, space, where);
+            s.top1 = readTop1(JsonPath(where, it.value()));
+            ds.samples_.push_back(std::move(s));
+        }
+    } else {
+        root.fail("expected a list of [config, top1] pairs or an acc.dict object, got " + std::string(doc.type_name()));
+    }
+    return ds;
+}
+
+AccuracyDataset AccuracyDataset::load(const std::string& path, const DesignSpace& space)
+{
+    if (!isDirectory(path)) {
+        if (!fileExists(path)) throw InputError(path + ": no such accuracy dataset (a folder with src/*_acc_table.json, or a file)");
+        return fromJson(readJsonFile(path), space, path);
+    }
+    AccuracyDataset ds;
+    ds.origin_ = path;
+    std::string dict = path + "/acc.dict";
+    if (fileExists(dict)) {
+        ds.append(fromJson(readJsonFile(dict), space, dict));
+    } else {
+        std::vector<std::string> tables = accTables(path + "/src");
+        if (tables.empty()) tables = accTables(path);
+        if (tables.empty())
+            throw InputError(path + ": no accuracy data: expected acc.dict or src/*_acc_table.json files");
+        for (const std::string& t : tables) ds.append(fromJson(readJsonFile(t), space, t));
+    }
+    if (ds.samples_.empty()) throw InputError(path + ": the accuracy dataset holds no pairs");
+    return ds;
+}
+
+void AccuracyDataset::append(const AccuracyDataset& other)
+{
+    samples_.insert(samples_.end(), other.samples_.begin(), other.samples_.end());
+    files_.insert(files_.end(), other.files_.begin(), other.files_.end());
+    if (origin_.empty()) origin_ = other.origin_;
+}
+
+double AccuracyDataset::meanLabel() const
+{
+    if (samples_.empty()) return 0;
+    // Neumaier's compensated sum: the mean does not depend on the order of 50,000 additions
+    // (numpy's pairwise mean in the lab gives the same 0.9025509749960894).
+    double s = 0, c = 0;
+    for (const AccuracySample& a : samples_) {
+        const double v = a.top1 / 100.0, t = s + v;
+        c += std::fabs(s) >= std::fabs(v) ? (s - t) + v : (v - t) + s;
+        s = t;
+    }
+    return (s + c) / static_cast<double>(samples_.size());
+}
+
+DatasetSplit AccuracyDataset::split(double validationFraction, std::uint64_t seed) const
+{
+    if (!(validationFraction >= 0 && validationFraction < 1))
+        throw InputError("validation fraction must be in [0, 1), got " + std::to_string(validationFraction));
+    const std::size_t n = samples_.size();
+    std::vector<std::size_t> order(n);
+    for (std::size_t i = 0; i < n; ++i) order[i] = i;
+    PyRandom rng(seed);
+    for (std::size_t i = n; i-- > 1;) {   // random.shuffle
+        std::size_t j = rng.randbelow(static_cast<std::uint32_t>(i + 1));
+        std::swap(order[i], order[j]);
+    }
+    const std::size_t nVal = static_cast<std::size_t>(std::llround(static_cast<double>(n) * validationFraction));
+    DatasetSplit s;
+    s.seed = seed;
+    s.validation_fraction = validationFraction;
+    s.train.assign(order.begin(), order.end() - static_cast<std::ptrdiff_t>(nVal));
+    s.validation.assign(order.end() - static_cast<std::ptrdiff_t>(nVal), order.end());
+    return s;
+}
+
+std::vector<float> AccuracyDataset::features(const ArchEncoder& encoder, const std::vector<std::size_t>& rows) const
+{
+    const std::size_t dims = static_cast<std::size_t>(encoder.dims());
+    std::vector<float> x(rows.size() * dims);
+    for (std::size_t r = 0; r < rows.size(); ++r) encoder.encodeInto(samples_[rows[r]].config, x.data() + r * dims);
+    return x;
+}
+
+std::vector<float> AccuracyDataset::labels(const std::vector<std::size_t>& rows) const
+{
+    std::vector<float> y(rows.size());
+    for (std::size_t r = 0; r < rows.size(); ++r) y[r] = static_cast<float>(samples_[rows[r]].top1 / 100.0);
+    return y;
+}
+
+std::vector<int> AccuracyDataset::unseenFeatures(const ArchEncoder& encoder, const std::vector<std::size_t>& rows) const
+{
+    std::vector<char> seen(static_cast<std::size_t>(encoder.dims()), 0);
+    for (std::size_t r : rows)
+        for (int i : encoder.oneHotIndices(samples_[r].config)) seen[static_cast<std::size_t>(i)] = 1;
+    std::vector<int> unseen;
+    for (std::size_t i = 0; i < seen.size(); ++i)
+        if (!seen[i]) unseen.push_back(static_cast<int>(i));
+    return unseen;
+}
+
+}  // namespace tinyscope

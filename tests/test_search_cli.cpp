@@ -1,0 +1,164 @@
+// The search and predictor commands as a user runs them: JSON fields, the lab's target with the
+// shipped predictor, exit code 3 for impossible limits, 2 for bad input, and training a
+// predictor that predict then uses.
+#include "TestSupport.h"
+
+#include "io/AtomicFile.h"
+#include "io/JsonFile.h"
+
+#include <QTemporaryDir>
+
+using namespace tinyscope;
+
+namespace {
+using Run = test::CliRun;
+Run run(const QStringList& args) { return test::runTinyscope(args); }
+int lines(const std::string& s) { return test::lineCount(s); }
+}  // namespace
+
+class TestSearchCli : public QObject {
+    Q_OBJECT
+    QTemporaryDir tmp;
+
+private Q_SLOTS:
+    void searchMeetsTheLabsLimitsAndAccuracy()
+    {
+        Run r = run({QStringLiteral("search"), QStringLiteral("--macs"), QStringLiteral("60"), QStringLiteral("--sram"),
+                     QStringLiteral("250"), QStringLiteral("--seed"), QStringLiteral("1"), QStringLiteral("--json")});
+        QCOMPARE(r.code, 0);
+        Json j = Json::parse(r.out);
+        const Json& best = j["best"];
+        QVERIFY(best["macs"].get<long long>() <= 60000000LL);
+        QVERIFY(best["peak_activation_bytes"].get<long long>() <= 250LL * 1024);
+        QVERIFY(best["params"].get<long long>() > 300000);
+        QVERIFY2(best["predicted_accuracy"].get<double>() >= 92.5, best.dump().c_str());
+        QVERIFY(best["config"].contains("ks") && best["config"]["ks"].size() == 20);
+        QCOMPARE(j["history"].size(), std::size_t(21));
+        QCOMPARE(j["evaluated"]["count"].get<int>(), 1050);
+        QCOMPARE(j["evaluated"]["macs"].size(), std::size_t(1050));
+        QCOMPARE(j["evaluated"]["predicted_accuracy"].size(), std::size_t(1050));
+        QVERIFY(j["seconds"].get<double>() > 0);
+        QCOMPARE(j["constraints"], Json::parse(R"({"millionMACs": 60.0, "KBPeakMemory": 250.0})"));
+        QCOMPARE(j["options"]["population_size"].get<int>(), 50);
+        QVERIFY(!j["pareto"].empty());
+        // The same seed gives the same subnet.
+        Run again = run({QStringLiteral("search"), QStringLiteral("--macs"), QStringLiteral("60"), QStringLiteral("--sram"),
+                         QStringLiteral("250"), QStringLiteral("--seed"), QStringLiteral("1"), QStringLiteral("--json"),
+                         QStringLiteral("--no-evaluated")});
+        QCOMPARE(Json::parse(again.out)["best"]["config"], best["config"]);
+        QVERIFY(!Json::parse(again.out).contains("evaluated"));
+    }
+
+    void humanOutputAndRandomSearch()
+    {
+        Run r = run({QStringLiteral("search"), QStringLiteral("--algo"), QStringLiteral("random"), QStringLiteral("--macs"),
+                     QStringLiteral("40"), QStringLiteral("--flash"), QStringLiteral("600"), QStringLiteral("--population"),
+                     QStringLiteral("20"), QStringLiteral("--generations"), QStringLiteral("4")});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.find("random search, population 20, 4 generations, seed 0; MACs ≤ 40 M, flash ≤ 600 KB") == 0, r.out.c_str());
+        QVERIFY(r.out.find("100 subnets evaluated in 5 batches") != std::string::npos);
+        QVERIFY(lines(r.out) > 10);
+    }
+
+    void impossibleLimitsExitThreeWithTheSpacesMinimum()
+    {
+        Run r = run({QStringLiteral("search"), QStringLiteral("--sram"), QStringLiteral("64")});
+        QCOMPARE(r.code, 3);
+        QCOMPARE(r.err, std::string("tinyscope search: peak SRAM ≤ 64 KB is impossible: the smallest subnet in this space needs 72 KB\n"));
+        QVERIFY(r.out.empty());
+    }
+
+    void badInputExitsTwoWithOneLine()
+    {
+        const std::string limits = (tmp.path() + QStringLiteral("/limits.json")).toStdString();
+        writeFileAtomic(limits, R"({"millionMACs": 60, "latency": 3})");
+        Run r = run({QStringLiteral("search"), QStringLiteral("--constraints"), QString::fromStdString(limits)});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.find("unknown constraint 'latency'") != std::string::npos && lines(r.err) == 1, r.err.c_str());
+        r = run({QStringLiteral("search"), QStringLiteral("--macz"), QStringLiteral("60")});
+        QCOMPARE(r.code, 2);
+        QVERIFY(r.err.find("unknown option --macz") != std::string::npos);
+        r = run({QStringLiteral("search"), QStringLiteral("--sram"), QStringLiteral("-5")});
+        QCOMPARE(r.code, 2);
+        r = run({QStringLiteral("search"), QStringLiteral("--algo"), QStringLiteral("annealing")});
+        QCOMPARE(r.code, 2);
+        QVERIFY(r.err.find("evolution or random") != std::string::npos);
+        r = run({QStringLiteral("search"), QStringLiteral("--predictor"), QStringLiteral("/nonexistent/p.bin")});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.find("/nonexistent/p.json: predictor card not found") != std::string::npos, r.err.c_str());
+    }
+
+    void predictUsesTheShippedPredictorInOneBatch()
+    {
+        const std::string cfgs = (tmp.path() + QStringLiteral("/two.json")).toStdString();
+        writeFileAtomic(cfgs, R"([{"wid": 0, "ks": [3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3], "e": [3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3], "d": [0,0,0,0,0,0], "image_size": 96},
+                                   {"wid": 1, "ks": [7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7], "e": [6,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6], "d": [2,2,2,2,2,2], "image_size": 160}])");
+        Run r = run({QStringLiteral("predict"), QString::fromStdString(cfgs), QStringLiteral("--json")});
+        QCOMPARE(r.code, 0);
+        Json j = Json::parse(r.out);
+        QCOMPARE(j["predictions"].size(), std::size_t(2));
+        const double small = j["predictions"][0]["predicted_accuracy"].get<double>();
+        const double large = j["predictions"][1]["predicted_accuracy"].get<double>();
+        QVERIFY2(small > 80 && small < 90 && large > 92 && large < 96, r.out.c_str());
+        QCOMPARE(j["predictions"][0]["macs"].get<long long>(), 8302128LL);
+        r = run({QStringLiteral("predict"), QString::fromStdString(cfgs)});
+        QCOMPARE(r.code, 0);
+        QVERIFY(r.out.find("MLP predictor for mcunet-vww") != std::string::npos);
+    }
+
+    void trainPredictorWritesAPredictorThatPredictUses()
+    {
+        REQUIRE_SHARED();
+        // A small dataset folder in the lab's layout: one table of 600 pairs.
+        QDir().mkpath(tmp.path() + QStringLiteral("/data/src"));
+        Json all = readJsonFile(test::sharedPath("reference/mcunet-vww/acc_datasets/src/OFAMCUNets_r96_gpu1_acc_table.json"));
+        Json part = Json::array();
+        for (std::size_t i = 0; i < 600; ++i) part.push_back(all[i]);
+        writeJsonFile((tmp.path() + QStringLiteral("/data/src/small_acc_table.json")).toStdString(), part);
+        const QString out = tmp.path() + QStringLiteral("/mine.bin");
+        Run r = run({QStringLiteral("train-predictor"), QStringLiteral("--data"), tmp.path() + QStringLiteral("/data"),
+                     QStringLiteral("--out"), out, QStringLiteral("--epochs"), QStringLiteral("3"), QStringLiteral("--json")});
+        QCOMPARE(r.code, 0);
+        Json card = Json::parse(r.out);
+        QCOMPARE(card["data"]["pairs"].get<int>(), 600);
+        QCOMPARE(card["data"]["validation_pairs"].get<int>(), 120);
+        QCOMPARE(card["history"].size(), std::size_t(3));
+        QCOMPARE(card["recipe"]["epochs"].get<int>(), 3);
+        QCOMPARE(card["space"]["name"].get<std::string>(), std::string("mcunet-vww"));
+        QVERIFY(r.err.find("epoch   3") != std::string::npos);
+        QVERIFY(QFileInfo::exists(tmp.path() + QStringLiteral("/mine.json")));
+        const std::string cfg = (tmp.path() + QStringLiteral("/one.json")).toStdString();
+        writeFileAtomic(cfg, R"({"wid": 0, "ks": [3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3], "e": [3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3], "d": [0,0,0,0,0,0], "image_size": 96})");
+        r = run({QStringLiteral("predict"), QStringLiteral("--predictor"), out, QString::fromStdString(cfg), QStringLiteral("--json")});
+        QCOMPARE(r.code, 0);
+        const double acc = Json::parse(r.out)["predictions"][0]["predicted_accuracy"].get<double>();
+        QVERIFY(acc > 70 && acc < 100);
+        r = run({QStringLiteral("train-predictor"), QStringLiteral("--data"), tmp.path() + QStringLiteral("/data"), QStringLiteral("--out"),
+                 out, QStringLiteral("--schedule"), QStringLiteral("linear")});
+        QCOMPARE(r.code, 2);
+        QVERIFY(r.err.find("schedule must be constant or cosine") != std::string::npos);
+        r = run({QStringLiteral("train-predictor"), QStringLiteral("--data"), tmp.path() + QStringLiteral("/nothing"), QStringLiteral("--out"), out});
+        QCOMPARE(r.code, 2);
+        QVERIFY(r.err.find("no such accuracy dataset") != std::string::npos);
+    }
+
+    void predictorForAnotherSpaceIsRefused()
+    {
+        Json space = readJsonFile((test::sourceDir() + QStringLiteral("/models/spaces/mcunet-vww.json")).toStdString());
+        space["name"] = "vww-hires";
+        space["resolutions"] = Json::array({176, 192, 208, 224, 240});
+        const std::string path = (tmp.path() + QStringLiteral("/hires.json")).toStdString();
+        writeJsonFile(path, space);
+        Run r = run({QStringLiteral("search"), QStringLiteral("--space"), QString::fromStdString(path), QStringLiteral("--predictor"),
+                     test::sourceDir() + QStringLiteral("/models/predictors/mcunet-vww.bin")});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.find("made for space 'mcunet-vww'") != std::string::npos, r.err.c_str());
+        // Without --predictor: no shipped predictor for that space, and the message says what to do.
+        r = run({QStringLiteral("search"), QStringLiteral("--space"), QString::fromStdString(path)});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.find("no predictor is shipped for space 'vww-hires'") != std::string::npos, r.err.c_str());
+    }
+};
+
+QTEST_MAIN(TestSearchCli)
+#include "test_search_cli.moc"

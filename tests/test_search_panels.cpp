@@ -1,0 +1,219 @@
+// The Predictor and Search panels as a user drives them: training off the GUI thread with a live
+// chart and Cancel, the predicted-vs-measured scatter, save / load; searching with live re-runs,
+// impossible limits explained, a history that survives a restart and exports, "use this subnet";
+// and `tinyscope gui --screenshot` showing both panels after a run.
+#include "ImageSupport.h"
+#include "TestSupport.h"
+
+#include "AppState.h"
+#include "PredictorPanel.h"
+#include "SearchPanel.h"
+
+#include "io/AtomicFile.h"
+#include "io/JsonFile.h"
+
+#include <QDoubleSpinBox>
+
+#include <QImage>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTimer>
+
+using namespace tinyscope;
+
+namespace {
+using test::distinctColours;
+
+int distinctColours(QWidget* w)
+{
+    w->resize(1500, 950);
+    w->show();
+    QApplication::processEvents();
+    return distinctColours(w->grab().toImage(), 5);
+}
+}  // namespace
+
+class TestSearchPanels : public QObject {
+    Q_OBJECT
+    QTemporaryDir tmp;
+
+    QString smallDataset()
+    {
+        // 600 of the lab's pairs in the lab's folder layout.
+        const QString dir = tmp.path() + QStringLiteral("/data");
+        if (!QFileInfo::exists(dir + QStringLiteral("/src/small_acc_table.json"))) {
+            QDir().mkpath(dir + QStringLiteral("/src"));
+            Json all = readJsonFile(test::sharedPath("reference/mcunet-vww/acc_datasets/src/OFAMCUNets_r144_gpu2_acc_table.json"));
+            Json part = Json::array();
+            for (std::size_t i = 0; i < 600; ++i) part.push_back(all[i]);
+            writeJsonFile((dir + QStringLiteral("/src/small_acc_table.json")).toStdString(), part);
+        }
+        return dir;
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        // Keep settings and run history out of the user's folders.
+        qputenv("XDG_CONFIG_HOME", (tmp.path() + QStringLiteral("/config")).toLocal8Bit());
+        qputenv("XDG_STATE_HOME", (tmp.path() + QStringLiteral("/state")).toLocal8Bit());
+    }
+
+    void predictorPanelTrainsOffTheGuiThread()
+    {
+        REQUIRE_SHARED();
+        ui::AppState state;
+        ui::PredictorPanel panel(&state);
+        QVERIFY2(panel.predictor() && panel.predictor()->trained(), "the shipped predictor is loaded out of the box");
+        panel.setDatasetPath(smallDataset());
+        PredictorRecipe r = PredictorRecipe::standard();
+        r.epochs = 4;
+        panel.setRecipe(r);
+        QSignalSpy finished(&panel, &ui::PredictorPanel::jobFinished);
+        QSignalSpy changed(&panel, &ui::PredictorPanel::predictorChanged);
+        int ticks = 0;
+        QTimer ticker;
+        QObject::connect(&ticker, &QTimer::timeout, [&] { ++ticks; });
+        ticker.start(5);
+        panel.startTraining();
+        QVERIFY(panel.busy());
+        QVERIFY(finished.wait(120000));
+        QCOMPARE(finished.front().front().toBool(), true);
+        QVERIFY2(ticks > 0, "the event loop kept running while training");
+        QCOMPARE(changed.size(), 1);
+        QCOMPARE(panel.epochPoints(), 4);
+        QCOMPARE(panel.scatterPoints(), 120);   // the held-out fifth of 600 pairs
+        QVERIFY(panel.metricsText().contains(QStringLiteral("MAE")));
+        QCOMPARE(panel.predictor()->card().data_pairs, std::size_t(600));
+        QVERIFY(distinctColours(&panel) > 30);
+
+        const QString saved = tmp.path() + QStringLiteral("/panel.bin");
+        QVERIFY(panel.savePredictor(saved));
+        QVERIFY(panel.loadPredictor(tmp.path() + QStringLiteral("/panel.json")));
+        QCOMPARE(changed.size(), 2);
+        QCOMPARE(QString::fromStdString(panel.predictor()->path()), saved);
+        QCOMPARE(panel.epochPoints(), 4);   // the chart shows the loaded card's history
+    }
+
+    void cancelledTrainingKeepsThePredictor()
+    {
+        REQUIRE_SHARED();
+        ui::AppState state;
+        ui::PredictorPanel panel(&state);
+        auto before = panel.predictor();
+        panel.setDatasetPath(smallDataset());
+        PredictorRecipe r = PredictorRecipe::standard();
+        r.epochs = 2000;
+        panel.setRecipe(r);
+        QSignalSpy finished(&panel, &ui::PredictorPanel::jobFinished);
+        panel.startTraining();
+        QTimer::singleShot(300, &panel, &ui::PredictorPanel::cancel);
+        QVERIFY(finished.wait(60000));
+        QCOMPARE(finished.front().front().toBool(), false);
+        QCOMPARE(panel.predictor(), before);
+        QVERIFY(!panel.busy());
+    }
+
+    void searchPanelRunsRecordsAndExplains()
+    {
+        const QString historyPath = tmp.path() + QStringLiteral("/history.json");
+        ui::AppState state;
+        ui::SearchPanel panel(&state, historyPath);
+        auto pred = std::make_shared<AccuracyPredictor>(AccuracyPredictor::load(shippedPredictorPath("mcunet-vww"), state.space()));
+        panel.setOracle(pred);
+        SearchOptions o = panel.options();
+        o.seed = 1;
+        panel.setOptions(o);
+        QSignalSpy finished(&panel, &ui::SearchPanel::searchFinished);
+        panel.startSearch(true);
+        QVERIFY(finished.wait(60000));
+        QCOMPARE(finished.takeFirst().front().toBool(), true);
+        const SearchResult* r = panel.lastResult();
+        QVERIFY(r);
+        QVERIFY(r->best.cost.macs <= 60000000 && r->best.cost.peak_activation_bytes <= 250 * 1024);
+        QVERIFY(r->best.accuracy >= 92.5);
+        QCOMPARE(panel.historyRows(), 1);
+        QCOMPARE(panel.convergencePoints(), 21);
+        QVERIFY(panel.paretoPoints() >= 1050);
+        QVERIFY(distinctColours(&panel) > 30);
+
+        // Impossible limits are explained at once, without a search.
+        panel.setLimit("KBPeakMemory", 64, true);
+        panel.startSearch(true);
+        QCOMPARE(finished.size(), 1);
+        QCOMPARE(finished.takeFirst().front().toBool(), false);
+        QVERIFY2(panel.statusText().contains(QStringLiteral("the smallest subnet in this space needs 72 KB")),
+                 qPrintable(panel.statusText()));
+        QCOMPARE(panel.historyRows(), 1);
+
+        // "Use this subnet" selects the winner everywhere.
+        QSignalSpy used(&panel, &ui::SearchPanel::subnetUsed);
+        panel.useWinner();
+        QCOMPARE(used.size(), 1);
+        QVERIFY(state.subnet() == r->best.config);
+
+        // Export, then a new panel (a restart) finds the run and re-opens it.
+        QVERIFY(panel.exportHistory(tmp.path() + QStringLiteral("/runs.csv")));
+        QVERIFY(panel.exportHistory(tmp.path() + QStringLiteral("/runs.json")));
+        const std::string csv = readFileBytes((tmp.path() + QStringLiteral("/runs.csv")).toStdString());
+        QCOMPARE(std::count(csv.begin(), csv.end(), '\n'), 2L);
+        QVERIFY(csv.find("\"MACs ≤ 60 M, peak SRAM ≤ 250 KB\"") != std::string::npos);
+        Json exported = readJsonFile((tmp.path() + QStringLiteral("/runs.json")).toStdString());
+        QCOMPARE(exported["runs"].size(), std::size_t(1));
+        QCOMPARE(exported["runs"][0]["result"]["best"]["config"], r->best.config.toJson());
+
+        ui::SearchPanel reopened(&state, historyPath);
+        QCOMPARE(reopened.historyRows(), 1);
+        reopened.reopen(0);
+        QCOMPARE(reopened.convergencePoints(), 21);
+        QVERIFY(reopened.paretoPoints() > 100);
+        QCOMPARE(reopened.constraints().find("KBPeakMemory")->max, 250.0);
+    }
+
+    void movingALimitReRunsAFastSearchLive()
+    {
+        ui::AppState state;
+        ui::SearchPanel panel(&state, tmp.path() + QStringLiteral("/live.json"));
+        panel.setOracle(std::make_shared<AccuracyPredictor>(AccuracyPredictor::load(shippedPredictorPath("mcunet-vww"), state.space())));
+        SearchOptions o = panel.options();
+        o.population = 10;
+        o.generations = 4;
+        panel.setOptions(o);
+        QSignalSpy finished(&panel, &ui::SearchPanel::searchFinished);
+        panel.startSearch(false);
+        QVERIFY(finished.wait(30000));
+        QVERIFY2(panel.lastSeconds() < 0.1, qPrintable(QString::number(panel.lastSeconds())));
+        QCOMPARE(panel.historyRows(), 0);   // not recorded
+        // A new limit value: the search re-runs by itself under the new limit.
+        panel.setLimit("KBPeakMemory", 250, true);   // restoring a value does not re-run
+        finished.clear();
+        auto* spin = panel.findChildren<QDoubleSpinBox*>().at(1);   // the peak-SRAM limit
+        spin->setValue(150);
+        QVERIFY(finished.wait(30000));
+        QVERIFY(panel.lastResult()->best.cost.peak_activation_bytes <= 150 * 1024);
+        QCOMPARE(panel.lastResult()->constraints.find("KBPeakMemory")->max, 150.0);
+        QCOMPARE(panel.historyRows(), 1);   // an edit that is not a drag is recorded
+    }
+
+    void screenshotsShowBothPanelsAfterARun()
+    {
+        QTemporaryDir dir;
+        QProcess p;
+        p.start(test::tinyscopeBinary(), {QStringLiteral("gui"), QStringLiteral("--screenshot"), dir.path()});
+        QVERIFY(p.waitForFinished(180000));
+        QCOMPARE(p.exitCode(), 0);
+        for (const char* name : {"predictor", "search"}) {
+            QImage img(dir.path() + QLatin1Char('/') + QLatin1String(name) + QStringLiteral(".png"));
+            QVERIFY2(!img.isNull(), name);
+            QVERIFY(img.width() >= 800 && img.height() >= 600);
+            QVERIFY2(distinctColours(img, 5) > 40, name);
+        }
+        Json runs = readJsonFile((dir.path() + QStringLiteral("/search-history.json")).toStdString());
+        QCOMPARE(runs["runs"].size(), std::size_t(2));
+        QVERIFY(runs["runs"][0]["result"]["best"]["predicted_accuracy"].get<double>() >= 92.5);
+    }
+};
+
+QTEST_MAIN(TestSearchPanels)
+#include "test_search_panels.moc"
