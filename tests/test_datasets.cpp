@@ -16,6 +16,7 @@
 #include <zlib.h>
 
 using namespace tinyscope;
+using test::errorOf;
 
 namespace {
 std::string be32(std::uint32_t v)
@@ -38,15 +39,6 @@ std::string gzip(const std::string& raw)
     return out;
 }
 
-std::string errorOf(const std::function<void()>& f)
-{
-    try {
-        f();
-    } catch (const InputError& e) {
-        return e.what();
-    }
-    return "<no error>";
-}
 }  // namespace
 
 class TestDatasets : public QObject {

@@ -13,17 +13,9 @@
 #include <cstring>
 
 using namespace tinyscope;
+using test::errorOf;
 
 namespace {
-std::string errorOf(const std::function<void()>& f)
-{
-    try {
-        f();
-    } catch (const InputError& e) {
-        return e.what();
-    }
-    return "<no error>";
-}
 
 template <class T>
 std::int64_t sumAs(const NdArray& a)

@@ -19,19 +19,11 @@
 #include <fstream>
 
 using namespace tinyscope;
+using test::errorOf;
 
 namespace {
 const char* kCkpt = "reference/mcunet-vww/ofa_mcunet384_vww_seed0_perturbed.pth";
 
-std::string errorOf(const std::function<void()>& f)
-{
-    try {
-        f();
-    } catch (const InputError& e) {
-        return e.what();
-    }
-    return "<no error>";
-}
 
 long procStatusKB(const char* field)
 {
