@@ -71,6 +71,36 @@ private Q_SLOTS:
         QVERIFY(lab.out.find("re-calibrated on 64 images") != std::string::npos);
     }
 
+    void searchMeasuresItsWinnerLikeEval()
+    {
+        // The VWW predictor's winner, transferred to the Fashion-MNIST supernet, measured: the same
+        // top-1 as `eval` of the transferred config on the same images.
+        test::CliRun r = test::runTinyscope({QStringLiteral("search"), QStringLiteral("--macs"), QStringLiteral("60"), QStringLiteral("--sram"),
+                                          QStringLiteral("250"), QStringLiteral("--generations"), QStringLiteral("3"), QStringLiteral("--measure"),
+                                          QStringLiteral("--supernet"), ckpt, QStringLiteral("--data"), folder, QStringLiteral("--calib-images"),
+                                          QStringLiteral("0"), QStringLiteral("--json"), QStringLiteral("--no-evaluated")});
+        QVERIFY2(r.code == 0, r.err.c_str());
+        const Json m = Json::parse(r.out)["measurement"];
+        QCOMPARE(m["space"].get<std::string>(), std::string("mcunet-fmnist"));
+        QCOMPARE(m["transferred_from"].get<std::string>(), std::string("mcunet-vww"));
+        QCOMPARE(m["images"].get<int>(), 20);
+        QCOMPARE(m["skipped"].get<int>(), 1);
+        QCOMPARE(m["calibration_images"].get<int>(), 0);
+        const Json best = Json::parse(r.out)["best"]["config"];
+        QCOMPARE(m["config"]["ks"], best["ks"]);
+        QCOMPARE(m["config"]["wid"], best["wid"]);
+        const QString cfg = tmp.path() + QStringLiteral("/measured.json");
+        writeFileAtomic(cfg.toStdString(), m["config"].dump());
+        test::CliRun e = test::runTinyscope({QStringLiteral("eval"), QStringLiteral("--supernet"), ckpt, QStringLiteral("--config"), cfg,
+                                          QStringLiteral("--data"), folder, QStringLiteral("--no-calib"), QStringLiteral("--json")});
+        QVERIFY2(e.code == 0, e.err.c_str());
+        QCOMPARE(Json::parse(e.out)["top1"].get<double>(), m["measured_accuracy"].get<double>());
+        // Options of the measurement without --measure are a mistake, said at once.
+        test::CliRun stray = test::runTinyscope({QStringLiteral("search"), QStringLiteral("--supernet"), ckpt});
+        QCOMPARE(stray.code, 2);
+        QVERIFY2(stray.err.find("--supernet only applies with --measure") != std::string::npos, stray.err.c_str());
+    }
+
     void classifyRanksEveryClass()
     {
         const QString img = folder + QStringLiteral("/class1/0.png");

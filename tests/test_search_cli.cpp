@@ -68,6 +68,39 @@ private Q_SLOTS:
         QVERIFY(r.out.empty());
     }
 
+    void trainingBudgetLimitsTheWinnerAndExplainsTheImpossible()
+    {
+        auto args = [](const char* kb) {
+            return QStringList{QStringLiteral("search"), QStringLiteral("--macs"), QStringLiteral("60"), QStringLiteral("--sram"),
+                               QStringLiteral("250"), QStringLiteral("--train-budget"), QString::fromLatin1(kb),
+                               QStringLiteral("--train-scheme"), QStringLiteral("bias-only:12+pw1:3@1/4"), QStringLiteral("--seed"),
+                               QStringLiteral("1")};
+        };
+        Run r = run(args("200") << QStringLiteral("--json") << QStringLiteral("--no-evaluated"));
+        QCOMPARE(r.code, 0);
+        const Json j = Json::parse(r.out);
+        const Json& t = j["best"]["training_memory"];
+        QVERIFY(t["total_bytes"].get<long long>() <= 200LL * 1024);
+        QCOMPARE(t["total_bytes"].get<long long>(), t["inference_peak_bytes"].get<long long>() + t["extra_bytes"].get<long long>());
+        QVERIFY(j["best"]["peak_activation_bytes"].get<long long>() <= 250LL * 1024);
+        QCOMPARE(j["constraint_definitions"]["KBTrainingMemory"]["pattern"].get<std::string>(), std::string("bias-only:12+pw1:3@1/4"));
+        Run human = run(args("200"));
+        QCOMPARE(human.code, 0);
+        QVERIFY2(human.out.find("training   bias-only:12+pw1:3@1/4: inference working set ") != std::string::npos, human.out.c_str());
+        Run impossible = run(args("100"));
+        QCOMPARE(impossible.code, 3);
+        QVERIFY2(impossible.err.find("training memory (bias-only:12+pw1:3@1/4) ≤ 100 KB is impossible: the smallest subnet in this "
+                                     "space needs 101.657 KB (inference working set 72 KB + extra 29.657 KB)") != std::string::npos,
+                 impossible.err.c_str());
+        Run half = run({QStringLiteral("search"), QStringLiteral("--train-budget"), QStringLiteral("200")});
+        QCOMPARE(half.code, 2);
+        QVERIFY2(half.err.find("--train-budget needs --train-scheme PATTERN") != std::string::npos, half.err.c_str());
+        Run bad = run({QStringLiteral("search"), QStringLiteral("--train-budget"), QStringLiteral("200"), QStringLiteral("--train-scheme"),
+                       QStringLiteral("last:x")});
+        QCOMPARE(bad.code, 2);
+        QVERIFY2(bad.err.find("'last:x'") != std::string::npos, bad.err.c_str());
+    }
+
     void badInputExitsTwoWithOneLine()
     {
         const std::string limits = (tmp.path() + QStringLiteral("/limits.json")).toStdString();

@@ -9,12 +9,14 @@
 #include "PredictorPanel.h"
 #include "SearchPanel.h"
 
+#include "graph/TrainingBudget.h"
 #include "io/AtomicFile.h"
 #include "io/JsonFile.h"
 
 #include <QDoubleSpinBox>
 
 #include <QImage>
+#include <QLabel>
 #include <QProcess>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -171,6 +173,44 @@ private Q_SLOTS:
         QCOMPARE(reopened.constraints().find("KBPeakMemory")->max, 250.0);
     }
 
+    void searchPanelLimitsFineTuningMemory()
+    {
+        const QString historyPath = tmp.path() + QStringLiteral("/train-history.json");
+        ui::AppState state;
+        ui::SearchPanel panel(&state, historyPath);
+        panel.setOracle(std::make_shared<AccuracyPredictor>(AccuracyPredictor::load(shippedPredictorPath("mcunet-vww"), state.space())));
+        panel.setTrainingLimit(200, QStringLiteral("bias-only:12+pw1:3@1/4"), true);
+        QSignalSpy finished(&panel, &ui::SearchPanel::searchFinished);
+        panel.startSearch(true);
+        QVERIFY(finished.wait(60000));
+        QCOMPARE(finished.takeFirst().front().toBool(), true);
+        const SearchResult* r = panel.lastResult();
+        const TrainingBudgetCost t =
+            trainingBudgetCost(state.space(), r->best.config, TrainingSchemePattern::parse("bias-only:12+pw1:3@1/4"));
+        QVERIFY(t.totalBytes() <= 200 * 1024);
+        QVERIFY(r->best.cost.macs <= 60000000 && r->best.cost.peak_activation_bytes <= 250 * 1024);
+        bool shown = false;
+        for (QLabel* l : panel.findChildren<QLabel*>())
+            shown = shown || l->text().contains(QStringLiteral("fine-tuning with <tt>bias-only:12+pw1:3@1/4</tt>: inference working set %1 KB")
+                                                    .arg(t.inference_peak_bytes / 1024.0, 0, 'f', 1));
+        QVERIFY(shown);
+        // A restart re-opens the run with its pattern and budget.
+        ui::SearchPanel reopened(&state, historyPath);
+        reopened.reopen(0);
+        QCOMPARE(reopened.constraints().find("KBTrainingMemory")->max, 200.0);
+        QCOMPARE(reopened.constraints().describe(), r->constraints.describe());
+        // An impossible budget and a bad pattern are explained without a search.
+        panel.setTrainingLimit(100, QStringLiteral("bias-only:12+pw1:3@1/4"), true);
+        panel.startSearch(true);
+        QCOMPARE(finished.takeFirst().front().toBool(), false);
+        QVERIFY2(panel.statusText().contains(QStringLiteral("needs 101.657 KB (inference working set 72 KB + extra 29.657 KB)")),
+                 qPrintable(panel.statusText()));
+        panel.setTrainingLimit(300, QStringLiteral("pw1:2@1/3"), true);
+        panel.startSearch(true);
+        QCOMPARE(finished.takeFirst().front().toBool(), false);
+        QVERIFY2(panel.statusText().contains(QStringLiteral("pw1:2@1/3")), qPrintable(panel.statusText()));
+    }
+
     void movingALimitReRunsAFastSearchLive()
     {
         ui::AppState state;
@@ -203,15 +243,17 @@ private Q_SLOTS:
         p.start(test::tinyscopeBinary(), {QStringLiteral("gui"), QStringLiteral("--screenshot"), dir.path()});
         QVERIFY(p.waitForFinished(180000));
         QCOMPARE(p.exitCode(), 0);
-        for (const char* name : {"predictor", "search"}) {
+        for (const char* name : {"predictor", "search", "search-training-budget"}) {
             QImage img(dir.path() + QLatin1Char('/') + QLatin1String(name) + QStringLiteral(".png"));
             QVERIFY2(!img.isNull(), name);
             QVERIFY(img.width() >= 800 && img.height() >= 600);
             QVERIFY2(distinctColours(img, 5) > 40, name);
         }
         Json runs = readJsonFile((dir.path() + QStringLiteral("/search-history.json")).toStdString());
-        QCOMPARE(runs["runs"].size(), std::size_t(2));
-        QVERIFY(runs["runs"][0]["result"]["best"]["predicted_accuracy"].get<double>() >= 92.5);
+        // Newest first: the search under a 200 KB fine-tuning budget, then the lab's two.
+        QCOMPARE(runs["runs"].size(), std::size_t(3));
+        QVERIFY(runs["runs"][0]["result"]["best"]["training_memory"]["total_bytes"].get<long long>() <= 200LL * 1024);
+        QVERIFY(runs["runs"][1]["result"]["best"]["predicted_accuracy"].get<double>() >= 92.5);
     }
 };
 

@@ -11,7 +11,6 @@
 #include <QComboBox>
 #include <QCoreApplication>
 #include <QPointer>
-#include <QRegularExpression>
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QFileDialog>
@@ -34,21 +33,8 @@
 namespace tinyscope::ui {
 
 namespace {
-QString shippedSupernet() { return QString::fromStdString(findModelFile("supernets/mcunet-fmnist.pth")); }
-
-// The space a checkpoint belongs to: its card ("<stem>.json" with a "space" field) if present.
-QString spaceFromCard(const QString& ckpt)
-{
-    QString card = ckpt;
-    card.replace(QRegularExpression(QStringLiteral("\\.pth$")), QStringLiteral(".json"));
-    if (!QFileInfo::exists(card)) return {};
-    try {
-        Json j = readJsonFile(card.toStdString());
-        return QString::fromStdString(j.value("space", std::string()));
-    } catch (const std::exception&) {
-        return {};
-    }
-}
+QString shippedSupernet() { return QString::fromStdString(shippedSupernetPath()); }
+QString spaceFromCard(const QString& ckpt) { return QString::fromStdString(supernetCardSpace(ckpt.toStdString())); }
 }  // namespace
 
 EvaluationBox::EvaluationBox(AppState* state, QWidget* parent) : QGroupBox(QStringLiteral("Evaluate on a supernet"), parent), state_(state)

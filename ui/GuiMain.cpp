@@ -117,6 +117,13 @@ int writeScreenshots(MainWindow& window, const char* dir)
         window.tabs()->setCurrentWidget(p.widget);
         written += saveGrab(&window, base + p.stem + QStringLiteral(".png"));
     }
+    // A third search that must also fit fine-tuning with a sparse-update pattern in 200 KB.
+    SearchPanel* search = window.searchPanel();
+    window.tabs()->setCurrentWidget(search);
+    search->setTrainingLimit(200, QStringLiteral("bias-only:12+pw1:3@1/4"), true);
+    runAndWait(search, &SearchPanel::searchFinished, [search] { search->startSearch(true); }, 120000);
+    written += saveGrab(&window, base + QStringLiteral("search-training-budget.png"));
+    search->setTrainingLimit(200, QStringLiteral("bias-only:12+pw1:3@1/4"), false);
     // The same, zoomed in to readable labels around that gradient output.
     window.tabs()->setCurrentWidget(ti);
     ti->graphPane()->focusOp(leaf, 0.9);

@@ -11,6 +11,7 @@
 #include "io/DataPaths.h"
 #include "io/Text.h"
 #include "search/Feasibility.h"
+#include "search/TrainingMemoryLimit.h"
 #include "viz/ArchDiagram.h"
 #include "viz/GraphvizRenderer.h"
 
@@ -25,6 +26,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLineEdit>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
@@ -105,6 +107,7 @@ SearchPanel::SearchPanel(AppState* state, const QString& historyPath, QWidget* p
     auto* controls = new QWidget;
     auto* side = new QVBoxLayout(controls);
     buildLimits(side);
+    buildTrainingLimit(side);
 
     auto* algoBox = new QGroupBox(QStringLiteral("Algorithm"));
     auto* form = new QFormLayout(algoBox);
@@ -340,6 +343,60 @@ void SearchPanel::buildLimits(QVBoxLayout* into)
     into->addWidget(box);
 }
 
+void SearchPanel::buildTrainingLimit(QVBoxLayout* into)
+{
+    trainBox_ = new QGroupBox(QStringLiteral("Fine-tuning memory on the device"));
+    trainBox_->setCheckable(true);
+    trainBox_->setChecked(false);
+    trainBox_->setToolTip(QStringLiteral("inference peak + extra memory of sparse-update training with the pattern "
+                                         "(docs/TRAINING_INSPECTOR.md), limit key %1")
+                              .arg(QString::fromLatin1(TrainingMemoryLimit::kKey)));
+    auto* form = new QFormLayout(trainBox_);
+    trainBudget_ = new QDoubleSpinBox;
+    trainBudget_->setRange(1, 100000);
+    trainBudget_->setDecimals(1);
+    trainBudget_->setSingleStep(8);
+    trainBudget_->setSuffix(QStringLiteral(" KB"));
+    trainBudget_->setValue(320);
+    trainPattern_ = new QLineEdit(QStringLiteral("bias-only:12"));
+    trainPattern_->setToolTip(QStringLiteral("bias-only[:N] | last:K | full | pw1:K@R[,R…] | classifier, joined by +\n"
+                                             "e.g. bias-only:12+pw1:3@1/4"));
+    trainNote_ = new QLabel;
+    trainNote_->setWordWrap(true);
+    trainNote_->setTextFormat(Qt::RichText);
+    form->addRow(QStringLiteral("Budget"), trainBudget_);
+    form->addRow(QStringLiteral("Scheme pattern"), trainPattern_);
+    form->addRow(trainNote_);
+    connect(trainBox_, &QGroupBox::toggled, this, [this] { onLimitEdited(false); });
+    connect(trainBudget_, qOverload<double>(&QDoubleSpinBox::valueChanged), this, [this] { onLimitEdited(false); });
+    connect(trainPattern_, &QLineEdit::textChanged, this, [this] {
+        checkTrainingPattern();
+        onLimitEdited(false);
+    });
+    checkTrainingPattern();
+    into->addWidget(trainBox_);
+}
+
+void SearchPanel::checkTrainingPattern()
+{
+    try {
+        TrainingSchemePattern::parse(trainPattern_->text().toStdString());
+        trainNote_->setText(QStringLiteral("<span style='color:#555'>inference peak + extra memory of the pattern ≤ budget</span>"));
+    } catch (const std::exception& e) {
+        trainNote_->setText(QStringLiteral("<span style='color:#c62828'>%1</span>").arg(QString::fromUtf8(e.what()).toHtmlEscaped()));
+    }
+}
+
+void SearchPanel::setTrainingLimit(double kb, const QString& pattern, bool enabled)
+{
+    restoring_ = true;
+    trainBudget_->setValue(kb);
+    trainPattern_->setText(pattern);
+    trainBox_->setChecked(enabled);
+    restoring_ = false;
+    checkTrainingPattern();
+}
+
 void SearchPanel::syncRanges()
 {
     // The slider spans what the space can reach; the spin box goes beyond, so an impossible
@@ -381,6 +438,16 @@ Constraints SearchPanel::constraints() const
     Constraints c;
     for (const auto& r : limits_)
         if (r->on->isChecked()) c.set(r->quantity, r->spin->value());
+    if (trainBox_->isChecked()) {
+        // After the cheap limits, so they reject a draw before its training memory is priced.
+        const std::string pattern = trainPattern_->text().toStdString();
+        const std::string key = state_->space().name + '\n' + pattern;
+        if (!trainLimit_ || key != trainLimitKey_) {
+            trainLimit_ = std::make_shared<TrainingMemoryLimit>(state_->space(), pattern);   // InputError on a bad pattern
+            trainLimitKey_ = key;
+        }
+        c.set(trainLimit_->quantity(), trainBudget_->value());
+    }
     return c;
 }
 
@@ -742,6 +809,17 @@ void SearchPanel::showWinner(const Json& best)
                          .arg(best["peak_activation_bytes"].get<double>() / 1024, 0, 'f', 1)
                          .arg(QString::fromStdString(groupThousands(best["params"].get<std::int64_t>())))
                          .arg(best["flash_bytes"].get<double>() / 1024, 0, 'f', 1));
+    if (best.contains(TrainingMemoryLimit::kReportKey)) {
+        const Json& t = best[TrainingMemoryLimit::kReportKey];
+        auto kb = [&t](const char* k) { return t[k].get<double>() / 1024.0; };
+        winner_->setText(winner_->text() + QStringLiteral("<br>fine-tuning with <tt>%1</tt>: inference working set %2 KB + extra %3 KB = "
+                                                          "<b>%4 KB</b> (budget %5 KB)")
+                                               .arg(QString::fromStdString(t["pattern"].get<std::string>()).toHtmlEscaped())
+                                               .arg(kb("inference_peak_bytes"), 0, 'f', 1)
+                                               .arg(kb("extra_bytes"), 0, 'f', 1)
+                                               .arg(kb("total_bytes"), 0, 'f', 1)
+                                               .arg(kb("budget_bytes"), 0, 'f', 1));
+    }
     try {
         const SubnetConfig cfg = SubnetConfig::fromJson(best["config"], state_->space(), "winner");
         ArchDiagramOptions opt;
@@ -805,11 +883,16 @@ void SearchPanel::reopen(int row)
     const SearchRunRecord& r = history_->runs()[static_cast<std::size_t>(row)];
     try {
         setOptions(searchOptionsFromJson(JsonPath("history", r.result["options"])));
-        const Constraints c = Constraints::fromJson(r.result["constraints"], "history");
+        const Json definitions = r.result.contains("constraint_definitions") ? r.result["constraint_definitions"] : Json::object();
+        const Constraints c = TrainingMemoryLimit::restore(state_->space(), r.result["constraints"], definitions, "history");
         for (auto& lr : limits_) {
             const Limit* l = c.find(lr->quantity->key);
             setLimit(lr->quantity->key, l ? l->max : lr->spin->value(), l != nullptr);
         }
+        const Limit* t = c.find(TrainingMemoryLimit::kKey);
+        setTrainingLimit(t ? t->max : trainBudget_->value(),
+                         t ? QString::fromStdString(definitions[TrainingMemoryLimit::kKey]["pattern"].get<std::string>()) : trainPattern_->text(),
+                         t != nullptr);
     } catch (const std::exception& e) {
         status_->setText(QString::fromUtf8(e.what()).toHtmlEscaped());
     }

@@ -17,7 +17,9 @@
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
+class QGroupBox;
 class QLabel;
+class QLineEdit;
 class QProgressBar;
 class QPushButton;
 class QSlider;
@@ -26,6 +28,10 @@ class QTableWidget;
 class QTimer;
 class QVBoxLayout;
 class QChartView;
+
+namespace tinyscope {
+class TrainingMemoryLimit;
+}
 
 namespace tinyscope::ui {
 
@@ -45,6 +51,8 @@ public:
     SearchOptions options() const;
     void setLimit(const std::string& key, double value, bool enabled);
     void setOptions(const SearchOptions& o);
+    // The fine-tuning memory limit: inference peak + extra memory of `pattern` <= `kb` KB.
+    void setTrainingLimit(double kb, const QString& pattern, bool enabled);
 
     // Starts a search on a worker thread; `record` adds it to the history when it finishes.
     void startSearch(bool record = true);
@@ -76,6 +84,8 @@ private:
     struct LimitRow;
     struct Job;
     void buildLimits(QVBoxLayout* into);
+    void buildTrainingLimit(QVBoxLayout* into);
+    void checkTrainingPattern();
     void syncRanges();
     void onLimitEdited(bool fromDrag);
     void onGeneration(const GenerationStats& g, const SearchCandidate& best);
@@ -90,6 +100,13 @@ private:
     AppState* state_;
     std::shared_ptr<AccuracyOracle> oracle_;
     std::vector<std::unique_ptr<LimitRow>> limits_;
+    QGroupBox* trainBox_;          // checkable: the limit is on
+    QDoubleSpinBox* trainBudget_;
+    QLineEdit* trainPattern_;
+    QLabel* trainNote_;            // the pattern's parse error, or what it updates
+    // Parsed once per (space, pattern): keeps the per-network memo across live re-runs.
+    mutable std::shared_ptr<TrainingMemoryLimit> trainLimit_;
+    mutable std::string trainLimitKey_;
     std::unique_ptr<SearchHistory> history_;
     std::shared_ptr<Job> job_;
     std::unique_ptr<SearchResult> result_;

@@ -7,13 +7,20 @@
 #include "cost/CostModel.h"
 #include "io/JsonFile.h"
 #include "io/Text.h"
+#include "io/DataPaths.h"
 #include "nn/AccuracyPredictor.h"
+#include "nn/TorchRuntime.h"
+#include "nn/WinnerMeasurement.h"
+#include "space/ArchSampler.h"
 #include "search/ArchitectureSearch.h"
 #include "search/Feasibility.h"
+#include "search/TrainingMemoryLimit.h"
 #include "space/SpacePresets.h"
 
 #include <cstdio>
 #include <iostream>
+#include <memory>
+#include <unistd.h>
 
 namespace tinyscope::cli {
 
@@ -145,6 +152,67 @@ int cmdPredict(const Args& argv)
     return 0;
 }
 
+// --train-budget KB --train-scheme PATTERN: the training-memory limit, added after the others so
+// the cheap limits reject a draw before the training memory is priced.
+std::unique_ptr<TrainingMemoryLimit> trainingLimitFromArgs(const CliArgs& a, const DesignSpace& space, Constraints& c)
+{
+    if (!a.has("train-budget") && !a.has("train-scheme")) return nullptr;
+    if (!a.has("train-scheme"))
+        throw InputError("--train-budget needs --train-scheme PATTERN (e.g. bias-only:12, last:4, bias-only:12+pw1:3@1/4)");
+    if (!a.has("train-budget")) throw InputError("--train-scheme needs --train-budget KB (inference peak + extra memory)");
+    const double kb = a.doubleValue("train-budget", 0);
+    if (!(kb > 0)) throw InputError("--train-budget must be a positive number of KB, got " + a.value("train-budget"));
+    auto limit = std::make_unique<TrainingMemoryLimit>(space, a.value("train-scheme"));
+    c.set(limit->quantity(), kb);
+    return limit;
+}
+
+// --measure [--supernet CKPT --supernet-space S --data D --calib-data D --images N --calib-images N]:
+// the oracle that measures the winner. `--space` stays the search's (and the predictor's) space.
+std::unique_ptr<SupernetAccuracyOracle> measuringOracleFromArgs(const CliArgs& a, const DesignSpace& searchSpace)
+{
+    static const char* const kOptions[] = {"supernet", "supernet-space", "data", "calib-data", "images", "calib-images", "threads"};
+    if (!a.flag("measure")) {
+        for (const char* o : kOptions)
+            if (a.has(o)) throw InputError(std::string("--") + o + " only applies with --measure");
+        return nullptr;
+    }
+    EvaluationRequest rq;
+    rq.supernet = a.value("supernet", shippedSupernetPath());
+    if (rq.supernet.empty())
+        throw InputError("--measure: no --supernet given and the shipped demo supernet (models/supernets/mcunet-fmnist.pth) was not "
+                         "found; pass --supernet CKPT (e.g. made by tinyscope train-supernet)");
+    if (!fileExists(rq.supernet)) throw InputError(rq.supernet + ": no such supernet checkpoint");
+    std::string spaceName = a.value("supernet-space", supernetCardSpace(rq.supernet));
+    rq.space = loadSpace(spaceName.empty() ? "mcunet-fmnist" : spaceName);
+    rq.data = a.value("data", rq.data);
+    rq.calib_data = a.value("calib-data", rq.calib_data);
+    const long long images = a.int64Value("images", 0), calib = a.int64Value("calib-images", static_cast<long long>(rq.calibration.images));
+    if (images < 0) throw InputError("--images must be >= 0 (0: the whole dataset), got " + a.value("images"));
+    if (calib < 0) throw InputError("--calib-images must be >= 0 (0: keep the checkpoint's BN statistics), got " + a.value("calib-images"));
+    rq.images = static_cast<std::size_t>(images);
+    rq.calibrate = calib > 0;
+    rq.calibration.images = static_cast<std::size_t>(calib);
+    rq.threads = a.intValue("threads", defaultBatchThreads());
+    // Refuse a supernet of another block layout before searching, not after.
+    transferConfig(ArchSampler(searchSpace).minConfig(searchSpace.resolutions.front()), searchSpace, rq.space);
+    return std::make_unique<SupernetAccuracyOracle>(rq);
+}
+
+void printMeasurement(const WinnerMeasurement& m)
+{
+    const EvalResult& e = m.evaluation;
+    std::printf("\nmeasured   %.2f %% top-1 (%zu of %zu images) vs %.3f %% %s\n", m.measured, e.correct, e.images, m.predicted,
+                m.transferred ? "predicted for the searched subnet" : "predicted");
+    if (m.transferred)
+        std::printf("           the winner of %s was transferred to the supernet's space %s: same blocks, %d px -> %d px\n"
+                    "           (resolution of the same rank). The predictor and the supernet are for different tasks:\n"
+                    "           compare rankings, not the two numbers.\n",
+                    m.search_space.c_str(), m.supernet_space.c_str(), m.searched.image_size, m.measured_config.image_size);
+    std::printf("           %s; %.1f s\n", m.measured_by.c_str(), e.seconds);
+    if (e.skipped) std::printf("           %zu unreadable images skipped\n", e.skipped);
+}
+
 Constraints constraintsFromArgs(const CliArgs& a)
 {
     Constraints c;
@@ -167,25 +235,40 @@ int cmdSearch(const Args& argv)
 {
     CliArgs a(argv,
               {"algo", "macs", "sram", "params", "flash", "constraints", "population", "generations", "parent-ratio",
-               "mutation-ratio", "arch-mutate-prob", "resolution-mutate-prob", "seed", "predictor", "space", "out"},
-              {"json", "no-evaluated", "no-cache", "help"});
+               "mutation-ratio", "arch-mutate-prob", "resolution-mutate-prob", "seed", "predictor", "space", "out",
+               "train-budget", "train-scheme", "supernet", "supernet-space", "data", "calib-data", "images", "calib-images",
+               "threads"},
+              {"json", "no-evaluated", "no-cache", "help", "measure"});
     if (a.flag("help")) {
         std::cout
             << "usage: tinyscope search [--algo evolution|random] [--macs M] [--sram KB] [--params N] [--flash KB]\n"
                "           [--constraints FILE.json] [--population P] [--generations G] [--parent-ratio R]\n"
                "           [--mutation-ratio R] [--arch-mutate-prob p] [--resolution-mutate-prob p] [--seed S]\n"
                "           [--predictor FILE] [--space NAME|FILE] [--json] [--no-evaluated] [--out FILE] [--no-cache]\n"
+               "           [--train-budget KB --train-scheme PATTERN]\n"
+               "           [--measure [--supernet CKPT] [--supernet-space NAME|FILE] [--data DATASET] [--calib-data DATASET]\n"
+               "                      [--images N] [--calib-images N] [--threads T]]\n"
                "  --macs M       million MACs (the lab's millionMACs)      --sram KB   peak SRAM (KBPeakMemory)\n"
                "  --params N     parameter count                           --flash KB  int8 weights + int32 biases\n"
                "  --constraints  a JSON object of limits, e.g. {\"millionMACs\": 60, \"KBPeakMemory\": 250}\n"
+               "  --train-budget KB --train-scheme PATTERN\n"
+               "                 inference peak + extra memory of fine-tuning with PATTERN <= KB, e.g.\n"
+               "                 bias-only:12, last:4, bias-only:12+pw1:3@1/4 (docs/TRAINING_INSPECTOR.md)\n"
                "  defaults: evolution, population 50, 20 generations, parent ratio 0.25, mutation ratio 0.5,\n"
                "            arch (and width) mutate prob 0.1, resolution mutate prob 0.5, seed 0.\n"
                "  --out FILE     also write the full JSON result (with every evaluated point) to FILE\n"
+               "  --measure      after the search, measure the winner's top-1 on a supernet (BN re-calibrated on\n"
+               "                 --calib-images of --calib-data, default 2000 of fashion-mnist:holdout; --images of --data,\n"
+               "                 default all of fashion-mnist:test). Default supernet: the shipped Fashion-MNIST one\n"
+               "                 (space mcunet-fmnist, or its card's). A winner of another space (the default search space\n"
+               "                 mcunet-vww) is transferred: same blocks, resolution of the same rank.\n"
                "  Limits nothing in the space can meet exit with code 3 and say what the space can reach.\n";
         return 0;
     }
     DesignSpace space = loadSpace(a.value("space", defaultSpaceName()));
     Constraints constraints = constraintsFromArgs(a);
+    std::unique_ptr<TrainingMemoryLimit> trainLimit = trainingLimitFromArgs(a, space, constraints);
+    std::unique_ptr<SupernetAccuracyOracle> measurer = measuringOracleFromArgs(a, space);
     SearchOptions o;
     o.algorithm = a.value("algo", o.algorithm);
     o.population = a.intValue("population", o.population);
@@ -202,9 +285,25 @@ int cmdSearch(const Args& argv)
     AccuracyPredictor pred = loadPredictor(a, space);
     pred.setCaching(!a.flag("no-cache"));
     SearchResult r = runSearch(space, pred, constraints, o);
-    if (a.has("out")) writeJsonFile(a.value("out"), toJson(r, true));
+    std::unique_ptr<WinnerMeasurement> measured;
+    if (measurer) {
+        const bool tty = isatty(2);
+        JobControl job;
+        job.progress = [tty](std::size_t done, std::size_t total, const std::string& stage) {
+            if (tty) std::fprintf(stderr, "\rmeasuring the winner: %s %zu/%zu   ", stage.c_str(), done, total);
+        };
+        measurer->setJobControl(job);
+        measured = std::make_unique<WinnerMeasurement>(measureWinner(r, space, *measurer));
+        if (tty) std::fprintf(stderr, "\r%70s\r", "");
+    }
+    auto resultJson = [&](bool evaluated) {
+        Json j = toJson(r, evaluated);
+        if (measured) j["measurement"] = measured->toJson();
+        return j;
+    };
+    if (a.has("out")) writeJsonFile(a.value("out"), resultJson(true));
     if (a.flag("json")) {
-        std::cout << toJson(r, !a.flag("no-evaluated")).dump(1) << "\n";
+        std::cout << resultJson(!a.flag("no-evaluated")).dump(1) << "\n";
         return 0;
     }
     const CostSummary& s = r.best.cost;
@@ -214,6 +313,13 @@ int cmdSearch(const Args& argv)
     std::printf("best       %.3f %% predicted top-1 (found in generation %d)\n", r.best.accuracy, r.best.generation);
     std::printf("MACs       %.3f M\npeak SRAM  %.1f KB\nparams     %s\nflash      %.1f KB\n", s.millionMacs(), s.peakKB(),
                 groupThousands(s.params).c_str(), s.flashKB());
+    if (trainLimit) {
+        const Json& t = r.best_reports[TrainingMemoryLimit::kReportKey];
+        auto kb = [&t](const char* k) { return t[k].get<double>() / 1024.0; };
+        std::printf("training   %s: inference working set %.1f KB + extra %.1f KB = %.1f KB (budget %s KB)\n",
+                    t["pattern"].get<std::string>().c_str(), kb("inference_peak_bytes"), kb("extra_bytes"), kb("total_bytes"),
+                    formatQuantity(constraints.find(TrainingMemoryLimit::kKey)->max).c_str());
+    }
     std::printf("config     %s\n\n", r.best.config.toJson().dump().c_str());
     std::printf("generation   best %%    mean %%\n");
     const std::size_t n = r.history.size(), stride = n > 12 ? (n + 11) / 12 : 1;
@@ -227,6 +333,7 @@ int cmdSearch(const Args& argv)
     for (const std::string& w : r.warnings) std::printf("warning: %s\n", w.c_str());
     if (r.fallbacks > 0)
         std::printf("note: %zu draws hit the redraw bound and fell back (see docs/SEARCH.md)\n", r.fallbacks);
+    if (measured) printMeasurement(*measured);
     return 0;
 }
 

@@ -160,4 +160,13 @@ TrainingBudgetCost trainingBudgetCost(const DesignSpace& space, const SubnetConf
     return costOf(TrainingMemoryModel(networkFromSubnet(space, config)), pattern);
 }
 
+TrainingBudgetCost trainingBudgetTotals(const DesignSpace& space, const SubnetConfig& config, const TrainingSchemePattern& pattern)
+{
+    const TrainingMemoryModel model(networkFromSubnet(space, config));
+    TrainingBudgetCost c;
+    c.inference_peak_bytes = model.inferencePeakBytes();
+    c.extra_bytes = model.extraMemory(pattern.resolve(model.network())).total();
+    return c;
+}
+
 }  // namespace tinyscope

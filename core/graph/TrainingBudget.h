@@ -64,5 +64,8 @@ struct TrainingBudgetCost {
 TrainingBudgetCost trainingBudgetCost(const Network& net, const TrainingSchemePattern& pattern);
 // The subnet's Network is built and priced in one go (tens of microseconds: docs/BENCHMARKS.md).
 TrainingBudgetCost trainingBudgetCost(const DesignSpace& space, const SubnetConfig& config, const TrainingSchemePattern& pattern);
+// What a limit needs and no more: inference peak and extra memory without the ledger's training
+// schedule (training_peak_bytes stays 0), about a quarter cheaper. Same two numbers as above.
+TrainingBudgetCost trainingBudgetTotals(const DesignSpace& space, const SubnetConfig& config, const TrainingSchemePattern& pattern);
 
 }  // namespace tinyscope

@@ -1,6 +1,8 @@
 #include "nn/EvaluationJob.h"
 
 #include "Error.h"
+#include "io/DataPaths.h"
+#include "io/JsonFile.h"
 #include "nn/Evaluator.h"
 #include "nn/TorchRuntime.h"
 
@@ -68,6 +70,22 @@ std::vector<ClassScore> runClassification(const EvaluationRequest& rq, const std
     Image img = decodeImageFile(imagePath);
     Subnet sub = prepared(rq, {}, nullptr);
     return classifyImage(sub, img, rq.space.class_names);
+}
+
+std::string shippedSupernetPath() { return findModelFile("supernets/mcunet-fmnist.pth"); }
+
+std::string supernetCardSpace(const std::string& checkpoint)
+{
+    const std::string ext = ".pth";
+    if (checkpoint.size() <= ext.size() || checkpoint.compare(checkpoint.size() - ext.size(), ext.size(), ext) != 0) return "";
+    const std::string card = checkpoint.substr(0, checkpoint.size() - ext.size()) + ".json";
+    if (!fileExists(card)) return "";
+    try {
+        const Json j = readJsonFile(card);
+        return j.is_object() && j.contains("space") && j["space"].is_string() ? j["space"].get<std::string>() : "";
+    } catch (const std::exception&) {
+        return "";   // not a card: no opinion on the space
+    }
 }
 
 SubnetConfig transferConfig(const SubnetConfig& c, const DesignSpace& from, const DesignSpace& to)

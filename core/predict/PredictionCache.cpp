@@ -2,9 +2,8 @@
 
 namespace tinyscope {
 
-std::string PredictionCache::key(const SubnetConfig& c) const
+std::string networkKey(const DesignSpace& s, const SubnetConfig& c)
 {
-    const DesignSpace& s = *space_;
     std::string k;
     k.reserve(static_cast<std::size_t>(4 + s.numStages() + 2 * s.maxBlocks()));
     auto put = [&k](int v) { k.push_back(static_cast<char>(v & 0xff)); };

@@ -11,6 +11,10 @@
 
 namespace tinyscope {
 
+// The network a config describes, as a short byte string: wid, image_size, active depth per stage
+// and (k, e) of active blocks. Equal for configs that differ only in inactive blocks' entries.
+std::string networkKey(const DesignSpace& space, const SubnetConfig& config);
+
 class PredictionCache {
 public:
     explicit PredictionCache(const DesignSpace& space) : space_(&space) {}
@@ -51,8 +55,8 @@ public:
     std::size_t hits() const { return hits_; }
     std::size_t misses() const { return misses_; }
 
-    // The cache key: wid, image_size, active depth per stage and (k, e) of active blocks.
-    std::string key(const SubnetConfig& config) const;
+    // The cache key: networkKey(space, config).
+    std::string key(const SubnetConfig& config) const { return networkKey(*space_, config); }
 
 private:
     const DesignSpace* space_;

@@ -125,6 +125,14 @@ Json Constraints::toJson() const
     return j;
 }
 
+Json Constraints::definitions() const
+{
+    Json j = Json::object();
+    for (const Limit& l : limits_)
+        if (!l.quantity->definition.is_null()) j[l.key()] = l.quantity->definition;
+    return j;
+}
+
 bool Constraints::satisfiedBy(const SubnetConfig& config, const CostSummary& cost) const
 {
     for (const Limit& l : limits_)

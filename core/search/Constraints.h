@@ -23,6 +23,15 @@ struct ConstraintQuantity {
     // Never decreases when one block's kernel size or expand ratio grows with everything else
     // fixed. Lets Feasibility prove the least reachable value exactly (docs/SEARCH.md).
     bool monotone_in_blocks = true;
+
+    // Optional, for quantities with parameters (training memory of a scheme pattern):
+    // what defines it beyond its key, written beside the limits in results ({"pattern": "last:4"});
+    Json definition;
+    // how one subnet reaches its value, appended to infeasibility messages ("inference peak … + extra …");
+    std::function<std::string(const SubnetConfig&)> explain;
+    // its details for the search's winner, written as best.<report_key> (the limit is given).
+    std::string report_key;
+    std::function<Json(const SubnetConfig&, double limit)> report;
 };
 
 struct Limit {
@@ -43,6 +52,8 @@ public:
     // value is an InputError naming it.
     static Constraints fromJson(const Json& j, const std::string& source);
     Json toJson() const;
+    // {key: definition} of the limited quantities that have one (empty object if none).
+    Json definitions() const;
 
     // Sets (or replaces) the limit on a built-in quantity; unknown key -> InputError listing the known ones.
     void set(const std::string& key, double max);

@@ -13,9 +13,9 @@ namespace {
 constexpr std::size_t kMaxCombinations = 4'000'000;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-std::string withUnit(const LimitBound& b, double v)
+std::string withUnit(const LimitBound& b, double v, const std::string& why = "")
 {
-    return formatQuantity(v) + (b.unit.empty() ? "" : " " + b.unit);
+    return formatQuantity(v) + (b.unit.empty() ? "" : " " + b.unit) + (why.empty() ? "" : " (" + why + ")");
 }
 
 struct BlockMinimal {
@@ -57,7 +57,16 @@ FeasibilityReport analyseFeasibility(const DesignSpace& space, const Constraints
     FeasibilityReport rep;
     const auto& limits = constraints.limits();
     for (const Limit& l : limits)
-        rep.bounds.push_back(LimitBound{l.key(), l.describe(), l.quantity->label, l.quantity->unit, l.max, kInf, kInf, true});
+    {
+        LimitBound b;
+        b.key = l.key();
+        b.describe = l.describe();
+        b.label = l.quantity->label;
+        b.unit = l.quantity->unit;
+        b.max = l.max;
+        b.least = b.least_alone = kInf;
+        rep.bounds.push_back(std::move(b));
+    }
     for (const Limit& l : limits)
         if (!l.quantity->monotone_in_blocks) return rep;   // unproven: the search samples with a bounded budget
 
@@ -79,9 +88,15 @@ FeasibilityReport analyseFeasibility(const DesignSpace& space, const Constraints
         }
         for (std::size_t i = 0; i < n; ++i) {
             LimitBound& b = rep.bounds[i];
-            b.least_alone = std::min(b.least_alone, values[i]);
+            if (values[i] < b.least_alone) {
+                b.least_alone = values[i];
+                b.least_alone_config = c;
+            }
             // Meets every other limit: candidate for the least value of quantity i under them.
-            if (violated == 0 || (violated == 1 && which == i)) b.least = std::min(b.least, values[i]);
+            if ((violated == 0 || (violated == 1 && which == i)) && values[i] < b.least) {
+                b.least = values[i];
+                b.least_config = c;
+            }
         }
         if (violated == 0) rep.feasible.push_back(c);
     }
@@ -89,7 +104,14 @@ FeasibilityReport analyseFeasibility(const DesignSpace& space, const Constraints
         rep.feasible.clear();
         return rep;
     }
-    for (LimitBound& b : rep.bounds) b.feasible = b.least <= b.max;
+    for (std::size_t i = 0; i < n; ++i) {
+        LimitBound& b = rep.bounds[i];
+        b.feasible = b.least <= b.max;
+        if (const auto& explain = limits[i].quantity->explain) {
+            if (!std::isinf(b.least_alone)) b.least_alone_why = explain(b.least_alone_config);
+            if (!std::isinf(b.least)) b.least_why = explain(b.least_config);
+        }
+    }
     if (n == 0) rep.feasible.clear();   // nothing to seed: every subnet is allowed
     return rep;
 }
@@ -102,7 +124,8 @@ std::string FeasibilityReport::message() const
     // Limits no subnet meets even alone.
     for (const LimitBound& b : bounds)
         if (b.least_alone > b.max)
-            join(msg, b.describe + " is impossible: the smallest subnet in this space needs " + withUnit(b, b.least_alone));
+            join(msg, b.describe + " is impossible: the smallest subnet in this space needs " +
+                          withUnit(b, b.least_alone, b.least_alone_why));
     if (!msg.empty()) return msg;
     // Limits out of reach once the others hold.
     for (std::size_t i = 0; i < bounds.size(); ++i) {
@@ -111,7 +134,7 @@ std::string FeasibilityReport::message() const
         std::string others;
         for (std::size_t j = 0; j < bounds.size(); ++j)
             if (j != i) others += (others.empty() ? "" : ", ") + bounds[j].describe;
-        join(msg, b.describe + " is impossible: with " + others + " the smallest subnet needs " + withUnit(b, b.least) +
+        join(msg, b.describe + " is impossible: with " + others + " the smallest subnet needs " + withUnit(b, b.least, b.least_why) +
                       " (without them " + withUnit(b, b.least_alone) + ")");
     }
     if (!msg.empty()) return msg;

@@ -25,6 +25,8 @@ struct LimitBound {
     double least = 0;        // least value reachable while the other limits hold (+inf if none does)
     double least_alone = 0;  // least value over the whole space
     bool feasible = true;
+    SubnetConfig least_config, least_alone_config;   // block-minimal subnets reaching them (when proven)
+    std::string least_why, least_alone_why;          // the quantity's explain() of those, if it has one
 };
 
 struct FeasibilityReport {

@@ -54,6 +54,8 @@ double SearchRunRecord::bestAccuracy() const
 
 std::string SearchRunRecord::limitsText() const
 {
+    // Written since training-memory limits, whose definition fromJson cannot restore alone.
+    if (result.contains("constraints_text") && result["constraints_text"].is_string()) return result["constraints_text"].get<std::string>();
     try {
         return Constraints::fromJson(result["constraints"], "history").describe();
     } catch (const std::exception&) {

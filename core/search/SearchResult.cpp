@@ -49,12 +49,16 @@ Json toJson(const SearchResult& r, bool evaluated)
                            {"children_mean", g.children_mean},
                            {"evaluated", g.evaluated},
                            {"seconds", g.seconds}});
+    Json best = r.found ? toJson(r.best) : Json(nullptr);
+    if (r.found)
+        for (auto it = r.best_reports.begin(); it != r.best_reports.end(); ++it) best[it.key()] = it.value();
     Json j{{"algorithm", r.options.algorithm},
            {"options", toJson(r.options)},
            {"constraints", r.constraints.toJson()},
+           {"constraints_text", r.constraints.describe()},
            {"oracle", r.oracle},
            {"accuracy_measured", r.accuracy_measured},
-           {"best", r.found ? toJson(r.best) : Json(nullptr)},
+           {"best", best},
            {"history", history},
            {"seconds", r.seconds},
            {"oracle_calls", r.oracle_calls},
@@ -63,6 +67,8 @@ Json toJson(const SearchResult& r, bool evaluated)
            {"fallbacks", r.fallbacks},
            {"warnings", r.warnings},
            {"cancelled", r.cancelled}};
+    const Json definitions = r.constraints.definitions();
+    if (!definitions.empty()) j["constraint_definitions"] = definitions;
     Json pareto = Json::array();
     for (std::size_t i : r.paretoFront()) pareto.push_back(toJson(r.evaluated[i]));
     j["pareto"] = pareto;

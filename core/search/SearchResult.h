@@ -33,6 +33,7 @@ struct SearchResult {
     std::string oracle;                    // AccuracyOracle::describe()
     bool accuracy_measured = false;        // AccuracyOracle::measures()
     SearchCandidate best;
+    Json best_reports = Json::object();   // the limited quantities' reports on `best` (ConstraintQuantity::report)
     std::vector<GenerationStats> history;
     std::vector<SearchCandidate> evaluated;   // every subnet the oracle was asked about, in order
     double seconds = 0;

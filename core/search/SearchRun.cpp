@@ -76,7 +76,11 @@ void SearchRun::closeGeneration(int generation, const std::vector<SearchCandidat
 SearchResult SearchRun::finish(bool cancelled)
 {
     result_.cancelled = cancelled;
-    if (result_.found) result_.warnings = oracle_->caveats(result_.best.config);
+    if (result_.found) {
+        result_.warnings = oracle_->caveats(result_.best.config);
+        for (const Limit& l : result_.constraints.limits())
+            if (l.quantity->report) result_.best_reports[l.quantity->report_key] = l.quantity->report(result_.best.config, l.max);
+    }
     result_.seconds = elapsed();
     return std::move(result_);
 }

@@ -1,0 +1,98 @@
+#include "search/TrainingMemoryLimit.h"
+
+#include "Error.h"
+#include "predict/PredictionCache.h"
+
+#include <cmath>
+#include <mutex>
+#include <unordered_map>
+
+namespace tinyscope {
+
+struct TrainingMemoryLimit::Memo {
+    DesignSpace space;
+    TrainingSchemePattern pattern;
+    mutable std::mutex mutex;
+    mutable std::unordered_map<std::string, TrainingBudgetCost> costs;
+    static constexpr std::size_t kMaxEntries = 500000;   // ~60 MB; a tutorial-size run prices ~50,000
+
+    TrainingBudgetCost cost(const SubnetConfig& c) const
+    {
+        std::string key = networkKey(space, c);
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            auto it = costs.find(key);
+            if (it != costs.end()) return it->second;
+        }
+        const TrainingBudgetCost value = trainingBudgetTotals(space, c, pattern);   // outside the lock
+        std::lock_guard<std::mutex> lock(mutex);
+        if (costs.size() >= kMaxEntries) costs.clear();
+        costs.emplace(std::move(key), value);
+        return value;
+    }
+};
+
+namespace {
+std::string kb(std::int64_t bytes) { return formatQuantity(static_cast<double>(bytes) / 1024.0) + " KB"; }
+}  // namespace
+
+TrainingMemoryLimit::TrainingMemoryLimit(const DesignSpace& space, const std::string& pattern)
+    : memo_(std::make_shared<Memo>())
+{
+    memo_->space = space;
+    memo_->pattern = TrainingSchemePattern::parse(pattern);
+    auto q = std::make_shared<ConstraintQuantity>();
+    q->key = kKey;
+    q->label = "training memory (" + pattern + ")";
+    q->unit = "KB";
+    std::shared_ptr<const Memo> memo = memo_;
+    q->measure = [memo](const SubnetConfig& c, const CostSummary&) { return static_cast<double>(memo->cost(c).totalBytes()) / 1024.0; };
+    q->monotone_in_blocks = true;   // see the header and docs/SEARCH.md
+    q->definition = Json{{"pattern", pattern}};
+    q->explain = [memo](const SubnetConfig& c) {
+        const TrainingBudgetCost t = memo->cost(c);
+        return "inference working set " + kb(t.inference_peak_bytes) + " + extra " + kb(t.extra_bytes);
+    };
+    q->report_key = kReportKey;
+    q->report = [this_memo = memo](const SubnetConfig& c, double limit) {
+        const TrainingBudgetCost t = this_memo->cost(c);
+        return Json{{"pattern", this_memo->pattern.text()},
+                    {"budget_bytes", budgetBytes(limit)},
+                    {"inference_peak_bytes", t.inference_peak_bytes},
+                    {"extra_bytes", t.extra_bytes},
+                    {"total_bytes", t.totalBytes()}};
+    };
+    quantity_ = std::move(q);
+}
+
+const TrainingSchemePattern& TrainingMemoryLimit::pattern() const { return memo_->pattern; }
+
+TrainingBudgetCost TrainingMemoryLimit::cost(const SubnetConfig& config) const { return memo_->cost(config); }
+
+Json TrainingMemoryLimit::report(const SubnetConfig& config, double budgetKB) const { return quantity_->report(config, budgetKB); }
+
+std::size_t TrainingMemoryLimit::memoised() const
+{
+    std::lock_guard<std::mutex> lock(memo_->mutex);
+    return memo_->costs.size();
+}
+
+std::int64_t TrainingMemoryLimit::budgetBytes(double budgetKB) { return static_cast<std::int64_t>(std::floor(budgetKB * 1024.0)); }
+
+Constraints TrainingMemoryLimit::restore(const DesignSpace& space, const Json& constraints, const Json& definitions,
+                                         const std::string& source)
+{
+    if (!constraints.is_object() || !constraints.contains(kKey)) return Constraints::fromJson(constraints, source);
+    Json builtin = constraints;
+    builtin.erase(kKey);
+    Constraints c = Constraints::fromJson(builtin, source);
+    const Json& v = constraints[kKey];
+    if (!v.is_number()) throw InputError(source + ": " + kKey + ": expected a number of KB, got " + v.dump());
+    if (!definitions.is_object() || !definitions.contains(kKey) || !definitions[kKey].is_object() ||
+        !definitions[kKey].contains("pattern") || !definitions[kKey]["pattern"].is_string())
+        throw InputError(source + ": " + kKey + " needs constraint_definitions." + kKey + ".pattern (the scheme pattern)");
+    c.set(TrainingMemoryLimit(space, definitions[kKey]["pattern"].get<std::string>()).quantity(), v.get<double>());
+    return c;
+}
+
+}  // namespace tinyscope
