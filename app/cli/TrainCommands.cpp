@@ -40,7 +40,7 @@ int cmdTrainSupernet(const Args& argv)
 {
     CliArgs a(argv, {"space", "out", "preset", "recipe", "seed", "threads", "max-steps", "print-every", "init-from"}, {"help", "show-recipe"});
     if (a.flag("help")) {
-        std::cout << "usage: tinyscope train-supernet --out DIR [--space NAME|FILE] [--preset demo|tiny | --recipe FILE.json]\n"
+        std::cout << "usage: tinyscope train-supernet --out DIR [--space NAME|FILE] [--preset demo|demo-finetune|tiny | --recipe FILE.json]\n"
                      "                               [--seed S] [--threads N] [--max-steps N] [--init-from CKPT] [--show-recipe]\n"
                      "  Once-for-all training with progressive shrinking and the sandwich rule. DIR/supernet.pth is a\n"
                      "  real-format checkpoint written after every epoch and every few hundred steps; running the same\n"
@@ -149,6 +149,59 @@ int cmdMakeAccdata(const Args& argv)
     return 0;
 }
 
+// The preset a finished run used, recognised by its phases and seed ("" if none matches).
+std::string presetOf(const Json& recipe)
+{
+    for (const char* name : {"demo", "demo-finetune", "tiny"}) {
+        const Json p = TrainRecipe::preset(name).toJson();
+        if (p["phases"] == recipe["phases"] && p.value("seed", 0) == recipe.value("seed", 0)) return name;
+    }
+    return "";
+}
+
+// A shipped run may continue an earlier one (--init-from): every stage, earliest first, read from
+// the training checkpoints the chain names. A missing earlier checkpoint ends the chain there.
+Json trainingStages(const Json& lastState)
+{
+    std::vector<Json> states = {lastState};
+    while (states.back()["recipe"].contains("init_from") && states.back()["recipe"]["init_from"].is_string()) {
+        const std::string from = states.back()["recipe"]["init_from"].get<std::string>();
+        if (!fileExists(from)) break;
+        Checkpoint prev = readCheckpoint(from);
+        const std::string* text = prev.text("tinyscope_training");
+        if (!text) break;
+        states.push_back(parseJson(*text, from));
+        if (states.size() > 16) throw InputError(from + ": the --init-from chain of training runs does not end");
+    }
+    std::reverse(states.begin(), states.end());
+    Json stages = Json::array();
+    for (const Json& st : states) {
+        const std::string preset = presetOf(st["recipe"]);
+        stages.push_back({{"preset", preset.empty() ? Json(nullptr) : Json(preset)},
+                          {"recipe", st["recipe"]},
+                          {"seconds", st["elapsed_seconds"]},
+                          {"cpu_seconds", st.contains("cpu_seconds") ? st["cpu_seconds"] : Json(nullptr)},
+                          {"steps", st["total_steps"]},
+                          {"history", st["history"]}});
+    }
+    return stages;
+}
+
+// The commands that rebuild the shipped file: one train-supernet per stage, then ship-supernet.
+std::string reproduceCommand(const Json& stages, const std::string& stem)
+{
+    std::string cmd;
+    for (std::size_t i = 0; i < stages.size(); ++i) {
+        const Json& st = stages[i];
+        const std::string run = "RUN" + std::to_string(i + 1);
+        cmd += "tinyscope train-supernet " +
+               (st["preset"].is_string() ? "--preset " + st["preset"].get<std::string>() : std::string("--recipe RECIPE") + std::to_string(i + 1) + ".json");
+        if (i > 0) cmd += " --init-from RUN" + std::to_string(i) + "/supernet.pth";
+        cmd += " --out " + run + " && ";
+    }
+    return cmd + "tinyscope ship-supernet --run RUN" + std::to_string(stages.size()) + " --out " + stem;
+}
+
 int cmdShipSupernet(const Args& argv)
 {
     CliArgs a(argv, {"run", "out", "space", "storage", "calib-images"}, {"help"});
@@ -175,6 +228,14 @@ int cmdShipSupernet(const Args& argv)
     for (const auto& kv : run.state_dict)
         sd.emplace_back(kv.first, (storage == "float16" && at::isFloatingType(kv.second.scalar_type())) ? kv.second.to(at::kHalf) : kv.second);
     const std::string stem = a.value("out");
+    const Json stages = trainingStages(state);
+    double seconds = 0, cpuSeconds = 0;
+    bool cpuKnown = true;
+    for (const Json& st : stages) {
+        seconds += st["seconds"].get<double>();
+        if (st["cpu_seconds"].is_number()) cpuSeconds += st["cpu_seconds"].get<double>();
+        else cpuKnown = false;
+    }
     saveStateDict(stem + ".pth", sd, true);
 
     // Measure what is shipped: reload the written file.
@@ -219,15 +280,15 @@ int cmdShipSupernet(const Args& argv)
                   {"test", "fashion-mnist:test (10,000 images)"}, {"package", "dataset-fashion-mnist (Debian)"}}},
         {"recipe", state["recipe"]},
         {"seed", state["recipe"]["seed"]},
-        {"training_seconds", state["elapsed_seconds"]},
-        {"training_steps", state["total_steps"]},
-        {"training_history", state["history"]},
+        {"training_seconds", seconds},   // wall time over every stage
+        {"training_cpu_seconds", cpuKnown ? Json(cpuSeconds) : Json(nullptr)},
+        {"training_stages", stages},
         {"evaluation", {{"bn_calibration", "2,000 random fashion-mnist:holdout images at the subnet's resolution, seed 0"},
                         {"test_images", 10000}}},
         {"measured", measured},
         {"check", {{"name", "smallest"}, {"config", subnets[0].second.toJson()}, {"data", "fashion-mnist:test items 0-999"},
                    {"calibration", "500 fashion-mnist:holdout images, seed 0"}, {"top1", cr.top1}}},
-        {"reproduce", "tinyscope train-supernet --preset demo --out RUN && tinyscope ship-supernet --run RUN --out " + stem},
+        {"reproduce", reproduceCommand(stages, stem)},
     };
     writeJsonFile(stem + ".json", card);
     std::printf("wrote %s.pth and %s.json (check: smallest on test[0:1000] %.2f %%)\n", stem.c_str(), stem.c_str(), cr.top1);
