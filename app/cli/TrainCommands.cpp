@@ -4,7 +4,9 @@
 
 #include "Error.h"
 #include "cost/CostModel.h"
+#include "data/ImageDataset.h"
 #include "io/DataPaths.h"
+#include "io/JsonFile.h"
 #include "nn/AccuracyTableBuilder.h"
 #include "nn/SupernetTrainer.h"
 #include "nn/TorchRuntime.h"
@@ -15,6 +17,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -93,6 +96,43 @@ int cmdTrainSupernet(const Args& argv)
     return 0;
 }
 
+// The card of a finished shard (beside src/, so the dataset reader does not take it for a table):
+// where the pairs come from, how they were measured, and what they look like — including the
+// measurement noise, which bounds what a predictor can learn from them.
+Json accuracyTableCard(const std::string& tablePath, const std::string& supernet, const DesignSpace& space,
+                       const AccuracyTableOptions& o)
+{
+    const Json table = readJsonFile(tablePath);
+    const Json state = readJsonFile(tablePath + ".state.json");
+    double sum = 0, sum2 = 0, lo = 100, hi = 0;
+    for (const Json& pair : table) {
+        const double v = pair.at(1).get<double>();
+        sum += v;
+        sum2 += v * v;
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+    }
+    const double n = static_cast<double>(table.size());
+    const double mean = n > 0 ? sum / n : 0, sd = n > 1 ? std::sqrt(std::max(0.0, (sum2 - n * mean * mean) / (n - 1))) : 0;
+    std::unique_ptr<ImageDataset> data = openDataset(o.eval_data);
+    const std::size_t measuredImages = splitIndices(data->size(), o.eval_split).size();
+    const double p = mean / 100.0;
+    const double noise = 100.0 * std::sqrt(p * (1 - p) / static_cast<double>(measuredImages));
+    return Json{{"table", tablePath.substr(tablePath.rfind('/') + 1)},
+                {"space", space.name},
+                {"supernet", supernet.substr(supernet.rfind('/') + 1)},
+                {"pairs", table.size()},
+                {"sampling", {{"method", "ArchSampler::random (the lab's random_sample_arch) with PyRandom(seed)"},
+                              {"seed", o.seed}, {"shard", o.shard}, {"shards", o.shards}}},
+                {"measurement", {{"data", o.eval_data}, {"measured_split", o.eval_split}, {"measured_images", measuredImages},
+                                 {"calibration_split", o.calib_split}, {"calibration_images", o.calib_images}}},
+                {"top1", {{"min", lo}, {"max", hi}, {"mean", mean}, {"std", sd},
+                          {"binomial_noise_at_mean", noise}}},
+                {"seconds", state.contains("seconds") ? state["seconds"] : Json(nullptr)},   // all runs; null if unknown
+                {"reproduce", "tinyscope make-accdata --supernet " + supernet + " --space " + space.name + " --count " +
+                                  std::to_string(o.count) + " --seed " + std::to_string(o.seed) + " --out DIR"}};
+}
+
 int cmdMakeAccdata(const Args& argv)
 {
     CliArgs a(argv, {"supernet", "space", "out", "count", "seed", "shard", "workers", "data", "calib-images", "name"}, {"help"});
@@ -146,6 +186,11 @@ int cmdMakeAccdata(const Args& argv)
         std::fflush(stdout);
     });
     std::printf("%swrote %zu pairs to %s\n", tty ? "\n" : "", n, path.c_str());
+    if (n == accuracyTableSamples(space, o).size()) {
+        const std::string cardPath = dir + "/" + name + "_card.json";
+        writeJsonFile(cardPath, accuracyTableCard(path, ckpt, space, o));
+        std::printf("wrote %s\n", cardPath.c_str());
+    }
     return 0;
 }
 

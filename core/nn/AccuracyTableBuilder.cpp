@@ -48,8 +48,12 @@ std::size_t buildAccuracyTable(const Supernet& supernet, const AccuracyTableOpti
     const Json want = optionsJson(o, space.name);
 
     std::map<std::size_t, std::pair<SubnetConfig, double>> done;   // sample index -> result
+    double earlierSeconds = 0;                                     // measuring time of earlier runs
+    bool secondsKnown = true;
     if (fileExists(statePath) && fileExists(path)) {
         Json st = readJsonFile(statePath);
+        if (st.contains("seconds") && st["seconds"].is_number()) earlierSeconds = st["seconds"].get<double>();
+        else secondsKnown = st["indices"].empty();   // written before the state kept its time
         if (st["options"] != want)
             throw InputError(statePath + ": the existing table was built with other options; remove it or use another --out");
         Json table = readJsonFile(path);
@@ -68,6 +72,7 @@ std::size_t buildAccuracyTable(const Supernet& supernet, const AccuracyTableOpti
                                                      o.eval_data + " (calibration split)");
 
     std::mutex mu;
+    const auto t0 = std::chrono::steady_clock::now();
     auto save = [&]() {   // caller holds mu
         Json table = Json::array();
         std::vector<std::size_t> idx;
@@ -76,7 +81,8 @@ std::size_t buildAccuracyTable(const Supernet& supernet, const AccuracyTableOpti
             idx.push_back(kv.first);
         }
         writeJsonFile(path, table, -1);
-        writeJsonFile(statePath, {{"options", want}, {"indices", idx}});
+        const double seconds = earlierSeconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        writeJsonFile(statePath, {{"options", want}, {"indices", idx}, {"seconds", secondsKnown ? Json(seconds) : Json(nullptr)}});
     };
 
     std::vector<std::pair<std::size_t, SubnetConfig>> todo;
@@ -85,7 +91,6 @@ std::size_t buildAccuracyTable(const Supernet& supernet, const AccuracyTableOpti
     std::atomic<std::size_t> next{0};
     std::atomic<bool> failed{false};
     std::exception_ptr error;
-    const auto t0 = std::chrono::steady_clock::now();
     auto worker = [&]() {
         at::set_num_threads(1);
         try {
