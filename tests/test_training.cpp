@@ -6,6 +6,7 @@
 
 #include "data/ImageDataset.h"
 #include "io/JsonFile.h"
+#include "predict/AccuracyDataset.h"
 #include "nn/Checkpoint.h"
 #include "nn/Supernet.h"
 #include "space/SpacePresets.h"
@@ -126,9 +127,26 @@ private Q_SLOTS:
                 QVERIFY(row[1].get<double>() >= 0.0 && row[1].get<double>() <= 100.0);
             }
         QVERIFY(t0[0][0] != t1[0][0]);   // disjoint slices
+        // Each finished shard has a card beside src/ with its real spread; the reader merges the
+        // two tables and nothing else.
+        const Json card = readJsonFile((dir + QStringLiteral("/mcunet-fmnist_shard0of2_card.json")).toStdString());
+        QCOMPARE(card["pairs"].get<int>(), 3);
+        double lo = 100, hi = 0;
+        for (const Json& row : t0) {
+            lo = std::min(lo, row[1].get<double>());
+            hi = std::max(hi, row[1].get<double>());
+        }
+        QCOMPARE(card["top1"]["min"].get<double>(), lo);
+        QCOMPARE(card["top1"]["max"].get<double>(), hi);
+        QCOMPARE(card["measurement"]["measured_images"].get<int>(), 2500);
+        QCOMPARE(card["sampling"]["shards"].get<int>(), 2);
+        QVERIFY(card["seconds"].is_number() && card["seconds"].get<double>() > 0);
+        QCOMPARE(AccuracyDataset::load(dir.toStdString(), presetSpace("mcunet-fmnist")).size(), std::size_t(6));
         // Re-running a finished shard measures nothing new; other options are refused.
         Run again = runTinyscope(common + QStringList{QStringLiteral("--shard"), QStringLiteral("0/2")});
         QVERIFY(again.out.contains(QStringLiteral("wrote 3 pairs")));
+        const Json cardAgain = readJsonFile((dir + QStringLiteral("/mcunet-fmnist_shard0of2_card.json")).toStdString());
+        QVERIFY(cardAgain["seconds"].get<double>() >= card["seconds"].get<double>());   // time of all runs
         Run other = runTinyscope({QStringLiteral("make-accdata"), QStringLiteral("--supernet"), ckpt, QStringLiteral("--out"), dir,
                                QStringLiteral("--count"), QStringLiteral("8"), QStringLiteral("--shard"), QStringLiteral("0/2")});
         QCOMPARE(other.code, 2);
