@@ -50,6 +50,19 @@ private Q_SLOTS:
         QVERIFY(j["skipped_examples"][0]["item"].get<std::string>().find("broken.jpg") != std::string::npos);
         QVERIFY(j["top1"].get<double>() >= 0.0 && j["top1"].get<double>() <= 100.0);
         QCOMPARE(j["correct"].get<int>() * 100.0 / 20.0, j["top1"].get<double>());
+        // Per class: two images of each of the 10 classes; the confusion matrix adds up.
+        QCOMPARE(j["per_class"].size(), std::size_t(10));
+        int correct = 0;
+        for (std::size_t c = 0; c < 10; ++c) {
+            QCOMPARE(j["per_class"][c]["images"].get<int>(), 2);
+            QCOMPARE(j["confusion"][c][c].get<int>(), j["per_class"][c]["correct"].get<int>());
+            int row = 0;
+            for (const Json& v : j["confusion"][c]) row += v.get<int>();
+            QCOMPARE(row, 2);
+            correct += j["per_class"][c]["correct"].get<int>();
+        }
+        QCOMPARE(correct, j["correct"].get<int>());
+        QCOMPARE(j["per_class"][0]["class"].get<std::string>(), std::string("T-shirt/top"));
         QCOMPARE(j["cost"]["params"].get<long long>(), j["cost"]["params"].get<long long>());
         QCOMPARE(j["config"]["image_size"].get<int>(), 28);
         QVERIFY(j["images_per_second"].get<double>() > 0);

@@ -13,6 +13,8 @@
 #include "data/ImageDataset.h"
 
 #include <QImage>
+#include <QListWidget>
+#include <QSignalSpy>
 #include <QProcess>
 #include <QSettings>
 #include <QSpinBox>
@@ -59,6 +61,32 @@ private Q_SLOTS:
         QCOMPARE(box->lastResult().images, std::size_t(120));
         QCOMPARE(box->lastResult().calibration_images, std::size_t(64));
         QVERIFY(box->resultText().contains(QStringLiteral("top-1")));
+        // Per class: the chart has one bar per class, and the counts add up to the whole.
+        const EvalResult& r = box->lastResult();
+        QCOMPARE(box->perClassBars(), 10);
+        std::size_t images = 0, correct = 0, diagonal = 0, cells = 0;
+        for (int c = 0; c < r.classes; ++c) {
+            images += r.class_images[static_cast<std::size_t>(c)];
+            correct += r.class_correct[static_cast<std::size_t>(c)];
+            diagonal += r.confusion[static_cast<std::size_t>(c * r.classes + c)];
+        }
+        for (std::size_t v : r.confusion) cells += v;
+        QCOMPARE(images, r.images);
+        QCOMPARE(correct, r.correct);
+        QCOMPARE(diagonal, r.correct);
+        QCOMPARE(cells, r.images);
+        // Classifying a dropped image runs off the GUI thread and lists the best five classes.
+        const QString img = tmp.path() + QStringLiteral("/gray.png");
+        QImage gray(28, 28, QImage::Format_Grayscale8);
+        gray.fill(128);
+        QVERIFY(gray.save(img));
+        QSignalSpy classified(box, &ui::EvaluationBox::classified);
+        box->classify(img);
+        QVERIFY(classified.wait(120000));
+        QCOMPARE(classified.first().first().toBool(), true);
+        auto* list = box->findChild<QListWidget*>();
+        QCOMPARE(list->count(), 5);
+        QVERIFY(list->item(0)->text().contains(QLatin1Char('%')));
         // Remembered for the next start.
         QCOMPARE(QSettings().value(QStringLiteral("eval/supernet")).toString(), ckpt);
     }

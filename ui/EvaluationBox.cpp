@@ -1,6 +1,7 @@
 #include "EvaluationBox.h"
 
 #include "AppState.h"
+#include "ChartStyle.h"
 
 #include "data/ImageDataset.h"
 #include "io/DataPaths.h"
@@ -28,6 +29,11 @@
 #include <QSpinBox>
 #include <QTimer>
 #include <QVBoxLayout>
+#include <QtCharts/QBarCategoryAxis>
+#include <QtCharts/QBarSet>
+#include <QtCharts/QChartView>
+#include <QtCharts/QHorizontalBarSeries>
+#include <QtCharts/QValueAxis>
 #include <QtConcurrent/QtConcurrentRun>
 
 namespace tinyscope::ui {
@@ -99,6 +105,11 @@ EvaluationBox::EvaluationBox(AppState* state, QWidget* parent) : QGroupBox(QStri
     result_->setWordWrap(true);
     result_->setTextFormat(Qt::RichText);
     lay->addWidget(result_);
+    perClass_ = new QChartView;
+    perClass_->setRenderHint(QPainter::Antialiasing);
+    perClass_->setMinimumHeight(230);
+    perClass_->setVisible(false);
+    lay->addWidget(perClass_);
     classes_ = new QListWidget;
     classes_->setMaximumHeight(110);
     classes_->setToolTip(QStringLiteral("Drop an image on the panel to classify it"));
@@ -267,6 +278,7 @@ void EvaluationBox::evaluate()
                                          : QStringLiteral(", BN statistics of the checkpoint");
         if (last_.skipped) text += QStringLiteral("<br>%1 unreadable images skipped").arg(last_.skipped);
         result_->setText(text);
+        showPerClass(last_, rq.space.class_names);
         Q_EMIT state_->message(QStringLiteral("Evaluated: top-1 %1 %").arg(last_.top1, 0, 'f', 2));
         Q_EMIT evaluated(true);
     });
@@ -297,23 +309,86 @@ bool EvaluationBox::waitForIdle(int timeoutMs)
 
 QString EvaluationBox::resultText() const { return result_->text(); }
 
+void EvaluationBox::showPerClass(const EvalResult& r, const std::vector<std::string>& classNames)
+{
+    perClassBars_ = r.classes;
+    if (r.classes == 0) {
+        perClass_->setVisible(false);
+        return;
+    }
+    // Horizontal bars, first class on top; the overall top-1 as the title.
+    auto* set = new QBarSet(QStringLiteral("top-1 %"));
+    set->setColor(QColor(0x1f, 0x77, 0xb4));
+    QStringList names;
+    for (int c = r.classes - 1; c >= 0; --c) {
+        const std::size_t i = static_cast<std::size_t>(c);
+        *set << r.classTop1(c);
+        names << (i < classNames.size() ? QString::fromStdString(classNames[i]) : QString::number(c));
+    }
+    auto* series = new QHorizontalBarSeries;
+    series->append(set);
+    series->setLabelsVisible(true);
+    series->setLabelsFormat(QStringLiteral("@value"));
+    series->setLabelsPrecision(3);
+    QChart* chart = styledChart(QStringLiteral("Top-1 per class (all: %1 %)").arg(r.top1, 0, 'f', 1));
+    chart->addSeries(series);
+    chart->legend()->hide();
+    auto* y = new QBarCategoryAxis;
+    y->append(names);
+    auto* x = new QValueAxis;
+    x->setRange(0, 100);
+    x->setTickCount(6);
+    x->setLabelFormat(QStringLiteral("%.0f"));
+    chart->addAxis(y, Qt::AlignLeft);
+    chart->addAxis(x, Qt::AlignBottom);
+    series->attachAxis(y);
+    series->attachAxis(x);
+    replaceChart(perClass_, chart);
+    perClass_->setVisible(true);
+}
+
 void EvaluationBox::classify(const QString& imagePath)
 {
+    if (classifying_) return;
     EvaluationRequest rq;
     try {
         rq.space = presetSpace(supernetSpaceName().toStdString());
         rq.config = transferConfig(state_->subnet(), state_->space(), rq.space);
-        rq.supernet = supernet_->text().toStdString();
-        rq.calibrate = calibImages_->value() > 0 && !fashionMnistDir().empty();
-        rq.calibration.images = std::min<std::size_t>(500, static_cast<std::size_t>(calibImages_->value()));
-        std::vector<ClassScore> scores = runClassification(rq, imagePath.toStdString());
-        classes_->clear();
-        for (std::size_t i = 0; i < scores.size() && i < 5; ++i)
-            classes_->addItem(QStringLiteral("%1 %  %2").arg(100.0 * scores[i].probability, 6, 'f', 2).arg(QString::fromStdString(scores[i].name)));
-        Q_EMIT state_->message(QStringLiteral("%1: %2").arg(QFileInfo(imagePath).fileName(), QString::fromStdString(scores.front().name)));
     } catch (const std::exception& e) {
         QMessageBox::warning(this, QStringLiteral("Classify image"), QString::fromUtf8(e.what()));
+        return;
     }
+    rq.supernet = supernet_->text().toStdString();
+    rq.calibrate = calibImages_->value() > 0 && !fashionMnistDir().empty();
+    rq.calibration.images = std::min<std::size_t>(500, static_cast<std::size_t>(calibImages_->value()));
+    // Extraction and BN re-calibration take about a second: off the GUI thread.
+    classifying_ = true;
+    classes_->clear();
+    classes_->addItem(QStringLiteral("classifying %1…").arg(QFileInfo(imagePath).fileName()));
+    auto outcome = std::make_shared<std::pair<std::vector<ClassScore>, QString>>();
+    auto* watcher = new QFutureWatcher<void>(this);
+    connect(watcher, &QFutureWatcher<void>::finished, this, [this, watcher, outcome, imagePath] {
+        watcher->deleteLater();
+        classifying_ = false;
+        classes_->clear();
+        if (!outcome->second.isEmpty()) {
+            QMessageBox::warning(this, QStringLiteral("Classify image"), outcome->second);
+            return;
+        }
+        const std::vector<ClassScore>& scores = outcome->first;
+        for (std::size_t i = 0; i < scores.size() && i < 5; ++i)
+            classes_->addItem(QStringLiteral("%1 %  %2").arg(100.0 * scores[i].probability, 6, 'f', 2).arg(QString::fromStdString(scores[i].name)));
+        if (!scores.empty())
+            Q_EMIT state_->message(QStringLiteral("%1: %2").arg(QFileInfo(imagePath).fileName(), QString::fromStdString(scores.front().name)));
+        Q_EMIT classified(!scores.empty());
+    });
+    watcher->setFuture(QtConcurrent::run([rq, outcome, path = imagePath.toStdString()] {
+        try {
+            outcome->first = runClassification(rq, path);
+        } catch (const std::exception& e) {
+            outcome->second = QString::fromUtf8(e.what());
+        }
+    }));
 }
 
 }  // namespace tinyscope::ui

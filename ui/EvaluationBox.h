@@ -17,6 +17,7 @@ class QProgressBar;
 class QPushButton;
 class QSpinBox;
 class QListWidget;
+class QChartView;
 
 namespace tinyscope::ui {
 
@@ -31,15 +32,17 @@ public:
     void evaluate();                        // starts a job (no-op while one runs)
     void setImageCounts(int images, int calibrationImages);
     bool waitForIdle(int timeoutMs);        // for screenshots and tests
-    void classify(const QString& imagePath);
+    void classify(const QString& imagePath);   // on a worker thread; emits classified()
     bool busy() const { return running_; }
     // A supernet file is chosen and exists, and the data can be opened (no dialog needed).
     bool ready() const;
     QString resultText() const;
     const EvalResult& lastResult() const { return last_; }
+    int perClassBars() const { return perClassBars_; }   // classes in the per-class chart (tests)
 
 Q_SIGNALS:
     void evaluated(bool ok);
+    void classified(bool ok);   // a classify() finished (the ranked classes are shown)
 
 private:
     void loadSettings();
@@ -47,6 +50,7 @@ private:
     void setRunning(bool running);
     QString supernetSpaceName() const;
     void refreshNotes();
+    void showPerClass(const EvalResult& r, const std::vector<std::string>& classNames);
 
     AppState* state_;
     QLineEdit* supernet_;
@@ -60,6 +64,9 @@ private:
     QLabel* result_;
     QLabel* note_;
     QListWidget* classes_;
+    QChartView* perClass_;   // top-1 per class of the last evaluation (hidden until there is one)
+    int perClassBars_ = 0;
+    bool classifying_ = false;
     bool running_ = false;
     std::shared_ptr<std::atomic<bool>> stop_;
     EvalResult last_;

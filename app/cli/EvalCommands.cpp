@@ -96,14 +96,24 @@ SubnetConfig chooseConfig(const CliArgs& a, const DesignSpace& space)
     return c;
 }
 
-Json evalJson(const EvalResult& r)
+Json evalJson(const EvalResult& r, const std::vector<std::string>& classNames)
 {
     Json skipped = Json::array();
     for (const auto& s : r.skipped_examples) skipped.push_back({{"item", s.first}, {"reason", s.second}});
+    Json perClass = Json::array(), confusion = Json::array();
+    for (int c = 0; c < r.classes; ++c) {
+        const std::size_t i = static_cast<std::size_t>(c);
+        perClass.push_back({{"class", i < classNames.size() ? classNames[i] : std::to_string(c)},
+                            {"images", r.class_images[i]},
+                            {"correct", r.class_correct[i]},
+                            {"top1", r.classTop1(c)}});
+        confusion.push_back(std::vector<std::size_t>(r.confusion.begin() + c * r.classes, r.confusion.begin() + (c + 1) * r.classes));
+    }
     return {{"top1", r.top1},          {"images", r.images},
             {"correct", r.correct},    {"seconds", r.seconds},
             {"images_per_second", r.images_per_second}, {"skipped", r.skipped},
-            {"skipped_examples", skipped}, {"calibration_images", r.calibration_images}};
+            {"skipped_examples", skipped}, {"calibration_images", r.calibration_images},
+            {"per_class", perClass}, {"confusion", confusion}};   // confusion[true][predicted]
 }
 
 int cmdEval(const Args& argv)
@@ -154,7 +164,7 @@ int cmdEval(const Args& argv)
     if (tty) std::fprintf(stderr, "\r%40s\r", "");
     CostSummary cost = CostModel(sc.space).summary(config);
     if (a.flag("json")) {
-        Json j = evalJson(r);
+        Json j = evalJson(r, sc.space.class_names);
         j["config"] = config.toJson();
         j["supernet"] = sc.path;
         j["data"] = data->source();
@@ -165,6 +175,11 @@ int cmdEval(const Args& argv)
     }
     std::printf("top-1       %.2f %%  (%zu of %zu images)\n", r.top1, r.correct, r.images);
     std::printf("speed       %.1f images/s on %d thread(s), %.2f s\n", r.images_per_second, threads, r.seconds);
+    for (int c = 0; c < r.classes; ++c) {
+        const std::size_t i = static_cast<std::size_t>(c);
+        std::printf("%s%6.2f %%  %s (%zu images)\n", c == 0 ? "per class   " : "            ", r.classTop1(c), i < sc.space.class_names.size() ? sc.space.class_names[i].c_str() : std::to_string(c).c_str(),
+                    r.class_images[i]);
+    }
     std::printf("BN          %s\n", calibrated ? ("re-calibrated on " + std::to_string(calibrated) + " images").c_str() : "running statistics of the checkpoint");
     if (r.skipped) {
         std::printf("skipped     %zu unreadable images, e.g.\n", r.skipped);

@@ -31,6 +31,15 @@ struct EvalResult {
     std::size_t skipped = 0;
     std::vector<std::pair<std::string, std::string>> skipped_examples;   // first few (item, reason)
     std::size_t calibration_images = 0;
+    // Per class (index = label): images and correct ones; confusion[true * classes + predicted].
+    int classes = 0;
+    std::vector<std::size_t> class_images, class_correct, confusion;
+
+    double classTop1(int c) const   // percent; 0 for a class with no image
+    {
+        const std::size_t n = class_images[static_cast<std::size_t>(c)];
+        return n ? 100.0 * static_cast<double>(class_correct[static_cast<std::size_t>(c)]) / static_cast<double>(n) : 0.0;
+    }
 };
 
 struct ClassScore {

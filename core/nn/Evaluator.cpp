@@ -76,9 +76,27 @@ EvalResult evaluateTop1(const Subnet& subnet, const ImageDataset& data, const st
         for (auto& s : b.skipped)
             if (r.skipped_examples.size() < 5) r.skipped_examples.push_back(s);
         if (b.size() > 0) {
-            at::Tensor pred = subnet.forward(toTensor(b)).argmax(1);
+            at::Tensor logits = subnet.forward(toTensor(b));
+            if (r.classes == 0) {
+                r.classes = static_cast<int>(logits.size(1));
+                const std::size_t k = static_cast<std::size_t>(r.classes);
+                r.class_images.assign(k, 0);
+                r.class_correct.assign(k, 0);
+                r.confusion.assign(k * k, 0);
+            }
+            at::Tensor pred = logits.argmax(1);
             const auto* p = pred.data_ptr<std::int64_t>();
-            for (std::size_t i = 0; i < b.size(); ++i) r.correct += p[i] == b.labels[i];
+            const std::size_t k = static_cast<std::size_t>(r.classes);
+            for (std::size_t i = 0; i < b.size(); ++i) {
+                const bool hit = p[i] == b.labels[i];
+                r.correct += hit;
+                const auto truth = static_cast<std::size_t>(b.labels[i]);
+                if (truth < k) {   // a label beyond the logits (checked by the callers) counts only as wrong
+                    ++r.class_images[truth];
+                    r.class_correct[truth] += hit;
+                    ++r.confusion[truth * k + static_cast<std::size_t>(p[i])];
+                }
+            }
             r.images += b.size();
         }
         job.report(std::min(items.size(), start + bs), items.size(), "evaluating");
