@@ -118,7 +118,16 @@ DesignSpacePanel::DesignSpacePanel(AppState* state, QWidget* parent) : QWidget(p
     rl->addLayout(budgetRow);
     auto* vsplit = new QSplitter(Qt::Vertical);
     chart_ = new PeakMemoryChart;
-    vsplit->addWidget(chart_);
+    // The peak-memory chart and, after an evaluation, the top-1 per class.
+    auto* charts = new QTabWidget;
+    charts->addTab(chart_, QStringLiteral("Peak memory"));
+    charts->addTab(evaluation_->perClassView(), QStringLiteral("Accuracy per class"));
+    charts->setTabEnabled(1, false);
+    connect(evaluation_, &EvaluationBox::perClassShown, charts, [charts] {
+        charts->setTabEnabled(1, true);
+        charts->setCurrentIndex(1);
+    });
+    vsplit->addWidget(charts);
     auto* tableBox = new QWidget;
     auto* tl = new QVBoxLayout(tableBox);
     tl->setContentsMargins(0, 0, 0, 0);

@@ -105,14 +105,14 @@ EvaluationBox::EvaluationBox(AppState* state, QWidget* parent) : QGroupBox(QStri
     result_->setWordWrap(true);
     result_->setTextFormat(Qt::RichText);
     lay->addWidget(result_);
-    perClass_ = new QChartView;
+    perClass_ = new QChartView(this);
     perClass_->setRenderHint(QPainter::Antialiasing);
     perClass_->setMinimumHeight(230);
-    perClass_->setVisible(false);
-    lay->addWidget(perClass_);
     classes_ = new QListWidget;
     classes_->setMaximumHeight(110);
     classes_->setToolTip(QStringLiteral("Drop an image on the panel to classify it"));
+    classes_->addItem(QStringLiteral("Drop an image on the panel, or press Classify image…"));
+    classes_->item(0)->setForeground(QColor(0x77, 0x77, 0x77));
     lay->addWidget(classes_);
 
     loadSettings();
@@ -312,10 +312,7 @@ QString EvaluationBox::resultText() const { return result_->text(); }
 void EvaluationBox::showPerClass(const EvalResult& r, const std::vector<std::string>& classNames)
 {
     perClassBars_ = r.classes;
-    if (r.classes == 0) {
-        perClass_->setVisible(false);
-        return;
-    }
+    if (r.classes == 0) return;
     // Horizontal bars, first class on top; the overall top-1 as the title.
     auto* set = new QBarSet(QStringLiteral("top-1 %"));
     set->setColor(QColor(0x1f, 0x77, 0xb4));
@@ -344,7 +341,7 @@ void EvaluationBox::showPerClass(const EvalResult& r, const std::vector<std::str
     series->attachAxis(y);
     series->attachAxis(x);
     replaceChart(perClass_, chart);
-    perClass_->setVisible(true);
+    Q_EMIT perClassShown();
 }
 
 void EvaluationBox::classify(const QString& imagePath)

@@ -39,10 +39,14 @@ public:
     QString resultText() const;
     const EvalResult& lastResult() const { return last_; }
     int perClassBars() const { return perClassBars_; }   // classes in the per-class chart (tests)
+    // The per-class chart, for the owner to place (the Design-space panel shows it in a tab beside
+    // the peak-memory chart); perClassShown() is emitted when it has a new result.
+    QChartView* perClassView() const { return perClass_; }
 
 Q_SIGNALS:
     void evaluated(bool ok);
-    void classified(bool ok);   // a classify() finished (the ranked classes are shown)
+    void classified(bool ok);
+    void perClassShown();   // a classify() finished (the ranked classes are shown)
 
 private:
     void loadSettings();
