@@ -153,6 +153,37 @@ private Q_SLOTS:
         QVERIFY(other.err.contains(QStringLiteral("built with other options")));
     }
 
+    void shippingAContinuedRunRecordsEveryStage()
+    {
+        if (runA.isEmpty()) QSKIP("needs the trained run");
+        // Stage 2 continues run A; ship-supernet follows --init-from back to it.
+        const QString runC = tmp.path() + QStringLiteral("/c");
+        Run c = runTinyscope(trainArgs(runC) << QStringLiteral("--init-from") << runA + QStringLiteral("/supernet.pth"));
+        QVERIFY2(c.code == 0, qPrintable(c.out + c.err));
+        const QString stem = tmp.path() + QStringLiteral("/shipped");
+        Run s = runTinyscope({QStringLiteral("ship-supernet"), QStringLiteral("--run"), runC, QStringLiteral("--out"), stem,
+                              QStringLiteral("--images"), QStringLiteral("200"), QStringLiteral("--calib-images"), QStringLiteral("64")});
+        QVERIFY2(s.code == 0, qPrintable(s.out + s.err));
+        const Json card = readJsonFile((stem + QStringLiteral(".json")).toStdString());
+        const Json& stages = card["training_stages"];
+        QCOMPARE(stages.size(), std::size_t(2));
+        QCOMPARE(stages[0]["preset"].get<std::string>(), std::string("tiny"));
+        QCOMPARE(stages[1]["preset"].get<std::string>(), std::string("tiny"));
+        QCOMPARE(stages[1]["recipe"]["init_from"].get<std::string>(), (runA + QStringLiteral("/supernet.pth")).toStdString());
+        QCOMPARE(card["training_seconds"].get<double>(), stages[0]["seconds"].get<double>() + stages[1]["seconds"].get<double>());
+        QCOMPARE(card["reproduce"].get<std::string>(),
+                 "tinyscope train-supernet --preset tiny --out RUN1 && tinyscope train-supernet --preset tiny --init-from "
+                 "RUN1/supernet.pth --out RUN2 && tinyscope ship-supernet --run RUN2 --out " + stem.toStdString());
+        QCOMPARE(card["measured"].size(), std::size_t(7));
+        for (const Json& m : card["measured"]) QCOMPARE(m["images"].get<int>(), 200);
+        QCOMPARE(card["evaluation"]["test_images"].get<int>(), 200);
+        // The shipped file is float16 and loads as a float32 supernet of the space.
+        Checkpoint shipped = readCheckpoint((stem + QStringLiteral(".pth")).toStdString());
+        QCOMPARE(shipped.state_dict.front().second.scalar_type(), at::kHalf);
+        Supernet net = Supernet::load(presetSpace("mcunet-fmnist"), (stem + QStringLiteral(".pth")).toStdString());
+        QVERIFY(net.parameterBytes() > 1000000);
+    }
+
     void badRecipeAndOptionsAreReported()
     {
         const QString recipe = tmp.path() + QStringLiteral("/r.json");

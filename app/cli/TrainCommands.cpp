@@ -7,6 +7,7 @@
 #include "data/ImageDataset.h"
 #include "io/DataPaths.h"
 #include "io/JsonFile.h"
+#include "io/Text.h"
 #include "nn/AccuracyTableBuilder.h"
 #include "nn/SupernetTrainer.h"
 #include "nn/TorchRuntime.h"
@@ -249,12 +250,15 @@ std::string reproduceCommand(const Json& stages, const std::string& stem)
 
 int cmdShipSupernet(const Args& argv)
 {
-    CliArgs a(argv, {"run", "out", "space", "storage", "calib-images"}, {"help"});
+    CliArgs a(argv, {"run", "out", "space", "storage", "calib-images", "images"}, {"help"});
     if (a.flag("help") || !a.has("run") || !a.has("out")) {
         std::cout << "usage: tinyscope ship-supernet --run DIR --out PATH_STEM [--space NAME|FILE] [--storage float16|float32]\n"
+                     "                              [--images N] [--calib-images N]\n"
                      "  Writes PATH_STEM.pth (a plain real-format supernet, float16 by default) from a finished training\n"
                      "  run and PATH_STEM.json, its card: data, recipe, seed, training time and the top-1 measured on the\n"
-                     "  Fashion-MNIST test set for the smallest, largest and 5 random subnets (BN re-calibrated on holdout).\n";
+                     "  Fashion-MNIST test set for the smallest, largest and 5 random subnets (BN re-calibrated on holdout).\n"
+                     "  A run made with --init-from is recorded with every earlier stage. --images N measures on the\n"
+                     "  first N test images only (default all 10,000; for quick checks, not for shipping).\n";
         return a.flag("help") ? 0 : 2;
     }
     configureAllocator();
@@ -287,6 +291,12 @@ int cmdShipSupernet(const Args& argv)
     Supernet net = Supernet::load(space, stem + ".pth");
     std::unique_ptr<ImageDataset> test = openDataset("fashion-mnist:test");
     std::unique_ptr<ImageDataset> hold = openDataset("fashion-mnist:holdout");
+    std::vector<std::size_t> testItems = splitIndices(test->size(), -1);
+    if (a.has("images")) {
+        const long long n = a.int64Value("images", 0);
+        if (n <= 0) throw InputError("--images must be a positive number of test images, got " + a.value("images"));
+        testItems.resize(std::min(testItems.size(), static_cast<std::size_t>(n)));
+    }
     ArchSampler sampler(space);
     const int rMax = *std::max_element(space.resolutions.begin(), space.resolutions.end());
     const int rMin = *std::min_element(space.resolutions.begin(), space.resolutions.end());
@@ -301,7 +311,7 @@ int cmdShipSupernet(const Args& argv)
         Subnet sub = net.extract(cfg);
         calibrateBn(sub, *hold, co);
         sub.setFolded(true);
-        EvalResult r = evaluateTop1(sub, *test, splitIndices(test->size(), -1), 250);
+        EvalResult r = evaluateTop1(sub, *test, testItems, 250);
         CostSummary c = cost.summary(cfg);
         measured.push_back({{"name", name}, {"config", cfg.toJson()}, {"top1", r.top1}, {"images", r.images},
                             {"million_macs", c.millionMacs()}, {"peak_kb", c.peakKB()}, {"params", c.params}});
@@ -313,7 +323,7 @@ int cmdShipSupernet(const Args& argv)
     cc.images = 500;
     calibrateBn(check, *hold, cc);
     check.setFolded(true);
-    std::vector<std::size_t> first1000 = splitIndices(1000, -1);
+    std::vector<std::size_t> first1000 = splitIndices(std::min<std::size_t>(1000, testItems.size()), -1);
     EvalResult cr = evaluateTop1(check, *test, first1000, 250);
 
     Json card = {
@@ -328,10 +338,11 @@ int cmdShipSupernet(const Args& argv)
         {"training_seconds", seconds},   // wall time over every stage
         {"training_cpu_seconds", cpuKnown ? Json(cpuSeconds) : Json(nullptr)},
         {"training_stages", stages},
-        {"evaluation", {{"bn_calibration", "2,000 random fashion-mnist:holdout images at the subnet's resolution, seed 0"},
-                        {"test_images", 10000}}},
+        {"evaluation", {{"bn_calibration", groupThousands(static_cast<std::int64_t>(co.images)) +
+                                               " random fashion-mnist:holdout images at the subnet's resolution, seed 0"},
+                        {"test_images", testItems.size()}}},
         {"measured", measured},
-        {"check", {{"name", "smallest"}, {"config", subnets[0].second.toJson()}, {"data", "fashion-mnist:test items 0-999"},
+        {"check", {{"name", "smallest"}, {"config", subnets[0].second.toJson()}, {"data", "fashion-mnist:test items 0-" + std::to_string(first1000.size() - 1)},
                    {"calibration", "500 fashion-mnist:holdout images, seed 0"}, {"top1", cr.top1}}},
         {"reproduce", reproduceCommand(stages, stem)},
     };
