@@ -12,6 +12,7 @@
 #include "graph/TrainingBudget.h"
 #include "io/AtomicFile.h"
 #include "io/JsonFile.h"
+#include "space/SpacePresets.h"
 
 #include <QDoubleSpinBox>
 
@@ -96,6 +97,23 @@ private Q_SLOTS:
         QCOMPARE(changed.size(), 2);
         QCOMPARE(QString::fromStdString(panel.predictor()->path()), saved);
         QCOMPARE(panel.epochPoints(), 4);   // the chart shows the loaded card's history
+    }
+
+    void switchingToTheFashionMnistSpaceBringsItsPredictorAndData()
+    {
+        // Out of the box for both spaces: the shipped predictor of the new space and the accuracy
+        // dataset it was trained on, evaluated on its held-out fifth (400 of 2,000 pairs).
+        ui::AppState state;
+        ui::PredictorPanel panel(&state);
+        state.setSpace(presetSpace("mcunet-fmnist"), QStringLiteral("mcunet-fmnist"));
+        QVERIFY(panel.predictor());
+        QCOMPARE(panel.predictor()->card().space_name, std::string("mcunet-fmnist"));
+        QVERIFY2(panel.datasetPath().endsWith(QStringLiteral("datasets/mcunet-fmnist-accdata")), qPrintable(panel.datasetPath()));
+        QSignalSpy finished(&panel, &ui::PredictorPanel::jobFinished);
+        panel.startEvaluation();
+        QVERIFY(finished.wait(60000));
+        QCOMPARE(finished.front().front().toBool(), true);
+        QCOMPARE(panel.scatterPoints(), 400);
     }
 
     void cancelledTrainingKeepsThePredictor()

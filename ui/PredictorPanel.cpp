@@ -228,6 +228,11 @@ PredictorPanel::PredictorPanel(AppState* state, QWidget* parent) : QWidget(paren
         } catch (const std::exception& e) {
             status_->setText(QString::fromUtf8(e.what()));
         }
+        // The dataset of the previous space does not fit this one: offer the new predictor's own.
+        if (predictor_) {
+            const QString data = resolveOrigin(predictor_->card().data_origin);
+            if (QFileInfo::exists(data)) dataPath_->setText(data);
+        }
         showCard();
         showScatter({}, {});
         Q_EMIT predictorChanged();
