@@ -2,6 +2,7 @@
 
 #include <climits>
 #include <cstdlib>
+#include <filesystem>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -60,7 +61,8 @@ std::string dataRoot()
     std::string exe = exeDir();
     for (const char* rel : {"/..", "/../share/tinyscope", "/../.."}) {
         std::string cand = exe + rel;
-        if (!exe.empty() && isDir(cand + "/models/spaces")) return cand;
+        // Shown to users (cards, the Predictor panel): without the "/../.." of the search.
+        if (!exe.empty() && isDir(cand + "/models/spaces")) return std::filesystem::weakly_canonical(cand).string();
     }
     std::string src = TINYSCOPE_SOURCE_DIR;
     if (!src.empty() && isDir(src + "/models")) return src;
