@@ -217,18 +217,25 @@ void EvaluationBox::setRunning(bool running)
     }
 }
 
-void EvaluationBox::evaluate()
+bool EvaluationBox::prepareRequest(EvaluationRequest& rq, const QString& title)
 {
-    if (running_) return;
-    EvaluationRequest rq;
+    // The selected subnet in the supernet's space (same blocks, resolution of the same rank).
     try {
         rq.space = presetSpace(supernetSpaceName().toStdString());
         rq.config = transferConfig(state_->subnet(), state_->space(), rq.space);
     } catch (const std::exception& e) {
-        QMessageBox::warning(this, QStringLiteral("Evaluate"), QString::fromUtf8(e.what()));
-        return;
+        QMessageBox::warning(this, title, QString::fromUtf8(e.what()));
+        return false;
     }
     rq.supernet = supernet_->text().toStdString();
+    return true;
+}
+
+void EvaluationBox::evaluate()
+{
+    if (running_) return;
+    EvaluationRequest rq;
+    if (!prepareRequest(rq, QStringLiteral("Evaluate"))) return;
     rq.data = data_->currentText().toStdString();
     rq.images = static_cast<std::size_t>(images_->value());
     rq.calibrate = calibImages_->value() > 0;
@@ -348,14 +355,7 @@ void EvaluationBox::classify(const QString& imagePath)
 {
     if (classifying_) return;
     EvaluationRequest rq;
-    try {
-        rq.space = presetSpace(supernetSpaceName().toStdString());
-        rq.config = transferConfig(state_->subnet(), state_->space(), rq.space);
-    } catch (const std::exception& e) {
-        QMessageBox::warning(this, QStringLiteral("Classify image"), QString::fromUtf8(e.what()));
-        return;
-    }
-    rq.supernet = supernet_->text().toStdString();
+    if (!prepareRequest(rq, QStringLiteral("Classify image"))) return;
     rq.calibrate = calibImages_->value() > 0 && !fashionMnistDir().empty();
     rq.calibration.images = std::min<std::size_t>(500, static_cast<std::size_t>(calibImages_->value()));
     // Extraction and BN re-calibration take about a second: off the GUI thread.

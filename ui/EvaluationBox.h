@@ -19,6 +19,10 @@ class QSpinBox;
 class QListWidget;
 class QChartView;
 
+namespace tinyscope {
+struct EvaluationRequest;
+}
+
 namespace tinyscope::ui {
 
 class AppState;
@@ -53,6 +57,8 @@ private:
     void saveSettings();
     void setRunning(bool running);
     QString supernetSpaceName() const;
+    // Space, transferred config and supernet of the current selection; false after a warning dialog.
+    bool prepareRequest(EvaluationRequest& rq, const QString& title);
     void refreshNotes();
     void showPerClass(const EvalResult& r, const std::vector<std::string>& classNames);
 

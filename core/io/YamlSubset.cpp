@@ -26,8 +26,9 @@ struct Line {
     throw InputError(source + ": line " + std::to_string(line) + ": " + why);
 }
 
-// Removes a comment ('#' at the start or after whitespace, outside quotes).
-std::string stripComment(const std::string& s)
+// The first position outside quotes where `at(s, i)` holds, or npos.
+template <typename Pred>
+std::size_t findUnquoted(const std::string& s, Pred at)
 {
     char quote = 0;
     for (std::size_t i = 0; i < s.size(); ++i) {
@@ -36,11 +37,20 @@ std::string stripComment(const std::string& s)
             if (c == quote) quote = 0;
         } else if (c == '"' || c == '\'') {
             quote = c;
-        } else if (c == '#' && (i == 0 || std::isspace(static_cast<unsigned char>(s[i - 1])))) {
-            return s.substr(0, i);
+        } else if (at(s, i)) {
+            return i;
         }
     }
-    return s;
+    return std::string::npos;
+}
+
+// Removes a comment ('#' at the start or after whitespace, outside quotes).
+std::string stripComment(const std::string& s)
+{
+    const std::size_t i = findUnquoted(s, [](const std::string& t, std::size_t k) {
+        return t[k] == '#' && (k == 0 || std::isspace(static_cast<unsigned char>(t[k - 1])));
+    });
+    return i == std::string::npos ? s : s.substr(0, i);
 }
 
 std::string trim(const std::string& s)
@@ -161,22 +171,14 @@ Json value(const std::string& s, const std::string& source, int line)
 // Splits "key: value" at the first ': ' (or a trailing ':') outside quotes; false if none.
 bool splitKey(const std::string& s, std::string& key, std::string& rest)
 {
-    char quote = 0;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        const char c = s[i];
-        if (quote) {
-            if (c == quote) quote = 0;
-        } else if (c == '"' || c == '\'') {
-            quote = c;
-        } else if (c == ':' && (i + 1 == s.size() || s[i + 1] == ' ')) {
-            key = trim(s.substr(0, i));
-            rest = i + 1 < s.size() ? s.substr(i + 1) : "";
-            if (key.size() >= 2 && (key.front() == '"' || key.front() == '\'') && key.back() == key.front())
-                key = key.substr(1, key.size() - 2);
-            return true;
-        }
-    }
-    return false;
+    const std::size_t i = findUnquoted(s, [](const std::string& t, std::size_t k) {
+        return t[k] == ':' && (k + 1 == t.size() || t[k + 1] == ' ');
+    });
+    if (i == std::string::npos) return false;
+    key = trim(s.substr(0, i));
+    rest = i + 1 < s.size() ? s.substr(i + 1) : "";
+    if (key.size() >= 2 && (key.front() == '"' || key.front() == '\'') && key.back() == key.front()) key = key.substr(1, key.size() - 2);
+    return true;
 }
 
 class Parser {
