@@ -1,10 +1,10 @@
 """Baseline for bench/bench_predictor.cpp: the lab's accuracy-predictor recipe (MIT 6.5940 Lab 3:
 MLP 128-400-400-400-1 with a fixed base accuracy, L1 loss, Adam 1e-3, batch 256, 10 epochs) in
 PyTorch eager with autograd, written from that description (not the lab's code), on the split
-Tinyscope uses (random.seed(0); random.shuffle; last fifth held out). Also a linear least-squares
+Tinyscope uses (random.seed(SEED); random.shuffle; last fifth held out; SEED also seeds torch). Also a linear least-squares
 fit on the same split. Prints one JSON line.
 
-usage: lab_predictor_baseline.py DATASET_DIR THREADS [EPOCHS]
+usage: lab_predictor_baseline.py DATASET_DIR THREADS [EPOCHS [SEED]]
 """
 import glob
 import json
@@ -87,6 +87,7 @@ def tau_b(x, y):
 def main():
     folder, threads = sys.argv[1], int(sys.argv[2])
     epochs = int(sys.argv[3]) if len(sys.argv) > 3 else 10
+    seed = int(sys.argv[4]) if len(sys.argv) > 4 else 0
     torch.set_num_threads(threads)
     configs, labels = [], []
     for path in sorted(glob.glob(os.path.join(folder, "src", "*acc_table.json"))):
@@ -97,14 +98,14 @@ def main():
     Y = torch.tensor([a / 100 for a in labels], dtype=torch.float32)
     base = float(np.mean(np.array(labels, np.float64) / 100))
     idx = list(range(len(configs)))
-    random.seed(0)
+    random.seed(seed)
     random.shuffle(idx)
     n_val = round(len(idx) * 0.2)
     tr, va = torch.tensor(idx[:-n_val]), torch.tensor(idx[-n_val:])
     Xt, Yt, Xv = X[tr], Y[tr], X[va]
     measured = [labels[i] for i in idx[-n_val:]]
 
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     layers = []
     for i in range(3):
         layers += [torch.nn.Linear(128 if i == 0 else 400, 400), torch.nn.ReLU(inplace=True)]

@@ -6,6 +6,7 @@
 #include "Error.h"
 #include "io/AtomicFile.h"
 #include "nn/AccuracyPredictor.h"
+#include "predict/AdamUpdate.h"
 #include "predict/PredictionMetrics.h"
 #include "space/ArchSampler.h"
 #include "space/SpacePresets.h"
@@ -82,6 +83,47 @@ private Q_SLOTS:
         QVERIFY(std::fabs(m.pearson - 0.91928853005436) < 1e-12);   // numpy.corrcoef
         QVERIFY(std::fabs(m.kendall_tau - bruteForceTau({90, 91, 92, 94}, {90.5, 91, 91, 95})) < 1e-15);
         QVERIFY(errorOf([] { measurePredictions({1, 2}, {1}); }).find("differ in length") != std::string::npos);
+    }
+
+    void adamUpdateEqualsTheScalarFormulaBitForBit()
+    {
+        // torch.optim.Adam's element-wise formula, one float operation at a time; the vectorised
+        // kernel must give the same bits, with and without the second shard's gradient, on a
+        // range that starts and ends off the vector width.
+        PyRandom rng(11);
+        const std::int64_t n = 1003, lo = 3, hi = 998;
+        std::vector<float> p(n), m(n, 0), v(n, 0), g0(n), g1(n);
+        for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<float>(rng.random() - 0.5);
+        const std::vector<float> p0 = p;
+        std::vector<float> rp = p, rm = m, rv = v;
+        for (int step = 1; step <= 30; ++step) {
+            for (std::int64_t i = 0; i < n; ++i) {
+                g0[i] = static_cast<float>((rng.random() - 0.5) * 1e-2);
+                g1[i] = static_cast<float>((rng.random() - 0.5) * 1e-2);
+            }
+            const bool two = step % 2 == 0;
+            const AdamConstants c = AdamConstants::at(1e-3, step);
+            adamUpdate(p.data(), g0.data(), two ? g1.data() : nullptr, m.data(), v.data(), lo, hi, c);
+            for (std::int64_t i = lo; i < hi; ++i) {
+                volatile float g = two ? g0[i] + g1[i] : g0[i];
+                volatile float a = c.beta1 * rm[i];
+                volatile float b = (1 - c.beta1) * g;
+                rm[i] = a + b;
+                volatile float gg = (1 - c.beta2) * g;
+                volatile float d = c.beta2 * rv[i];
+                volatile float e = gg * g;
+                rv[i] = d + e;
+                volatile float denom = std::sqrt(rv[i]) / c.bc2_sqrt + c.eps;
+                volatile float num = c.step_size * rm[i];
+                rp[i] -= num / denom;
+            }
+        }
+        int moved = 0;
+        for (std::int64_t i = 0; i < n; ++i) {
+            QVERIFY2(p[i] == rp[i] && m[i] == rm[i] && v[i] == rv[i], qPrintable(QString::number(i)));
+            moved += p[i] != p0[i];
+        }
+        QCOMPARE(moved, static_cast<int>(hi - lo));   // the range was updated, the rest untouched
     }
 
     void kendallTauEqualsItsDefinitionWithTies()

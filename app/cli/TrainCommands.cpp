@@ -44,7 +44,7 @@ int cmdTrainSupernet(const Args& argv)
 {
     CliArgs a(argv, {"space", "out", "preset", "recipe", "seed", "threads", "max-steps", "print-every", "init-from"}, {"help", "show-recipe"});
     if (a.flag("help")) {
-        std::cout << "usage: tinyscope train-supernet --out DIR [--space NAME|FILE] [--preset demo|demo-finetune|tiny | --recipe FILE.json]\n"
+        std::cout << "usage: tinyscope train-supernet --out DIR [--space NAME|FILE] [--preset demo|demo-finetune|demo2|tiny | --recipe FILE.json]\n"
                      "                               [--seed S] [--threads N] [--max-steps N] [--init-from CKPT] [--show-recipe]\n"
                      "  Once-for-all training with progressive shrinking and the sandwich rule. DIR/supernet.pth is a\n"
                      "  real-format checkpoint written after every epoch and every few hundred steps; running the same\n"
@@ -198,7 +198,7 @@ int cmdMakeAccdata(const Args& argv)
 // The preset a finished run used, recognised by its phases and seed ("" if none matches).
 std::string presetOf(const Json& recipe)
 {
-    for (const char* name : {"demo", "demo-finetune", "tiny"}) {
+    for (const char* name : {"demo", "demo-finetune", "demo2", "tiny"}) {
         const Json p = TrainRecipe::preset(name).toJson();
         if (p["phases"] == recipe["phases"] && p.value("seed", 0) == recipe.value("seed", 0)) return name;
     }

@@ -6,6 +6,7 @@
 #include "io/Text.h"
 #include "nn/ShardPool.h"
 #include "nn/TorchRuntime.h"
+#include "predict/AdamUpdate.h"
 #include "space/ArchEncoder.h"
 #include "space/PyRandom.h"
 
@@ -247,31 +248,19 @@ std::vector<double> percent(const std::vector<double>& fractions)
     return p;
 }
 
-// Adam as torch.optim.Adam (no weight decay, no amsgrad) over one flat parameter vector; the
-// gradient is the sum of the shards' gradients.
+// Adam as torch.optim.Adam over one flat parameter vector (predict/AdamUpdate.h); the gradient is
+// the sum of the shards' gradients, and the two workers update one half each.
 void adamStep(at::Tensor& param, const std::vector<Params>& shardGrads, at::Tensor& m1, at::Tensor& m2, double lr,
               std::int64_t step, ShardPool& workers)
 {
-    constexpr float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
-    const double bc1 = 1.0 - std::pow(0.9, static_cast<double>(step));
-    const double bc2 = 1.0 - std::pow(0.999, static_cast<double>(step));
-    const float stepSize = static_cast<float>(lr / bc1);
-    const float bc2Sqrt = static_cast<float>(std::sqrt(bc2));
+    const AdamConstants c = AdamConstants::at(lr, step);
     float* p = param.data_ptr<float>();
     const float* g0 = shardGrads[0].flat.data_ptr<float>();
     const float* g1 = shardGrads.size() > 1 ? shardGrads[1].flat.data_ptr<float>() : nullptr;
     float* m = m1.data_ptr<float>();
     float* v = m2.data_ptr<float>();
-    const std::int64_t n = param.numel(), half = (n + 1) / 2;
-    workers.run(2, [&](int shard) {
-        const std::int64_t end = shard == 0 ? half : n;
-        for (std::int64_t i = shard == 0 ? 0 : half; i < end; ++i) {
-            const float g = g1 ? g0[i] + g1[i] : g0[i];
-            m[i] = beta1 * m[i] + (1 - beta1) * g;
-            v[i] = beta2 * v[i] + (1 - beta2) * g * g;
-            p[i] -= stepSize * m[i] / (std::sqrt(v[i]) / bc2Sqrt + eps);
-        }
-    });
+    const std::int64_t n = param.numel(), half = (n + 1) / 2 / 16 * 16;   // cache-line aligned halves
+    workers.run(2, [&](int shard) { adamUpdate(p, g0, g1, m, v, shard == 0 ? 0 : half, shard == 0 ? half : n, c); });
 }
 
 // Half of a batch: its rows, activations and gradients. The two shards of a step run in parallel

@@ -6,6 +6,7 @@
 #include "io/DataPaths.h"
 #include "nn/Supernet.h"
 #include "nn/TorchRuntime.h"
+#include "space/ArchSampler.h"
 #include "space/PyRandom.h"
 
 #include <ATen/ATen.h>
@@ -53,6 +54,24 @@ TrainRecipe TrainRecipe::preset(const std::string& name)
         };
         return r;
     }
+    if (name == "demo2") {
+        // The second recipe (docs/SUPERNET_TRAINING.md): the largest network alone for three
+        // epochs, then longer shrinking phases with two random subnets per step, the children
+        // learning half from the labels and half from the largest, sized for about 105 minutes
+        // with two threads on an idle 2-core machine.
+        r.batch = 64;
+        r.warmup_steps = 200;
+        r.child_label_weight = 0.5;
+        r.seed = 2;
+        r.phases = {
+            phase("largest", 3, 0.1, {7}, {6}, {2}, {2}, -1),
+            phase("kernel", 1, 0.03, {3, 5, 7}, {6}, {2}, {2}, 2, 38400),
+            phase("depth", 1, 0.03, {3, 5, 7}, {6}, {0, 1, 2}, {2}, 2, 38400),
+            phase("expand", 1, 0.03, {3, 5, 7}, {3, 4, 6}, {0, 1, 2}, {2}, 2, 44800),
+            phase("width", 3, 0.03, {}, {}, {}, {}, 2, 44800),
+        };
+        return r;
+    }
     if (name == "demo-finetune") {
         // Stage 2 of the shipped run (with --init-from the stage-1 supernet): the largest network
         // alone at a lower rate, then the sandwich with the children learning half from the labels.
@@ -79,7 +98,7 @@ TrainRecipe TrainRecipe::preset(const std::string& name)
         };
         return r;
     }
-    throw InputError("unknown training preset '" + name + "' (presets: demo, demo-finetune, tiny)");
+    throw InputError("unknown training preset '" + name + "' (presets: demo, demo-finetune, demo2, tiny)");
 }
 
 Json TrainRecipe::toJson() const
@@ -433,6 +452,19 @@ Json Run::monitor()
         EvalResult e = evaluateTop1(sub, *hold, splitIndices(n, -1), 200);
         j[name] = e.top1;
     }
+    // The middle of the space: the mean over three fixed random subnets (the lab's sampler, seed 0).
+    ArchSampler sampler(space_);
+    PyRandom rng(0);
+    double sum = 0;
+    const int randoms = 3;
+    for (int i = 0; i < randoms; ++i) {
+        Subnet sub = net_->extract(sampler.random(rng));
+        CalibrationOptions co;
+        co.images = std::min<std::size_t>(500, hold->size());
+        calibrateBn(sub, *hold, co);
+        sum += evaluateTop1(sub, *hold, splitIndices(std::min(r_.monitor_images, hold->size()), -1), 200).top1;
+    }
+    j["random_mean"] = std::round(sum / randoms * 10.0) / 10.0;
     return j;
 }
 
