@@ -24,24 +24,13 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void update(float* 
                                                                           float beta2, float eps, float stepSize, float bc2Sqrt)
 {
     const float a1 = 1 - beta1, a2 = 1 - beta2;
-    if (g1) {
-        for (std::int64_t i = 0; i < n; ++i) {
-            const float g = g0[i] + g1[i];
-            const float mi = beta1 * m[i] + a1 * g;
-            const float vi = beta2 * v[i] + a2 * g * g;
-            m[i] = mi;
-            v[i] = vi;
-            p[i] -= stepSize * mi / (std::sqrt(vi) / bc2Sqrt + eps);
-        }
-    } else {
-        for (std::int64_t i = 0; i < n; ++i) {
-            const float g = g0[i];
-            const float mi = beta1 * m[i] + a1 * g;
-            const float vi = beta2 * v[i] + a2 * g * g;
-            m[i] = mi;
-            v[i] = vi;
-            p[i] -= stepSize * mi / (std::sqrt(vi) / bc2Sqrt + eps);
-        }
+    for (std::int64_t i = 0; i < n; ++i) {   // the g1 test is hoisted out of the loop (-O3 unswitching)
+        const float g = g1 ? g0[i] + g1[i] : g0[i];
+        const float mi = beta1 * m[i] + a1 * g;
+        const float vi = beta2 * v[i] + a2 * g * g;
+        m[i] = mi;
+        v[i] = vi;
+        p[i] -= stepSize * mi / (std::sqrt(vi) / bc2Sqrt + eps);
     }
 }
 
