@@ -325,9 +325,8 @@ void EvaluationBox::showPerClass(const EvalResult& r, const std::vector<std::str
     set->setColor(QColor(0x1f, 0x77, 0xb4));
     QStringList names;
     for (int c = r.classes - 1; c >= 0; --c) {
-        const std::size_t i = static_cast<std::size_t>(c);
         *set << r.classTop1(c);
-        names << (i < classNames.size() ? QString::fromStdString(classNames[i]) : QString::number(c));
+        names << QString::fromStdString(className(classNames, c));
     }
     auto* series = new QHorizontalBarSeries;
     series->append(set);

@@ -50,7 +50,7 @@ public:
 Q_SIGNALS:
     void evaluated(bool ok);
     void classified(bool ok);
-    void perClassShown();   // a classify() finished (the ranked classes are shown)
+    void perClassShown();   // an evaluation's per-class chart is ready (perClassView())
 
 private:
     void loadSettings();

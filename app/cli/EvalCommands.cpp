@@ -103,7 +103,7 @@ Json evalJson(const EvalResult& r, const std::vector<std::string>& classNames)
     Json perClass = Json::array(), confusion = Json::array();
     for (int c = 0; c < r.classes; ++c) {
         const std::size_t i = static_cast<std::size_t>(c);
-        perClass.push_back({{"class", i < classNames.size() ? classNames[i] : std::to_string(c)},
+        perClass.push_back({{"class", className(classNames, c)},
                             {"images", r.class_images[i]},
                             {"correct", r.class_correct[i]},
                             {"top1", r.classTop1(c)}});
@@ -177,7 +177,7 @@ int cmdEval(const Args& argv)
     std::printf("speed       %.1f images/s on %d thread(s), %.2f s\n", r.images_per_second, threads, r.seconds);
     for (int c = 0; c < r.classes; ++c) {
         const std::size_t i = static_cast<std::size_t>(c);
-        std::printf("%s%6.2f %%  %s (%zu images)\n", c == 0 ? "per class   " : "            ", r.classTop1(c), i < sc.space.class_names.size() ? sc.space.class_names[i].c_str() : std::to_string(c).c_str(),
+        std::printf("%s%6.2f %%  %s (%zu images)\n", c == 0 ? "per class   " : "            ", r.classTop1(c), className(sc.space.class_names, c).c_str(),
                     r.class_images[i]);
     }
     std::printf("BN          %s\n", calibrated ? ("re-calibrated on " + std::to_string(calibrated) + " images").c_str() : "running statistics of the checkpoint");

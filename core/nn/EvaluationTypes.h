@@ -42,6 +42,13 @@ struct EvalResult {
     }
 };
 
+// The name of class `c` (its index when the space names fewer classes).
+inline std::string className(const std::vector<std::string>& names, int c)
+{
+    const auto i = static_cast<std::size_t>(c);
+    return i < names.size() ? names[i] : std::to_string(c);
+}
+
 struct ClassScore {
     int index;
     std::string name;

@@ -115,10 +115,8 @@ std::vector<ClassScore> classifyImage(const Subnet& subnet, const Image& image, 
     at::Tensor x = at::from_blob(px.data(), {1, 3, r, r}, at::kFloat);
     at::Tensor prob = at::softmax(subnet.forward(x), 1)[0].contiguous();
     std::vector<ClassScore> out;
-    for (std::int64_t i = 0; i < prob.numel(); ++i) {
-        const std::size_t k = static_cast<std::size_t>(i);
-        out.push_back({static_cast<int>(i), k < names.size() ? names[k] : std::to_string(i), prob[i].item<double>()});
-    }
+    const float* p = prob.data_ptr<float>();
+    for (int i = 0; i < static_cast<int>(prob.numel()); ++i) out.push_back({i, className(names, i), static_cast<double>(p[i])});
     std::sort(out.begin(), out.end(), [](const ClassScore& a, const ClassScore& b) { return a.probability > b.probability; });
     return out;
 }
