@@ -1,4 +1,4 @@
-// One training step (forward + backward) of supernet subnets at batch 64: time per step for the
+// One training step (forward + backward) of supernet subnets at batch 64 (or argv[3]): time per step for the
 // largest and the smallest subnet, with oneDNN on and off, 1 and 2 threads. Used to size the
 // demo training run (docs/SUPERNET_TRAINING.md).
 #include "nn/Supernet.h"
@@ -19,11 +19,12 @@ int main(int argc, char** argv)
     configureAllocator();
     const int res = argc > 1 ? std::atoi(argv[1]) : 36;
     const int iters = argc > 2 ? std::atoi(argv[2]) : 5;
+    const int batch = argc > 3 ? std::atoi(argv[3]) : 64;
     DesignSpace space = presetSpace("mcunet-fmnist");
     Supernet net = Supernet::initialize(space, 0);
     ArchSampler s(space);
-    at::Tensor x = at::randn({64, 3, res, res});
-    at::Tensor y = at::randint(0, 10, {64}, at::kLong);
+    at::Tensor x = at::randn({batch, 3, res, res});
+    at::Tensor y = at::randint(0, 10, {batch}, at::kLong);
     for (bool mkldnn : {true, false}) {
         for (int threads : {2, 1}) {
             setMkldnnEnabled(mkldnn);
@@ -43,8 +44,8 @@ int main(int argc, char** argv)
                     double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
                     if (i > 0 && sec < best) best = sec;
                 }
-                std::printf("res %d  mkldnn %-3s threads %d  %-8s  %.3f s/step  %.0f img/s\n", res, mkldnn ? "on" : "off", threads,
-                            name, best, 64 / best);
+                std::printf("res %d  batch %d  mkldnn %-3s threads %d  %-8s  %.3f s/step  %.0f img/s\n", res, batch, mkldnn ? "on" : "off", threads,
+                            name, best, batch / best);
             }
         }
     }

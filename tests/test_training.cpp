@@ -1,14 +1,18 @@
 // Supernet training on a tiny run (few steps, smallest resolution, 128 images): loss goes down,
 // checkpoints are real-format and round-trip, a run killed mid-epoch resumes from its last
 // checkpoint and ends with exactly the weights of an uninterrupted run, and make-accdata
-// writes a lab-format accuracy table (also in shards) that resumes too.
+// writes a lab-format accuracy table (also in shards) that resumes too; a frozen teacher's cached
+// top-k predictions train exactly as the teacher run in every step.
 #include "TestSupport.h"
 
 #include "data/ImageDataset.h"
+#include "data/TeacherLogitCache.h"
+#include "io/AtomicFile.h"
 #include "io/JsonFile.h"
 #include "predict/AccuracyDataset.h"
 #include "nn/Checkpoint.h"
 #include "nn/Supernet.h"
+#include "nn/SupernetTrainer.h"
 #include "space/SpacePresets.h"
 
 #include <ATen/ATen.h>
@@ -182,6 +186,78 @@ private Q_SLOTS:
         QCOMPARE(shipped.state_dict.front().second.scalar_type(), at::kHalf);
         Supernet net = Supernet::load(presetSpace("mcunet-fmnist"), (stem + QStringLiteral(".pth")).toStdString());
         QVERIFY(net.parameterBytes() > 1000000);
+    }
+
+    void teacherLogitCacheKeepsTheTopKAndSpreadsTheRest()
+    {
+        TeacherLogitCache c(5, 2, 3, 2);
+        const float row[5] = {0.1f, 0.5f, 0.05f, 0.3f, 0.05f};
+        c.put(1, 2, row);
+        QVERIFY(c.filled(1, 2));
+        QVERIFY(!c.filled(0, 2));
+        const std::vector<float> t = c.targets(1, {2});
+        QCOMPARE(t.size(), std::size_t(5));
+        QVERIFY(std::abs(t[1] - 0.5f) < 1e-5f);
+        QVERIFY(std::abs(t[3] - 0.3f) < 1e-5f);
+        for (int k : {0, 2, 4}) QVERIFY(std::abs(t[static_cast<std::size_t>(k)] - 0.2f / 3.0f) < 1e-5f);
+        QVERIFY_THROWS_EXCEPTION(InputError, c.targets(0, {2}));
+        const QString path = tmp.path() + QStringLiteral("/cache.bin");
+        const Json header = {{"teacher", "x.pth"}};
+        c.save(path.toStdString(), header);
+        TeacherLogitCache d(5, 2, 3, 2);
+        QVERIFY(!d.load(path.toStdString(), Json{{"teacher", "y.pth"}}));   // computed from something else
+        QVERIFY(d.load(path.toStdString(), header));
+        QCOMPARE(d.targets(1, {2}), t);
+        writeFileAtomic(path.toStdString(), readFileBytes(path.toStdString()).substr(0, 60));
+        TeacherLogitCache e(5, 2, 3, 2);
+        QVERIFY_THROWS_EXCEPTION(InputError, e.load(path.toStdString(), header));
+    }
+
+    void frozenTeacherFromTheCacheTrainsAsTheTeacherInTheStep()
+    {
+        if (runA.isEmpty()) QSKIP("needs the trained run (the teacher)");
+        auto recipeFile = [&](const char* name, int topK) {
+            TrainRecipe r = TrainRecipe::preset("tiny");
+            r.phases.erase(r.phases.begin());   // the width phase only
+            r.frozen_teacher = true;
+            r.augment_draws = 2;
+            r.teacher_cache_top_k = topK;
+            const QString path = tmp.path() + QStringLiteral("/") + QString::fromUtf8(name);
+            writeFileAtomic(path.toStdString(), r.toJson().dump());
+            return path;
+        };
+        const QString teacher = runA + QStringLiteral("/supernet.pth");
+        auto train = [&](const QString& recipe, const QString& out, const char* maxSteps) {
+            return runTinyscope({QStringLiteral("train-supernet"), QStringLiteral("--recipe"), recipe, QStringLiteral("--init-from"),
+                                 teacher, QStringLiteral("--out"), out, QStringLiteral("--threads"), QStringLiteral("1"),
+                                 QStringLiteral("--max-steps"), QString::fromUtf8(maxSteps)});
+        };
+        // k = 10 of 10 classes: the cache holds the whole distribution, so the first step's loss
+        // equals the one with the teacher run inside the step.
+        const QString cached = tmp.path() + QStringLiteral("/cached"), inStep = tmp.path() + QStringLiteral("/instep");
+        Run a = train(recipeFile("cached.json", 10), cached, "1");
+        QVERIFY2(a.code == 0, qPrintable(a.out + a.err));
+        QVERIFY2(a.out.contains(QStringLiteral("teacher-logit cache: 128/128 images")), qPrintable(a.out));
+        QVERIFY(QFile::exists(cached + QStringLiteral("/teacher_topk.bin")));
+        Run b = train(recipeFile("instep.json", 0), inStep, "1");
+        QVERIFY2(b.code == 0, qPrintable(b.out + b.err));
+        QVERIFY(!QFile::exists(inStep + QStringLiteral("/teacher_topk.bin")));
+        auto firstLoss = [](const QString& dir) {
+            Checkpoint ck = readCheckpoint((dir + QStringLiteral("/supernet.pth")).toStdString());
+            return Json::parse(*ck.text("tinyscope_training"))["epoch_loss_sum"].get<double>();
+        };
+        const double la = firstLoss(cached), lb = firstLoss(inStep);
+        QVERIFY2(la > 0.1 && std::abs(la - lb) < 1e-4, qPrintable(QStringLiteral("%1 vs %2").arg(la).arg(lb)));
+        // Resuming reads the cache back instead of computing it again, and finishes the run.
+        Run c = train(recipeFile("cached.json", 10), cached, "0");
+        QVERIFY2(c.code == 0, qPrintable(c.out + c.err));
+        QVERIFY2(!c.out.contains(QStringLiteral("teacher-logit cache")), qPrintable(c.out));
+        QVERIFY(c.out.contains(QStringLiteral("training finished")));
+        // A frozen teacher needs a supernet to take it from.
+        Run d = runTinyscope({QStringLiteral("train-supernet"), QStringLiteral("--recipe"), recipeFile("noinit.json", 10),
+                              QStringLiteral("--out"), tmp.path() + QStringLiteral("/noinit")});
+        QCOMPARE(d.code, 2);
+        QVERIFY2(d.err.contains(QStringLiteral("frozen_teacher needs --init-from")), qPrintable(d.err));
     }
 
     void badRecipeAndOptionsAreReported()

@@ -44,7 +44,7 @@ int cmdTrainSupernet(const Args& argv)
 {
     CliArgs a(argv, {"space", "out", "preset", "recipe", "seed", "threads", "max-steps", "print-every", "init-from"}, {"help", "show-recipe"});
     if (a.flag("help")) {
-        std::cout << "usage: tinyscope train-supernet --out DIR [--space NAME|FILE] [--preset demo|demo-finetune|demo2|tiny | --recipe FILE.json]\n"
+        std::cout << "usage: tinyscope train-supernet --out DIR [--space NAME|FILE] [--preset demo|demo-finetune|demo2|demo3-teacher|demo3|tiny | --recipe FILE.json]\n"
                      "                               [--seed S] [--threads N] [--max-steps N] [--init-from CKPT] [--show-recipe]\n"
                      "  Once-for-all training with progressive shrinking and the sandwich rule. DIR/supernet.pth is a\n"
                      "  real-format checkpoint written after every epoch and every few hundred steps; running the same\n"
@@ -78,6 +78,10 @@ int cmdTrainSupernet(const Args& argv)
                         s.steps_per_epoch, s.loss, s.lr, s.images_per_second, hms(s.elapsed_seconds).c_str(),
                         hms(s.eta_seconds).c_str(), tty ? "   " : "\n");
             std::fflush(stdout);
+        } else if (s.event == "teacher-cache") {
+            if (s.step == s.steps_per_epoch || s.step % 5120 == 0 || tty)
+                std::printf("%steacher-logit cache: %zu/%zu images (elapsed %s)%s", tty ? "\r" : "", s.step, s.steps_per_epoch,
+                            hms(s.elapsed_seconds).c_str(), tty && s.step < s.steps_per_epoch ? "   " : "\n");
         } else if (s.event == "epoch") {
             std::printf("%sepoch done: %s epoch %d, holdout top-1 %s (elapsed %s)\n", tty ? "\n" : "", s.phase.c_str(), s.epoch + 1,
                         s.monitor.is_null() ? "n/a" : s.monitor.dump().c_str(), hms(s.elapsed_seconds).c_str());

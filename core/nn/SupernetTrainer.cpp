@@ -2,6 +2,7 @@
 
 #include "Error.h"
 #include "data/BatchLoader.h"
+#include "data/TeacherLogitCache.h"
 #include "io/AtomicFile.h"
 #include "io/DataPaths.h"
 #include "nn/Supernet.h"
@@ -72,6 +73,35 @@ TrainRecipe TrainRecipe::preset(const std::string& name)
         };
         return r;
     }
+    if (name == "demo3-teacher") {
+        // Stage 1 of the third recipe (docs/SUPERNET_TRAINING.md): the largest network alone for
+        // nine epochs; it becomes the frozen teacher of stage 2 (preset demo3, --init-from).
+        r.batch = 64;
+        r.warmup_steps = 200;
+        r.seed = 3;
+        r.phases = {phase("largest", 9, 0.05, {7}, {6}, {2}, {2}, -1)};
+        return r;
+    }
+    if (name == "demo3") {
+        // Stage 2 of the third recipe (with --init-from the demo3-teacher run): short kernel / depth /
+        // expand phases and four width epochs against the frozen stage-1 network, whose top-5
+        // predictions are cached for four augmentation draws per image; every subnet learns half
+        // from it, half from the labels.
+        r.batch = 64;
+        r.warmup_steps = 100;
+        r.child_label_weight = 0.5;
+        r.seed = 3;
+        r.frozen_teacher = true;
+        r.augment_draws = 4;
+        r.teacher_cache_top_k = 5;
+        r.phases = {
+            phase("kernel", 1, 0.02, {3, 5, 7}, {6}, {2}, {2}, 2, 19200),
+            phase("depth", 1, 0.02, {3, 5, 7}, {6}, {0, 1, 2}, {2}, 2, 25600),
+            phase("expand", 1, 0.02, {3, 5, 7}, {3, 4, 6}, {0, 1, 2}, {2}, 2, 32000),
+            phase("width", 4, 0.02, {}, {}, {}, {}, 2, 36800),
+        };
+        return r;
+    }
     if (name == "demo-finetune") {
         // Stage 2 of the shipped run (with --init-from the stage-1 supernet): the largest network
         // alone at a lower rate, then the sandwich with the children learning half from the labels.
@@ -98,7 +128,7 @@ TrainRecipe TrainRecipe::preset(const std::string& name)
         };
         return r;
     }
-    throw InputError("unknown training preset '" + name + "' (presets: demo, demo-finetune, demo2, tiny)");
+    throw InputError("unknown training preset '" + name + "' (presets: demo, demo-finetune, demo2, demo3-teacher, demo3, tiny)");
 }
 
 Json TrainRecipe::toJson() const
@@ -108,7 +138,7 @@ Json TrainRecipe::toJson() const
         ph.push_back({{"name", p.name}, {"epochs", p.epochs}, {"lr", p.lr}, {"ks", p.ks}, {"expand", p.expand},
                       {"depth", p.depth}, {"widths", p.widths}, {"random_subnets", p.random_subnets},
                       {"images_per_epoch", p.images_per_epoch}});
-    return {{"data", data},
+    Json j = {{"data", data},
             {"images_per_epoch", images_per_epoch},
             {"batch", batch},
             {"momentum", momentum},
@@ -123,6 +153,11 @@ Json TrainRecipe::toJson() const
             {"monitor_data", monitor_data},
             {"init_from", init_from},
             {"phases", ph}};
+    // Written only when set, so the states of runs made before these keys existed still match.
+    if (frozen_teacher) j["frozen_teacher"] = true;
+    if (augment_draws) j["augment_draws"] = augment_draws;
+    if (teacher_cache_top_k) j["teacher_cache_top_k"] = teacher_cache_top_k;
+    return j;
 }
 
 TrainRecipe TrainRecipe::fromJson(const Json& j, const std::string& source)
@@ -143,6 +178,13 @@ TrainRecipe TrainRecipe::fromJson(const Json& j, const std::string& source)
     if (root.has("monitor_images")) r.monitor_images = static_cast<std::size_t>(root["monitor_images"].asInt64());
     if (root.has("monitor_data")) r.monitor_data = root["monitor_data"].asString();
     if (root.has("init_from")) r.init_from = root["init_from"].asString();
+    if (root.has("frozen_teacher")) r.frozen_teacher = root["frozen_teacher"].asBool();
+    if (root.has("augment_draws")) r.augment_draws = root["augment_draws"].asInt();
+    if (root.has("teacher_cache_top_k")) r.teacher_cache_top_k = root["teacher_cache_top_k"].asInt();
+    if (r.augment_draws < 0) root["augment_draws"].fail("must be 0 (fresh every epoch) or a positive number of draws");
+    if (r.teacher_cache_top_k < 0) root["teacher_cache_top_k"].fail("must be 0 (no cache) or k >= 1");
+    if (r.teacher_cache_top_k > 0 && (!r.frozen_teacher || r.augment_draws == 0))
+        root["teacher_cache_top_k"].fail("needs frozen_teacher and augment_draws > 0 (the cache holds one row per draw and image)");
     JsonPath ph = root["phases"];
     for (std::size_t i = 0; i < ph.size(); ++i) {
         JsonPath p = ph[i];
@@ -215,6 +257,8 @@ public:
             if (phaseSteps_.back() == 0) throw InputError("phase '" + p.name + "' has fewer images than one batch");
             totalSteps_ += phaseSteps_.back() * static_cast<std::size_t>(p.epochs);
         }
+        if (r_.frozen_teacher && r_.init_from.empty())
+            throw InputError("frozen_teacher needs --init-from: the teacher is the largest subnet of that supernet");
         if (static_cast<int>(data_->classNames().size()) != space_.n_classes)
             throw InputError(r_.data + " has " + std::to_string(data_->classNames().size()) + " classes; space '" +
                              space_.name + "' has " + std::to_string(space_.n_classes));
@@ -224,6 +268,10 @@ public:
 
 private:
     void resumeOrInit();
+    void prepareTeacher(const JobControl& job, const std::function<void(std::size_t done, std::size_t total)>& progress);
+    int drawOf(int globalEpoch) const { return r_.augment_draws > 0 ? globalEpoch % r_.augment_draws : globalEpoch; }
+    ImageAugment augmentFor(int draw, const std::vector<std::size_t>& items) const;
+    int maxResolution() const { return *std::max_element(space_.resolutions.begin(), space_.resolutions.end()); }
     void checkpoint(const Position& next, bool finished, double elapsedSeconds);
     double cpuNow() const;
     std::vector<std::size_t> epochItems(int globalEpoch, std::size_t n) const;
@@ -239,6 +287,8 @@ private:
     std::vector<std::size_t> phaseImages_, phaseSteps_;
     std::size_t totalSteps_ = 0;
     std::unique_ptr<Supernet> net_;
+    std::unique_ptr<Subnet> teacher_;               // frozen teacher (eval mode, folded BN)
+    std::unique_ptr<TeacherLogitCache> cache_;      // its cached top-k predictions
     std::vector<std::pair<std::string, at::Tensor>> params_;   // trainable, with names
     std::vector<at::Tensor> momentum_;
     Position pos_;
@@ -362,6 +412,70 @@ std::vector<SubnetConfig> Run::sandwich(const TrainPhase& p, std::size_t globalS
     return out;
 }
 
+// One augmentation per image and draw, the same for every subnet of a step (and for the teacher
+// cache): crop and flip are a function of (seed, draw, image).
+ImageAugment Run::augmentFor(int draw, const std::vector<std::size_t>& items) const
+{
+    return [this, draw, &items](const Image& img, std::size_t row) {
+        PyRandom rng(mix(r_.seed, (static_cast<std::uint64_t>(draw) << 32) ^ items[row]));
+        const int dx = static_cast<int>(rng.randbelow(static_cast<std::uint32_t>(2 * r_.pad + 1)));
+        const int dy = static_cast<int>(rng.randbelow(static_cast<std::uint32_t>(2 * r_.pad + 1)));
+        const bool flip = r_.flip && rng.randbelow(2) == 1;
+        return cropFlip(img, dx, dy, flip, r_.pad);
+    };
+}
+
+void Run::prepareTeacher(const JobControl& job, const std::function<void(std::size_t, std::size_t)>& progress)
+{
+    if (!r_.frozen_teacher) return;
+    const Supernet source = Supernet::load(space_, r_.init_from);
+    const std::vector<SubnetConfig> ends = sandwich(TrainPhase{"", 1, 0, {}, {}, {}, {}, -1}, 0);
+    teacher_ = std::make_unique<Subnet>(source.extract(ends[0]));
+    const std::unique_ptr<ImageDataset> hold = openDataset(r_.monitor_data);
+    CalibrationOptions co;
+    co.images = std::min<std::size_t>(2000, hold->size());
+    calibrateBn(*teacher_, *hold, co, job);
+    teacher_->setFolded(true);
+    if (r_.teacher_cache_top_k == 0) return;
+
+    cache_ = std::make_unique<TeacherLogitCache>(space_.n_classes, r_.teacher_cache_top_k, data_->size(), r_.augment_draws);
+    const std::string path = out_ + "/teacher_topk.bin";
+    const Json header = {{"teacher", r_.init_from}, {"teacher_bytes", readFileBytes(r_.init_from).size()}, {"data", r_.data},
+                         {"resolution", maxResolution()}, {"calibration_images", co.images}, {"seed", r_.seed},
+                         {"pad", r_.pad}, {"flip", r_.flip}};
+    if (cache_->load(path, header)) return;
+    // Only the (draw, image) pairs some epoch of the run will ask for.
+    std::vector<std::vector<char>> needed(static_cast<std::size_t>(r_.augment_draws), std::vector<char>(data_->size(), 0));
+    std::size_t total = 0;
+    for (int globalEpoch = 0, ph = 0; ph < static_cast<int>(r_.phases.size()); ++ph)
+        for (int e = 0; e < r_.phases[static_cast<std::size_t>(ph)].epochs; ++e, ++globalEpoch)
+            for (std::size_t i : epochItems(globalEpoch, phaseImages_[static_cast<std::size_t>(ph)])) {
+                char& n = needed[static_cast<std::size_t>(drawOf(globalEpoch))][i];
+                total += n == 0;
+                n = 1;
+            }
+    const std::size_t chunk = 256;
+    std::size_t done = 0;
+    at::NoGradGuard guard;
+    for (int d = 0; d < r_.augment_draws; ++d)
+        for (std::size_t from = 0; from < data_->size();) {
+            if (job.cancel && job.cancel->load()) throw CancelledError();
+            std::vector<std::size_t> items;
+            for (; from < data_->size() && items.size() < chunk; ++from)
+                if (needed[static_cast<std::size_t>(d)][from]) items.push_back(from);
+            if (items.empty()) continue;
+            Batch b = loadBatch(*data_, items, maxResolution(), {}, 2, augmentFor(d, items));
+            const std::int64_t res = b.resolution;
+            at::Tensor x = at::from_blob(b.pixels.data(), {static_cast<std::int64_t>(b.size()), 3, res, res}, at::kFloat);
+            at::Tensor probs = at::softmax(teacher_->forward(x), 1).contiguous();
+            for (std::size_t row = 0; row < b.size(); ++row)
+                cache_->put(d, b.items[row], probs.data_ptr<float>() + row * static_cast<std::size_t>(space_.n_classes));
+            done += items.size();
+            if (progress) progress(done, total);
+        }
+    cache_->save(path, header);
+}
+
 double Run::learningRate(const Position& at) const
 {
     const TrainPhase& p = r_.phases[static_cast<std::size_t>(at.phase)];
@@ -376,14 +490,8 @@ double Run::learningRate(const Position& at) const
 double Run::step(const std::vector<std::size_t>& items, int globalEpoch, const TrainPhase& p, std::size_t globalStep, double lr)
 {
     const std::vector<SubnetConfig> nets = sandwich(p, globalStep);
-    // One augmentation per image for every subnet of the step (same crop and flip at every resolution).
-    ImageAugment augment = [&](const Image& img, std::size_t row) {
-        PyRandom rng(mix(r_.seed, (static_cast<std::uint64_t>(globalEpoch) << 32) ^ items[row]));
-        const int dx = static_cast<int>(rng.randbelow(static_cast<std::uint32_t>(2 * r_.pad + 1)));
-        const int dy = static_cast<int>(rng.randbelow(static_cast<std::uint32_t>(2 * r_.pad + 1)));
-        const bool flip = r_.flip && rng.randbelow(2) == 1;
-        return cropFlip(img, dx, dy, flip, r_.pad);
-    };
+    const int draw = drawOf(globalEpoch);
+    const ImageAugment augment = augmentFor(draw, items);
     std::map<int, Batch> batches;
     auto batchAt = [&](int res) -> Batch& {
         auto it = batches.find(res);
@@ -392,6 +500,17 @@ double Run::step(const std::vector<std::size_t>& items, int globalEpoch, const T
     };
     double total = 0;
     at::Tensor teacher;
+    if (teacher_) {
+        Batch& b = batchAt(maxResolution());
+        if (cache_) {
+            const std::vector<float> t = cache_->targets(draw, b.items);
+            teacher = at::from_blob(const_cast<float*>(t.data()), {static_cast<std::int64_t>(b.size()), space_.n_classes}, at::kFloat).clone();
+        } else {
+            at::NoGradGuard guard;
+            const std::int64_t res = b.resolution;
+            teacher = at::softmax(teacher_->forward(at::from_blob(b.pixels.data(), {static_cast<std::int64_t>(b.size()), 3, res, res}, at::kFloat)), 1);
+        }
+    }
     for (std::size_t i = 0; i < nets.size(); ++i) {
         Batch& b = batchAt(nets[i].image_size);
         const std::int64_t r = b.resolution;
@@ -402,12 +521,12 @@ double Run::step(const std::vector<std::size_t>& items, int globalEpoch, const T
         fo.bn = BnMode::Train;
         at::Tensor logits = forwardNet(w, x, fo);
         at::Tensor loss;
-        if (i == 0) {
+        if (i == 0 && !teacher_) {
             loss = at::cross_entropy_loss(logits, y, {}, at::Reduction::Mean, -100, r_.label_smoothing);
             teacher = at::softmax(logits.detach(), 1);
         } else {
-            // In-place distillation: the children learn the largest subnet's soft predictions
-            // (optionally mixed with the labels).
+            // Distillation: the children (with a frozen teacher, every subnet) learn the teacher's
+            // soft predictions, in place the largest subnet's (optionally mixed with the labels).
             loss = -(teacher * at::log_softmax(logits, 1)).sum(1).mean();
             if (r_.child_label_weight > 0)
                 loss = loss * (1.0 - r_.child_label_weight) +
@@ -485,6 +604,13 @@ bool Run::run(const JobControl& job, const std::function<void(const TrainStatus&
         if (onStatus) onStatus(st);
     };
     if (pos_.global_step > 0) emit("resumed", pos_.global_step);
+    prepareTeacher(job, [&](std::size_t doneImages, std::size_t totalImages) {
+        st.step = doneImages;
+        st.steps_per_epoch = totalImages;
+        st.event = "teacher-cache";
+        st.elapsed_seconds = elapsed();
+        if (onStatus) onStatus(st);
+    });
     std::size_t done = 0;
     double sessionSeconds = 0;
     std::size_t sessionSteps = 0;

@@ -1,7 +1,8 @@
 #pragma once
 // Once-for-all supernet training in LibTorch: the largest network first, then progressive
 // shrinking over kernel size, depth, expand ratio and width; every step follows the sandwich rule
-// (largest, smallest and random subnets) with in-place distillation from the largest. SGD with
+// (largest, smallest and random subnets) with in-place distillation from the largest, or from a
+// frozen teacher whose predictions can be cached (TeacherLogitCache). SGD with
 // Nesterov momentum, cosine learning rate per phase, label smoothing, random crop with padding
 // and horizontal flip. Deterministic for a seed; checkpoints in the real supernet format and
 // resumes exactly where the last checkpoint left off. See docs/SUPERNET_TRAINING.md.
@@ -41,9 +42,15 @@ struct TrainRecipe {
     std::size_t monitor_images = 1000;   // holdout images for the end-of-epoch check (0: none)
     std::string monitor_data = "fashion-mnist:holdout";
     std::string init_from;            // start from this supernet's weights (e.g. a finished run) instead of a fresh init
+    // Frozen teacher: the largest subnet of `init_from` (BN re-calibrated on the holdout, eval
+    // mode) instead of in-place distillation; every subnet of a step, the largest included, then
+    // learns (1 - child_label_weight) from it and child_label_weight from the labels.
+    bool frozen_teacher = false;
+    int augment_draws = 0;            // 0: a fresh crop / flip every epoch; A: epoch e repeats draw e mod A
+    int teacher_cache_top_k = 0;      // frozen teacher: 0 runs it in every step; k caches its top-k per (draw, image) once
     std::vector<TrainPhase> phases;
 
-    static TrainRecipe preset(const std::string& name);   // "demo" (the shipped run), "tiny" (tests)
+    static TrainRecipe preset(const std::string& name);   // "demo", "demo2", "demo3-teacher", "demo3", "tiny" (tests)
     static TrainRecipe fromJson(const Json& j, const std::string& source);
     Json toJson() const;
 };
