@@ -202,7 +202,7 @@ int cmdMakeAccdata(const Args& argv)
 // The preset a finished run used, recognised by its phases and seed ("" if none matches).
 std::string presetOf(const Json& recipe)
 {
-    for (const char* name : {"demo", "demo-finetune", "demo2", "tiny"}) {
+    for (const std::string& name : TrainRecipe::presetNames()) {
         const Json p = TrainRecipe::preset(name).toJson();
         if (p["phases"] == recipe["phases"] && p.value("seed", 0) == recipe.value("seed", 0)) return name;
     }

@@ -128,7 +128,15 @@ TrainRecipe TrainRecipe::preset(const std::string& name)
         };
         return r;
     }
-    throw InputError("unknown training preset '" + name + "' (presets: demo, demo-finetune, demo2, demo3-teacher, demo3, tiny)");
+    std::string known;
+    for (const std::string& n : presetNames()) known += (known.empty() ? "" : ", ") + n;
+    throw InputError("unknown training preset '" + name + "' (presets: " + known + ")");
+}
+
+const std::vector<std::string>& TrainRecipe::presetNames()
+{
+    static const std::vector<std::string> names = {"demo", "demo-finetune", "demo2", "demo3-teacher", "demo3", "tiny"};
+    return names;
 }
 
 Json TrainRecipe::toJson() const

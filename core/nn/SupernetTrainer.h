@@ -50,7 +50,8 @@ struct TrainRecipe {
     int teacher_cache_top_k = 0;      // frozen teacher: 0 runs it in every step; k caches its top-k per (draw, image) once
     std::vector<TrainPhase> phases;
 
-    static TrainRecipe preset(const std::string& name);   // "demo", "demo2", "demo3-teacher", "demo3", "tiny" (tests)
+    static TrainRecipe preset(const std::string& name);
+    static const std::vector<std::string>& presetNames();   // demo, demo-finetune, demo2, demo3-teacher, demo3, tiny
     static TrainRecipe fromJson(const Json& j, const std::string& source);
     Json toJson() const;
 };
