@@ -44,9 +44,7 @@ int main(int argc, char** argv)
         return loadBatch(*fit, items, res);
     };
     auto forward = [&](Batch& b) {
-        const std::int64_t r = b.resolution;
-        return at::softmax(teacher.forward(at::from_blob(b.pixels.data(), {static_cast<std::int64_t>(b.size()), 3, r, r}, at::kFloat)), 1)
-            .contiguous();
+        return at::softmax(teacher.forward(batchImages(b)), 1).contiguous();
     };
     // In the step: the 36-px batch is loaded for the largest student anyway; only the forward counts.
     std::vector<Batch> small;

@@ -17,6 +17,7 @@
 
 #include <ATen/ATen.h>
 
+#include <QDir>
 #include <QProcess>
 #include <QTemporaryDir>
 
@@ -253,6 +254,17 @@ private Q_SLOTS:
         QVERIFY2(c.code == 0, qPrintable(c.out + c.err));
         QVERIFY2(!c.out.contains(QStringLiteral("teacher-logit cache")), qPrintable(c.out));
         QVERIFY(c.out.contains(QStringLiteral("training finished")));
+        // Another run with the same teacher reuses a copied cache and computes only what it lacks:
+        // two epochs ask for draws 0 and 1; draw 0's 128 rows are in the copied file.
+        const QString longer = tmp.path() + QStringLiteral("/longer");
+        QVERIFY(QDir().mkpath(longer));
+        QVERIFY(QFile::copy(cached + QStringLiteral("/teacher_topk.bin"), longer + QStringLiteral("/teacher_topk.bin")));
+        TrainRecipe two = TrainRecipe::fromJson(readJsonFile((tmp.path() + QStringLiteral("/cached.json")).toStdString()), "cached.json");
+        two.phases[0].epochs = 2;
+        writeFileAtomic((tmp.path() + QStringLiteral("/two.json")).toStdString(), two.toJson().dump());
+        Run e = train(tmp.path() + QStringLiteral("/two.json"), longer, "1");
+        QVERIFY2(e.code == 0, qPrintable(e.out + e.err));
+        QVERIFY2(e.out.contains(QStringLiteral("teacher-logit cache: 128/128 images")), qPrintable(e.out));
         // A frozen teacher needs a supernet to take it from.
         Run d = runTinyscope({QStringLiteral("train-supernet"), QStringLiteral("--recipe"), recipeFile("noinit.json", 10),
                               QStringLiteral("--out"), tmp.path() + QStringLiteral("/noinit")});

@@ -71,6 +71,7 @@ int cmdTrainSupernet(const Args& argv)
     job.cancel = &g_stop;
     SupernetTrainer trainer(space, recipe, out);
     const bool tty = isatty(1);
+    std::size_t cachePrinted = 0;
     auto onStatus = [&](const TrainStatus& s) {
         if (s.event == "step" && (s.global_step % static_cast<std::size_t>(every) == 0 || s.step + 1 == s.steps_per_epoch)) {
             std::printf("%s[%s %d/%d] epoch %d/%d step %zu/%zu  loss %.4f  lr %.4f  %.0f img/s  elapsed %s  ETA %s%s",
@@ -79,9 +80,11 @@ int cmdTrainSupernet(const Args& argv)
                         hms(s.eta_seconds).c_str(), tty ? "   " : "\n");
             std::fflush(stdout);
         } else if (s.event == "teacher-cache") {
-            if (s.step == s.steps_per_epoch || s.step % 5120 == 0 || tty)
+            // A line per 5,000 images when logging to a file (the chunks do not align with that).
+            if (s.step == s.steps_per_epoch || s.step / 5000 != cachePrinted / 5000 || tty)
                 std::printf("%steacher-logit cache: %zu/%zu images (elapsed %s)%s", tty ? "\r" : "", s.step, s.steps_per_epoch,
                             hms(s.elapsed_seconds).c_str(), tty && s.step < s.steps_per_epoch ? "   " : "\n");
+            cachePrinted = s.step;
         } else if (s.event == "epoch") {
             std::printf("%sepoch done: %s epoch %d, holdout top-1 %s (elapsed %s)\n", tty ? "\n" : "", s.phase.c_str(), s.epoch + 1,
                         s.monitor.is_null() ? "n/a" : s.monitor.dump().c_str(), hms(s.elapsed_seconds).c_str());

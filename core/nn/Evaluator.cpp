@@ -11,13 +11,11 @@
 
 namespace tinyscope {
 
-namespace {
-at::Tensor toTensor(Batch& b)
+at::Tensor batchImages(const Batch& b)
 {
     const std::int64_t r = b.resolution;
-    return at::from_blob(b.pixels.data(), {static_cast<std::int64_t>(b.size()), 3, r, r}, at::kFloat);
+    return at::from_blob(const_cast<float*>(b.pixels.data()), {static_cast<std::int64_t>(b.size()), 3, r, r}, at::kFloat);
 }
-}  // namespace
 
 std::size_t calibrateBn(Subnet& subnet, const ImageDataset& data, const CalibrationOptions& opt, const JobControl& job)
 {
@@ -43,7 +41,7 @@ std::size_t calibrateBn(Subnet& subnet, const ImageDataset& data, const Calibrat
                                        all.begin() + static_cast<std::ptrdiff_t>(std::min(n, start + static_cast<std::size_t>(bs))));
         Batch b = loadBatch(data, items, res);
         if (b.size() == 0) continue;
-        subnet.forward(toTensor(b), fo);
+        subnet.forward(batchImages(b), fo);
         cal.count += static_cast<std::int64_t>(b.size());
         job.report(start + items.size(), n, "calibrating BN");
     }
@@ -76,7 +74,7 @@ EvalResult evaluateTop1(const Subnet& subnet, const ImageDataset& data, const st
         for (auto& s : b.skipped)
             if (r.skipped_examples.size() < 5) r.skipped_examples.push_back(s);
         if (b.size() > 0) {
-            at::Tensor logits = subnet.forward(toTensor(b));
+            at::Tensor logits = subnet.forward(batchImages(b));
             if (r.classes == 0) {
                 r.classes = static_cast<int>(logits.size(1));
                 const std::size_t k = static_cast<std::size_t>(r.classes);

@@ -13,6 +13,10 @@ namespace tinyscope {
 std::size_t calibrateBn(Subnet& subnet, const ImageDataset& data, const CalibrationOptions& options,
                         const JobControl& job = {});
 
+// A batch's pixels as an n × 3 × r × r tensor: a view, no copy (the batch must outlive it and the
+// tensor must not be written to).
+at::Tensor batchImages(const Batch& batch);
+
 EvalResult evaluateTop1(const Subnet& subnet, const ImageDataset& data, const std::vector<std::size_t>& items,
                         int batch = 100, const JobControl& job = {});
 

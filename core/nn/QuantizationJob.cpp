@@ -32,11 +32,6 @@ bool exists(const std::string& p)
     return std::filesystem::is_regular_file(p, ec);
 }
 
-at::Tensor imagesTensor(const Batch& b)
-{
-    return at::from_blob(const_cast<float*>(b.pixels.data()), {static_cast<std::int64_t>(b.size()), 3, b.resolution, b.resolution}, at::kFloat).clone();
-}
-
 std::vector<std::size_t> firstItems(std::size_t n, std::size_t limit)
 {
     std::vector<std::size_t> items(limit > 0 ? std::min(n, limit) : n);
@@ -56,7 +51,7 @@ at::Tensor calibrationImages(const std::string& spec, std::size_t n, int resolut
     const Batch b = loadBatch(*data, items, resolution, {}, threads);
     if (b.size() == 0) throw InputError(spec + ": no calibration image could be read");
     if (used) *used = b.size();
-    return imagesTensor(b);
+    return batchImages(b).clone();
 }
 
 }  // namespace
@@ -183,7 +178,7 @@ QuantizeReport compareTop1(const PreparedModel& m, const std::string& dataSpec, 
         std::vector<int> fPred(b.size(), -1), qPred(b.size(), -1);
         if (r.has_float) {
             const auto t0 = std::chrono::steady_clock::now();
-            const at::Tensor logits = floatForward(*m.float_model, imagesTensor(b));
+            const at::Tensor logits = floatForward(*m.float_model, batchImages(b));
             const at::Tensor am = logits.argmax(1).to(at::kInt).contiguous();
             for (std::size_t i = 0; i < b.size(); ++i) fPred[i] = am.data_ptr<std::int32_t>()[i];
             r.float_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

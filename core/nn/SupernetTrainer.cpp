@@ -95,10 +95,10 @@ TrainRecipe TrainRecipe::preset(const std::string& name)
         r.augment_draws = 4;
         r.teacher_cache_top_k = 5;
         r.phases = {
-            phase("kernel", 1, 0.02, {3, 5, 7}, {6}, {2}, {2}, 2, 19200),
-            phase("depth", 1, 0.02, {3, 5, 7}, {6}, {0, 1, 2}, {2}, 2, 25600),
-            phase("expand", 1, 0.02, {3, 5, 7}, {3, 4, 6}, {0, 1, 2}, {2}, 2, 32000),
-            phase("width", 4, 0.02, {}, {}, {}, {}, 2, 36800),
+            phase("kernel", 1, 0.02, {3, 5, 7}, {6}, {2}, {2}, 2, 12800),
+            phase("depth", 1, 0.02, {3, 5, 7}, {6}, {0, 1, 2}, {2}, 2, 19200),
+            phase("expand", 1, 0.02, {3, 5, 7}, {3, 4, 6}, {0, 1, 2}, {2}, 2, 25600),
+            phase("width", 4, 0.02, {}, {}, {}, {}, 2, 35200),
         };
         return r;
     }
@@ -451,17 +451,22 @@ void Run::prepareTeacher(const JobControl& job, const std::function<void(std::si
     const Json header = {{"teacher", r_.init_from}, {"teacher_bytes", readFileBytes(r_.init_from).size()}, {"data", r_.data},
                          {"resolution", maxResolution()}, {"calibration_images", co.images}, {"seed", r_.seed},
                          {"pad", r_.pad}, {"flip", r_.flip}};
-    if (cache_->load(path, header)) return;
-    // Only the (draw, image) pairs some epoch of the run will ask for.
+    // A cache file from the same teacher (this run's, or another run's copied here) is reused;
+    // only the (draw, image) pairs some epoch of this run will ask for and the file lacks are computed.
+    cache_->load(path, header);
     std::vector<std::vector<char>> needed(static_cast<std::size_t>(r_.augment_draws), std::vector<char>(data_->size(), 0));
     std::size_t total = 0;
     for (int globalEpoch = 0, ph = 0; ph < static_cast<int>(r_.phases.size()); ++ph)
         for (int e = 0; e < r_.phases[static_cast<std::size_t>(ph)].epochs; ++e, ++globalEpoch)
             for (std::size_t i : epochItems(globalEpoch, phaseImages_[static_cast<std::size_t>(ph)])) {
-                char& n = needed[static_cast<std::size_t>(drawOf(globalEpoch))][i];
-                total += n == 0;
-                n = 1;
+                const int d = drawOf(globalEpoch);
+                char& n = needed[static_cast<std::size_t>(d)][i];
+                if (n == 0 && !cache_->filled(d, i)) {
+                    n = 1;
+                    ++total;
+                }
             }
+    if (total == 0) return;
     const std::size_t chunk = 256;
     std::size_t done = 0;
     at::NoGradGuard guard;
@@ -473,9 +478,7 @@ void Run::prepareTeacher(const JobControl& job, const std::function<void(std::si
                 if (needed[static_cast<std::size_t>(d)][from]) items.push_back(from);
             if (items.empty()) continue;
             Batch b = loadBatch(*data_, items, maxResolution(), {}, 2, augmentFor(d, items));
-            const std::int64_t res = b.resolution;
-            at::Tensor x = at::from_blob(b.pixels.data(), {static_cast<std::int64_t>(b.size()), 3, res, res}, at::kFloat);
-            at::Tensor probs = at::softmax(teacher_->forward(x), 1).contiguous();
+            at::Tensor probs = at::softmax(teacher_->forward(batchImages(b)), 1).contiguous();
             for (std::size_t row = 0; row < b.size(); ++row)
                 cache_->put(d, b.items[row], probs.data_ptr<float>() + row * static_cast<std::size_t>(space_.n_classes));
             done += items.size();
@@ -515,14 +518,12 @@ double Run::step(const std::vector<std::size_t>& items, int globalEpoch, const T
             teacher = at::from_blob(const_cast<float*>(t.data()), {static_cast<std::int64_t>(b.size()), space_.n_classes}, at::kFloat).clone();
         } else {
             at::NoGradGuard guard;
-            const std::int64_t res = b.resolution;
-            teacher = at::softmax(teacher_->forward(at::from_blob(b.pixels.data(), {static_cast<std::int64_t>(b.size()), 3, res, res}, at::kFloat)), 1);
+            teacher = at::softmax(teacher_->forward(batchImages(b)), 1);
         }
     }
     for (std::size_t i = 0; i < nets.size(); ++i) {
         Batch& b = batchAt(nets[i].image_size);
-        const std::int64_t r = b.resolution;
-        at::Tensor x = at::from_blob(b.pixels.data(), {static_cast<std::int64_t>(b.size()), 3, r, r}, at::kFloat);
+        at::Tensor x = batchImages(b);
         at::Tensor y = at::from_blob(b.labels.data(), {static_cast<std::int64_t>(b.size())}, at::kInt).to(at::kLong);
         NetWeights w = net_->weightsFor(nets[i]);
         ForwardOptions fo;
