@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <future>
 #include <sys/resource.h>
 
@@ -448,7 +449,7 @@ void Run::prepareTeacher(const JobControl& job, const std::function<void(std::si
 
     cache_ = std::make_unique<TeacherLogitCache>(space_.n_classes, r_.teacher_cache_top_k, data_->size(), r_.augment_draws);
     const std::string path = out_ + "/teacher_topk.bin";
-    const Json header = {{"teacher", r_.init_from}, {"teacher_bytes", readFileBytes(r_.init_from).size()}, {"data", r_.data},
+    const Json header = {{"teacher", r_.init_from}, {"teacher_bytes", std::filesystem::file_size(r_.init_from)}, {"data", r_.data},
                          {"resolution", maxResolution()}, {"calibration_images", co.images}, {"seed", r_.seed},
                          {"pad", r_.pad}, {"flip", r_.flip}};
     // A cache file from the same teacher (this run's, or another run's copied here) is reused;
