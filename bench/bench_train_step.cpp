@@ -1,6 +1,7 @@
 // One training step (forward + backward) of supernet subnets at batch 64 (or argv[3]): time per step for the
-// largest and the smallest subnet, with oneDNN on and off, 1 and 2 threads. Used to size the
-// demo training run (docs/SUPERNET_TRAINING.md).
+// largest and the smallest subnet, with oneDNN on and off, 1 and 2 threads, activations channels-last
+// (what the trainer uses) and NCHW, with the ratio. Used to size the demo training runs
+// (docs/SUPERNET_TRAINING.md).
 #include "nn/Supernet.h"
 #include "nn/TorchRuntime.h"
 #include "space/ArchSampler.h"
@@ -31,21 +32,25 @@ int main(int argc, char** argv)
             setTorchThreads(threads);
             for (auto [name, cfg] : {std::pair<const char*, SubnetConfig>{"largest", s.fullMaxConfig(res)}, {"smallest", s.minConfig(res)}}) {
                 cfg.image_size = res;
-                double best = 1e9;
-                for (int i = 0; i < iters + 1; ++i) {
-                    auto t0 = std::chrono::steady_clock::now();
-                    NetWeights w = net.weightsFor(cfg);
-                    ForwardOptions fo;
-                    fo.bn = BnMode::Train;
-                    at::Tensor loss = at::cross_entropy_loss(forwardNet(w, x, fo), y);
-                    loss.backward();
-                    for (auto& p : net.parameters())
-                        if (p.mutable_grad().defined()) p.mutable_grad().zero_();
-                    double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-                    if (i > 0 && sec < best) best = sec;
+                double best[2] = {1e9, 1e9};
+                for (int layout : {0, 1}) {
+                    for (int i = 0; i < iters + 1; ++i) {
+                        auto t0 = std::chrono::steady_clock::now();
+                        NetWeights w = net.weightsFor(cfg);
+                        ForwardOptions fo;
+                        fo.bn = BnMode::Train;
+                        fo.channels_last = layout == 0;
+                        at::Tensor loss = at::cross_entropy_loss(forwardNet(w, x, fo), y);
+                        loss.backward();
+                        for (auto& p : net.parameters())
+                            if (p.mutable_grad().defined()) p.mutable_grad().zero_();
+                        double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                        if (i > 0 && sec < best[layout]) best[layout] = sec;
+                    }
                 }
-                std::printf("res %d  batch %d  mkldnn %-3s threads %d  %-8s  %.3f s/step  %.0f img/s\n", res, batch, mkldnn ? "on" : "off", threads,
-                            name, best, batch / best);
+                std::printf("res %d  batch %d  mkldnn %-3s threads %d  %-8s  channels-last %.3f s/step %5.0f img/s | NCHW %.3f s/step %5.0f img/s | %.2fx\n",
+                            res, batch, mkldnn ? "on" : "off", threads, name, best[0], batch / best[0], best[1], batch / best[1],
+                            best[1] / best[0]);
             }
         }
     }

@@ -10,6 +10,7 @@
 #include "io/AtomicFile.h"
 #include "io/JsonFile.h"
 #include "predict/AccuracyDataset.h"
+#include "nn/AccuracyTableBuilder.h"
 #include "nn/Checkpoint.h"
 #include "nn/Supernet.h"
 #include "nn/SupernetTrainer.h"
@@ -156,6 +157,19 @@ private Q_SLOTS:
                                QStringLiteral("--count"), QStringLiteral("8"), QStringLiteral("--shard"), QStringLiteral("0/2")});
         QCOMPARE(other.code, 2);
         QVERIFY(other.err.contains(QStringLiteral("built with other options")));
+    }
+
+    void accuracyTableEtaCountsOnlyThisRunsSubnets()
+    {
+        // A resumed make-accdata: 100 subnets came from the earlier run, 50 took this run 40 s.
+        AccuracyTableProgress p;
+        p.total = 2000;
+        p.done = 150;
+        p.resumed = 100;
+        p.seconds = 40;
+        QCOMPARE(p.etaSeconds(), 40.0 / 50.0 * 1850.0);
+        p.done = p.resumed;
+        QCOMPARE(p.etaSeconds(), 0.0);
     }
 
     void shippingAContinuedRunRecordsEveryStage()

@@ -44,7 +44,9 @@ int cmdTrainSupernet(const Args& argv)
 {
     CliArgs a(argv, {"space", "out", "preset", "recipe", "seed", "threads", "max-steps", "print-every", "init-from"}, {"help", "show-recipe"});
     if (a.flag("help")) {
-        std::cout << "usage: tinyscope train-supernet --out DIR [--space NAME|FILE] [--preset demo|demo-finetune|demo2|demo3-teacher|demo3|tiny | --recipe FILE.json]\n"
+        std::string presets;
+        for (const std::string& n : TrainRecipe::presetNames()) presets += (presets.empty() ? "" : "|") + n;
+        std::cout << "usage: tinyscope train-supernet --out DIR [--space NAME|FILE] [--preset " << presets << " | --recipe FILE.json]\n"
                      "                               [--seed S] [--threads N] [--max-steps N] [--init-from CKPT] [--show-recipe]\n"
                      "  Once-for-all training with progressive shrinking and the sandwich rule. DIR/supernet.pth is a\n"
                      "  real-format checkpoint written after every epoch and every few hundred steps; running the same\n"
@@ -187,10 +189,9 @@ int cmdMakeAccdata(const Args& argv)
     job.cancel = &g_stop;
     const bool tty = isatty(1);
     std::size_t n = buildAccuracyTable(supernet, o, path, job, [&](const AccuracyTableProgress& p) {
-        const double eta = p.done ? p.seconds / static_cast<double>(p.done) * static_cast<double>(p.total - p.done) : 0;
         if (tty || p.done % 25 == 0 || p.done == p.total)
             std::printf("%s%zu/%zu subnets  last top-1 %.2f %%  elapsed %s  ETA %s%s", tty ? "\r" : "", p.done, p.total, p.last_top1,
-                        hms(p.seconds).c_str(), hms(eta).c_str(), tty ? "   " : "\n");
+                        hms(p.seconds).c_str(), hms(p.etaSeconds()).c_str(), tty ? "   " : "\n");
         std::fflush(stdout);
     });
     std::printf("%swrote %zu pairs to %s\n", tty ? "\n" : "", n, path.c_str());

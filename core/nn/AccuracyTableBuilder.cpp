@@ -108,6 +108,7 @@ std::size_t buildAccuracyTable(const Supernet& supernet, const AccuracyTableOpti
                 if (done.size() % 10 == 0) save();
                 AccuracyTableProgress p;
                 p.total = samples.size();
+                p.resumed = samples.size() - todo.size();
                 p.last_top1 = r.top1;
                 p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
                 p.done = 0;

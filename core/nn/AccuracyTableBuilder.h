@@ -23,8 +23,15 @@ struct AccuracyTableOptions {
 
 struct AccuracyTableProgress {
     std::size_t done = 0, total = 0;    // of this shard
+    std::size_t resumed = 0;            // of `done`, measured by an earlier run of the same shard
     double last_top1 = 0;
-    double seconds = 0;
+    double seconds = 0;                 // of this run
+
+    double etaSeconds() const
+    {
+        const std::size_t now = done - resumed;
+        return now ? seconds / static_cast<double>(now) * static_cast<double>(total - done) : 0;
+    }
 };
 
 // Writes `path` (atomically, every few subnets) and `path + ".state.json"`; if both exist and the

@@ -13,7 +13,7 @@ struct Runner {
 
     void trace(const std::string& name, const at::Tensor& t)
     {
-        if (opt.trace) opt.trace->emplace_back(name, t.detach());
+        if (opt.trace) opt.trace->emplace_back(name, t.detach().contiguous());
     }
 
     at::Tensor batchNorm(const at::Tensor& x, const ConvBn& c)
@@ -82,7 +82,8 @@ at::Tensor clampRelu6(const at::Tensor& x) { return at::hardtanh(x, 0.0, 6.0); }
 at::Tensor forwardNet(const NetWeights& net, const at::Tensor& input, const ForwardOptions& opt)
 {
     Runner r{net, opt};
-    at::Tensor x = clampRelu6(r.convBn(input, net.first, "first_conv"));
+    const at::Tensor in = input.contiguous(opt.channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous);
+    at::Tensor x = clampRelu6(r.convBn(in, net.first, "first_conv"));
     for (const BlockWeights& b : net.blocks) {
         const std::string name = "blocks." + std::to_string(b.shape.index);
         if (b.shape.fused) {

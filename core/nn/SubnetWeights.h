@@ -56,6 +56,9 @@ struct ForwardOptions {
     double momentum = 0.1;
     BnCalibration* calibration = nullptr;                  // required for BnMode::Calibrate
     std::vector<std::pair<std::string, at::Tensor>>* trace = nullptr;   // module outputs, for debugging
+    // Activations in NHWC (channels-last) memory: the same numbers as NCHW to float rounding, and
+    // oneDNN's depthwise and 1x1 kernels are 2-3x faster on it (bench_train_step). false: NCHW.
+    bool channels_last = true;
 };
 
 at::Tensor forwardNet(const NetWeights& net, const at::Tensor& x, const ForwardOptions& options = {});
