@@ -3,6 +3,7 @@
 #include "TestSupport.h"
 
 #include "io/AtomicFile.h"
+#include "io/Text.h"
 #include "io/JsonFile.h"
 
 #include <QProcess>
@@ -69,6 +70,43 @@ private Q_SLOTS:
         QVERIFY(Json::parse(many.out).is_array());
     }
 
+    void costDrawsTheBlockDiagram()
+    {
+        // The lab's draw: title with the subnet's own MACs and peak SRAM, one node per active block
+        // coloured by kernel size, the peak-SRAM block outlined; the format follows the suffix.
+        auto file = [this](const char* name) { return tmp.path() + QLatin1Char('/') + QLatin1String(name); };
+        Run j = run({QStringLiteral("cost"), QStringLiteral("--max"), QStringLiteral("--json")});
+        QCOMPARE(j.code, 0);
+        const Json cost = Json::parse(j.out);
+        for (const char* name : {"max.dot", "max.svg", "max.png"}) {
+            Run r = run({QStringLiteral("cost"), QStringLiteral("--max"), QStringLiteral("--diagram"), file(name)});
+            QCOMPARE(r.code, 0);
+            QVERIFY2(r.out.rfind("wrote " + file(name).toStdString() + "\n", 0) == 0, r.out.c_str());
+        }
+        const std::string dot = readFileBytes(file("max.dot").toStdString());
+        const std::string title = "MACs(M): " + formatFixed(cost["macs"].get<double>() / 1e6, 2) +
+                                  "  PeakMem(KB): " + formatFixed(cost["peak_activation_bytes"].get<double>() / 1024, 2);
+        QCOMPARE(title, std::string("MACs(M): 220.05  PeakMem(KB): 750.00"));
+        QVERIFY2(dot.find("label=\"" + title + "\"") != std::string::npos, dot.c_str());
+        auto count = [](const std::string& text, const std::string& what) {
+            int n = 0;
+            for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+            return n;
+        };
+        QCOMPARE(count(dot, "label=\"MBConv6-7x7\" fillcolor=\"#991400\""), 20);
+        QCOMPARE(count(dot, "penwidth=4 color=\"#d62728\""), 1);
+        const std::string svg = readFileBytes(file("max.svg").toStdString());
+        QVERIFY(svg.find("<svg") != std::string::npos);
+        QCOMPARE(count(svg, ">MBConv6&#45;7x7</text>") + count(svg, ">MBConv6-7x7</text>"), 20);
+        const std::string png = readFileBytes(file("max.png").toStdString());
+        QVERIFY(png.rfind("\x89PNG\r\n", 0) == 0);
+        // --json stays parseable with --diagram: nothing but the JSON on stdout.
+        Run both = run({QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--json"), QStringLiteral("--diagram"), file("min.gv")});
+        QCOMPARE(both.code, 0);
+        QCOMPARE(Json::parse(both.out)["macs"].get<long long>(), 8302128LL);
+        QVERIFY(readFileBytes(file("min.gv").toStdString()).rfind("digraph subnet {", 0) == 0);
+    }
+
     void encodeDecodeRoundTrip()
     {
         std::string cfg = (tmp.path() + QStringLiteral("/min.json")).toStdString();
@@ -119,6 +157,10 @@ private Q_SLOTS:
             {{QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--space"), QStringLiteral("mars")}, "unknown design space 'mars'"},
             {{QStringLiteral("decode"), QStringLiteral("0101")}, "uses 128"},
             {{QStringLiteral("frobnicate")}, "unknown command 'frobnicate'"},
+            {{QStringLiteral("cost"), QStringLiteral("--random"), QStringLiteral("2"), QStringLiteral("--diagram"), QStringLiteral("x.svg")},
+             "--diagram draws one subnet; 2 are given"},
+            {{QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--diagram"), QStringLiteral("x.pdf")},
+             "x.pdf: unknown drawing format '.pdf' (use .svg, .png or .dot)"},
         };
         for (const Case& c : cases) {
             Run r = run(c.args);

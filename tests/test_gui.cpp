@@ -11,8 +11,13 @@
 #include "MainWindow.h"
 #include "SvgGraphView.h"
 #include "data/ImageDataset.h"
+#include "io/Text.h"
+#include "viz/GraphvizRenderer.h"
 
+#include <QApplication>
 #include <QImage>
+#include <QMenu>
+#include <QTimer>
 #include <QListWidget>
 #include <QSignalSpy>
 #include <QProcess>
@@ -131,6 +136,33 @@ private Q_SLOTS:
         QCOMPARE(panel->report().summary.macs, std::int64_t(79416432));
         QVERIFY(view->nodeNames().contains(QStringLiteral("b20")));
         QVERIFY(view->selectNode(QStringLiteral("b20")));
+
+        // The diagram shown is the one saved (File → Save block diagram, or right-click): the lab's
+        // title with this subnet's costs, the peak block outlined, any of SVG / PNG / DOT.
+        const CostSummary& s = panel->report().summary;
+        const std::string title = "MACs(M): " + formatFixed(s.millionMacs(), 2) + "  PeakMem(KB): " + formatFixed(s.peakKB(), 2);
+        QCOMPARE(title, std::string("MACs(M): 79.42  PeakMem(KB): 270.00"));
+        const std::string& dot = panel->diagramDot();
+        QVERIFY2(dot.find("label=\"" + title + "\"") != std::string::npos, dot.c_str());
+        QCOMPARE(panel->diagramStem(), QStringLiteral("mcunet-vww-%1px-w1").arg(w.state()->subnet().image_size));
+        const QString png = tmp.path() + QStringLiteral("/d.png");
+        writeDotFile(dot, png.toStdString());
+        QImage image(png);
+        QVERIFY(!image.isNull() && image.width() > 600 && image.width() <= 6000);
+        QVERIFY(distinctColours(image) > 4);
+
+        // Right-click on the diagram offers the three formats (the menu is read, then closed).
+        QStringList offered;
+        QTimer::singleShot(200, [&offered] {
+            if (auto* menu = qobject_cast<QMenu*>(QApplication::activePopupWidget())) {
+                for (QAction* a : menu->actions())
+                    if (a->isEnabled() && !a->isSeparator()) offered << a->text();
+                menu->close();
+            }
+        });
+        Q_EMIT view->customContextMenuRequested(QPoint(20, 20));
+        QCOMPARE(offered, (QStringList{QStringLiteral("Save diagram as SVG…"), QStringLiteral("Save diagram as PNG…"),
+                                       QStringLiteral("Save diagram as DOT…"), QStringLiteral("Fit")}));
     }
 };
 

@@ -5,6 +5,7 @@
 
 #include "io/AtomicFile.h"
 #include "io/JsonFile.h"
+#include "io/Text.h"
 
 #include <QTemporaryDir>
 
@@ -41,12 +42,18 @@ private Q_SLOTS:
         QCOMPARE(j["constraints"], Json::parse(R"({"millionMACs": 60.0, "KBPeakMemory": 250.0})"));
         QCOMPARE(j["options"]["population_size"].get<int>(), 50);
         QVERIFY(!j["pareto"].empty());
-        // The same seed gives the same subnet.
+        // The same seed gives the same subnet; --diagram draws it with its prediction and costs.
+        const QString diagram = tmp.path() + QStringLiteral("/winner.dot");
         Run again = run({QStringLiteral("search"), QStringLiteral("--macs"), QStringLiteral("60"), QStringLiteral("--sram"),
                          QStringLiteral("250"), QStringLiteral("--seed"), QStringLiteral("1"), QStringLiteral("--json"),
-                         QStringLiteral("--no-evaluated")});
+                         QStringLiteral("--no-evaluated"), QStringLiteral("--diagram"), diagram});
         QCOMPARE(Json::parse(again.out)["best"]["config"], best["config"]);
         QVERIFY(!Json::parse(again.out).contains("evaluated"));
+        const std::string title = "predicted top-1 " + formatFixed(best["predicted_accuracy"].get<double>(), 2) + " %   MACs(M): " +
+                                  formatFixed(best["macs"].get<double>() / 1e6, 2) + "  PeakMem(KB): " +
+                                  formatFixed(best["peak_activation_bytes"].get<double>() / 1024, 2);
+        const std::string dot = readFileBytes(diagram.toStdString());
+        QVERIFY2(dot.find("label=\"" + title + "\"") != std::string::npos, (title + "\n" + dot).c_str());
     }
 
     void humanOutputAndRandomSearch()
@@ -113,6 +120,9 @@ private Q_SLOTS:
         QVERIFY(r.err.find("unknown option --macz") != std::string::npos);
         r = run({QStringLiteral("search"), QStringLiteral("--sram"), QStringLiteral("-5")});
         QCOMPARE(r.code, 2);
+        r = run({QStringLiteral("search"), QStringLiteral("--macs"), QStringLiteral("60"), QStringLiteral("--diagram"), QStringLiteral("w.jpg")});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.find("w.jpg: unknown drawing format '.jpg'") != std::string::npos && lines(r.err) == 1, r.err.c_str());
         r = run({QStringLiteral("search"), QStringLiteral("--algo"), QStringLiteral("annealing")});
         QCOMPARE(r.code, 2);
         QVERIFY(r.err.find("evolution or random") != std::string::npos);

@@ -11,6 +11,7 @@
 
 #include "graph/TrainingBudget.h"
 #include "io/AtomicFile.h"
+#include "io/Text.h"
 #include "io/JsonFile.h"
 #include "space/SpacePresets.h"
 
@@ -157,6 +158,10 @@ private Q_SLOTS:
         QCOMPARE(panel.convergencePoints(), 21);
         QVERIFY(panel.paretoPoints() >= 1050);
         QVERIFY(distinctColours(&panel) > 30);
+        // The winner's diagram (saved from its right-click menu) carries its prediction and costs.
+        const std::string winnerTitle = "predicted top-1 " + formatFixed(r->best.accuracy, 2) + " %   MACs(M): " +
+                                        formatFixed(r->best.cost.millionMacs(), 2) + "  PeakMem(KB): " + formatFixed(r->best.cost.peakKB(), 2);
+        QVERIFY2(panel.winnerDiagramDot().find("label=\"" + winnerTitle + "\"") != std::string::npos, panel.winnerDiagramDot().c_str());
 
         // Impossible limits are explained at once, without a search.
         panel.setLimit("KBPeakMemory", 64, true);
@@ -185,8 +190,10 @@ private Q_SLOTS:
 
         ui::SearchPanel reopened(&state, historyPath);
         QCOMPARE(reopened.historyRows(), 1);
+        QVERIFY(reopened.winnerDiagramDot().empty());
         reopened.reopen(0);
         QCOMPARE(reopened.convergencePoints(), 21);
+        QVERIFY(reopened.winnerDiagramDot().find("label=\"" + winnerTitle + "\"") != std::string::npos);
         QVERIFY(reopened.paretoPoints() > 100);
         QCOMPARE(reopened.constraints().find("KBPeakMemory")->max, 250.0);
     }

@@ -348,7 +348,7 @@ private Q_SLOTS:
         QVERIFY(d.startsWith("digraph training_graph {") && d.contains("\"nn.mcuconv2d#0\""));
         QVERIFY(d.contains("pruned by the scheme"));
         const QString e = inputErrorOf([&] { TrainingGraphPane::writeGraphFile(g, path("g.bmp").toStdString(), "x"); });
-        QVERIFY2(e.contains(QStringLiteral("unknown graph format '.bmp'")), qPrintable(e));
+        QVERIFY2(e.contains(QStringLiteral("unknown drawing format '.bmp'")), qPrintable(e));
     }
 
     void rowsTinyEngineCannotCompileAreFlagged()

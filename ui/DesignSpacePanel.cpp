@@ -2,6 +2,7 @@
 
 #include "AppState.h"
 #include "CostTableModel.h"
+#include "DiagramExport.h"
 #include "EvaluationBox.h"
 #include "PeakMemoryChart.h"
 #include "SvgGraphView.h"
@@ -97,6 +98,8 @@ DesignSpacePanel::DesignSpacePanel(AppState* state, QWidget* parent) : QWidget(p
     // ---- centre: diagram
     diagram_ = new SvgGraphView;
     diagram_->setMinimumWidth(380);
+    diagram_->setToolTip(QStringLiteral("Wheel zooms, drag pans, double-click fits; right-click saves the diagram"));
+    offerDiagramSave(diagram_, [this] { return diagramDot_; }, [this] { return diagramStem(); });
 
     // ---- right: totals, chart, table
     auto* right = new QWidget;
@@ -340,6 +343,12 @@ void DesignSpacePanel::selectRandom()
     Q_EMIT state_->message(QStringLiteral("random draw %1 of seed %2").arg(randomDraws_ - 1).arg(seedBox_->value()));
 }
 
+QString DesignSpacePanel::diagramStem() const
+{
+    const SubnetConfig& c = state_->subnet();
+    return QStringLiteral("%1-%2px-w%3").arg(QString::fromStdString(state_->space().name)).arg(c.image_size).arg(c.wid);
+}
+
 void DesignSpacePanel::refresh()
 {
     const DesignSpace& s = state_->space();
@@ -360,15 +369,11 @@ void DesignSpacePanel::refresh()
             .arg(QString::fromStdString(report_.peak_layer))
             .arg(QString::fromStdString(groupThousands(sum.params)))
             .arg(sum.flashKB(), 0, 'f', 1));
-    int peakBlock = -1;
-    for (const PeakTerm& t : report_.peak_terms)
-        if (t.name == report_.peak_layer) peakBlock = t.block;
-    ArchDiagramOptions opt;
-    opt.title = "MACs(M): " + formatFixed(sum.millionMacs(), 2) + "  PeakMem(KB): " + formatFixed(sum.peakKB(), 2);
-    opt.highlightBlock = peakBlock;
     try {
-        diagram_->setSvg(QByteArray::fromStdString(renderDotToSvg(archDiagramDot(s, c, opt))));
+        diagramDot_ = archDiagramDot(s, c, costedDiagramOptions(report_));
+        diagram_->setSvg(QByteArray::fromStdString(renderDotToSvg(diagramDot_)));
     } catch (const std::exception& e) {
+        diagramDot_.clear();
         Q_EMIT state_->message(QString::fromUtf8(e.what()));
     }
     tableModel_->setReport(report_, convOnly_->isChecked());

@@ -6,6 +6,7 @@
 
 #include <QWidget>
 
+#include <string>
 #include <vector>
 
 class QComboBox;
@@ -39,6 +40,10 @@ public:
     // Extra sections (e.g. evaluation) are added below the controls.
     QVBoxLayout* sideLayout() const { return side_; }
     EvaluationBox* evaluationBox() const { return evaluation_; }
+    // DOT text of the block diagram shown (the lab's title, the peak-SRAM block outlined), and the
+    // file name it is saved under by default ("mcunet-vww-112px-w1").
+    const std::string& diagramDot() const { return diagramDot_; }
+    QString diagramStem() const;
 
 protected:
     void dragEnterEvent(QDragEnterEvent* e) override;
@@ -54,6 +59,7 @@ private:
     AppState* state_;
     bool syncing_ = false;
     CostReport report_;
+    std::string diagramDot_;
 
     QComboBox* spaceBox_;
     QComboBox* resolutionBox_;

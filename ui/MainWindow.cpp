@@ -4,6 +4,7 @@
 
 #include "AppState.h"
 #include "DesignSpacePanel.h"
+#include "DiagramExport.h"
 #include "TrainingInspectorPanel.h"
 #include "PredictorPanel.h"
 #include "SearchPanel.h"
@@ -63,6 +64,10 @@ void MainWindow::buildMenus()
         QString p = QFileDialog::getSaveFileName(this, QStringLiteral("Save subnet config"), QStringLiteral("subnet.json"),
                                                  QStringLiteral("Subnet config (*.json)"));
         if (!p.isEmpty()) saveConfig(p);
+    });
+    file->addAction(QStringLiteral("Save block &diagram…"), this, [this] {
+        tabs_->setCurrentWidget(designSpace_);
+        saveDiagramDialog(this, designSpace_->diagramDot(), designSpace_->diagramStem());
     });
     file->addSeparator();
     file->addAction(QStringLiteral("Open &training graph…"), this, [this] {

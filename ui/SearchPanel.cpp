@@ -2,6 +2,7 @@
 
 #include "AppState.h"
 #include "ChartStyle.h"
+#include "DiagramExport.h"
 #include "ErrorBox.h"
 #include "LiveLineChart.h"
 #include "SvgGraphView.h"
@@ -187,6 +188,10 @@ SearchPanel::SearchPanel(AppState* state, const QString& historyPath, QWidget* p
     // ---- winner: diagram, costs, use
     diagram_ = new SvgGraphView;
     diagram_->setMinimumWidth(300);
+    diagram_->setToolTip(QStringLiteral("The winner's blocks; right-click saves the diagram"));
+    offerDiagramSave(diagram_, [this] { return winnerDot_; }, [this] {
+        return QStringLiteral("%1-winner").arg(QString::fromStdString(state_->space().name));
+    });
     auto* winnerBox = new QWidget;
     auto* wl = new QVBoxLayout(winnerBox);
     wl->setContentsMargins(0, 0, 0, 0);
@@ -794,6 +799,7 @@ void SearchPanel::showPareto(const Json& sample, const Json& pareto, const Json&
 
 void SearchPanel::showWinner(const Json& best)
 {
+    winnerDot_.clear();
     if (!best.is_object()) {
         winner_->setText(QStringLiteral("<i>no subnet</i>"));
         use_->setEnabled(false);
@@ -822,10 +828,10 @@ void SearchPanel::showWinner(const Json& best)
     }
     try {
         const SubnetConfig cfg = SubnetConfig::fromJson(best["config"], state_->space(), "winner");
-        ArchDiagramOptions opt;
-        opt.title = "top-1 " + top1.toStdString() + " %   MACs(M): " + formatFixed(best["macs"].get<double>() / 1e6, 2) +
-                    "  PeakMem(KB): " + formatFixed(best["peak_activation_bytes"].get<double>() / 1024, 1);
-        diagram_->setSvg(QByteArray::fromStdString(renderDotToSvg(archDiagramDot(state_->space(), cfg, opt))));
+        const CostReport report = CostModel(state_->space()).report(cfg);
+        const std::string dot = archDiagramDot(state_->space(), cfg, costedDiagramOptions(report, best["predicted_accuracy"].get<double>()));
+        diagram_->setSvg(QByteArray::fromStdString(renderDotToSvg(dot)));
+        winnerDot_ = dot;
         use_->setEnabled(true);
     } catch (const std::exception& e) {
         // A stored run of another space.

@@ -65,6 +65,7 @@ public:
 
     // What is on screen (for tests).
     const SearchResult* lastResult() const { return result_.get(); }
+    const std::string& winnerDiagramDot() const { return winnerDot_; }   // empty: no winner shown
     int historyRows() const;
     int convergencePoints() const;
     int paretoPoints() const { return paretoPoints_; }
@@ -111,6 +112,7 @@ private:
     std::shared_ptr<Job> job_;
     std::unique_ptr<SearchResult> result_;
     Json shownBest_;
+    std::string winnerDot_;   // DOT of the winner's diagram shown (empty: none)
     std::atomic<bool> cancel_{false};
     QFutureWatcher<void> watcher_;
     bool rerunPending_ = false, rerunRecord_ = false;

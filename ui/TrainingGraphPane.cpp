@@ -399,20 +399,10 @@ int TrainingGraphPane::selectedOp() const { return inspector_->op(); }
 
 std::string TrainingGraphPane::renderGraphFile(const TrainingGraph& g, const std::string& path, const std::string& title)
 {
-    const std::string suffix = QFileInfo(QString::fromStdString(path)).suffix().toLower().toStdString();
-    if (suffix != "svg" && suffix != "png" && suffix != "dot" && suffix != "gv")
-        throw InputError(path + ": unknown graph format '." + suffix + "' (use .svg, .png or .dot)");
     TrainingGraphDotOptions o;
     o.title = title;
     o.stableLabels = true;
-    std::string dot = trainingGraphDot(g, o);
-    if (suffix == "dot" || suffix == "gv") return dot;
-    if (suffix == "png") {
-        // Whole training graphs are metres of drawing: cap the bitmap at 6000 px a side.
-        const std::string head = "digraph training_graph {\n";
-        dot.insert(head.size(), "  graph [size=\"62.5,62.5\" dpi=96]\n");
-    }
-    return renderDot(dot, suffix);
+    return renderDotForFile(trainingGraphDot(g, o), path);
 }
 
 void TrainingGraphPane::writeGraphFile(const TrainingGraph& g, const std::string& path, const std::string& title)

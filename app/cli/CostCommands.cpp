@@ -9,6 +9,8 @@
 #include "space/ArchEncoder.h"
 #include "space/ArchSampler.h"
 #include "space/SpacePresets.h"
+#include "viz/ArchDiagram.h"
+#include "viz/GraphvizRenderer.h"
 
 #include <cstdio>
 #include <iostream>
@@ -62,16 +64,17 @@ void printHumanSingle(const DesignSpace& space, const SubnetConfig& c, const Cos
 
 int cmdCost(const Args& argv)
 {
-    CliArgs a(argv, {"space", "resolution", "random", "seed"}, {"min", "max", "max-full", "json", "all-modules", "help"});
+    CliArgs a(argv, {"space", "resolution", "random", "seed", "diagram"}, {"min", "max", "max-full", "json", "all-modules", "help"});
     if (a.flag("help")) {
         std::cout << "usage: tinyscope cost [CONFIG.json ...] [--min] [--max] [--max-full] [--random N --seed S]\n"
-                     "                      [--space NAME|FILE] [--resolution R] [--json] [--all-modules]\n"
+                     "                      [--space NAME|FILE] [--resolution R] [--json] [--all-modules] [--diagram FILE]\n"
                      "  CONFIG.json   a subnet config {wid, ks, e, d, image_size} or an array of them\n"
                      "  --min         smallest subnet (at the smallest resolution unless --resolution)\n"
                      "  --max         the lab's max: largest ks/e/d at the widest width its sampler draws (wid=1)\n"
                      "  --max-full    largest ks/e/d at the full width (wid=2 for MCUNet-VWW)\n"
                      "  --random N    N subnets drawn like the lab's random_sample_arch; --seed S as random.seed(S)\n"
-                     "  --resolution  override image_size of every subnet\n";
+                     "  --resolution  override image_size of every subnet\n"
+                     "  --diagram     write the subnet's block diagram (one subnet) to FILE.svg, .png or .dot\n";
         return 0;
     }
     DesignSpace space = loadSpace(a.value("space", defaultSpaceName()));
@@ -103,6 +106,14 @@ int cmdCost(const Args& argv)
     }
 
     CostModel model(space);
+    if (a.has("diagram")) {
+        const std::string path = a.value("diagram");
+        drawingFormatOf(path);
+        if (configs.size() != 1)
+            throw InputError("--diagram draws one subnet; " + std::to_string(configs.size()) + " are given");
+        writeDotFile(archDiagramDot(space, configs[0], costedDiagramOptions(model.report(configs[0]))), path);
+        if (!a.flag("json")) std::cout << "wrote " << path << "\n\n";
+    }
     if (a.flag("json")) {
         Json out = Json::array();
         for (const SubnetConfig& c : configs) {

@@ -16,6 +16,8 @@
 #include "search/Feasibility.h"
 #include "search/TrainingMemoryLimit.h"
 #include "space/SpacePresets.h"
+#include "viz/ArchDiagram.h"
+#include "viz/GraphvizRenderer.h"
 
 #include <cstdio>
 #include <iostream>
@@ -237,7 +239,7 @@ int cmdSearch(const Args& argv)
               {"algo", "macs", "sram", "params", "flash", "constraints", "population", "generations", "parent-ratio",
                "mutation-ratio", "arch-mutate-prob", "resolution-mutate-prob", "seed", "predictor", "space", "out",
                "train-budget", "train-scheme", "supernet", "supernet-space", "data", "calib-data", "images", "calib-images",
-               "threads"},
+               "threads", "diagram"},
               {"json", "no-evaluated", "no-cache", "help", "measure"});
     if (a.flag("help")) {
         std::cout
@@ -245,7 +247,7 @@ int cmdSearch(const Args& argv)
                "           [--constraints FILE.json] [--population P] [--generations G] [--parent-ratio R]\n"
                "           [--mutation-ratio R] [--arch-mutate-prob p] [--resolution-mutate-prob p] [--seed S]\n"
                "           [--predictor FILE] [--space NAME|FILE] [--json] [--no-evaluated] [--out FILE] [--no-cache]\n"
-               "           [--train-budget KB --train-scheme PATTERN]\n"
+               "           [--train-budget KB --train-scheme PATTERN] [--diagram FILE]\n"
                "           [--measure [--supernet CKPT] [--supernet-space NAME|FILE] [--data DATASET] [--calib-data DATASET]\n"
                "                      [--images N] [--calib-images N] [--threads T]]\n"
                "  --macs M       million MACs (the lab's millionMACs)      --sram KB   peak SRAM (KBPeakMemory)\n"
@@ -257,6 +259,7 @@ int cmdSearch(const Args& argv)
                "  defaults: evolution, population 50, 20 generations, parent ratio 0.25, mutation ratio 0.5,\n"
                "            arch (and width) mutate prob 0.1, resolution mutate prob 0.5, seed 0.\n"
                "  --out FILE     also write the full JSON result (with every evaluated point) to FILE\n"
+               "  --diagram FILE the winner's block diagram as FILE.svg, .png or .dot\n"
                "  --measure      after the search, measure the winner's top-1 on a supernet (BN re-calibrated on\n"
                "                 --calib-images of --calib-data, default 2000 of fashion-mnist:holdout; --images of --data,\n"
                "                 default all of fashion-mnist:test). Default supernet: the shipped Fashion-MNIST one\n"
@@ -266,6 +269,7 @@ int cmdSearch(const Args& argv)
         return 0;
     }
     DesignSpace space = loadSpace(a.value("space", defaultSpaceName()));
+    if (a.has("diagram")) drawingFormatOf(a.value("diagram"));
     Constraints constraints = constraintsFromArgs(a);
     std::unique_ptr<TrainingMemoryLimit> trainLimit = trainingLimitFromArgs(a, space, constraints);
     std::unique_ptr<SupernetAccuracyOracle> measurer = measuringOracleFromArgs(a, space);
@@ -302,6 +306,9 @@ int cmdSearch(const Args& argv)
         return j;
     };
     if (a.has("out")) writeJsonFile(a.value("out"), resultJson(true));
+    if (a.has("diagram"))
+        writeDotFile(archDiagramDot(space, r.best.config, costedDiagramOptions(CostModel(space).report(r.best.config), r.best.accuracy)),
+                     a.value("diagram"));
     if (a.flag("json")) {
         std::cout << resultJson(!a.flag("no-evaluated")).dump(1) << "\n";
         return 0;
@@ -334,6 +341,7 @@ int cmdSearch(const Args& argv)
     if (r.fallbacks > 0)
         std::printf("note: %zu draws hit the redraw bound and fell back (see docs/SEARCH.md)\n", r.fallbacks);
     if (measured) printMeasurement(*measured);
+    if (a.has("diagram")) std::printf("wrote %s\n", a.value("diagram").c_str());
     return 0;
 }
 

@@ -1,5 +1,6 @@
 #include "viz/ArchDiagram.h"
 
+#include "io/Text.h"
 #include "space/SubnetLayout.h"
 #include "viz/GraphvizRenderer.h"
 
@@ -118,6 +119,17 @@ std::string archDiagramDot(const DesignSpace& space, const SubnetConfig& config,
     edge("mix", "head", L.hf, L.feature_mix);
     o << "}\n";
     return o.str();
+}
+
+ArchDiagramOptions costedDiagramOptions(const CostReport& report, double predictedTop1Percent)
+{
+    ArchDiagramOptions o;
+    if (predictedTop1Percent >= 0) o.title = "predicted top-1 " + formatFixed(predictedTop1Percent, 2) + " %   ";
+    o.title += "MACs(M): " + formatFixed(report.summary.millionMacs(), 2) +
+               "  PeakMem(KB): " + formatFixed(report.summary.peakKB(), 2);
+    for (const PeakTerm& t : report.peak_terms)
+        if (t.name == report.peak_layer) o.highlightBlock = t.block;
+    return o;
 }
 
 }  // namespace tinyscope

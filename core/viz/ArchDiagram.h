@@ -3,6 +3,7 @@
 // size (3 #0076c5, 5 #f7ad28, 7 #991400), node width by expand ratio, grey stage dividers,
 // and the true feature-map size on every edge (the lab's labels are wrong at 112/144).
 // Stem, fused block 0 and head are drawn too. Each stage is one row.
+#include "cost/CostModel.h"
 #include "space/DesignSpace.h"
 #include "space/SubnetConfig.h"
 
@@ -20,5 +21,9 @@ const char* kernelColour(int kernel);   // "#0076c5", "#f7ad28", "#991400" (grey
 
 std::string archDiagramDot(const DesignSpace& space, const SubnetConfig& config,
                            const ArchDiagramOptions& options = {});
+
+// What the app and the CLI draw for a costed subnet: the lab's title "MACs(M): 12.50  PeakMem(KB):
+// 100.00" (after "predicted top-1 91.23 %   " when one is given) and the peak-SRAM block outlined.
+ArchDiagramOptions costedDiagramOptions(const CostReport& report, double predictedTop1Percent = -1);
 
 }  // namespace tinyscope

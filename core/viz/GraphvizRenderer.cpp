@@ -1,10 +1,12 @@
 #include "viz/GraphvizRenderer.h"
 
 #include "Error.h"
+#include "io/AtomicFile.h"
 
 #include <graphviz/cgraph.h>
 #include <graphviz/gvc.h>
 
+#include <cctype>
 #include <mutex>
 
 namespace tinyscope {
@@ -58,6 +60,36 @@ std::string renderDot(const std::string& dot, const std::string& format, const s
 std::string renderDotToSvg(const std::string& dot, const std::string& engine)
 {
     return renderDot(dot, "svg", engine);
+}
+
+std::string drawingFormatOf(const std::string& path)
+{
+    const std::size_t slash = path.find_last_of('/');
+    const std::size_t dot = path.find_last_of('.');
+    std::string suffix = dot == std::string::npos || (slash != std::string::npos && dot < slash) ? "" : path.substr(dot + 1);
+    for (char& c : suffix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (suffix == "svg" || suffix == "png" || suffix == "dot") return suffix;
+    if (suffix == "gv") return "dot";
+    throw InputError(path + ": unknown drawing format '" + (suffix.empty() ? std::string("(none)") : "." + suffix) +
+                     "' (use .svg, .png or .dot)");
+}
+
+std::string renderDotForFile(const std::string& dot, const std::string& path)
+{
+    const std::string format = drawingFormatOf(path);
+    if (format == "dot") return dot;
+    if (format == "svg") return renderDot(dot, "svg");
+    // PNG: 144 dpi for print, and large graphs capped at 6,000 px a side (41.67 in at 144 dpi): a
+    // whole training graph is metres of drawing.
+    std::string capped = dot;
+    const std::size_t open = capped.find('{');
+    if (open != std::string::npos) capped.insert(open + 1, "\n  graph [size=\"41.67,41.67\" dpi=144]\n");
+    return renderDot(capped, "png");
+}
+
+void writeDotFile(const std::string& dot, const std::string& path)
+{
+    writeFileAtomic(path, renderDotForFile(dot, path));
 }
 
 std::string dotQuote(const std::string& s)

@@ -10,6 +10,15 @@ std::string renderDotToSvg(const std::string& dot, const std::string& engine = "
 // Renders to any Graphviz output format ("svg", "png", "plain", "dot" with positions, ...).
 std::string renderDot(const std::string& dot, const std::string& format, const std::string& engine = "dot");
 
+// The format a drawing's file name asks for: "svg", "png" or "dot" (.dot and .gv); throws
+// InputError naming the path for any other suffix.
+std::string drawingFormatOf(const std::string& path);
+// The drawing a file name asks for: ".svg", ".png" (at most 6,000 px a side), ".pdf", or ".dot" /
+// ".gv" (the DOT text itself, not laid out).
+std::string renderDotForFile(const std::string& dot, const std::string& path);
+// renderDotForFile written atomically to `path`.
+void writeDotFile(const std::string& dot, const std::string& path);
+
 // Quotes a string for use as a DOT identifier or attribute value.
 std::string dotQuote(const std::string& s);
 
