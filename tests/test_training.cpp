@@ -157,6 +157,22 @@ private Q_SLOTS:
                                QStringLiteral("--count"), QStringLiteral("8"), QStringLiteral("--shard"), QStringLiteral("0/2")});
         QCOMPARE(other.code, 2);
         QVERIFY(other.err.contains(QStringLiteral("built with other options")));
+        // A larger --count extends the table: the measured rows stay, sample 6 is added (shard 0 of
+        // 8 holds samples 0, 2, 4, 6); a smaller one would drop samples and is refused.
+        auto withCount = [&common](const char* n) {
+            QStringList args = common;
+            args[args.indexOf(QStringLiteral("--count")) + 1] = QString::fromLatin1(n);
+            return args + QStringList{QStringLiteral("--shard"), QStringLiteral("0/2")};
+        };
+        Run more = runTinyscope(withCount("8"));
+        QVERIFY2(more.code == 0 && more.out.contains(QStringLiteral("wrote 4 pairs")), qPrintable(more.out + more.err));
+        const Json t0more = readJsonFile((dir + QStringLiteral("/src/mcunet-fmnist_shard0of2_acc_table.json")).toStdString());
+        QCOMPARE(t0more.size(), std::size_t(4));
+        for (std::size_t k = 0; k < 3; ++k) QCOMPARE(t0more[k], t0[k]);
+        QCOMPARE(readJsonFile((dir + QStringLiteral("/mcunet-fmnist_shard0of2_card.json")).toStdString())["pairs"].get<int>(), 4);
+        Run fewer = runTinyscope(withCount("6"));
+        QCOMPARE(fewer.code, 2);
+        QVERIFY2(fewer.err.contains(QStringLiteral("holds samples up to number 6 of 8; --count 6 would drop some")), qPrintable(fewer.err));
     }
 
     void accuracyTableEtaCountsOnlyThisRunsSubnets()

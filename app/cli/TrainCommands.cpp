@@ -151,7 +151,8 @@ int cmdMakeAccdata(const Args& argv)
                      "                             [--shard i/N] [--workers W] [--data DATASET] [--calib-images N]\n"
                      "  Measures N sampled subnets (BN re-calibrated on the even items of DATASET, top-1 on the odd items)\n"
                      "  and writes DIR/src/<name>_acc_table.json in the lab's format. Re-running continues an interrupted\n"
-                     "  run. --shard i/N measures every N-th sample starting at i into its own file, so N machines build\n"
+                     "  run, and a larger --count extends a finished one (sample i is the same draw for every count).\n"
+                     "  --shard i/N measures every N-th sample starting at i into its own file, so N machines build\n"
                      "  one dataset; the accuracy-dataset reader merges DIR/src/.\n";
         return 0;
     }

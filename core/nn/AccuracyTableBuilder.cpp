@@ -8,6 +8,7 @@
 
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -54,10 +55,19 @@ std::size_t buildAccuracyTable(const Supernet& supernet, const AccuracyTableOpti
         Json st = readJsonFile(statePath);
         if (st.contains("seconds") && st["seconds"].is_number()) earlierSeconds = st["seconds"].get<double>();
         else secondsKnown = st["indices"].empty();   // written before the state kept its time
-        if (st["options"] != want)
+        // Sample i is the same draw for every count, so a larger --count extends a table; any other
+        // option, or a count that would drop measured samples, is refused.
+        Json had = st["options"], wanted = want;
+        if (had.is_object()) had.erase("count");
+        wanted.erase("count");
+        if (had != wanted)
             throw InputError(statePath + ": the existing table was built with other options; remove it or use another --out");
         Json table = readJsonFile(path);
         std::vector<std::size_t> idx = st["indices"].get<std::vector<std::size_t>>();
+        if (!idx.empty() && *std::max_element(idx.begin(), idx.end()) >= o.count)
+            throw InputError(path + ": holds samples up to number " + std::to_string(*std::max_element(idx.begin(), idx.end())) +
+                             " of " + std::to_string(st["options"].value("count", std::size_t(0))) +
+                             "; --count " + std::to_string(o.count) + " would drop some (a table is extended, never cut)");
         if (!table.is_array() || table.size() != idx.size())
             throw InputError(path + ": does not match " + statePath + " (" + std::to_string(table.size()) + " rows, " +
                              std::to_string(idx.size()) + " indices)");
