@@ -84,6 +84,18 @@ private Q_SLOTS:
         QVERIFY(text.find("legend") != std::string::npos);
         QVERIFY(text.find("pruned by the scheme") != std::string::npos);
         QVERIFY(text.find("v9_conv_0_weight") != std::string::npos);
+        // The same graph as SVG and PNG (capped at 6,000 px a side).
+        const std::string svg = file("g.svg"), png = file("g.png");
+        QCOMPARE(run(args({"train-graph", "--model", "ds-cnn-s", "--n-bias-update", "2", "--svg", svg.c_str(), "--png", png.c_str()})).code, 0);
+        QVERIFY(readFileBytes(svg).find("<svg") != std::string::npos);
+        const std::string pngBytes = readFileBytes(png);
+        QVERIFY(pngBytes.size() > 24 && pngBytes.rfind("\x89PNG\r\n", 0) == 0);
+        auto be32 = [&pngBytes](std::size_t at) {   // IHDR width at byte 16, height at 20
+            std::uint32_t v = 0;
+            for (std::size_t k = 0; k < 4; ++k) v = v << 8 | static_cast<unsigned char>(pngBytes[at + k]);
+            return v;
+        };
+        QVERIFY2(be32(16) <= 6000 && be32(20) <= 6000 && be32(20) > 500, qPrintable(QStringLiteral("%1 x %2").arg(be32(16)).arg(be32(20))));
         // Human output and the op list.
         Run h = run(args({"train-graph", "--model", "mcunet-5fps", "--scheme", "49kb", "--mode", "reference", "--ops"}));
         QCOMPARE(h.code, 0);

@@ -210,13 +210,14 @@ const char* gradientKindName(GradientKind k)
 int cmdTrainGraph(const Args& argv)
 {
     CliArgs a(argv, {"model", "config", "space", "scheme", "n-bias-update", "weight-idx", "weight-ratio", "mode", "dot", "svg",
-                     "save-scheme", "seed"},
+                     "png", "save-scheme", "seed"},
               {"json", "ops", "check", "help"});
     if (a.flag("help") || !a.positionals().empty()) {
         std::cout << "usage: tinyscope train-graph (--model NAME | --config C) (--scheme FILE|NAME | --n-bias-update N …)\n"
-                     "                             [--mode correct|reference] [--dot OUT.dot] [--svg OUT.svg] [--ops] [--json]\n"
+                     "                             [--mode correct|reference] [--dot F] [--svg F] [--png F] [--ops] [--json]\n"
                   << kModelHelp << kSchemeHelp
-                  << "  --dot / --svg       the forward + backward graph (pruned ops grey) as DOT text / Graphviz SVG\n"
+                  << "  --dot / --svg / --png  the forward + backward graph (pruned ops grey) as DOT text, Graphviz SVG\n"
+                     "                      or PNG (144 dpi, at most 6,000 px a side)\n"
                      "  --ops               list the kept ops in execution order\n"
                      "  --check [--seed S]  run the graph on synthetic int8 parameters and compare every gradient\n"
                      "                      with LibTorch autograd on the same fake-quantized model (exit 1 if > 1e-4)\n";
@@ -229,13 +230,13 @@ int cmdTrainGraph(const Args& argv)
     const TrainingGraph g = buildTrainingGraph(net, r, mode);
     saveSchemeIfAsked(a, scheme);
 
-    if (a.has("dot") || a.has("svg")) {
+    if (a.has("dot") || a.has("svg") || a.has("png")) {
         TrainingGraphDotOptions o;
         o.title = net.name + " — " + std::to_string(g.liveOps()) + " ops kept, " + std::to_string(g.prunedOps()) +
                   " pruned (" + autodiffModeName(mode) + " mode)";
         const std::string dot = trainingGraphDot(g, o);
-        if (a.has("dot")) writeFileAtomic(a.value("dot"), dot);
-        if (a.has("svg")) writeFileAtomic(a.value("svg"), renderDotToSvg(dot));
+        for (const char* format : {"dot", "svg", "png"})
+            if (a.has(format)) writeFileAtomic(a.value(format), renderDotAs(dot, format));
     }
 
     GradientCheckResult check;

@@ -74,17 +74,21 @@ std::string drawingFormatOf(const std::string& path)
                      "' (use .svg, .png or .dot)");
 }
 
-std::string renderDotForFile(const std::string& dot, const std::string& path)
+std::string renderDotAs(const std::string& dot, const std::string& format)
 {
-    const std::string format = drawingFormatOf(path);
     if (format == "dot") return dot;
-    if (format == "svg") return renderDot(dot, "svg");
+    if (format != "png") return renderDot(dot, format);
     // PNG: 144 dpi for print, and large graphs capped at 6,000 px a side (41.67 in at 144 dpi): a
     // whole training graph is metres of drawing.
     std::string capped = dot;
     const std::size_t open = capped.find('{');
     if (open != std::string::npos) capped.insert(open + 1, "\n  graph [size=\"41.67,41.67\" dpi=144]\n");
     return renderDot(capped, "png");
+}
+
+std::string renderDotForFile(const std::string& dot, const std::string& path)
+{
+    return renderDotAs(dot, drawingFormatOf(path));
 }
 
 void writeDotFile(const std::string& dot, const std::string& path)

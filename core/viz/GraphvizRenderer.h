@@ -13,8 +13,10 @@ std::string renderDot(const std::string& dot, const std::string& format, const s
 // The format a drawing's file name asks for: "svg", "png" or "dot" (.dot and .gv); throws
 // InputError naming the path for any other suffix.
 std::string drawingFormatOf(const std::string& path);
-// The drawing a file name asks for: ".svg", ".png" (at most 6,000 px a side), ".pdf", or ".dot" /
-// ".gv" (the DOT text itself, not laid out).
+// A drawing in one of those formats: "svg", "png" (144 dpi, at most 6,000 px a side) or "dot" (the
+// text itself, not laid out).
+std::string renderDotAs(const std::string& dot, const std::string& format);
+// renderDotAs in the format the file name asks for (drawingFormatOf).
 std::string renderDotForFile(const std::string& dot, const std::string& path);
 // renderDotForFile written atomically to `path`.
 void writeDotFile(const std::string& dot, const std::string& path);
