@@ -235,10 +235,10 @@ private Q_SLOTS:
         QVERIFY2(!path.empty(), "models/predictors/mcunet-fmnist.bin is missing");
         AccuracyPredictor p = AccuracyPredictor::load(path, fmnist);
         AccuracyDataset data = AccuracyDataset::load((test::sourceDir() + QStringLiteral("/datasets/mcunet-fmnist-accdata")).toStdString(), fmnist);
-        QCOMPARE(data.size(), std::size_t(2000));
+        QCOMPARE(data.size(), std::size_t(6000));
         const DatasetSplit split = p.splitOf(data);
         const PredictionMetrics m = p.evaluate(data, split.validation);
-        QCOMPARE(m.count, std::size_t(400));
+        QCOMPARE(m.count, std::size_t(1200));
         QVERIFY(std::fabs(m.mae - p.card().validation.mae) < 1e-9);
         QVERIFY(std::fabs(m.kendall_tau - p.card().validation.kendall_tau) < 1e-9);
         double mean = 0;
