@@ -6,6 +6,9 @@
 #include "io/AtomicFile.h"
 #include "io/JsonFile.h"
 #include "io/Text.h"
+#include "predict/PredictionMetrics.h"
+
+#include <cmath>
 
 #include <QTemporaryDir>
 
@@ -129,6 +132,54 @@ private Q_SLOTS:
         r = run({QStringLiteral("search"), QStringLiteral("--predictor"), QStringLiteral("/nonexistent/p.bin")});
         QCOMPARE(r.code, 2);
         QVERIFY2(r.err.find("/nonexistent/p.json: predictor card not found") != std::string::npos, r.err.c_str());
+    }
+
+    void predictMeasureRanksPredictionsAgainstTheSupernet()
+    {
+        // Fresh draws predicted and measured on the shipped Fashion-MNIST supernet (few images, to
+        // stay fast): each measurement is the evaluator's, each prediction the predictor's, and the
+        // metrics are computed from those two columns.
+        const QStringList draws = {QStringLiteral("--space"), QStringLiteral("mcunet-fmnist"), QStringLiteral("--random"),
+                                   QStringLiteral("4"), QStringLiteral("--seed"), QStringLiteral("7")};
+        const QStringList measure = {QStringLiteral("--measure"), QStringLiteral("--images"), QStringLiteral("200"),
+                                     QStringLiteral("--calib-images"), QStringLiteral("100"), QStringLiteral("--json")};
+        Run r = run(QStringList{QStringLiteral("predict")} + draws + measure);
+        QVERIFY2(r.code == 0, r.err.c_str());
+        const Json j = Json::parse(r.out);
+        const Json& rows = j["subnets"];
+        QCOMPARE(rows.size(), std::size_t(4));
+        Run plain = run(QStringList{QStringLiteral("predict")} + draws + QStringList{QStringLiteral("--json")});
+        const Json plainJson = Json::parse(plain.out);
+        const Json& predictions = plainJson["predictions"];
+        std::vector<double> predicted, measured;
+        for (std::size_t i = 0; i < 4; ++i) {
+            QCOMPARE(rows[i]["config"], predictions[i]["config"]);
+            QCOMPARE(rows[i]["predicted_accuracy"].get<double>(), predictions[i]["predicted_accuracy"].get<double>());
+            predicted.push_back(rows[i]["predicted_accuracy"].get<double>());
+            measured.push_back(rows[i]["measured_accuracy"].get<double>());
+            const double correct = measured.back() * 2;   // of 200 images
+            QCOMPARE(correct, std::round(correct));
+        }
+        const std::string cfg = (tmp.path() + QStringLiteral("/draw0.json")).toStdString();
+        writeFileAtomic(cfg, rows[0]["config"].dump());
+        Run eval = run({QStringLiteral("eval"), QStringLiteral("--config"), QString::fromStdString(cfg), QStringLiteral("--images"),
+                        QStringLiteral("200"), QStringLiteral("--calib-images"), QStringLiteral("100"), QStringLiteral("--json")});
+        QCOMPARE(Json::parse(eval.out)["top1"].get<double>(), measured[0]);
+        const Json& m = j["metrics"];
+        QCOMPARE(m["count"].get<int>(), 4);
+        QCOMPARE(m["kendall_tau"].get<double>(), kendallTau(predicted, measured));
+        double offset = 0;
+        for (std::size_t i = 0; i < 4; ++i) offset += (predicted[i] - measured[i]) / 4;
+        QVERIFY(std::fabs(m["mean_offset"].get<double>() - offset) < 1e-9);
+        QCOMPARE(j["transferred"].get<bool>(), false);
+        // Fewer than three subnets cannot be ranked; measuring options need --measure.
+        r = run({QStringLiteral("predict"), QStringLiteral("--space"), QStringLiteral("mcunet-fmnist"), QStringLiteral("--random"),
+                 QStringLiteral("2"), QStringLiteral("--measure"), QStringLiteral("--images"), QStringLiteral("10")});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.find("needs at least 3 subnets to rank, got 2") != std::string::npos, r.err.c_str());
+        r = run({QStringLiteral("predict"), QStringLiteral("--random"), QStringLiteral("3"), QStringLiteral("--images"), QStringLiteral("10")});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.find("--images only applies with --measure") != std::string::npos, r.err.c_str());
     }
 
     void predictUsesTheShippedPredictorInOneBatch()

@@ -1,6 +1,7 @@
 #include "cli/ConfigFiles.h"
 
 #include "Error.h"
+#include "space/ArchSampler.h"
 
 namespace tinyscope::cli {
 
@@ -16,6 +17,19 @@ std::vector<SubnetConfig> readConfigs(const std::string& path, const DesignSpace
         out.push_back(SubnetConfig::fromJson(j, space, path));
     }
     return out;
+}
+
+void appendRandomConfigs(const CliArgs& a, const DesignSpace& space, std::vector<SubnetConfig>& out)
+{
+    if (!a.has("random")) {
+        if (a.has("seed")) throw InputError("--seed only applies to --random N");
+        return;
+    }
+    const int n = a.intValue("random", 0);
+    if (n < 1) throw InputError("--random needs a positive count, got " + a.value("random"));
+    ArchSampler sampler(space);
+    PyRandom rng(static_cast<std::uint64_t>(a.int64Value("seed", 0)));
+    for (int i = 0; i < n; ++i) out.push_back(sampler.random(rng));
 }
 
 }  // namespace tinyscope::cli

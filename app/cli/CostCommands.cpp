@@ -89,14 +89,7 @@ int cmdCost(const Args& argv)
     if (a.flag("min")) configs.push_back(sampler.minConfig(minRes));
     if (a.flag("max")) configs.push_back(sampler.labMaxConfig(maxRes));
     if (a.flag("max-full")) configs.push_back(sampler.fullMaxConfig(maxRes));
-    if (a.has("random")) {
-        int n = a.intValue("random", 0);
-        if (n < 1) throw InputError("--random needs a positive count, got " + a.value("random"));
-        PyRandom rng(static_cast<std::uint64_t>(a.int64Value("seed", 0)));
-        for (int i = 0; i < n; ++i) configs.push_back(sampler.random(rng));
-    } else if (a.has("seed")) {
-        throw InputError("--seed only applies to --random N");
-    }
+    appendRandomConfigs(a, space, configs);
     if (configs.empty()) throw InputError("nothing to cost: give a config file, --min, --max, --max-full or --random N");
     if (a.has("resolution")) {
         int r = a.intValue("resolution", 0);

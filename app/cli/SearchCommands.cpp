@@ -9,6 +9,7 @@
 #include "io/Text.h"
 #include "io/DataPaths.h"
 #include "nn/AccuracyPredictor.h"
+#include "nn/PredictorCheck.h"
 #include "nn/TorchRuntime.h"
 #include "nn/WinnerMeasurement.h"
 #include "space/ArchSampler.h"
@@ -113,24 +114,84 @@ int cmdTrainPredictor(const Args& argv)
     return 0;
 }
 
+std::unique_ptr<SupernetAccuracyOracle> measuringOracleFromArgs(const CliArgs& a, const DesignSpace& searchSpace);
+
+// Measuring progress on a terminal's stderr ("\r<what>: subnet 3/40 … 120/200"), wiped when done.
+class MeasuringProgress {
+public:
+    MeasuringProgress(SupernetAccuracyOracle& oracle, std::string what) : tty_(isatty(2))
+    {
+        JobControl job;
+        job.progress = [tty = tty_, what = std::move(what)](std::size_t done, std::size_t total, const std::string& stage) {
+            if (tty) std::fprintf(stderr, "\r%s: %s %zu/%zu   ", what.c_str(), stage.c_str(), done, total);
+        };
+        oracle.setJobControl(job);
+    }
+    ~MeasuringProgress()
+    {
+        if (tty_) std::fprintf(stderr, "\r%70s\r", "");
+    }
+
+private:
+    bool tty_;
+};
+
 int cmdPredict(const Args& argv)
 {
-    CliArgs a(argv, {"predictor", "space"}, {"json", "help"});
-    if (a.flag("help") || a.positionals().empty()) {
-        std::cout << "usage: tinyscope predict [--predictor FILE] [--space NAME|FILE] CONFIG.json... [--json]\n"
+    CliArgs a(argv, {"predictor", "space", "random", "seed", "supernet", "supernet-space", "data", "calib-data", "images", "calib-images",
+                     "threads"},
+              {"json", "help", "measure"});
+    if (a.flag("help") || (a.positionals().empty() && !a.has("random"))) {
+        std::cout << "usage: tinyscope predict [--predictor FILE] [--space NAME|FILE] (CONFIG.json... | --random N [--seed S]) [--json]\n"
+                     "                         [--measure [--supernet CKPT] [--supernet-space NAME|FILE] [--data DATASET]\n"
+                     "                                    [--calib-data DATASET] [--images N] [--calib-images N] [--threads T]]\n"
                      "  CONFIG.json holds a subnet config or an array of them; all are predicted in one batch.\n"
-                     "  Without --predictor the shipped one for the space is used (models/predictors/<space>.bin).\n";
+                     "  --random N  N subnets drawn like the lab's random_sample_arch, --seed S as random.seed(S) (default 0;\n"
+                     "              the shipped accuracy datasets used seed 0: take another seed for subnets they never saw)\n"
+                     "  Without --predictor the shipped one for the space is used (models/predictors/<space>.bin).\n"
+                     "  --measure   also measure every subnet on a supernet (defaults as for search --measure: the shipped\n"
+                     "              Fashion-MNIST supernet, all fashion-mnist:test images, BN re-calibrated on 2,000 holdout\n"
+                     "              images) and rank the predictions against the measurements: Kendall tau-b, Pearson r,\n"
+                     "              MAE, and MAE after removing the mean offset.\n";
         return a.flag("help") ? 0 : 2;
     }
     DesignSpace space = loadSpace(a.value("space", defaultSpaceName()));
-    AccuracyPredictor pred = loadPredictor(a, space);
     std::vector<SubnetConfig> configs;
     for (const std::string& p : a.positionals()) {
         auto cs = readConfigs(p, space);
         configs.insert(configs.end(), cs.begin(), cs.end());
     }
-    std::vector<double> acc = pred.predict(configs);
+    appendRandomConfigs(a, space, configs);
+    std::unique_ptr<SupernetAccuracyOracle> measurer = measuringOracleFromArgs(a, space);
+    AccuracyPredictor pred = loadPredictor(a, space);
     CostModel model(space);
+    if (measurer) {
+        const PredictorCheck check = [&] {
+            MeasuringProgress progress(*measurer, "measuring");
+            return checkPredictor(configs, space, pred, *measurer);
+        }();
+        if (a.flag("json")) {
+            Json out = check.toJson();
+            out["predictor"] = pred.path();
+            std::cout << out.dump(2) << "\n";
+            return 0;
+        }
+        std::cout << "predictor " << check.predicted_by << "\nmeasured  " << check.measured_by << "\n";
+        if (check.transferred)
+            std::cout << "          (configs of " << space.name << " transferred to " << measurer->space().name
+                      << ": same blocks, resolution of the same rank; compare rankings, not the numbers)\n";
+        std::cout << "\n" << pad("#", 5) << pad("predicted %", 13) << pad("measured %", 12) << pad("MACs (M)", 11) << "peak KB\n";
+        for (std::size_t i = 0; i < configs.size(); ++i) {
+            CostSummary s = model.summary(configs[i]);
+            std::cout << pad(std::to_string(i), 5) << pad(formatFixed(check.predicted[i], 3), 13) << pad(formatFixed(check.measured[i], 2), 12)
+                      << pad(formatFixed(s.millionMacs(), 3), 11) << formatFixed(s.peakKB(), 1) << "\n";
+        }
+        const PredictionMetrics& m = check.metrics;
+        std::printf("\n%zu subnets: Kendall tau-b %.3f, Pearson r %.3f, MAE %.3f points (%.3f after the mean offset of %+.2f)\n",
+                    m.count, m.kendall_tau, m.pearson, m.mae, check.mae_after_offset, check.mean_offset);
+        return 0;
+    }
+    std::vector<double> acc = pred.predict(configs);
     if (a.flag("json")) {
         Json out = Json::array();
         for (std::size_t i = 0; i < configs.size(); ++i) {
@@ -291,14 +352,8 @@ int cmdSearch(const Args& argv)
     SearchResult r = runSearch(space, pred, constraints, o);
     std::unique_ptr<WinnerMeasurement> measured;
     if (measurer) {
-        const bool tty = isatty(2);
-        JobControl job;
-        job.progress = [tty](std::size_t done, std::size_t total, const std::string& stage) {
-            if (tty) std::fprintf(stderr, "\rmeasuring the winner: %s %zu/%zu   ", stage.c_str(), done, total);
-        };
-        measurer->setJobControl(job);
+        MeasuringProgress progress(*measurer, "measuring the winner");
         measured = std::make_unique<WinnerMeasurement>(measureWinner(r, space, *measurer));
-        if (tty) std::fprintf(stderr, "\r%70s\r", "");
     }
     auto resultJson = [&](bool evaluated) {
         Json j = toJson(r, evaluated);
