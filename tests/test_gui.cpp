@@ -110,12 +110,15 @@ private Q_SLOTS:
         // With the reference files beside the repository: MIT's graph opened, the export dialog's findings.
         if (test::haveShared())
             names << QStringLiteral("training-graph-opened") << QStringLiteral("export-dialog") << QStringLiteral("export-dialog-findings");
+        // With Debian's Fashion-MNIST package: the Fashion-MNIST predictor checked on the shipped supernet.
+        if (!fashionMnistDir().empty()) names << QStringLiteral("predictor-check");
         for (const QString& n : names) {
             const QByteArray nb = n.toUtf8();
             const char* name = nb.constData();
             QImage img(dir.path() + QLatin1Char('/') + n + QStringLiteral(".png"));
             QVERIFY2(!img.isNull(), name);
             QVERIFY(img.width() >= 800 && img.height() >= 600);
+            QVERIFY2(img.width() <= 1700, name);   // no panel widens the 1,600 px window
             QVERIFY2(distinctColours(img) > 20, name);
         }
     }

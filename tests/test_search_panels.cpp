@@ -11,6 +11,8 @@
 
 #include "graph/TrainingBudget.h"
 #include "io/AtomicFile.h"
+#include "predict/PredictionMetrics.h"
+#include "space/ArchSampler.h"
 #include "io/Text.h"
 #include "io/JsonFile.h"
 #include "space/SpacePresets.h"
@@ -115,6 +117,25 @@ private Q_SLOTS:
         QVERIFY(finished.wait(60000));
         QCOMPARE(finished.front().front().toBool(), true);
         QCOMPARE(panel.scatterPoints(), 1200);
+
+        // Checked on the supernet: fresh draws (seed kCheckSeed) predicted by this predictor and
+        // measured on the shipped supernet (few images, to stay fast); the metrics are those of
+        // the two columns, and the scatter holds one point per subnet.
+        finished.clear();
+        panel.startCheck(5, 300);
+        QVERIFY(finished.wait(300000));
+        QVERIFY2(finished.front().front().toBool(), qPrintable(panel.lastError()));
+        QCOMPARE(panel.scatterPoints(), 5);
+        ArchSampler sampler(state.space());
+        PyRandom rng(ui::PredictorPanel::kCheckSeed);
+        std::vector<SubnetConfig> draws;
+        for (int i = 0; i < 5; ++i) draws.push_back(sampler.random(rng));
+        const std::vector<double> predicted = panel.predictor()->predictUncached(draws);
+        QVERIFY2(panel.metricsText().contains(QStringLiteral("(5 fresh subnets)")), qPrintable(panel.metricsText()));
+        QVERIFY2(panel.metricsText().contains(QStringLiteral("after the mean offset of")), qPrintable(panel.metricsText()));
+        QVERIFY(panel.metricsText().contains(QStringLiteral("300 images of fashion-mnist:test")));
+        QCOMPARE(panel.lastCheck().predicted, predicted);
+        QCOMPARE(panel.lastCheck().metrics.kendall_tau, kendallTau(predicted, panel.lastCheck().measured));
     }
 
     void cancelledTrainingKeepsThePredictor()
@@ -266,7 +287,7 @@ private Q_SLOTS:
         QTemporaryDir dir;
         QProcess p;
         p.start(test::tinyscopeBinary(), {QStringLiteral("gui"), QStringLiteral("--screenshot"), dir.path()});
-        QVERIFY(p.waitForFinished(180000));
+        QVERIFY(p.waitForFinished(600000));
         QCOMPARE(p.exitCode(), 0);
         for (const char* name : {"predictor", "search", "search-training-budget"}) {
             QImage img(dir.path() + QLatin1Char('/') + QLatin1String(name) + QStringLiteral(".png"));

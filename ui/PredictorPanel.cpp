@@ -8,6 +8,10 @@
 #include "Error.h"
 #include "io/DataPaths.h"
 #include "io/Text.h"
+#include "nn/EvaluationJob.h"
+#include "nn/PredictorCheck.h"
+#include "space/ArchSampler.h"
+#include "space/SpacePresets.h"
 
 #include <QComboBox>
 #include <QDir>
@@ -36,7 +40,11 @@
 namespace tinyscope::ui {
 
 struct PredictorPanel::JobResult {
+    Job kind = Job::Evaluate;
     bool train = false;
+    int checkSubnets = 0, checkImages = 0;
+    PredictorCheck check;
+    std::string checkNote;   // MAE after the offset, what was measured and how
     QString dataPath;
     DesignSpace space;
     PredictorRecipe recipe;
@@ -129,6 +137,17 @@ PredictorPanel::PredictorPanel(AppState* state, QWidget* parent) : QWidget(paren
     actions->addWidget(evaluate_);
     actions->addWidget(cancelButton_);
     side->addLayout(actions);
+    auto* checkRow = new QHBoxLayout;
+    check_ = new QPushButton(QStringLiteral("Check on the supernet"));
+    check_->setToolTip(QStringLiteral("Predict fresh random subnets and measure them on the shipped supernet (test images): "
+                                      "are the predictions ranked like the measurements?"));
+    checkCount_ = new QSpinBox;
+    checkCount_->setRange(3, 1000);
+    checkCount_->setValue(20);
+    checkCount_->setSuffix(QStringLiteral(" subnets"));
+    checkRow->addWidget(check_, 1);
+    checkRow->addWidget(checkCount_);
+    side->addLayout(checkRow);
     progress_ = new QProgressBar;
     progress_->setRange(0, 1000);
     progress_->setValue(0);
@@ -166,6 +185,8 @@ PredictorPanel::PredictorPanel(AppState* state, QWidget* parent) : QWidget(paren
     metrics_ = new QLabel;
     metrics_->setTextFormat(Qt::RichText);
     metrics_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    metrics_->setWordWrap(true);
+    metrics_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);   // long notes wrap, never widen the window
 
     auto* right = new QSplitter(Qt::Vertical);
     right->addWidget(loss_);
@@ -202,8 +223,13 @@ PredictorPanel::PredictorPanel(AppState* state, QWidget* parent) : QWidget(paren
         if (!dir.isEmpty()) setDatasetPath(dir);
     });
     connect(dataPath_, &QLineEdit::editingFinished, this, [this] { QSettings().setValue(kDatasetKey, dataPath_->text()); });
+    connect(dataPath_, &QLineEdit::textChanged, this, [this](const QString& path) {
+        // The line under the path describes that path's data, or none yet.
+        if (path != datasetLoadedFrom_) dataInfo_->setText(QStringLiteral("not loaded yet: read by Train or Evaluate"));
+    });
     connect(train_, &QPushButton::clicked, this, &PredictorPanel::startTraining);
     connect(evaluate_, &QPushButton::clicked, this, &PredictorPanel::startEvaluation);
+    connect(check_, &QPushButton::clicked, this, [this] { startCheck(checkCount_->value(), 0); });
     connect(cancelButton_, &QPushButton::clicked, this, &PredictorPanel::cancel);
     connect(load, &QPushButton::clicked, this, [this] {
         QString p = QFileDialog::getOpenFileName(this, QStringLiteral("Load predictor"), QString(),
@@ -308,6 +334,7 @@ void PredictorPanel::setBusy(bool on, const QString& what)
 {
     train_->setEnabled(!on);
     evaluate_->setEnabled(!on);
+    check_->setEnabled(!on);
     cancelButton_->setEnabled(on);
     if (on) {
         progress_->setValue(0);
@@ -315,14 +342,78 @@ void PredictorPanel::setBusy(bool on, const QString& what)
     }
 }
 
-void PredictorPanel::startTraining() { runJob(true); }
-void PredictorPanel::startEvaluation() { runJob(false); }
+void PredictorPanel::startTraining() { runJob(Job::Train); }
+void PredictorPanel::startEvaluation() { runJob(Job::Evaluate); }
 
-void PredictorPanel::runJob(bool train)
+void PredictorPanel::startCheck(int subnets, int images)
+{
+    if (busy()) return;
+    if (!predictor_) {
+        lastError_ = QStringLiteral("No predictor to check: train or load one.");
+        status_->setText(lastError_);
+        Q_EMIT jobFinished(false);
+        return;
+    }
+    lastError_.clear();
+    auto job = std::make_shared<JobResult>();
+    job->kind = Job::Check;
+    job->space = state_->space();
+    job->predictor = predictor_;
+    job->checkSubnets = subnets;
+    job->checkImages = images;
+    cancel_ = false;
+    job_ = job;
+    setBusy(true, QStringLiteral("Measuring %1 fresh subnets…").arg(subnets));
+    watcher_.setFuture(QtConcurrent::run([this, job] {
+        auto post = [this](std::function<void()> f) { QMetaObject::invokeMethod(this, std::move(f), Qt::QueuedConnection); };
+        try {
+            EvaluationRequest rq;
+            rq.supernet = shippedSupernetPath();
+            if (rq.supernet.empty()) throw InputError("the shipped supernet (models/supernets/mcunet-fmnist.pth) was not found");
+            const std::string cardSpace = supernetCardSpace(rq.supernet);
+            rq.space = presetSpace(cardSpace.empty() ? "mcunet-fmnist" : cardSpace);
+            rq.images = static_cast<std::size_t>(job->checkImages);
+            SupernetAccuracyOracle measurer(rq);
+            JobControl control;
+            control.cancel = &cancel_;
+            control.progress = [this, post](std::size_t done, std::size_t total, const std::string& stage) {
+                const QString text = QString::fromStdString(stage);
+                post([this, done, total, text] {
+                    progress_->setValue(total ? static_cast<int>(1000 * done / total) : 0);
+                    status_->setText(text);
+                });
+            };
+            measurer.setJobControl(control);
+            ArchSampler sampler(job->space);
+            PyRandom rng(kCheckSeed);
+            std::vector<SubnetConfig> configs;
+            for (int i = 0; i < job->checkSubnets; ++i) configs.push_back(sampler.random(rng));
+            job->check = checkPredictor(configs, job->space, *job->predictor, measurer);
+            const PredictorCheck& check = job->check;
+            job->predicted = check.predicted;
+            job->measured = check.measured;
+            job->checkNote = formatFixed(check.mae_after_offset, 3) + " after the mean offset of " +
+                             (check.mean_offset >= 0 ? "+" : "") + formatFixed(check.mean_offset, 2) + " points; " +
+                             (rq.images ? groupThousands(static_cast<std::int64_t>(rq.images)) : std::string("all")) + " images of " +
+                             rq.data + " per subnet" +
+                             (check.transferred ? "; configs transferred to " + rq.space.name +
+                                                      " (another task than the predictor's: compare rankings only)"
+                                                : std::string());
+        } catch (const CancelledError&) {
+            job->cancelled = true;
+        } catch (const std::exception& e) {
+            job->error = e.what();
+        }
+    }));
+}
+
+void PredictorPanel::runJob(Job kind)
 {
     if (busy()) return;
     lastError_.clear();
+    const bool train = kind == Job::Train;
     auto job = std::make_shared<JobResult>();
+    job->kind = kind;
     job->train = train;
     job->dataPath = dataPath_->text().trimmed();
     job->space = state_->space();
@@ -418,7 +509,7 @@ void PredictorPanel::finishJob()
         datasetLoadedFrom_ = job->dataPath;
     }
     if (job->cancelled) {
-        status_->setText(QStringLiteral("Cancelled; the predictor is unchanged."));
+        status_->setText(job->kind == Job::Check ? QStringLiteral("Check cancelled.") : QStringLiteral("Cancelled; the predictor is unchanged."));
         progress_->setValue(0);
         Q_EMIT jobFinished(false);
         return;
@@ -426,7 +517,8 @@ void PredictorPanel::finishJob()
     if (!job->error.empty()) {
         lastError_ = QString::fromStdString(job->error);
         status_->setText(lastError_);
-        showErrorLater(this, job->train ? QStringLiteral("Training") : QStringLiteral("Evaluation"), lastError_);
+        showErrorLater(this, job->train ? QStringLiteral("Training") : job->kind == Job::Check ? QStringLiteral("Check") : QStringLiteral("Evaluation"),
+                       lastError_);
         Q_EMIT jobFinished(false);
         return;
     }
@@ -438,6 +530,13 @@ void PredictorPanel::finishJob()
                              .arg(predictor_->card().training_seconds, 0, 'f', 1));
         showCard();
         Q_EMIT predictorChanged();
+    } else if (job->kind == Job::Check) {
+        lastCheck_ = job->check;
+        metrics_->setToolTip(QString::fromStdString(job->check.measured_by));
+        status_->setText(QStringLiteral("Checked on %1 fresh subnets (seed %2).").arg(job->measured.size()).arg(kCheckSeed));
+        showScatter(job->predicted, job->measured, QString::fromStdString(job->checkNote));
+        Q_EMIT jobFinished(true);
+        return;
     } else {
         status_->setText(QStringLiteral("Evaluated on %1 held-out pairs.").arg(job->measured.size()));
     }
@@ -490,12 +589,14 @@ void PredictorPanel::showCard()
     }
 }
 
-void PredictorPanel::showScatter(const std::vector<double>& predicted, const std::vector<double>& measured)
+void PredictorPanel::showScatter(const std::vector<double>& predicted, const std::vector<double>& measured, const QString& freshNote)
 {
-    QChart* c = styledChart(QStringLiteral("Predicted vs measured top-1 on the held-out split"));
+    const bool fresh = !freshNote.isEmpty();
+    QChart* c = styledChart(fresh ? QStringLiteral("Predicted vs measured top-1 of fresh subnets on the supernet")
+                                  : QStringLiteral("Predicted vs measured top-1 on the held-out split"));
     auto* pts = new QScatterSeries;
-    pts->setName(QStringLiteral("held-out subnets"));
-    pts->setMarkerSize(4);
+    pts->setName(fresh ? QStringLiteral("fresh subnets (measured on test images)") : QStringLiteral("held-out subnets"));
+    pts->setMarkerSize(fresh ? 9 : 4);
     pts->setBorderColor(Qt::transparent);
     pts->setColor(QColor(31, 119, 180, 110));
     double lo = 1e9, hi = -1e9;
@@ -540,12 +641,14 @@ void PredictorPanel::showScatter(const std::vector<double>& predicted, const std
     }
     const PredictionMetrics m = measurePredictions(predicted, measured);
     metrics_->setText(QStringLiteral("<b>MAE</b> %1 · <b>RMSE</b> %2 accuracy points · <b>Pearson</b> r %3 · "
-                                     "<b>Kendall</b> τ %4 &nbsp;(%5 held-out pairs)")
+                                     "<b>Kendall</b> τ %4 &nbsp;(%5 %6)")
                           .arg(m.mae, 0, 'f', 4)
                           .arg(m.rmse, 0, 'f', 4)
                           .arg(m.pearson, 0, 'f', 4)
                           .arg(m.kendall_tau, 0, 'f', 4)
-                          .arg(QString::fromStdString(groupThousands(static_cast<std::int64_t>(m.count)))));
+                          .arg(QString::fromStdString(groupThousands(static_cast<std::int64_t>(m.count))))
+                          .arg(fresh ? QStringLiteral("fresh subnets") : QStringLiteral("held-out pairs")) +
+                      (fresh ? QStringLiteral("<br>MAE %1").arg(freshNote.toHtmlEscaped()) : QString()));
 }
 
 bool PredictorPanel::loadPredictor(const QString& path)

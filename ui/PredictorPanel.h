@@ -1,15 +1,18 @@
 #pragma once
 // The Predictor panel: choose an accuracy dataset, train the MLP predictor off the GUI thread
 // (recipe options, live per-epoch loss / MAE chart, progress, Cancel), see predicted against
-// measured accuracy on the held-out split with the y = x line and the metrics, save and load
-// predictors. The current predictor is what the Search panel asks for accuracy.
+// measured accuracy on the held-out split with the y = x line and the metrics, check it against a
+// supernet on fresh subnets (measured on the test set), save and load predictors. The current
+// predictor is what the Search panel asks for accuracy.
 #include "nn/AccuracyPredictor.h"
+#include "nn/PredictorCheck.h"
 #include "predict/AccuracyDataset.h"
 
 #include <QFutureWatcher>
 #include <QWidget>
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 
 class QComboBox;
@@ -41,6 +44,11 @@ public:
     // Long jobs run on a worker thread; jobFinished() says when and whether they succeeded.
     void startTraining();
     void startEvaluation();   // scatter of the current predictor on the dataset's held-out split
+    // The current predictor against measurements: `subnets` fresh draws (seed kCheckSeed, which no
+    // shipped dataset used) measured on the shipped supernet on `images` test images each (0: all),
+    // BN re-calibrated on 2,000 holdout images: `tinyscope predict --random N --seed 12345 --measure`.
+    void startCheck(int subnets, int images);
+    static constexpr std::uint64_t kCheckSeed = 12345;
     void cancel();
     bool busy() const;
     bool loadPredictor(const QString& path);   // shows a dialog on error
@@ -51,6 +59,7 @@ public:
     int scatterPoints() const;
     QString metricsText() const;
     QString lastError() const { return lastError_; }
+    const PredictorCheck& lastCheck() const { return lastCheck_; }   // of the last finished check
 
 Q_SIGNALS:
     void predictorChanged();
@@ -58,11 +67,14 @@ Q_SIGNALS:
 
 private:
     struct JobResult;
-    void runJob(bool train);
+    enum class Job { Train, Evaluate, Check };
+    void runJob(Job kind);
     void onEpoch(const EpochRecord& e, int member);
     void finishJob();
     void showCard();
-    void showScatter(const std::vector<double>& predicted, const std::vector<double>& measured);
+    // A non-empty `freshNote` (MAE after the offset, what was measured): the points are a check on
+    // fresh subnets, and the title, legend and metrics say so.
+    void showScatter(const std::vector<double>& predicted, const std::vector<double>& measured, const QString& freshNote = {});
     void setBusy(bool busy, const QString& what);
 
     AppState* state_;
@@ -73,6 +85,7 @@ private:
     QFutureWatcher<void> watcher_;
     std::shared_ptr<JobResult> job_;
     QString lastError_;
+    PredictorCheck lastCheck_;
 
     QLineEdit* dataPath_;
     QLabel* dataInfo_;
@@ -87,6 +100,8 @@ private:
     QSpinBox* threads_;
     QPushButton* train_;
     QPushButton* evaluate_;
+    QPushButton* check_;
+    QSpinBox* checkCount_;
     QPushButton* cancelButton_;
     QProgressBar* progress_;
     QLabel* status_;

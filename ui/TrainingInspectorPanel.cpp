@@ -218,6 +218,10 @@ TrainingInspectorPanel::TrainingInspectorPanel(AppState* state, QWidget* parent)
     reset->setToolTip(QStringLiteral("Update only the classifier"));
     scheme_ = new QLabel;
     scheme_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // A scheme of many layers is a long line: it is cut at the panel's edge (whole text in the
+    // tooltip) rather than widening the window.
+    scheme_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    scheme_->setMinimumWidth(120);
     row2->addWidget(new QLabel(QStringLiteral("Published")));
     row2->addWidget(publishedBox_);
     row2->addWidget(loadPublished_);
@@ -469,6 +473,7 @@ void TrainingInspectorPanel::onSchemeChanged()
     refreshBanner();
     scheme_->setText(model_->hasNetwork() ? QStringLiteral("<b>Scheme:</b> %1").arg(model_->schemeDescription().toHtmlEscaped())
                                           : QString());
+    scheme_->setToolTip(model_->hasNetwork() ? model_->schemeDescription() : QString());
     if (!updating_) syncGraph();
     Q_EMIT updated();
 }
