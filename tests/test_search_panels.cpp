@@ -11,6 +11,7 @@
 
 #include "graph/TrainingBudget.h"
 #include "io/AtomicFile.h"
+#include "nn/EvaluationJob.h"
 #include "predict/PredictionMetrics.h"
 #include "space/ArchSampler.h"
 #include "io/Text.h"
@@ -217,6 +218,40 @@ private Q_SLOTS:
         QVERIFY(reopened.winnerDiagramDot().find("label=\"" + winnerTitle + "\"") != std::string::npos);
         QVERIFY(reopened.paretoPoints() > 100);
         QCOMPARE(reopened.constraints().find("KBPeakMemory")->max, 250.0);
+    }
+
+    void searchPanelMeasuresTheWinnerOnTheSupernet()
+    {
+        // The lab's search_and_measure_acc in the panel: the winner of a Fashion-MNIST search is
+        // measured on the shipped supernet off the GUI thread (few images, to stay fast), and the
+        // number is the evaluator's for that subnet and those images.
+        ui::AppState state;
+        state.setSpace(presetSpace("mcunet-fmnist"), QStringLiteral("mcunet-fmnist"));
+        ui::SearchPanel panel(&state, tmp.path() + QStringLiteral("/measure-history.json"));
+        panel.setOracle(std::make_shared<AccuracyPredictor>(AccuracyPredictor::load(shippedPredictorPath("mcunet-fmnist"), state.space())));
+        panel.setLimit("millionMACs", 10, true);
+        panel.setLimit("KBPeakMemory", 20, true);
+        QSignalSpy finished(&panel, &ui::SearchPanel::searchFinished);
+        panel.startSearch(false);
+        QVERIFY(finished.wait(60000));
+        const SubnetConfig winner = panel.lastResult()->best.config;
+        QSignalSpy measured(&panel, &ui::SearchPanel::winnerMeasured);
+        panel.measureWinner(300);
+        QVERIFY(measured.wait(300000));
+        QVERIFY(measured.front().front().toBool());
+        QTRY_VERIFY(!panel.measuring());
+        const WinnerMeasurement& m = panel.winnerMeasurement();
+        QVERIFY(m.searched == winner && m.measured_config == winner && !m.transferred);
+        QCOMPARE(m.evaluation.images, std::size_t(300));
+        EvaluationRequest rq = shippedSupernetRequest();
+        rq.images = 300;
+        rq.config = winner;
+        QCOMPARE(m.measured, runEvaluation(rq).top1);
+        QVERIFY2(panel.findChild<QLabel*>() != nullptr, "winner label");
+        bool shown = false;
+        for (QLabel* l : panel.findChildren<QLabel*>())
+            shown = shown || l->text().contains(QStringLiteral("<b>measured %1 %</b> top-1 on 300 test images").arg(m.measured, 0, 'f', 2));
+        QVERIFY(shown);
     }
 
     void searchPanelLimitsFineTuningMemory()

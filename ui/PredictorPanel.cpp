@@ -11,7 +11,6 @@
 #include "nn/EvaluationJob.h"
 #include "nn/PredictorCheck.h"
 #include "space/ArchSampler.h"
-#include "space/SpacePresets.h"
 
 #include <QComboBox>
 #include <QDir>
@@ -367,11 +366,7 @@ void PredictorPanel::startCheck(int subnets, int images)
     watcher_.setFuture(QtConcurrent::run([this, job] {
         auto post = [this](std::function<void()> f) { QMetaObject::invokeMethod(this, std::move(f), Qt::QueuedConnection); };
         try {
-            EvaluationRequest rq;
-            rq.supernet = shippedSupernetPath();
-            if (rq.supernet.empty()) throw InputError("the shipped supernet (models/supernets/mcunet-fmnist.pth) was not found");
-            const std::string cardSpace = supernetCardSpace(rq.supernet);
-            rq.space = presetSpace(cardSpace.empty() ? "mcunet-fmnist" : cardSpace);
+            EvaluationRequest rq = shippedSupernetRequest();
             rq.images = static_cast<std::size_t>(job->checkImages);
             SupernetAccuracyOracle measurer(rq);
             JobControl control;

@@ -11,6 +11,7 @@
 #include "io/AtomicFile.h"
 #include "io/DataPaths.h"
 #include "io/Text.h"
+#include "nn/EvaluationJob.h"
 #include "search/Feasibility.h"
 #include "search/TrainingMemoryLimit.h"
 #include "viz/ArchDiagram.h"
@@ -19,6 +20,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDateTime>
+#include <QPointer>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFormLayout>
@@ -202,8 +204,15 @@ SearchPanel::SearchPanel(AppState* state, const QString& historyPath, QWidget* p
     use_ = new QPushButton(QStringLiteral("Use this subnet"));
     use_->setToolTip(QStringLiteral("Select the winner in the Design-space panel"));
     use_->setEnabled(false);
+    measure_ = new QPushButton(QStringLiteral("Measure on the supernet"));
+    measure_->setToolTip(QStringLiteral("Top-1 of the winner on the shipped supernet: all Fashion-MNIST test images, BN "
+                                        "re-calibrated on 2,000 holdout images (a VWW winner is transferred: same blocks)"));
+    measure_->setEnabled(false);
+    auto* winnerButtons = new QHBoxLayout;
+    winnerButtons->addWidget(use_);
+    winnerButtons->addWidget(measure_);
     wl->addWidget(winner_);
-    wl->addWidget(use_);
+    wl->addLayout(winnerButtons);
     wl->addWidget(diagram_, 1);
 
     // ---- history of runs
@@ -272,6 +281,13 @@ SearchPanel::SearchPanel(AppState* state, const QString& historyPath, QWidget* p
     connect(run_, &QPushButton::clicked, this, [this] { startSearch(true); });
     connect(cancelButton_, &QPushButton::clicked, this, &SearchPanel::cancel);
     connect(use_, &QPushButton::clicked, this, &SearchPanel::useWinner);
+    connect(measure_, &QPushButton::clicked, this, [this] { measureWinner(0); });
+    connect(&measureWatcher_, &QFutureWatcher<void>::finished, this, [this] {
+        measureProgress_.clear();
+        measure_->setText(QStringLiteral("Measure on the supernet"));
+        measure_->setEnabled(use_->isEnabled());
+        refreshWinnerText();
+    });
     connect(paretoAxis_, qOverload<int>(&QComboBox::currentIndexChanged), this,
             [this] { showPareto(shownSample_, shownPareto_, shownBest_, shownConstraints_); });
     connect(reopenB, &QPushButton::clicked, this, [this] { reopen(table_->currentRow()); });
@@ -302,7 +318,9 @@ SearchPanel::SearchPanel(AppState* state, const QString& historyPath, QWidget* p
 SearchPanel::~SearchPanel()
 {
     cancel_ = true;
+    measureCancel_ = true;
     watcher_.waitForFinished();
+    measureWatcher_.waitForFinished();
 }
 
 void SearchPanel::buildLimits(QVBoxLayout* into)
@@ -803,7 +821,9 @@ void SearchPanel::showWinner(const Json& best)
     if (!best.is_object()) {
         winner_->setText(QStringLiteral("<i>no subnet</i>"));
         use_->setEnabled(false);
+        measure_->setEnabled(measuring());
         diagram_->setSvg(QByteArray());
+        winnerBase_ = winner_->text();
         return;
     }
     const QString top1 = QString::number(best["predicted_accuracy"].get<double>(), 'f', 3);
@@ -839,6 +859,91 @@ void SearchPanel::showWinner(const Json& best)
         use_->setEnabled(false);
         winner_->setText(winner_->text() + QStringLiteral("<br><i>%1</i>").arg(QString::fromUtf8(e.what()).toHtmlEscaped()));
     }
+    measure_->setEnabled(use_->isEnabled() || measuring());
+    winnerBase_ = winner_->text();
+    refreshWinnerText();
+}
+
+void SearchPanel::refreshWinnerText()
+{
+    QString line;
+    if (measuring()) {
+        line = QStringLiteral("<br><i>%1</i>").arg(measureProgress_.toHtmlEscaped());
+    } else if (!measurement_.measured_by.empty() && shownBest_.is_object() && measurement_.search_space == state_->space().name &&
+               shownBest_["config"] == measurement_.searched.toJson()) {
+        const WinnerMeasurement& m = measurement_;
+        line = QStringLiteral("<br><b>measured %1 %</b> top-1 on %2 test images (shipped supernet, %3%4 at %5 px%6)")
+                   .arg(m.measured, 0, 'f', 2)
+                   .arg(QString::fromStdString(groupThousands(static_cast<std::int64_t>(m.evaluation.images))))
+                   .arg(m.transferred ? QStringLiteral("the same blocks in ") : QString())
+                   .arg(QString::fromStdString(m.supernet_space))
+                   .arg(m.measured_config.image_size)
+                   .arg(m.transferred ? QStringLiteral("; another task than the predictor's: compare rankings, not the numbers")
+                                      : QString());
+    }
+    winner_->setText(winnerBase_ + line);
+}
+
+void SearchPanel::measureWinner(int images)
+{
+    if (measuring()) {
+        measureCancel_ = true;
+        return;
+    }
+    if (!shownBest_.is_object()) return;
+    SearchResult r;
+    try {
+        r.best.config = SubnetConfig::fromJson(shownBest_["config"], state_->space(), "winner");
+    } catch (const std::exception&) {
+        return;   // a stored run of another space: nothing to measure here
+    }
+    r.found = true;
+    r.best.accuracy = shownBest_["predicted_accuracy"].get<double>();
+    r.oracle = oracle_ ? oracle_->describe() : std::string();
+    const DesignSpace space = state_->space();
+    measureCancel_ = false;
+    measureProgress_ = QStringLiteral("measuring on the supernet…");
+    measure_->setText(QStringLiteral("Cancel measuring"));
+    measure_->setEnabled(true);
+    refreshWinnerText();
+    QPointer<SearchPanel> self(this);
+    measureWatcher_.setFuture(QtConcurrent::run([this, self, r, space, images] {
+        bool ok = false;
+        WinnerMeasurement m;
+        QString error;
+        try {
+            EvaluationRequest rq = shippedSupernetRequest();
+            rq.images = static_cast<std::size_t>(images);
+            SupernetAccuracyOracle oracle(rq);
+            JobControl job;
+            job.cancel = &measureCancel_;
+            job.progress = [self](std::size_t done, std::size_t total, const std::string& stage) {
+                const QString text = QStringLiteral("measuring: %1 %2/%3").arg(QString::fromStdString(stage)).arg(done).arg(total);
+                QMetaObject::invokeMethod(
+                    self, [self, text] {
+                        if (!self || !self->measuring()) return;
+                        self->measureProgress_ = text;
+                        self->refreshWinnerText();
+                    },
+                    Qt::QueuedConnection);
+            };
+            oracle.setJobControl(job);
+            m = tinyscope::measureWinner(r, space, oracle);
+            ok = true;
+        } catch (const CancelledError&) {
+            error = QStringLiteral("Measuring cancelled.");
+        } catch (const std::exception& e) {
+            error = QString::fromUtf8(e.what());
+        }
+        QMetaObject::invokeMethod(
+            self, [self, ok, m, error] {
+                if (!self) return;
+                if (ok) self->measurement_ = m;
+                else Q_EMIT self->state_->message(error);
+                Q_EMIT self->winnerMeasured(ok);
+            },
+            Qt::QueuedConnection);
+    }));
 }
 
 void SearchPanel::useWinner()

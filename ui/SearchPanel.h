@@ -5,6 +5,7 @@
 // winner's block diagram and costs, and a history of runs kept between sessions that can be
 // re-opened and exported. When a search takes under ~100 ms, moving a limit re-runs it live.
 #include "nn/AccuracyPredictor.h"
+#include "nn/WinnerMeasurement.h"
 #include "search/ArchitectureSearch.h"
 #include "search/SearchHistory.h"
 
@@ -60,6 +61,14 @@ public:
     bool busy() const;
     void reopen(int historyRow);                // shows a stored run
     void useWinner();                           // selects the winner in the other panels
+    // Measures the shown winner on the shipped supernet off the GUI thread (`images` test images,
+    // 0: all; BN re-calibrated on 2,000 holdout images), the lab's search_and_measure_acc; a winner
+    // of another space is transferred (same blocks). winnerMeasured() says when; the winner's text
+    // then shows the measurement as long as the same subnet is shown. Calling it again cancels.
+    void measureWinner(int images = 0);
+    bool measuring() const { return measureWatcher_.isRunning(); }
+    // The last finished measurement (measured == 0 and empty measured_by before the first).
+    const WinnerMeasurement& winnerMeasurement() const { return measurement_; }
     bool exportHistory(const QString& path);   // .csv -> CSV, otherwise JSON
     void setHistoryPath(const QString& path);   // switches to another history file (screenshots, tests)
 
@@ -74,6 +83,7 @@ public:
 
 Q_SIGNALS:
     void searchFinished(bool ok);
+    void winnerMeasured(bool ok);
     void subnetUsed();
 
 protected:
@@ -95,6 +105,7 @@ private:
     void showConvergence(const Json& history);
     void showPareto(const Json& sample, const Json& pareto, const Json& best, const Json& constraints);
     void showWinner(const Json& best);
+    void refreshWinnerText();   // winnerBase_ + the measurement (or its progress) of that winner
     void refreshHistoryTable();
     void setBusy(bool on);
 
@@ -113,6 +124,11 @@ private:
     std::unique_ptr<SearchResult> result_;
     Json shownBest_;
     std::string winnerDot_;   // DOT of the winner's diagram shown (empty: none)
+    WinnerMeasurement measurement_;   // of `measurement_.searched`, shown while that subnet is the winner
+    QFutureWatcher<void> measureWatcher_;
+    std::atomic<bool> measureCancel_{false};
+    QString measureProgress_;         // "measuring: …" while a measurement runs
+    QString winnerBase_;              // the winner's text without the measurement line
     std::atomic<bool> cancel_{false};
     QFutureWatcher<void> watcher_;
     bool rerunPending_ = false, rerunRecord_ = false;
@@ -139,6 +155,7 @@ private:
     SvgGraphView* diagram_;
     QLabel* winner_;
     QPushButton* use_;
+    QPushButton* measure_;
     QTableWidget* table_;
     QTimer* liveTimer_;
     Json shownSample_, shownPareto_, shownConstraints_;

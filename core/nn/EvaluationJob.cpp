@@ -5,6 +5,7 @@
 #include "io/JsonFile.h"
 #include "nn/Evaluator.h"
 #include "nn/TorchRuntime.h"
+#include "space/SpacePresets.h"
 
 #include <sys/stat.h>
 
@@ -73,6 +74,16 @@ std::vector<ClassScore> runClassification(const EvaluationRequest& rq, const std
 }
 
 std::string shippedSupernetPath() { return findModelFile("supernets/mcunet-fmnist.pth"); }
+
+EvaluationRequest shippedSupernetRequest()
+{
+    EvaluationRequest rq;
+    rq.supernet = shippedSupernetPath();
+    if (rq.supernet.empty()) throw InputError("the shipped supernet (models/supernets/mcunet-fmnist.pth) was not found");
+    const std::string cardSpace = supernetCardSpace(rq.supernet);
+    rq.space = presetSpace(cardSpace.empty() ? "mcunet-fmnist" : cardSpace);
+    return rq;
+}
 
 std::string supernetCardSpace(const std::string& checkpoint)
 {

@@ -28,6 +28,10 @@ std::vector<ClassScore> runClassification(const EvaluationRequest& request, cons
 
 // The shipped demo supernet (models/supernets/mcunet-fmnist.pth, space mcunet-fmnist); "" if absent.
 std::string shippedSupernetPath();
+// A request on the shipped supernet in its card's space (mcunet-fmnist), with the default data
+// (all fashion-mnist:test images) and calibration (2,000 holdout images); `config` left to the
+// caller. Throws InputError when the shipped supernet is absent.
+EvaluationRequest shippedSupernetRequest();
 // The space a checkpoint belongs to by its card (<stem>.json beside <stem>.pth, field "space"); "" if none.
 std::string supernetCardSpace(const std::string& checkpoint);
 
