@@ -240,14 +240,13 @@ std::unique_ptr<SupernetAccuracyOracle> measuringOracleFromArgs(const CliArgs& a
             if (a.has(o)) throw InputError(std::string("--") + o + " only applies with --measure");
         return nullptr;
     }
-    EvaluationRequest rq;
-    rq.supernet = a.value("supernet", shippedSupernetPath());
-    if (rq.supernet.empty())
+    const std::string checkpoint = a.value("supernet", shippedSupernetPath());
+    if (checkpoint.empty())
         throw InputError("--measure: no --supernet given and the shipped demo supernet (models/supernets/mcunet-fmnist.pth) was not "
                          "found; pass --supernet CKPT (e.g. made by tinyscope train-supernet)");
-    if (!fileExists(rq.supernet)) throw InputError(rq.supernet + ": no such supernet checkpoint");
-    std::string spaceName = a.value("supernet-space", supernetCardSpace(rq.supernet));
-    rq.space = loadSpace(spaceName.empty() ? "mcunet-fmnist" : spaceName);
+    if (!fileExists(checkpoint)) throw InputError(checkpoint + ": no such supernet checkpoint");
+    EvaluationRequest rq = supernetRequest(checkpoint);
+    if (a.has("supernet-space")) rq.space = loadSpace(a.value("supernet-space"));
     rq.data = a.value("data", rq.data);
     rq.calib_data = a.value("calib-data", rq.calib_data);
     const long long images = a.int64Value("images", 0), calib = a.int64Value("calib-images", static_cast<long long>(rq.calibration.images));

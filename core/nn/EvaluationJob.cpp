@@ -75,14 +75,20 @@ std::vector<ClassScore> runClassification(const EvaluationRequest& rq, const std
 
 std::string shippedSupernetPath() { return findModelFile("supernets/mcunet-fmnist.pth"); }
 
-EvaluationRequest shippedSupernetRequest()
+EvaluationRequest supernetRequest(const std::string& checkpoint)
 {
     EvaluationRequest rq;
-    rq.supernet = shippedSupernetPath();
-    if (rq.supernet.empty()) throw InputError("the shipped supernet (models/supernets/mcunet-fmnist.pth) was not found");
-    const std::string cardSpace = supernetCardSpace(rq.supernet);
+    rq.supernet = checkpoint;
+    const std::string cardSpace = supernetCardSpace(checkpoint);
     rq.space = presetSpace(cardSpace.empty() ? "mcunet-fmnist" : cardSpace);
     return rq;
+}
+
+EvaluationRequest shippedSupernetRequest()
+{
+    const std::string path = shippedSupernetPath();
+    if (path.empty()) throw InputError("the shipped supernet (models/supernets/mcunet-fmnist.pth) was not found");
+    return supernetRequest(path);
 }
 
 std::string supernetCardSpace(const std::string& checkpoint)

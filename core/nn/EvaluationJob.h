@@ -28,9 +28,11 @@ std::vector<ClassScore> runClassification(const EvaluationRequest& request, cons
 
 // The shipped demo supernet (models/supernets/mcunet-fmnist.pth, space mcunet-fmnist); "" if absent.
 std::string shippedSupernetPath();
-// A request on the shipped supernet in its card's space (mcunet-fmnist), with the default data
-// (all fashion-mnist:test images) and calibration (2,000 holdout images); `config` left to the
-// caller. Throws InputError when the shipped supernet is absent.
+// A request on `checkpoint` in its card's space (mcunet-fmnist without a card), with the default
+// data (all fashion-mnist:test images) and calibration (2,000 holdout images); `config` is left
+// to the caller.
+EvaluationRequest supernetRequest(const std::string& checkpoint);
+// supernetRequest on the shipped supernet; throws InputError when it is absent.
 EvaluationRequest shippedSupernetRequest();
 // The space a checkpoint belongs to by its card (<stem>.json beside <stem>.pth, field "space"); "" if none.
 std::string supernetCardSpace(const std::string& checkpoint);
