@@ -5,12 +5,17 @@
 #include "data/ImageDataset.h"
 #include "io/AtomicFile.h"
 #include "io/JsonFile.h"
+#include "nn/EvaluationJob.h"
 #include "nn/Supernet.h"
+#include "space/ArchSampler.h"
+#include "space/PyRandom.h"
 #include "space/SpacePresets.h"
 
 #include <QImage>
 #include <QProcess>
 #include <QTemporaryDir>
+
+#include <future>
 
 using namespace tinyscope;
 
@@ -160,6 +165,35 @@ private Q_SLOTS:
             QVERIFY2(r.code == 2, qPrintable(c.args.join(QLatin1Char(' ')) + QStringLiteral(" -> %1: ").arg(r.code) + QString::fromStdString(r.err)));
             QVERIFY2(r.err.find(c.expect) != std::string::npos, r.err.c_str());
             QCOMPARE(test::lineCount(r.err), 1);
+        }
+    }
+
+    void concurrentEvaluationsAreDeterministic()
+    {
+        // Three evaluations at once (the GUI's Evaluate box, the Search and Predictor panels may
+        // all measure together) give what each gives alone: the shared supernet cache is read-only.
+        const std::string shipped = shippedSupernetPath();
+        if (shipped.empty()) QSKIP("the shipped supernet is not in this checkout");
+        EvaluationRequest base = supernetRequest(shipped);
+        base.images = 200;
+        base.calibration.images = 200;
+        base.threads = 1;
+        ArchSampler sampler(base.space);
+        PyRandom rng(5);
+        std::vector<EvaluationRequest> requests;
+        for (SubnetConfig c : {sampler.minConfig(base.space.resolutions.front()), sampler.fullMaxConfig(base.space.resolutions.back()), sampler.random(rng)}) {
+            EvaluationRequest rq = base;
+            rq.config = c;
+            requests.push_back(rq);
+        }
+        std::vector<EvalResult> alone;
+        for (const EvaluationRequest& rq : requests) alone.push_back(runEvaluation(rq));
+        std::vector<std::future<EvalResult>> together;
+        for (const EvaluationRequest& rq : requests) together.push_back(std::async(std::launch::async, [rq] { return runEvaluation(rq); }));
+        for (std::size_t i = 0; i < together.size(); ++i) {
+            const EvalResult r = together[i].get();
+            QCOMPARE(r.correct, alone[i].correct);
+            QCOMPARE(r.confusion, alone[i].confusion);
         }
     }
 };

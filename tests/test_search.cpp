@@ -13,6 +13,8 @@
 
 #include <QProcess>
 
+#include <future>
+
 using namespace tinyscope;
 
 namespace {
@@ -342,6 +344,32 @@ private Q_SLOTS:
         QVERIFY(r.best.accuracy < 96);
         QVERIFY(r.warnings.empty());
         QVERIFY(r.oracle.find("MLP predictor") == 0);
+    }
+
+    void concurrentSearchesAreDeterministic()
+    {
+        // Four searches at once (each with its own predictor, as the GUI's workers have) give what
+        // each gives alone: no shared state between runs.
+        const std::string path = shippedPredictorPath("mcunet-vww");
+        QVERIFY2(!path.empty(), "models/predictors/mcunet-vww.bin is missing");
+        auto search = [&](std::uint64_t seed) {
+            AccuracyPredictor pred = AccuracyPredictor::load(path, space);
+            SearchOptions o;
+            o.seed = seed;
+            o.generations = 8;
+            return runSearch(space, pred, labLimits(), o);
+        };
+        std::vector<SearchResult> alone;
+        for (std::uint64_t seed = 1; seed <= 4; ++seed) alone.push_back(search(seed));
+        std::vector<std::future<SearchResult>> together;
+        for (std::uint64_t seed = 1; seed <= 4; ++seed) together.push_back(std::async(std::launch::async, search, seed));
+        for (std::size_t i = 0; i < together.size(); ++i) {
+            const SearchResult r = together[i].get();
+            QVERIFY(r.best.config == alone[i].best.config);
+            QCOMPARE(r.best.accuracy, alone[i].best.accuracy);
+            QCOMPARE(r.evaluated.size(), alone[i].evaluated.size());
+            for (std::size_t k = 0; k < r.evaluated.size(); ++k) QCOMPARE(r.evaluated[k].accuracy, alone[i].evaluated[k].accuracy);
+        }
     }
 };
 

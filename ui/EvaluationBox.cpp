@@ -138,7 +138,7 @@ EvaluationBox::EvaluationBox(AppState* state, QWidget* parent) : QGroupBox(QStri
     });
     connect(classifyB, &QPushButton::clicked, this, [this] {
         QString p = QFileDialog::getOpenFileName(this, QStringLiteral("Image"), QString(),
-                                                 QStringLiteral("Images (*.png *.jpg *.jpeg *.bmp *.pgm *.ppm)"));
+                                                 QStringLiteral("Images (*.png *.jpg *.jpeg)"));
         if (!p.isEmpty()) classify(p);
     });
     connect(space_, &QComboBox::currentTextChanged, this, [this] {

@@ -3,6 +3,7 @@
 #include "Error.h"
 
 #include <iostream>
+#include <new>
 
 namespace tinyscope::cli {
 
@@ -50,8 +51,13 @@ int runCli(const Args& args)
         } catch (const InputError& e) {
             std::cerr << "tinyscope " << name << ": " << e.what() << "\n";
             return 2;
+        } catch (const std::bad_alloc&) {
+            // Readers bound what they allocate and name the file; this is the last line of defence.
+            std::cerr << "tinyscope " << name << ": out of memory: the input asks for more memory than this machine has\n";
+            return 2;
         } catch (const std::exception& e) {
-            std::cerr << "tinyscope " << name << ": " << e.what() << "\n";
+            // Not an error the core anticipated: a bug to report, distinguishable from bad input.
+            std::cerr << "tinyscope " << name << ": internal error (please report): " << e.what() << "\n";
             return 1;
         }
     }

@@ -3,6 +3,8 @@
 #include "Error.h"
 
 #include <cerrno>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 namespace tinyscope::cli {
@@ -60,34 +62,37 @@ std::vector<std::string> CliArgs::values(const std::string& name) const
     return out;
 }
 
-long long CliArgs::int64Value(const std::string& name, long long fallback) const
+long long CliArgs::int64Value(const std::string& name, long long fallback, long long min, long long max) const
 {
     if (!has(name)) return fallback;
-    std::string v = value(name);
+    const std::string v = value(name);
     char* end = nullptr;
     errno = 0;
-    long long x = std::strtoll(v.c_str(), &end, 10);
+    const long long x = std::strtoll(v.c_str(), &end, 10);
+    const std::string range = std::to_string(min) + ".." + std::to_string(max);
     if (v.empty() || *end != '\0' || errno == ERANGE)
-        throw InputError("option --" + name + ": expected an integer, got '" + v + "'");
+        throw InputError("option --" + name + ": expected an integer in " + range + ", got '" + v.substr(0, 40) + "'");
+    if (x < min || x > max) throw InputError("option --" + name + ": expected an integer in " + range + ", got " + v);
     return x;
 }
 
-int CliArgs::intValue(const std::string& name, int fallback) const
+int CliArgs::intValue(const std::string& name, int fallback, int min, int max) const
 {
-    long long x = int64Value(name, fallback);
-    if (x < -2147483647LL || x > 2147483647LL) throw InputError("option --" + name + ": integer out of range");
-    return static_cast<int>(x);
+    return static_cast<int>(int64Value(name, fallback, min, max));
 }
 
-double CliArgs::doubleValue(const std::string& name, double fallback) const
+double CliArgs::doubleValue(const std::string& name, double fallback, double min, double max) const
 {
     if (!has(name)) return fallback;
-    std::string v = value(name);
+    const std::string v = value(name);
     char* end = nullptr;
     errno = 0;
-    double x = std::strtod(v.c_str(), &end);
-    if (v.empty() || *end != '\0' || errno == ERANGE)
-        throw InputError("option --" + name + ": expected a number, got '" + v + "'");
+    const double x = std::strtod(v.c_str(), &end);
+    char range[96];
+    std::snprintf(range, sizeof range, "%g..%g", min, max);
+    if (v.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(x))
+        throw InputError("option --" + name + ": expected a number in " + range + ", got '" + v.substr(0, 40) + "'");
+    if (x < min || x > max) throw InputError("option --" + name + ": expected a number in " + range + ", got " + v);
     return x;
 }
 

@@ -8,6 +8,12 @@
 
 namespace tinyscope::cli {
 
+// Ranges shared by many commands.
+constexpr long long kMaxSeed = 9223372036854775807LL;   // seeds are 0..2^63-1
+constexpr int kMaxThreads = 256;
+constexpr long long kMaxImages = 1'000'000'000LL;
+constexpr int kMaxBatch = 65536;
+
 class CliArgs {
 public:
     // `valued`: options that take a value; `flags`: options without one.
@@ -17,9 +23,12 @@ public:
     bool has(const std::string& name) const { return values_.count(name) > 0; }
     std::string value(const std::string& name, const std::string& fallback = "") const;
     std::vector<std::string> values(const std::string& name) const;   // repeated option
-    int intValue(const std::string& name, int fallback) const;
-    long long int64Value(const std::string& name, long long fallback) const;
-    double doubleValue(const std::string& name, double fallback) const;
+    // Numbers always come with the range the command accepts: "--batch -1" or "--print-every 0"
+    // is refused with the range instead of running with a value nothing was meant for. The
+    // fallback (used when the option is absent) is not range-checked.
+    int intValue(const std::string& name, int fallback, int min, int max) const;
+    long long int64Value(const std::string& name, long long fallback, long long min, long long max) const;
+    double doubleValue(const std::string& name, double fallback, double min, double max) const;
     const std::vector<std::string>& positionals() const { return positionals_; }
 
 private:

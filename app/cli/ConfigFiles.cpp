@@ -25,10 +25,9 @@ void appendRandomConfigs(const CliArgs& a, const DesignSpace& space, std::vector
         if (a.has("seed")) throw InputError("--seed only applies to --random N");
         return;
     }
-    const int n = a.intValue("random", 0);
-    if (n < 1) throw InputError("--random needs a positive count, got " + a.value("random"));
+    const int n = a.intValue("random", 0, 1, 10'000'000);
     ArchSampler sampler(space);
-    PyRandom rng(static_cast<std::uint64_t>(a.int64Value("seed", 0)));
+    PyRandom rng(static_cast<std::uint64_t>(a.int64Value("seed", 0, 0, kMaxSeed)));
     for (int i = 0; i < n; ++i) out.push_back(sampler.random(rng));
 }
 

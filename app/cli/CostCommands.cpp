@@ -92,7 +92,7 @@ int cmdCost(const Args& argv)
     appendRandomConfigs(a, space, configs);
     if (configs.empty()) throw InputError("nothing to cost: give a config file, --min, --max, --max-full or --random N");
     if (a.has("resolution")) {
-        int r = a.intValue("resolution", 0);
+        int r = a.intValue("resolution", 0, 1, 1 << 20);
         if (space.resolutionIndex(r) < 0)
             throw InputError("--resolution " + std::to_string(r) + " is not one of " + formatList(space.resolutions));
         for (SubnetConfig& c : configs) c.image_size = r;

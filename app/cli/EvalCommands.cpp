@@ -38,7 +38,7 @@ int cmdForward(const Args& argv)
     }
     for (const char* req : {"supernet", "config", "input"})
         if (!a.has(req)) throw InputError(std::string("--") + req + " is required");
-    setTorchThreads(a.intValue("threads", 1));
+    setTorchThreads(a.intValue("threads", 1, 1, kMaxThreads));
     DesignSpace space = loadSpace(a.value("space", defaultSpaceName()));
     SubnetConfig config = SubnetConfig::loadFile(a.value("config"), space);
     const std::string path = a.value("input");
@@ -90,7 +90,7 @@ SubnetConfig chooseConfig(const CliArgs& a, const DesignSpace& space)
     else if (which == "min") c = sampler.minConfig(rMin);
     else c = SubnetConfig::loadFile(which, space);
     if (a.has("resolution")) {
-        c.image_size = a.intValue("resolution", 0);
+        c.image_size = a.intValue("resolution", 0, 1, 1 << 20);
         c.validate(space, "--resolution");
     }
     return c;
@@ -131,16 +131,25 @@ int cmdEval(const Args& argv)
                      "  --lab-calib reproduces the lab's swapped calib_bn arguments (128x128, batch = image size).\n";
         return 0;
     }
+    // Every number first, so that a bad one is refused before anything is loaded.
+    const int threadsWanted = a.intValue("threads", defaultBatchThreads(), 1, kMaxThreads);
+    const int split = a.intValue("split", -1, 0, 1);
+    const long long images = a.int64Value("images", 0, 1, kMaxImages);   // 0: not given (all)
+    const int batch = a.intValue("batch", 100, 1, kMaxBatch);
+    const long long calibImages = a.int64Value("calib-images", 0, 1, kMaxImages);
+    const int calibBatch = a.intValue("calib-batch", 0, 1, kMaxBatch);
+    const std::uint64_t seed = static_cast<std::uint64_t>(a.int64Value("seed", 0, 0, kMaxSeed));
     configureAllocator();
-    const int threads = setTorchThreads(a.intValue("threads", defaultBatchThreads()));
+    const int threads = setTorchThreads(threadsWanted);
     SupernetChoice sc = chooseSupernet(a);
     SubnetConfig config = chooseConfig(a, sc.space);
     std::unique_ptr<ImageDataset> data = openDataset(a.value("data", "fashion-mnist:test"));
     if (static_cast<int>(data->classNames().size()) != sc.space.n_classes)
         throw InputError(data->source() + " has " + std::to_string(data->classNames().size()) + " classes; space '" +
                          sc.space.name + "' has " + std::to_string(sc.space.n_classes));
-    std::vector<std::size_t> items = splitIndices(data->size(), a.intValue("split", -1));
-    if (a.has("images")) items.resize(std::min(items.size(), static_cast<std::size_t>(a.int64Value("images", 0))));
+    std::vector<std::size_t> items = splitIndices(data->size(), split);
+    if (images > 0) items.resize(std::min(items.size(), static_cast<std::size_t>(images)));
+    if (items.empty()) throw InputError(data->source() + ": no images to evaluate (" + std::to_string(data->size()) + " in the dataset)");
 
     Supernet supernet = Supernet::load(sc.space, sc.path);
     Subnet subnet = supernet.extract(config);
@@ -152,14 +161,14 @@ int cmdEval(const Args& argv)
     std::size_t calibrated = 0;
     if (!a.flag("no-calib")) {
         CalibrationOptions co = a.flag("lab-calib") ? CalibrationOptions::labCompatible(config.image_size) : CalibrationOptions{};
-        co.images = static_cast<std::size_t>(a.int64Value("calib-images", static_cast<long long>(co.images)));
-        if (a.has("calib-batch")) co.batch = a.intValue("calib-batch", co.batch);
-        co.seed = static_cast<std::uint64_t>(a.int64Value("seed", 0));
+        if (calibImages > 0) co.images = static_cast<std::size_t>(calibImages);
+        if (calibBatch > 0) co.batch = calibBatch;
+        co.seed = seed;
         std::unique_ptr<ImageDataset> calib = openDataset(a.value("calib-data", "fashion-mnist:holdout"));
         calibrated = calibrateBn(subnet, *calib, co, job);
     }
     subnet.setFolded(true);
-    EvalResult r = evaluateTop1(subnet, *data, items, a.intValue("batch", 100), job);
+    EvalResult r = evaluateTop1(subnet, *data, items, batch, job);
     r.calibration_images = calibrated;
     if (tty) std::fprintf(stderr, "\r%40s\r", "");
     CostSummary cost = CostModel(sc.space).summary(config);
@@ -206,13 +215,13 @@ int cmdClassify(const Args& argv)
     Subnet subnet = supernet.extract(config);
     if (!a.flag("no-calib") && (a.has("calib-data") || fashionMnistDir().size())) {
         CalibrationOptions co;
-        co.images = static_cast<std::size_t>(a.int64Value("calib-images", 500));
+        co.images = static_cast<std::size_t>(a.int64Value("calib-images", 500, 1, kMaxImages));
         std::unique_ptr<ImageDataset> calib = openDataset(a.value("calib-data", "fashion-mnist:holdout"));
         calibrateBn(subnet, *calib, co);
     }
     std::vector<std::string> names = sc.space.class_names;
     std::vector<ClassScore> scores = classifyImage(subnet, img, names);
-    const std::size_t k = std::min(scores.size(), static_cast<std::size_t>(a.intValue("top", 5)));
+    const std::size_t k = std::min(scores.size(), static_cast<std::size_t>(a.intValue("top", 5, 1, 1'000'000)));
     if (a.flag("json")) {
         Json out = Json::array();
         for (std::size_t i = 0; i < k; ++i) out.push_back({{"class", scores[i].name}, {"index", scores[i].index}, {"probability", scores[i].probability}});

@@ -34,7 +34,7 @@ ModelSpec modelFromArgs(const CliArgs& a)
     m.supernet = a.value("supernet");
     m.config = a.value("config");
     m.space = a.value("space");
-    m.seed = static_cast<std::uint64_t>(a.int64Value("seed", 0));
+    m.seed = static_cast<std::uint64_t>(a.int64Value("seed", 0, 0, kMaxSeed));
     if (m.zoo.empty() && m.supernet.empty()) throw InputError("give the model: --model NAME or --supernet CKPT --config CFG");
     if (!m.params.empty() && m.zoo.empty()) throw InputError("--params gives the int8 weights of a zoo model: add --model NAME");
     if (!m.config.empty() && m.supernet.empty()) throw InputError("--config needs --supernet CKPT");
@@ -45,11 +45,8 @@ QuantizeOptions quantizeFromArgs(const CliArgs& a)
 {
     QuantizeOptions o;
     o.calib_data = a.value("calib-data", o.calib_data);
-    const long long n = a.int64Value("calib-images", static_cast<long long>(o.calib_images));
-    if (n <= 0) throw InputError("--calib-images: expected a count > 0, got " + std::to_string(n));
-    o.calib_images = static_cast<std::size_t>(n);
-    o.threads = a.intValue("threads", 2);
-    if (o.threads < 1) throw InputError("--threads: expected >= 1");
+    o.calib_images = static_cast<std::size_t>(a.int64Value("calib-images", static_cast<long long>(o.calib_images), 1, kMaxImages));
+    o.threads = a.intValue("threads", 2, 1, kMaxThreads);
     return o;
 }
 
@@ -72,8 +69,7 @@ int cmdQuantize(const Args& argv)
     }
     const ModelSpec spec = modelFromArgs(a);
     const QuantizeOptions o = quantizeFromArgs(a);
-    const long long images = a.int64Value("images", 1000);
-    if (images < 0) throw InputError("--images: expected a count >= 0");
+    const long long images = a.int64Value("images", 1000, 0, kMaxImages);
     const PreparedModel m = prepareModel(spec, o);
     const QuantizeReport r = compareTop1(m, a.value("data", "fashion-mnist:test"), static_cast<std::size_t>(images), o.threads);
     if (a.flag("json")) {

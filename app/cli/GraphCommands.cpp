@@ -70,8 +70,7 @@ SparseScheme schemeFromArgs(const CliArgs& a, const Network& net)
     const std::string nb = a.value("n-bias-update");
     if (nb == "all") s.n_bias_update = -1;
     else {
-        s.n_bias_update = a.intValue("n-bias-update", 0);
-        if (s.n_bias_update < 0) throw InputError("--n-bias-update: expected a count >= 0 or 'all', got " + nb);
+        s.n_bias_update = a.intValue("n-bias-update", 0, 0, 1'000'000);
     }
     if (a.has("weight-idx")) {
         const std::vector<std::string> parts = commaList(a.value("weight-idx"));
@@ -242,7 +241,7 @@ int cmdTrainGraph(const Args& argv)
     GradientCheckResult check;
     const bool checked = a.flag("check");
     if (checked) {
-        const long long seed = a.int64Value("seed", 1);
+        const long long seed = a.int64Value("seed", 1, 0, 4294967295LL);
         check = checkGradients(g, net, r, syntheticQuantParameters(g, net, static_cast<unsigned>(seed)));
     } else if (a.has("seed")) {
         throw InputError("--seed only applies to --check");

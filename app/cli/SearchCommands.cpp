@@ -76,14 +76,14 @@ int cmdTrainPredictor(const Args& argv)
     if (!a.has("out")) throw InputError("train-predictor needs --out FILE (where to write the predictor)");
     DesignSpace space = loadSpace(a.value("space", defaultSpaceName()));
     PredictorRecipe r = PredictorRecipe::named(a.value("recipe", "default"));
-    r.epochs = a.intValue("epochs", r.epochs);
-    r.learning_rate = a.doubleValue("lr", r.learning_rate);
-    r.batch_size = a.intValue("batch-size", r.batch_size);
+    r.epochs = a.intValue("epochs", r.epochs, 1, 100000);
+    r.learning_rate = a.doubleValue("lr", r.learning_rate, 1e-12, 10);
+    r.batch_size = a.intValue("batch-size", r.batch_size, 1, 1000000);
     r.schedule = a.value("schedule", r.schedule);
-    r.seed = static_cast<std::uint64_t>(a.int64Value("seed", static_cast<long long>(r.seed)));
-    r.validation_fraction = a.doubleValue("validation", r.validation_fraction);
-    r.ensemble = a.intValue("ensemble", r.ensemble);
-    r.threads = a.intValue("threads", r.threads);
+    r.seed = static_cast<std::uint64_t>(a.int64Value("seed", static_cast<long long>(r.seed), 0, kMaxSeed));
+    r.validation_fraction = a.doubleValue("validation", r.validation_fraction, 0, 0.99);
+    r.ensemble = a.intValue("ensemble", r.ensemble, 1, 64);
+    r.threads = a.intValue("threads", r.threads, 1, kMaxThreads);
     if (a.has("lr") || a.has("batch-size") || a.has("schedule") || a.has("ensemble") || a.has("epochs"))
         r.name += "+custom";
     r.validate();
@@ -223,8 +223,7 @@ std::unique_ptr<TrainingMemoryLimit> trainingLimitFromArgs(const CliArgs& a, con
     if (!a.has("train-scheme"))
         throw InputError("--train-budget needs --train-scheme PATTERN (e.g. bias-only:12, last:4, bias-only:12+pw1:3@1/4)");
     if (!a.has("train-budget")) throw InputError("--train-scheme needs --train-budget KB (inference peak + extra memory)");
-    const double kb = a.doubleValue("train-budget", 0);
-    if (!(kb > 0)) throw InputError("--train-budget must be a positive number of KB, got " + a.value("train-budget"));
+    const double kb = a.doubleValue("train-budget", 0, 1e-6, 1e9);
     auto limit = std::make_unique<TrainingMemoryLimit>(space, a.value("train-scheme"));
     c.set(limit->quantity(), kb);
     return limit;
@@ -249,13 +248,13 @@ std::unique_ptr<SupernetAccuracyOracle> measuringOracleFromArgs(const CliArgs& a
     if (a.has("supernet-space")) rq.space = loadSpace(a.value("supernet-space"));
     rq.data = a.value("data", rq.data);
     rq.calib_data = a.value("calib-data", rq.calib_data);
-    const long long images = a.int64Value("images", 0), calib = a.int64Value("calib-images", static_cast<long long>(rq.calibration.images));
-    if (images < 0) throw InputError("--images must be >= 0 (0: the whole dataset), got " + a.value("images"));
-    if (calib < 0) throw InputError("--calib-images must be >= 0 (0: keep the checkpoint's BN statistics), got " + a.value("calib-images"));
+    // --images 0: the whole dataset; --calib-images 0: keep the checkpoint's BN statistics.
+    const long long images = a.int64Value("images", 0, 0, kMaxImages);
+    const long long calib = a.int64Value("calib-images", static_cast<long long>(rq.calibration.images), 0, kMaxImages);
     rq.images = static_cast<std::size_t>(images);
     rq.calibrate = calib > 0;
     rq.calibration.images = static_cast<std::size_t>(calib);
-    rq.threads = a.intValue("threads", defaultBatchThreads());
+    rq.threads = a.intValue("threads", defaultBatchThreads(), 1, kMaxThreads);
     // Refuse a supernet of another block layout before searching, not after.
     transferConfig(ArchSampler(searchSpace).minConfig(searchSpace.resolutions.front()), searchSpace, rq.space);
     return std::make_unique<SupernetAccuracyOracle>(rq);
@@ -286,8 +285,7 @@ Constraints constraintsFromArgs(const CliArgs& a)
         {"macs", "millionMACs"}, {"sram", "KBPeakMemory"}, {"params", "params"}, {"flash", "KBFlash"}};
     for (const auto& [flag, key] : flags) {
         if (!a.has(flag)) continue;
-        double v = a.doubleValue(flag, 0);
-        if (!(v > 0)) throw InputError(std::string("--") + flag + " must be a positive number, got " + a.value(flag));
+        const double v = a.doubleValue(flag, 0, 1e-9, 1e15);
         c.set(key, v);
     }
     return c;
@@ -335,14 +333,13 @@ int cmdSearch(const Args& argv)
     std::unique_ptr<SupernetAccuracyOracle> measurer = measuringOracleFromArgs(a, space);
     SearchOptions o;
     o.algorithm = a.value("algo", o.algorithm);
-    o.population = a.intValue("population", o.population);
-    o.generations = a.intValue("generations", o.generations);
-    o.parent_ratio = a.doubleValue("parent-ratio", o.parent_ratio);
-    o.mutation_ratio = a.doubleValue("mutation-ratio", o.mutation_ratio);
-    o.arch_mutate_prob = a.doubleValue("arch-mutate-prob", o.arch_mutate_prob);
-    o.resolution_mutate_prob = a.doubleValue("resolution-mutate-prob", o.resolution_mutate_prob);
-    o.seed = static_cast<std::uint64_t>(a.int64Value("seed", 0));
-    if (a.int64Value("seed", 0) < 0) throw InputError("--seed must be >= 0");
+    o.population = a.intValue("population", o.population, 1, 100000);
+    o.generations = a.intValue("generations", o.generations, 0, 1000000);
+    o.parent_ratio = a.doubleValue("parent-ratio", o.parent_ratio, 0, 1);
+    o.mutation_ratio = a.doubleValue("mutation-ratio", o.mutation_ratio, 0, 1);
+    o.arch_mutate_prob = a.doubleValue("arch-mutate-prob", o.arch_mutate_prob, 0, 1);
+    o.resolution_mutate_prob = a.doubleValue("resolution-mutate-prob", o.resolution_mutate_prob, 0, 1);
+    o.seed = static_cast<std::uint64_t>(a.int64Value("seed", 0, 0, 4294967295LL));
     o.validate();
     // Prove infeasible limits before loading the predictor: the answer does not depend on it.
     requireFeasible(space, constraints);

@@ -56,8 +56,8 @@ int cmdTrainSupernet(const Args& argv)
     DesignSpace space = loadSpace(a.value("space", "mcunet-fmnist"));
     TrainRecipe recipe = a.has("recipe") ? TrainRecipe::fromJson(readJsonFile(a.value("recipe")), a.value("recipe"))
                                          : TrainRecipe::preset(a.value("preset", "demo"));
-    if (a.has("seed")) recipe.seed = static_cast<std::uint64_t>(a.int64Value("seed", 0));
-    if (a.has("threads")) recipe.threads = a.intValue("threads", 2);
+    if (a.has("seed")) recipe.seed = static_cast<std::uint64_t>(a.int64Value("seed", 0, 0, kMaxSeed));
+    if (a.has("threads")) recipe.threads = a.intValue("threads", 2, 1, kMaxThreads);
     if (a.has("init-from")) recipe.init_from = a.value("init-from");
     if (a.flag("show-recipe")) {
         std::cout << recipe.toJson().dump(2) << "\n";
@@ -66,7 +66,8 @@ int cmdTrainSupernet(const Args& argv)
     if (!a.has("out")) throw InputError("--out DIR is required");
     const std::string out = a.value("out");
     ::mkdir(out.c_str(), 0755);
-    const int every = a.intValue("print-every", isatty(1) ? 1 : 20);
+    const int every = a.intValue("print-every", isatty(1) ? 1 : 20, 1, 1'000'000'000);
+    const long long maxSteps = a.int64Value("max-steps", 0, 0, kMaxImages);   // 0: train to the end
     std::signal(SIGINT, onSignal);
     std::signal(SIGTERM, onSignal);
     JobControl job;
@@ -101,7 +102,7 @@ int cmdTrainSupernet(const Args& argv)
         }
         std::fflush(stdout);
     };
-    const bool finished = trainer.run(job, onStatus, static_cast<std::size_t>(a.int64Value("max-steps", 0)));
+    const bool finished = trainer.run(job, onStatus, static_cast<std::size_t>(maxSteps));
     if (!finished) std::printf("stopped after --max-steps; run the same command again to continue\n");
     return 0;
 }
@@ -163,11 +164,11 @@ int cmdMakeAccdata(const Args& argv)
     if (ckpt.empty()) throw InputError("no --supernet given and the shipped demo supernet was not found");
     Supernet supernet = Supernet::load(space, ckpt);
     AccuracyTableOptions o;
-    o.count = static_cast<std::size_t>(a.int64Value("count", 2000));
-    o.seed = static_cast<std::uint64_t>(a.int64Value("seed", 0));
-    o.workers = a.intValue("workers", defaultBatchThreads());
+    o.count = static_cast<std::size_t>(a.int64Value("count", 2000, 1, 100'000'000));
+    o.seed = static_cast<std::uint64_t>(a.int64Value("seed", 0, 0, kMaxSeed));
+    o.workers = a.intValue("workers", defaultBatchThreads(), 1, kMaxThreads);
     o.eval_data = a.value("data", o.eval_data);
-    o.calib_images = static_cast<std::size_t>(a.int64Value("calib-images", static_cast<long long>(o.calib_images)));
+    o.calib_images = static_cast<std::size_t>(a.int64Value("calib-images", static_cast<long long>(o.calib_images), 1, kMaxImages));
     if (a.has("shard")) {
         const std::string sh = a.value("shard");
         auto slash = sh.find('/');
@@ -302,8 +303,7 @@ int cmdShipSupernet(const Args& argv)
     std::unique_ptr<ImageDataset> hold = openDataset("fashion-mnist:holdout");
     std::vector<std::size_t> testItems = splitIndices(test->size(), -1);
     if (a.has("images")) {
-        const long long n = a.int64Value("images", 0);
-        if (n <= 0) throw InputError("--images must be a positive number of test images, got " + a.value("images"));
+        const long long n = a.int64Value("images", 0, 1, kMaxImages);
         testItems.resize(std::min(testItems.size(), static_cast<std::size_t>(n)));
     }
     ArchSampler sampler(space);
@@ -314,7 +314,7 @@ int cmdShipSupernet(const Args& argv)
     for (int i = 0; i < 5; ++i) subnets.emplace_back("random " + std::to_string(i), sampler.random(rng));
     CostModel cost(space);
     CalibrationOptions co;
-    co.images = static_cast<std::size_t>(a.int64Value("calib-images", 2000));
+    co.images = static_cast<std::size_t>(a.int64Value("calib-images", 2000, 1, kMaxImages));
     Json measured = Json::array();
     for (const auto& [name, cfg] : subnets) {
         Subnet sub = net.extract(cfg);

@@ -6,22 +6,39 @@
 #include <algorithm>
 #include <cmath>
 
+// Only the two formats the workbench claims: stb_image's other decoders (HDR, PSD, PIC, GIF, TGA,
+// PNM, BMP) are not compiled in, so a file with a misleading name never reaches them (stb 2.27's
+// HDR reader loops forever on crafted input, CVE-2021-42715).
 #define STB_IMAGE_IMPLEMENTATION
 #define STBI_NO_STDIO
 #define STBI_FAILURE_USERMSG
+#define STBI_ONLY_PNG
+#define STBI_ONLY_JPEG
 #include <stb/stb_image.h>
 
 namespace tinyscope {
 
+namespace {
+bool isPng(const std::string& b) { return b.size() >= 8 && b.compare(0, 8, "\x89PNG\r\n\x1a\n", 8) == 0; }
+bool isJpeg(const std::string& b)
+{
+    return b.size() >= 3 && static_cast<unsigned char>(b[0]) == 0xFF && static_cast<unsigned char>(b[1]) == 0xD8 &&
+           static_cast<unsigned char>(b[2]) == 0xFF;
+}
+}  // namespace
+
 Image decodeImage(const std::string& bytes, const std::string& source)
 {
-    if (bytes.size() > static_cast<std::size_t>(INT32_MAX)) throw InputError(source + ": cannot decode image: file too large");
+    if (bytes.size() > kMaxImageFileBytes)
+        throw InputError(source + ": cannot decode image: " + std::to_string(bytes.size()) + " bytes is more than an image file may have here");
+    if (!isPng(bytes) && !isJpeg(bytes)) throw InputError(source + ": cannot decode image: not a PNG or JPEG file");
     int w = 0, h = 0, n = 0;
     const auto* data = reinterpret_cast<const stbi_uc*>(bytes.data());
     if (!stbi_info_from_memory(data, static_cast<int>(bytes.size()), &w, &h, &n))
         throw InputError(source + ": cannot decode image: " + (stbi_failure_reason() ? stbi_failure_reason() : "unknown format"));
-    if (static_cast<long long>(w) * h > 64LL * 1024 * 1024)
-        throw InputError(source + ": cannot decode image: " + std::to_string(w) + "x" + std::to_string(h) + " is too large");
+    if (w < 1 || h < 1 || w > kMaxImageSide || h > kMaxImageSide || static_cast<long long>(w) * h > kMaxImagePixels)
+        throw InputError(source + ": cannot decode image: " + std::to_string(w) + "x" + std::to_string(h) + " is larger than " +
+                         std::to_string(kMaxImageSide) + " px a side or " + std::to_string(kMaxImagePixels / 1000000) + " megapixels");
     const int want = (n == 1 || n == 2) ? 1 : 3;
     stbi_uc* px = stbi_load_from_memory(data, static_cast<int>(bytes.size()), &w, &h, &n, want);
     if (!px) throw InputError(source + ": cannot decode image: " + (stbi_failure_reason() ? stbi_failure_reason() : "corrupt data"));
@@ -36,7 +53,7 @@ Image decodeImage(const std::string& bytes, const std::string& source)
 
 Image decodeImageFile(const std::string& path)
 {
-    return decodeImage(readFileBytes(path), path);
+    return decodeImage(readFileBytes(path, kMaxImageFileBytes), path);
 }
 
 namespace {

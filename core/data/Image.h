@@ -1,5 +1,5 @@
 #pragma once
-// An 8-bit image (HWC, 1 or 3 channels), decoding from PNG/JPEG/BMP/PNM with stb_image
+// An 8-bit image (HWC, 1 or 3 channels), decoding from PNG/JPEG with stb_image
 // (Debian's libstb-dev), and the lab's preprocessing: resize like PIL's bilinear
 // (antialiased, fixed-point, bit-exact), grey replicated to 3 channels, normalised with
 // mean = std = 0.5, written as CHW floats.
@@ -20,8 +20,13 @@ struct Image {
     }
 };
 
-// Decodes an image file (PNG, JPEG, BMP, PGM/PPM, GIF, TGA). Alpha is dropped; grey stays 1 channel.
-// Throws InputError "<path>: cannot decode image: <reason>".
+// Decodes a PNG or JPEG file (8 or 16 bits; other formats are refused by their first bytes,
+// whatever the file is called). Alpha is dropped; grey stays 1 channel. Bounded: at most
+// kMaxImageFileBytes of file and kMaxImageSide px a side, kMaxImagePixels in all, checked from the
+// header before any pixel is decoded. Throws InputError "<path>: cannot decode image: <reason>".
+constexpr std::size_t kMaxImageFileBytes = 64u << 20;
+constexpr int kMaxImageSide = 16384;
+constexpr long long kMaxImagePixels = 16'777'216;   // 4096 x 4096
 Image decodeImageFile(const std::string& path);
 Image decodeImage(const std::string& bytes, const std::string& source);
 

@@ -41,7 +41,7 @@ bool hasImageExtension(const std::string& name)
     if (dot == std::string::npos) return false;
     std::string ext = name.substr(dot);
     std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
-    for (const char* e : {".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm"})
+    for (const char* e : {".jpg", ".jpeg", ".png"})
         if (ext == e) return true;
     return false;
 }
@@ -56,41 +56,78 @@ void collect(const std::string& dir, std::vector<std::string>& out)
     }
 }
 
-std::string readMaybeGz(const std::string& path)
-{
-    std::string raw = readFileBytes(path);
-    if (raw.size() < 2 || static_cast<unsigned char>(raw[0]) != 0x1f || static_cast<unsigned char>(raw[1]) != 0x8b) return raw;
-    z_stream zs{};
-    if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) throw InputError(path + ": cannot start gzip decoding");
-    zs.next_in = reinterpret_cast<Bytef*>(raw.data());
-    zs.avail_in = static_cast<uInt>(raw.size());
-    std::string out;
-    char buf[1 << 16];
-    int rc;
-    do {
-        zs.next_out = reinterpret_cast<Bytef*>(buf);
-        zs.avail_out = sizeof buf;
-        rc = inflate(&zs, Z_NO_FLUSH);
-        if (rc != Z_OK && rc != Z_STREAM_END) {
-            inflateEnd(&zs);
-            throw InputError(path + ": corrupt gzip data (" + std::string(zs.msg ? zs.msg : "inflate failed") + ")");
-        }
-        out.append(buf, sizeof buf - zs.avail_out);
-        if (out.size() > (std::size_t(1) << 31)) {
-            inflateEnd(&zs);
-            throw InputError(path + ": decompressed data is too large");
-        }
-    } while (rc != Z_STREAM_END);
-    inflateEnd(&zs);
-    return out;
-}
-
 std::uint32_t be32(const std::string& s, std::size_t off)
 {
     return (static_cast<std::uint32_t>(static_cast<unsigned char>(s[off])) << 24) |
            (static_cast<std::uint32_t>(static_cast<unsigned char>(s[off + 1])) << 16) |
            (static_cast<std::uint32_t>(static_cast<unsigned char>(s[off + 2])) << 8) |
            static_cast<std::uint32_t>(static_cast<unsigned char>(s[off + 3]));
+}
+
+// An IDX file is held in memory whole: a gigabyte is ~1.3 million 28x28 images.
+constexpr std::uint64_t kMaxIdxBytes = std::uint64_t(1) << 30;
+
+// The bytes an IDX file's header declares (magic 0x00000800 | type << 8 | rank, then one big-endian
+// count per dimension), or 0 if the first bytes are not a complete header of unsigned bytes.
+std::uint64_t idxDeclaredBytes(const std::string& head)
+{
+    if (head.size() < 4 || be32(head, 0) >> 8 != 0x08) return 0;
+    const std::uint32_t rank = be32(head, 0) & 0xFF;
+    if (rank < 1 || rank > 4 || head.size() < 4 + 4 * std::size_t(rank)) return 0;
+    std::uint64_t n = 1;
+    for (std::uint32_t d = 0; d < rank; ++d) {
+        n *= be32(head, 4 + 4 * d);
+        if (n > kMaxIdxBytes) return kMaxIdxBytes + 1;
+    }
+    return 4 + 4 * std::uint64_t(rank) + n;
+}
+
+// Reads an IDX file, gzip-compressed or not. Decompression stops at the size its header declares,
+// and a header declaring more than kMaxIdxBytes is refused before anything large is allocated,
+// so a small "gzip bomb" cannot take the machine's memory.
+std::string readIdx(const std::string& path)
+{
+    std::string raw = readFileBytes(path, kMaxIdxBytes);
+    const auto tooLarge = [&](std::uint64_t declared) {
+        return InputError(path + ": the IDX header declares " + byteSizeText(declared) + ", more than the " + byteSizeText(kMaxIdxBytes) +
+                          " a dataset file may hold here");
+    };
+    if (raw.size() < 2 || static_cast<unsigned char>(raw[0]) != 0x1f || static_cast<unsigned char>(raw[1]) != 0x8b) {
+        if (const std::uint64_t d = idxDeclaredBytes(raw); d > kMaxIdxBytes) throw tooLarge(d);
+        return raw;
+    }
+    z_stream zs{};
+    if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) throw InputError(path + ": cannot start gzip decoding");
+    struct Inflater {
+        z_stream& zs;
+        ~Inflater() { inflateEnd(&zs); }
+    } guard{zs};
+    zs.next_in = reinterpret_cast<Bytef*>(raw.data());
+    zs.avail_in = static_cast<uInt>(raw.size());
+    std::string out;
+    std::uint64_t declared = 0;   // known once the header is in
+    char buf[1 << 16];
+    int rc = Z_OK;
+    while (rc != Z_STREAM_END) {
+        zs.next_out = reinterpret_cast<Bytef*>(buf);
+        zs.avail_out = sizeof buf;
+        rc = inflate(&zs, Z_NO_FLUSH);
+        if (rc != Z_OK && rc != Z_STREAM_END)
+            throw InputError(path + ": corrupt gzip data (" + std::string(zs.msg ? zs.msg : rc == Z_BUF_ERROR ? "truncated" : "inflate failed") + ")");
+        out.append(buf, sizeof buf - zs.avail_out);
+        if (!declared && out.size() >= 20) {
+            declared = idxDeclaredBytes(out);
+            if (declared > kMaxIdxBytes) throw tooLarge(declared);
+            if (declared) out.reserve(static_cast<std::size_t>(declared));
+        }
+        if (declared && out.size() > declared)
+            throw InputError(path + ": decompresses to more than the " + byteSizeText(declared) + " its IDX header declares");
+        if (!declared && out.size() > (1u << 20))
+            throw InputError(path + ": not an IDX file (no IDX header in the first megabyte of decompressed data)");
+        if (rc != Z_STREAM_END && zs.avail_in == 0 && zs.avail_out != 0)
+            throw InputError(path + ": truncated gzip data");
+    }
+    return out;
 }
 
 }  // namespace
@@ -110,7 +147,7 @@ ImageFolderDataset::ImageFolderDataset(const std::string& root)
             labels_.push_back(static_cast<int>(c));
         }
     }
-    if (files_.empty()) throw InputError(root + ": the class folders hold no PNG/JPEG/BMP/PNM images");
+    if (files_.empty()) throw InputError(root + ": the class folders hold no PNG or JPEG images");
 }
 
 Image ImageFolderDataset::image(std::size_t i) const
@@ -121,8 +158,8 @@ Image ImageFolderDataset::image(std::size_t i) const
 IdxDataset::IdxDataset(const std::string& imagesPath, const std::string& labelsPath, std::vector<std::string> classNames)
 {
     source_ = imagesPath;
-    std::string im = readMaybeGz(imagesPath);
-    std::string lb = readMaybeGz(labelsPath);
+    std::string im = readIdx(imagesPath);
+    std::string lb = readIdx(labelsPath);
     if (im.size() < 16 || be32(im, 0) != 0x00000803)
         throw InputError(imagesPath + ": not an IDX image file (expected magic 0x00000803)");
     if (lb.size() < 8 || be32(lb, 0) != 0x00000801)
@@ -223,6 +260,7 @@ std::unique_ptr<ImageDataset> openDataset(const std::string& spec)
 
 std::vector<std::size_t> splitIndices(std::size_t n, int split)
 {
+    if (split > 1) throw InputError("split must be 0 or 1 (the even or odd images, the lab's [split::2]) or -1 for all, got " + std::to_string(split));
     std::vector<std::size_t> out;
     if (split < 0) {
         out.resize(n);

@@ -29,7 +29,7 @@ protected:
 
 class ImageFolderDataset : public ImageDataset {
 public:
-    // Extensions as torchvision's IMG_EXTENSIONS that stb_image decodes: .jpg .jpeg .png .ppm .bmp .pgm
+    // The formats the decoder reads (torchvision's IMG_EXTENSIONS minus BMP/PNM/TIFF/WebP): .jpg .jpeg .png
     explicit ImageFolderDataset(const std::string& root);
     std::size_t size() const override { return files_.size(); }
     int label(std::size_t i) const override { return labels_[i]; }

@@ -57,7 +57,7 @@ int countOrAll(const JsonPath& p)
 {
     if (p.node().is_string()) {
         if (p.node().get<std::string>() == "all") return -1;
-        p.fail("expected an integer or \"all\", got " + p.node().dump());
+        p.fail("expected an integer or \"all\", got " + jsonBrief(p.node()));
     }
     if (p.node().is_null()) return 0;
     int v = p.asInt();
@@ -172,7 +172,7 @@ SparseScheme SparseScheme::fromJson(const Json& j, const std::string& source)
                 s.manual_weight_idx.push_back(e.node().is_string() ? parseIndex(e.asString(), e.where()) : e.asInt());
             }
         } else {
-            idx.fail("expected a list of conv indices or a dash-separated string, got " + v.dump());
+            idx.fail("expected a list of conv indices or a dash-separated string, got " + jsonBrief(v));
         }
     }
     if (p.has("weight_update_ratio")) {
@@ -197,7 +197,7 @@ SparseScheme SparseScheme::fromJson(const Json& j, const std::string& source)
         } else if (v.is_array()) {
             for (std::size_t i = 0; i < v.size(); ++i) s.weight_update_ratio.push_back(one(r[i]));
         } else {
-            r.fail("expected a list of ratios or a dash-separated string, got " + v.dump());
+            r.fail("expected a list of ratios or a dash-separated string, got " + jsonBrief(v));
         }
     }
     return s;

@@ -1,13 +1,23 @@
 #pragma once
 // Atomic file writes: the data goes to a temporary file in the same folder, is flushed,
 // then renamed over the target, so readers see the old file or the new one, never a torn one.
+// Bounded reads: every reader says how much it is prepared to take.
+#include <cstdint>
 #include <string>
 
 namespace tinyscope {
 
 void writeFileAtomic(const std::string& path, const std::string& bytes);
 
-// Reads a whole file; throws InputError naming the path if it cannot be read.
-std::string readFileBytes(const std::string& path);
+// What a reader takes when it does not say: larger files are refused with a message.
+constexpr std::uint64_t kDefaultMaxFileBytes = 256u << 20;
+
+// Reads a whole file of at most `maxBytes`; throws InputError naming the path if it cannot be
+// read, is a folder or a device (/dev/zero would never end), or is larger than `maxBytes`
+// ("<path>: 300 MB, more than the 256 MB this reader accepts"). Pipes are read up to the limit.
+std::string readFileBytes(const std::string& path, std::uint64_t maxBytes = kDefaultMaxFileBytes);
+
+// "12.5 MB", "800 KB", "17 bytes": sizes in messages.
+std::string byteSizeText(std::uint64_t bytes);
 
 }  // namespace tinyscope

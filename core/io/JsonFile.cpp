@@ -8,28 +8,128 @@
 
 namespace tinyscope {
 
-Json parseJson(const std::string& text, const std::string& source)
-{
-    try {
-        return Json::parse(text);
-    } catch (const Json::parse_error& e) {
-        std::size_t line = 1, col = 1;
-        std::size_t end = std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
-        for (std::size_t i = 0; i < end; ++i) {
-            if (text[i] == '\n') { ++line; col = 1; } else { ++col; }
-        }
+namespace {
+
+// nlohmann's DOM builder behind a gate that counts depth and containers, so that a hostile
+// document is refused while it is read instead of after it has taken the memory or the stack.
+class BoundedSax {
+public:
+    BoundedSax(Json& root, const JsonLimits& limits) : dom_(root, false), limits_(limits) {}
+
+    bool null() { return dom_.null(); }
+    bool boolean(bool v) { return dom_.boolean(v); }
+    bool number_integer(Json::number_integer_t v) { return dom_.number_integer(v); }
+    bool number_unsigned(Json::number_unsigned_t v) { return dom_.number_unsigned(v); }
+    bool number_float(Json::number_float_t v, const Json::string_t& s) { return dom_.number_float(v, s); }
+    bool string(Json::string_t& v) { return dom_.string(v); }
+    bool binary(Json::binary_t& v) { return dom_.binary(v); }
+    bool key(Json::string_t& v) { return dom_.key(v); }
+    bool start_object(std::size_t n) { return open() && dom_.start_object(n); }
+    bool start_array(std::size_t n) { return open() && dom_.start_array(n); }
+    bool end_object() { --depth_; return dom_.end_object(); }
+    bool end_array() { --depth_; return dom_.end_array(); }
+    template <class Exception>
+    bool parse_error(std::size_t position, const std::string&, const Exception& e)
+    {
+        position_ = position;
         std::string what = e.what();
         // nlohmann prefixes "[json.exception.parse_error.101] parse error at line L, column C: "
-        auto colon = what.find(": ", what.find("parse error"));
-        std::string reason = colon == std::string::npos ? what : what.substr(colon + 2);
-        throw InputError(source + ": line " + std::to_string(line) + ", column " + std::to_string(col) +
-                         ": malformed JSON: " + reason);
+        const auto colon = what.find(": ", what.find("parse error"));
+        reason_ = "malformed JSON: " + (what.find("parse error") == std::string::npos || colon == std::string::npos
+                                            ? what.substr(what.find(']') == std::string::npos ? 0 : what.find(']') + 2)
+                                            : what.substr(colon + 2));
+        return false;
     }
+
+    std::size_t position() const { return position_; }
+    const std::string& reason() const { return reason_; }
+
+private:
+    bool open()
+    {
+        if (++depth_ > limits_.max_depth) {
+            reason_ = "nested deeper than " + std::to_string(limits_.max_depth) + " levels";
+            return false;
+        }
+        if (++containers_ > limits_.max_containers) {
+            reason_ = "more than " + std::to_string(limits_.max_containers) + " objects and arrays";
+            return false;
+        }
+        return true;
+    }
+
+    nlohmann::detail::json_sax_dom_parser<Json> dom_;
+    JsonLimits limits_;
+    int depth_ = 0;
+    std::size_t containers_ = 0;
+    std::size_t position_ = std::string::npos;
+    std::string reason_;
+};
+
+// Line and column of byte `offset` (1-based), as editors count them.
+std::string lineColumn(const std::string& text, std::size_t offset)
+{
+    std::size_t line = 1, col = 1;
+    const std::size_t end = std::min(offset, text.size());
+    for (std::size_t i = 0; i < end; ++i) {
+        if (text[i] == '\n') { ++line; col = 1; } else { ++col; }
+    }
+    return "line " + std::to_string(line) + ", column " + std::to_string(col);
 }
 
-Json readJsonFile(const std::string& path)
+// Offset of the '[' or '{' that first goes deeper than the limit or is one container too many.
+std::size_t limitOffset(const std::string& text, const JsonLimits& limits)
 {
-    return parseJson(readFileBytes(path), path);
+    int depth = 0;
+    std::size_t containers = 0;
+    bool inString = false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (inString) {
+            if (c == '\\') ++i;
+            else if (c == '"') inString = false;
+        } else if (c == '"') {
+            inString = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > limits.max_depth || ++containers > limits.max_containers) return i;
+        } else if (c == ']' || c == '}') {
+            --depth;
+        }
+    }
+    return 0;
+}
+
+}  // namespace
+
+Json parseJson(const std::string& text, const std::string& source, const JsonLimits& limits)
+{
+    if (text.size() > limits.max_bytes)
+        throw InputError(source + ": " + byteSizeText(text.size()) + ", more than the " + byteSizeText(limits.max_bytes) +
+                         " a JSON file may have here");
+    Json root;
+    BoundedSax sax(root, limits);
+    if (!Json::sax_parse(text, &sax)) {
+        // Parse errors come with nlohmann's position (the byte after the offending one, 1-based);
+        // a limit is located by scanning for the bracket that crossed it.
+        const std::size_t at = sax.position() != std::string::npos ? (sax.position() == 0 ? 0 : sax.position() - 1)
+                                                                      : limitOffset(text, limits);
+        throw InputError(source + ": " + lineColumn(text, at) + ": " + sax.reason());
+    }
+    return root;
+}
+
+Json readJsonFile(const std::string& path, const JsonLimits& limits)
+{
+    return parseJson(readFileBytes(path, limits.max_bytes), path, limits);
+}
+
+std::string jsonBrief(const Json& v, std::size_t maxChars)
+{
+    if (v.is_array()) return "an array of " + std::to_string(v.size()) + (v.size() == 1 ? " value" : " values");
+    if (v.is_object()) return "an object with " + std::to_string(v.size()) + (v.size() == 1 ? " key" : " keys");
+    std::string s = v.dump(-1, ' ', false, Json::error_handler_t::replace);
+    if (s.size() > maxChars) s = s.substr(0, maxChars) + (v.is_string() ? "...\"" : "...");
+    return s;
 }
 
 void writeJsonFile(const std::string& path, const Json& value, int indent)
@@ -88,15 +188,17 @@ std::size_t JsonPath::size() const
 
 long long JsonPath::asInt64() const
 {
+    if (node_->is_number_unsigned() && node_->get<Json::number_unsigned_t>() > static_cast<Json::number_unsigned_t>(std::numeric_limits<long long>::max()))
+        fail("integer out of range: " + jsonBrief(*node_));
     if (node_->is_number_integer())
         return node_->get<long long>();
     if (node_->is_number_float()) {
         double v = node_->get<double>();
         if (std::floor(v) == v && std::fabs(v) < 9.0e15)
             return static_cast<long long>(v);
-        fail("expected an integer, got " + node_->dump());
+        fail("expected an integer, got " + jsonBrief(*node_));
     }
-    fail("expected an integer, got " + std::string(typeName(*node_)) + " " + node_->dump());
+    fail("expected an integer, got " + jsonBrief(*node_));
 }
 
 int JsonPath::asInt() const
@@ -110,21 +212,21 @@ int JsonPath::asInt() const
 double JsonPath::asDouble() const
 {
     if (!node_->is_number())
-        fail("expected a number, got " + std::string(typeName(*node_)) + " " + node_->dump());
+        fail("expected a number, got " + jsonBrief(*node_));
     return node_->get<double>();
 }
 
 bool JsonPath::asBool() const
 {
     if (!node_->is_boolean())
-        fail("expected true or false, got " + node_->dump());
+        fail("expected true or false, got " + jsonBrief(*node_));
     return node_->get<bool>();
 }
 
 std::string JsonPath::asString() const
 {
     if (!node_->is_string())
-        fail("expected a string, got " + std::string(typeName(*node_)) + " " + node_->dump());
+        fail("expected a string, got " + jsonBrief(*node_));
     return node_->get<std::string>();
 }
 

@@ -9,11 +9,26 @@ namespace tinyscope {
 
 using Json = nlohmann::json;
 
-// Parses `text`; a syntax error becomes an InputError "<source>: line L, column C: <reason>".
-Json parseJson(const std::string& text, const std::string& source);
+// What a JSON reader accepts. Every document is bounded: nesting depth (deep documents would
+// exhaust the stack of anything recursive that touches them later: dump, comparison, copies),
+// containers (each object or array allocates; 100 MB of "{}" would take gigabytes) and file size.
+struct JsonLimits {
+    int max_depth = 64;
+    std::size_t max_containers = 2'000'000;
+    std::size_t max_bytes = 64u << 20;
+};
 
-// Reads and parses a file; unreadable files and syntax errors become InputErrors naming the file.
-Json readJsonFile(const std::string& path);
+// Parses `text`; a syntax error or a document beyond `limits` becomes an InputError
+// "<source>: line L, column C: <reason>".
+Json parseJson(const std::string& text, const std::string& source, const JsonLimits& limits = {});
+
+// Reads and parses a file; unreadable files, files over limits.max_bytes and syntax errors become
+// InputErrors naming the file.
+Json readJsonFile(const std::string& path, const JsonLimits& limits = {});
+
+// A short, bounded description of a value for messages: scalars as JSON (strings cut to
+// `maxChars`), containers as "an array of 3 values" / "an object with 2 keys".
+std::string jsonBrief(const Json& value, std::size_t maxChars = 60);
 
 // Serialises `value` (indented) and writes it atomically.
 void writeJsonFile(const std::string& path, const Json& value, int indent = 2);

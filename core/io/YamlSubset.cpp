@@ -21,6 +21,23 @@ struct Line {
     std::string text;  // without indentation and comment
 };
 
+// Offset of the first byte that is not part of a well-formed UTF-8 sequence, or npos.
+std::size_t invalidUtf8At(const std::string& s)
+{
+    for (std::size_t i = 0; i < s.size();) {
+        const unsigned char c = static_cast<unsigned char>(s[i]);
+        const std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 && c >= 0xC2 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E && c <= 0xF4 ? 4 : 0;
+        if (n == 0 || i + n > s.size()) return i;
+        for (std::size_t k = 1; k < n; ++k)
+            if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return i;
+        // No overlong forms, surrogates or code points above U+10FFFF (RFC 3629), as JSON requires.
+        const unsigned char d = static_cast<unsigned char>(n > 1 ? s[i + 1] : 0);
+        if ((c == 0xE0 && d < 0xA0) || (c == 0xED && d > 0x9F) || (c == 0xF0 && d < 0x90) || (c == 0xF4 && d > 0x8F)) return i;
+        i += n;
+    }
+    return std::string::npos;
+}
+
 [[noreturn]] void fail(const std::string& source, int line, const std::string& why)
 {
     throw InputError(source + ": line " + std::to_string(line) + ": " + why);
@@ -260,6 +277,8 @@ Json parseYamlSubset(const std::string& text, const std::string& source)
     while (std::getline(in, raw)) {
         ++number;
         if (!raw.empty() && raw.back() == '\r') raw.pop_back();
+        if (const std::size_t bad = invalidUtf8At(raw); bad != std::string::npos)
+            fail(source, number, "byte " + std::to_string(bad + 1) + " is not UTF-8 text");
         const std::size_t firstText = raw.find_first_not_of(" \t");
         if (firstText != std::string::npos && raw.compare(0, firstText, std::string(firstText, ' ')) != 0 &&
             !trim(stripComment(raw)).empty())

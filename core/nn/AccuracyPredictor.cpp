@@ -337,7 +337,7 @@ void AccuracyPredictor::trainImpl(const AccuracyDataset& data, const PredictorRe
     recipe.validate();
     Impl& im = *d_;
     const DatasetSplit split = data.split(recipe.validation_fraction, recipe.seed);
-    if (split.train.empty()) throw InputError(data.origin() + ": no training pairs left after the validation split");
+    data.requireTrainable(split);
     const std::int64_t in = im.encoder.dims();
     const std::int64_t nTrain = static_cast<std::int64_t>(split.train.size());
     const at::Tensor Xtrain = toTensor(data.features(im.encoder, split.train), nTrain, in);

@@ -19,6 +19,10 @@ at::Tensor batchImages(const Batch& b)
 
 std::size_t calibrateBn(Subnet& subnet, const ImageDataset& data, const CalibrationOptions& opt, const JobControl& job)
 {
+    if (opt.batch < 1) throw InputError("BN re-calibration: batch size must be at least 1, got " + std::to_string(opt.batch));
+    if (opt.images < 1 || data.size() < 1)
+        throw InputError("BN re-calibration: needs at least one image (" + std::to_string(opt.images) + " asked, " + data.source() + " holds " +
+                         std::to_string(data.size()) + ")");
     // A seeded subset without replacement (a partial Fisher-Yates shuffle).
     std::vector<std::size_t> all(data.size());
     for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
@@ -27,7 +31,7 @@ std::size_t calibrateBn(Subnet& subnet, const ImageDataset& data, const Calibrat
     for (std::size_t i = 0; i < n; ++i) std::swap(all[i], all[i + rng.randbelow(static_cast<std::uint32_t>(all.size() - i))]);
     all.resize(n);
     const int res = opt.resolution > 0 ? opt.resolution : subnet.config().image_size;
-    const int bs = std::max(1, opt.batch);
+    const int bs = opt.batch;
 
     subnet.setFolded(false);
     BnCalibration cal;
@@ -56,7 +60,9 @@ EvalResult evaluateTop1(const Subnet& subnet, const ImageDataset& data, const st
     const auto t0 = Clock::now();
     EvalResult r;
     const int res = subnet.config().image_size;
-    const std::size_t bs = static_cast<std::size_t>(std::max(1, batch));
+    if (batch < 1) throw InputError("evaluation: batch size must be at least 1, got " + std::to_string(batch));
+    if (items.empty()) throw InputError("evaluation: no images selected from " + data.source());
+    const std::size_t bs = static_cast<std::size_t>(batch);
     auto slice = [&](std::size_t start) {
         return std::vector<std::size_t>(items.begin() + static_cast<std::ptrdiff_t>(start),
                                         items.begin() + static_cast<std::ptrdiff_t>(std::min(items.size(), start + bs)));

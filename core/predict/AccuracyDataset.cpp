@@ -2,11 +2,13 @@
 
 #include "Error.h"
 #include "io/DataPaths.h"
+#include "io/Text.h"
 #include "space/PyRandom.h"
 
 #include <algorithm>
 #include <cmath>
 #include <dirent.h>
+#include <set>
 #include <sys/stat.h>
 
 namespace tinyscope {
@@ -43,7 +45,7 @@ double readTop1(const JsonPath& p)
 {
     double v = p.asDouble();
     if (!std::isfinite(v) || v < 0 || v > 100)
-        p.fail("top-1 accuracy must be a percentage in 0..100, got " + p.node().dump());
+        p.fail("top-1 accuracy must be a percentage in 0..100, got " + jsonBrief(p.node()));
     return v;
 }
 
@@ -75,9 +77,9 @@ AccuracyDataset AccuracyDataset::fromJson(const Json& doc, const DesignSpace& sp
                                       (it.key().size() > 40 ? "…" : "") + ")";
             Json cfg;
             try {
-                cfg = Json::parse(it.key());
-            } catch (const Json::exception&) {
-                throw InputError(where + ": the key is not a JSON subnet config");
+                cfg = parseJson(it.key(), where);
+            } catch (const InputError& e) {
+                throw InputError(where + ": the key is not a JSON subnet config (" + std::string(e.what()).substr(where.size() + 2) + ")");
             }
             AccuracySample s;
             s.config = SubnetConfig::fromJson(cfg, space, where);
@@ -152,6 +154,37 @@ DatasetSplit AccuracyDataset::split(double validationFraction, std::uint64_t see
     s.train.assign(order.begin(), order.end() - static_cast<std::ptrdiff_t>(nVal));
     s.validation.assign(order.end() - static_cast<std::ptrdiff_t>(nVal), order.end());
     return s;
+}
+
+void AccuracyDataset::requireTrainable(const DatasetSplit& split) const
+{
+    auto distinct = [&](const std::vector<std::size_t>& rows, std::size_t& configs, std::size_t& labels) {
+        std::set<std::string> c;
+        std::set<double> l;
+        for (std::size_t r : rows) {
+            c.insert(samples_[r].config.toJson().dump());
+            l.insert(samples_[r].top1);
+        }
+        configs = c.size();
+        labels = l.size();
+    };
+    const std::string where = origin_ + ": ";
+    if (split.train.size() < kMinTrainingPairs)
+        throw InputError(where + std::to_string(split.train.size()) + " training pairs (of " + std::to_string(size()) +
+                         "); a predictor needs at least " + std::to_string(kMinTrainingPairs));
+    std::size_t configs = 0, labels = 0;
+    distinct(split.train, configs, labels);
+    if (configs < 2) throw InputError(where + "every training pair is the same subnet: there is nothing to learn");
+    if (labels < 2)
+        throw InputError(where + "every training pair has the same accuracy (" + formatFixed(samples_[split.train.front()].top1, 2) +
+                         " %): there is nothing to learn");
+    if (split.validation.empty()) return;
+    if (split.validation.size() < 2)
+        throw InputError(where + "the validation part holds " + std::to_string(split.validation.size()) +
+                         " pair; MAE, r and tau need at least 2 (more data, or validation fraction 0 for none)");
+    distinct(split.validation, configs, labels);
+    if (labels < 2)
+        throw InputError(where + "every validation pair has the same accuracy: r and tau are undefined (more data, or validation fraction 0)");
 }
 
 std::vector<float> AccuracyDataset::features(const ArchEncoder& encoder, const std::vector<std::size_t>& rows) const

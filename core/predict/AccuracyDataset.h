@@ -46,6 +46,12 @@ public:
     // last round(n·fraction) as validation (the lab: 40,000 / 10,000 of 50,000).
     DatasetSplit split(double validationFraction, std::uint64_t seed) const;
 
+    // Refuses data a predictor cannot learn from or be judged on, with the reason: fewer than
+    // kMinTrainingPairs training pairs, one distinct subnet or one distinct accuracy among them,
+    // or a validation part (when there is one) too small or too uniform for r and τ to exist.
+    static constexpr std::size_t kMinTrainingPairs = 10;
+    void requireTrainable(const DatasetSplit& split) const;
+
     // Row-major features (rows × encoder.dims()) and labels as fractions, for the given rows.
     std::vector<float> features(const ArchEncoder& encoder, const std::vector<std::size_t>& rows) const;
     std::vector<float> labels(const std::vector<std::size_t>& rows) const;

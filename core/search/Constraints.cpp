@@ -109,7 +109,7 @@ Constraints Constraints::fromJson(const Json& j, const std::string& source)
         if (!builtinQuantity(it.key()))
             throw InputError(source + ": unknown constraint '" + it.key() + "' (known: " + knownKeys() + ")");
         if (!it.value().is_number())
-            throw InputError(source + ": " + it.key() + ": expected a number, got " + it.value().dump());
+            throw InputError(source + ": " + it.key() + ": expected a number, got " + jsonBrief(it.value()));
         checkLimitValue(source + ": " + it.key(), it.value().get<double>());
     }
     Constraints c;   // in the built-in order, whatever the file's key order

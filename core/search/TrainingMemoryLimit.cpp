@@ -87,7 +87,7 @@ Constraints TrainingMemoryLimit::restore(const DesignSpace& space, const Json& c
     builtin.erase(kKey);
     Constraints c = Constraints::fromJson(builtin, source);
     const Json& v = constraints[kKey];
-    if (!v.is_number()) throw InputError(source + ": " + kKey + ": expected a number of KB, got " + v.dump());
+    if (!v.is_number()) throw InputError(source + ": " + kKey + ": expected a number of KB, got " + jsonBrief(v));
     if (!definitions.is_object() || !definitions.contains(kKey) || !definitions[kKey].is_object() ||
         !definitions[kKey].contains("pattern") || !definitions[kKey]["pattern"].is_string())
         throw InputError(source + ": " + kKey + " needs constraint_definitions." + kKey + ".pattern (the scheme pattern)");

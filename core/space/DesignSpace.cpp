@@ -4,17 +4,43 @@
 #include "io/Text.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace tinyscope {
 
 namespace {
 
-std::vector<int> positiveList(const JsonPath& p)
+// Sane ranges for every number of a space: far beyond any network for a microcontroller (or a
+// phone), small enough that no cost of any subnet can overflow 64-bit arithmetic.
+constexpr int kMaxResolution = 4096;
+constexpr int kMaxKernel = 31;
+constexpr int kMaxExpand = 64;
+constexpr int kMaxDepthEntry = 32;
+constexpr int kMaxChannels = 65536;
+constexpr int kMaxClasses = 1'000'000;
+constexpr double kMaxMacs = 4.0e18;   // int64 holds 9.2e18
+
+int inRange(const JsonPath& p, int lo, int hi)
+{
+    const int v = p.asInt();
+    if (v < lo || v > hi) p.fail("must be in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " + std::to_string(v));
+    return v;
+}
+
+std::vector<int> positiveListAllowingRepeats(const JsonPath& p, int hi)
+{
+    std::vector<int> v = p.asIntList();
+    for (std::size_t i = 0; i < v.size(); ++i)
+        if (v[i] <= 0 || v[i] > hi) p[i].fail("must be in 1.." + std::to_string(hi) + ", got " + std::to_string(v[i]));
+    return v;
+}
+
+std::vector<int> positiveList(const JsonPath& p, int hi)
 {
     std::vector<int> v = p.asIntList();
     if (v.empty()) p.fail("must not be empty");
     for (std::size_t i = 0; i < v.size(); ++i) {
-        if (v[i] <= 0) p[i].fail("must be positive, got " + std::to_string(v[i]));
+        if (v[i] <= 0 || v[i] > hi) p[i].fail("must be in 1.." + std::to_string(hi) + ", got " + std::to_string(v[i]));
         for (std::size_t j = 0; j < i; ++j)
             if (v[j] == v[i]) p[i].fail("duplicate value " + std::to_string(v[i]));
     }
@@ -34,23 +60,25 @@ DesignSpace DesignSpace::fromJson(const Json& j, const std::string& source)
     if (root.has("description")) s.description = root["description"].asString();
     s.n_classes = root["n_classes"].asInt();
     if (s.n_classes < 2) root["n_classes"].fail("need at least 2 classes, got " + std::to_string(s.n_classes));
+    if (s.n_classes > kMaxClasses) root["n_classes"].fail("at most " + std::to_string(kMaxClasses) + " classes, got " + std::to_string(s.n_classes));
     if (root.has("class_names")) {
         JsonPath cn = root["class_names"];
         for (std::size_t i = 0; i < cn.size(); ++i) s.class_names.push_back(cn[i].asString());
         if (static_cast<int>(s.class_names.size()) != s.n_classes)
             cn.fail("expected " + std::to_string(s.n_classes) + " names, got " + std::to_string(s.class_names.size()));
     }
-    s.resolutions = positiveList(root["resolutions"]);
-    s.ks_list = positiveList(root["ks_list"]);
+    s.resolutions = positiveList(root["resolutions"], kMaxResolution);
+    s.ks_list = positiveList(root["ks_list"], kMaxKernel);
     for (std::size_t i = 0; i < s.ks_list.size(); ++i)
         if (s.ks_list[i] % 2 == 0) root["ks_list"][i].fail("kernel sizes must be odd, got " + std::to_string(s.ks_list[i]));
-    s.expand_list = positiveList(root["expand_ratio_list"]);
+    s.expand_list = positiveList(root["expand_ratio_list"], kMaxExpand);
     {
         JsonPath dl = root["depth_list"];
         s.depth_list = dl.asIntList();
         if (s.depth_list.empty()) dl.fail("must not be empty");
         for (std::size_t i = 0; i < s.depth_list.size(); ++i)
-            if (s.depth_list[i] < 0) dl[i].fail("must be >= 0, got " + std::to_string(s.depth_list[i]));
+            if (s.depth_list[i] < 0 || s.depth_list[i] > kMaxDepthEntry)
+                dl[i].fail("must be in 0.." + std::to_string(kMaxDepthEntry) + ", got " + std::to_string(s.depth_list[i]));
     }
 
     JsonPath wl = root["widths"];
@@ -58,14 +86,10 @@ DesignSpace DesignSpace::fromJson(const Json& j, const std::string& source)
     for (std::size_t w = 0; w < wl.size(); ++w) {
         JsonPath e = wl[w];
         WidthSet ws;
-        ws.first_conv = e["first_conv"].asInt();
-        ws.block0 = e["block0"].asInt();
-        ws.stages = e["stages"].asIntList();
-        ws.feature_mix = e["feature_mix"].asInt();
-        for (int c : ws.stages)
-            if (c <= 0) e["stages"].fail("channel counts must be positive");
-        if (ws.first_conv <= 0 || ws.block0 <= 0 || ws.feature_mix <= 0)
-            e.fail("channel counts must be positive");
+        ws.first_conv = inRange(e["first_conv"], 1, kMaxChannels);
+        ws.block0 = inRange(e["block0"], 1, kMaxChannels);
+        ws.stages = positiveListAllowingRepeats(e["stages"], kMaxChannels);
+        ws.feature_mix = inRange(e["feature_mix"], 1, kMaxChannels);
         s.widths.push_back(ws);
     }
     if (root.has("width_mult_list")) {
@@ -127,8 +151,29 @@ DesignSpace DesignSpace::fromJson(const Json& j, const std::string& source)
     }
     if (s.sampler_width_indices.empty())
         for (int w = 0; w < s.numWidths(); ++w) s.sampler_width_indices.push_back(w);
-    if (root.has("bn_eps")) s.bn_eps = root["bn_eps"].asDouble();
+    for (std::size_t w = 0; w < s.width_mult_list.size(); ++w)
+        if (!std::isfinite(s.width_mult_list[w]) || std::fabs(s.width_mult_list[w]) > 1e6)
+            root["width_mult_list"][w].fail("must be a finite number");
+    if (root.has("bn_eps")) {
+        s.bn_eps = root["bn_eps"].asDouble();
+        if (!(s.bn_eps > 0 && s.bn_eps < 1)) root["bn_eps"].fail("must be in (0, 1)");
+    }
     s.finalize(source);
+    // An upper bound of the largest subnet's MACs (every block at the widest, largest kernel and
+    // expansion, at the first resolution's size): refuse spaces whose costs would not fit 64 bits.
+    double widest = 0;
+    for (const WidthSet& w : s.widths) {
+        widest = std::max({widest, static_cast<double>(w.first_conv), static_cast<double>(w.block0), static_cast<double>(w.feature_mix)});
+        for (int c : w.stages) widest = std::max(widest, static_cast<double>(c));
+    }
+    widest = std::max(widest, static_cast<double>(s.n_classes));
+    const double res = *std::max_element(s.resolutions.begin(), s.resolutions.end());
+    const double k = *std::max_element(s.ks_list.begin(), s.ks_list.end());
+    const double e = *std::max_element(s.expand_list.begin(), s.expand_list.end());
+    const double bound = (s.total_blocks_ + 3.0) * res * res * widest * widest * e * (2.0 + k * k);
+    if (bound > kMaxMacs)
+        root.fail("the largest subnet could reach " + formatFixed(bound, 0) + " MACs, beyond what 64-bit costs hold (" +
+                  formatFixed(kMaxMacs, 0) + "); use smaller resolutions, widths, kernels or expand ratios");
     return s;
 }
 

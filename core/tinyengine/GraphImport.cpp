@@ -2,6 +2,7 @@
 
 #include "Error.h"
 #include "io/JsonFile.h"
+#include "io/Text.h"
 #include "tinyengine/GraphJson.h"
 #include "zoo/NetworkBuilder.h"
 
@@ -48,7 +49,7 @@ Network recoverNetwork(TrainingGraph& g, const std::string& name, const Quantize
 {
     Shape3 in;
     const Tensor& x = g.tensor(g.input);
-    if (x.shape.size() != 4) throw InputError(name + ": the network input must be [1, C, H, W], got " + Json(x.shape).dump());
+    if (x.shape.size() != 4) throw InputError(name + ": the network input must be [1, C, H, W], got " + formatList(x.shape));
     in = {x.shape[1], x.shape[2], x.shape[3]};
     NetworkBuilder b(name, in);
     std::map<int, int> layerOf;   // tensor id -> Network layer (-1 = network input)
@@ -122,7 +123,7 @@ Network recoverNetwork(TrainingGraph& g, const std::string& name, const Quantize
             if (last && xin.h == 1 && xin.w == 1 && s.kh == 1 && s.kw == 1) s.linear = true;
             if (params && params->has(prefix + "_zero_y") && params->value(prefix + "_zero_y") == -128) s.act = Activation::ReLU6;
             if (ws[1] * groups != xin.c)
-                throw InputError(name + ": op " + std::to_string(i) + ": inputs[1].shape " + Json(ws).dump() + " does not fit " +
+                throw InputError(name + ": op " + std::to_string(i) + ": inputs[1].shape " + formatList(ws) + " does not fit " +
                                  std::to_string(xin.c) + " input channels in " + std::to_string(groups) + " groups");
             layer = b.conv(from, s);
             break;
@@ -150,7 +151,7 @@ Network recoverNetwork(TrainingGraph& g, const std::string& name, const Quantize
         ++layers;
         const Shape3 got = b.shape(layer);
         if (out.shape.size() != 4 || out.shape[1] != got.c || out.shape[2] != got.h || out.shape[3] != got.w)
-            throw InputError(name + ": op " + std::to_string(i) + ": outputs[0].shape " + Json(out.shape).dump() + " does not follow from its inputs and attrs (expected [1, " +
+            throw InputError(name + ": op " + std::to_string(i) + ": outputs[0].shape " + formatList(out.shape) + " does not follow from its inputs and attrs (expected [1, " +
                              std::to_string(got.c) + ", " + std::to_string(got.h) + ", " + std::to_string(got.w) + "])");
         layerOf[op.output] = layer;
         opLayer[static_cast<std::size_t>(i)] = layer;

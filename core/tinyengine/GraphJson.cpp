@@ -1,6 +1,7 @@
 #include "tinyengine/GraphJson.h"
 
 #include "Error.h"
+#include "io/Text.h"
 #include "graph/DeadCodeElimination.h"
 
 #include <algorithm>
@@ -133,6 +134,24 @@ bool isForwardKind(OpKind k)
            k == OpKind::McuMultiply;
 }
 
+// Inputs each op of TinyEngine's vocabulary reads (its compiler's layout, §5).
+std::size_t inputCount(OpKind k)
+{
+    switch (k) {
+    case OpKind::McuConv2d: return 6;
+    case OpKind::McuAdd: case OpKind::McuMultiply: return 8;
+    case OpKind::Zeros: case OpKind::Ones: return 0;
+    case OpKind::Where: return 3;
+    case OpKind::CrossEntropyWithLogits: case OpKind::GreaterEqual: case OpKind::LessEqual: case OpKind::Multiply:
+    case OpKind::Subtract: case OpKind::Divide: case OpKind::Add: case OpKind::Conv2d: case OpKind::Conv2dTranspose:
+        return 2;
+    default: return 1;
+    }
+}
+
+constexpr std::size_t kMaxRank = 8;
+constexpr std::int64_t kMaxElements = std::int64_t(1) << 31;
+
 class Reader {
 public:
     Reader(const Json& ops, std::string source) : ops_(ops), src_(std::move(source)) {}
@@ -174,12 +193,16 @@ private:
 
     TensorShape readShape(std::size_t op, const Json& j, const std::string& field) const
     {
-        if (!j.is_array()) fail(op, field, "expected a list of ints, got " + j.dump());
+        if (!j.is_array()) fail(op, field, "expected a list of ints, got " + jsonBrief(j));
+        if (j.size() > kMaxRank) fail(op, field, "more than " + std::to_string(kMaxRank) + " dimensions (" + std::to_string(j.size()) + ")");
         TensorShape s;
+        std::int64_t elements = 1;
         for (const Json& e : j) {
             if (!e.is_number_integer() || e.get<long long>() < 0 || e.get<long long>() > (1 << 30))
-                fail(op, field, "expected non-negative ints, got " + j.dump());
+                fail(op, field, "expected non-negative ints, got " + jsonBrief(e));
             s.push_back(e.get<int>());
+            if (__builtin_mul_overflow(elements, static_cast<std::int64_t>(s.back()), &elements) || elements > kMaxElements)
+                fail(op, field, "a tensor of more than " + std::to_string(kMaxElements) + " elements");
         }
         return s;
     }
@@ -188,14 +211,81 @@ private:
     {
         DType d;
         if (!j.is_string() || !dtypeFromName(j.get<std::string>(), d))
-            fail(op, field, "expected int8, int32, float32 or bool, got " + j.dump());
+            fail(op, field, "expected int8, int32, float32 or bool, got " + jsonBrief(j));
         return d;
     }
 
     std::string readString(std::size_t op, const Json& j, const std::string& field) const
     {
-        if (!j.is_string() || j.get<std::string>().empty()) fail(op, field, "expected a non-empty string, got " + j.dump());
+        if (!j.is_string() || j.get<std::string>().empty()) fail(op, field, "expected a non-empty string, got " + jsonBrief(j));
         return j.get<std::string>();
+    }
+
+    // The attributes later passes read without checking (conv geometry, axes, slices), validated
+    // once here so that an imported graph cannot make them index out of range or divide by zero.
+    std::vector<int> intList(std::size_t op, const Json& attrs, const char* key, std::size_t size, int lo, int hi) const
+    {
+        const std::string field = std::string("attrs.") + key;
+        const Json& j = member(op, attrs, key, "attrs");
+        if (!j.is_array() || (size && j.size() != size) || j.size() > kMaxRank)
+            fail(op, field, (size ? "expected " + std::to_string(size) : std::string("expected up to ") + std::to_string(kMaxRank)) +
+                                " integers, got " + jsonBrief(j));
+        std::vector<int> out;
+        for (const Json& e : j) {
+            if (!e.is_number_integer() || e.get<long long>() < lo || e.get<long long>() > hi)
+                fail(op, field, "expected integers in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " + jsonBrief(e));
+            out.push_back(e.get<int>());
+        }
+        return out;
+    }
+    void intAttr(std::size_t op, const Json& attrs, const char* key, int lo, int hi) const
+    {
+        const Json& j = member(op, attrs, key, "attrs");
+        if (!j.is_number_integer() || j.get<long long>() < lo || j.get<long long>() > hi)
+            fail(op, std::string("attrs.") + key, "expected an integer in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " + jsonBrief(j));
+    }
+    void axisAttr(std::size_t op, const Json& attrs, const char* key) const
+    {
+        const Json& j = member(op, attrs, key, "attrs");
+        if (j.is_null()) return;
+        if (j.is_array()) intList(op, attrs, key, 0, -static_cast<int>(kMaxRank), static_cast<int>(kMaxRank) - 1);
+        else intAttr(op, attrs, key, -static_cast<int>(kMaxRank), static_cast<int>(kMaxRank) - 1);
+    }
+
+    void checkAttrs(std::size_t i, const Op& op) const
+    {
+        const Json& a = op.attrs;
+        constexpr int kMaxGeometry = 1 << 12;
+        switch (op.kind) {
+        case OpKind::McuConv2d: case OpKind::Conv2d: case OpKind::Conv2dTranspose:
+            intList(i, a, "strides", 2, 1, kMaxGeometry);
+            intList(i, a, "padding", 4, 0, kMaxGeometry);
+            intList(i, a, "dilation", 2, 1, kMaxGeometry);
+            intAttr(i, a, "groups", 1, 1 << 20);
+            if (op.kind == OpKind::Conv2dTranspose) intList(i, a, "output_padding", 2, 0, kMaxGeometry);
+            break;
+        case OpKind::McuMean: case OpKind::Sum: case OpKind::Mean: case OpKind::LogSoftmax:
+            axisAttr(i, a, "axis");
+            break;
+        case OpKind::Tile:
+            intList(i, a, "reps", 0, 1, 1 << 20);
+            break;
+        case OpKind::Transpose:
+            intList(i, a, "axes", 0, 0, static_cast<int>(kMaxRank) - 1);
+            break;
+        case OpKind::StridedSlice:
+            intList(i, a, "begin", 0, 0, 1 << 30);
+            intList(i, a, "end", 0, 0, 1 << 30);
+            intList(i, a, "strides", 0, 1, 1 << 30);
+            axisAttr(i, a, "axes");
+            break;
+        case OpKind::McuTruncate:
+            intAttr(i, a, "min", -128, 127);
+            intAttr(i, a, "max", -128, 127);
+            break;
+        default:
+            break;
+        }
     }
 
     int readInput(std::size_t op, const Json& d, const std::string& field)
@@ -209,7 +299,7 @@ private:
             auto it = produced_.find(name);
             if (it == produced_.end()) fail(op, field + ".name", "'" + name + "' is not produced by an earlier op");
             const Tensor& t = g_.tensor(it->second);
-            if (t.shape != shape) fail(op, field + ".shape", Json(shape).dump() + " differs from its producer's " + Json(t.shape).dump());
+            if (t.shape != shape) fail(op, field + ".shape", formatList(shape) + " differs from its producer's " + formatList(t.shape));
             if (t.dtype != dtype) fail(op, field + ".dtype", std::string(dtypeName(dtype)) + " differs from its producer's " + dtypeName(t.dtype));
             return it->second;
         }
@@ -218,8 +308,8 @@ private:
             if (it != parameters_.end()) {
                 const Tensor& t = g_.tensor(it->second);
                 if (t.shape != shape || t.dtype != dtype)
-                    fail(op, field, "parameter '" + name + "' used as " + dtypeName(dtype) + " " + Json(shape).dump() + ", earlier as " +
-                                        dtypeName(t.dtype) + " " + Json(t.shape).dump());
+                    fail(op, field, "parameter '" + name + "' used as " + dtypeName(dtype) + " " + formatList(shape) + ", earlier as " +
+                                        dtypeName(t.dtype) + " " + formatList(t.shape));
                 return it->second;
             }
             if (produced_.count(name)) fail(op, field + ".name", "parameter '" + name + "' has the name of an op output");
@@ -237,8 +327,8 @@ private:
         if (vt == "constant") {
             if (!meta.is_object() || !meta.contains("data")) fail(op, field + ".meta", "a constant needs {\"data\": number}");
             const Json& data = meta["data"];
-            if (!data.is_number()) fail(op, field + ".meta.data", "only scalar constants are supported, got " + data.dump().substr(0, 60));
-            if (shapeElems(shape) != 1) fail(op, field + ".shape", "a scalar constant is written as [1], got " + Json(shape).dump());
+            if (!data.is_number()) fail(op, field + ".meta.data", "only scalar constants are supported, got " + jsonBrief(data));
+            if (shapeElems(shape) != 1) fail(op, field + ".shape", "a scalar constant is written as [1], got " + formatList(shape));
             Tensor t;
             t.kind = TensorKind::Constant;
             t.dtype = dtype;
@@ -280,7 +370,8 @@ private:
         t.producer = static_cast<int>(i);
         const Json& meta = member(i, o, "meta", "outputs[0]");
         if (!meta.is_object() || !meta.contains("children") || !meta["children"].is_number_integer() || meta["children"].get<int>() < 0)
-            fail(i, "outputs[0].meta.children", "expected a count >= 0, got " + (meta.is_object() && meta.contains("children") ? meta["children"].dump() : std::string("nothing")));
+            fail(i, "outputs[0].meta.children", "expected a count >= 0, got " + (meta.is_object() && meta.contains("children") ? jsonBrief(meta["children"]) : std::string("nothing")));
+        if (meta["children"].get<long long>() > (1 << 20)) fail(i, "outputs[0].meta.children", "implausible count " + jsonBrief(meta["children"]));
         const int children = meta["children"].get<int>();
         g_.tensors.push_back(t);
         const int id = static_cast<int>(g_.tensors.size()) - 1;
@@ -288,7 +379,7 @@ private:
         produced_[name] = id;
         op.output = id;
         if (meta.contains("output_info")) {
-            if (!meta["output_info"].is_string()) fail(i, "outputs[0].meta.output_info", "expected a string, got " + meta["output_info"].dump());
+            if (!meta["output_info"].is_string()) fail(i, "outputs[0].meta.output_info", "expected a string, got " + jsonBrief(meta["output_info"]));
             if (children != 0) fail(i, "outputs[0].meta.output_info", "only graph outputs (children 0) carry output_info");
             GraphOutput out;
             out.tensor = id;
@@ -297,8 +388,11 @@ private:
         } else if (children == 0) {
             fail(i, "outputs[0].meta", "a graph output (children 0) needs output_info");
         }
-        if (op.inputs.empty() && op.kind != OpKind::Zeros && op.kind != OpKind::Ones)
-            fail(i, "inputs", std::string("'") + opTypeName(op.kind) + "' needs inputs");
+        const std::size_t arity = inputCount(op.kind);
+        if (op.inputs.size() != arity)
+            fail(i, "inputs", std::string("'") + opTypeName(op.kind) + "' takes " + std::to_string(arity) + " inputs, got " +
+                                  std::to_string(op.inputs.size()));
+        checkAttrs(i, op);
         g_.ops.push_back(std::move(op));
     }
 

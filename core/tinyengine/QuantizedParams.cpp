@@ -161,7 +161,7 @@ std::map<std::string, double> readScaleJson(const std::string& path)
     if (!j.is_object()) throw InputError(path + ": expected an object {\"<prefix>_x_scale\": number, ...}");
     std::map<std::string, double> s;
     for (auto it = j.begin(); it != j.end(); ++it) {
-        if (!it.value().is_number()) throw InputError(path + ": " + it.key() + ": expected a number, got " + it.value().dump());
+        if (!it.value().is_number()) throw InputError(path + ": " + it.key() + ": expected a number, got " + jsonBrief(it.value()));
         s[it.key()] = it.value().get<double>();
     }
     return s;

@@ -109,6 +109,7 @@ void Network::finalize()
         if (l.kind == LayerKind::Conv) {
             if (l.cin != l.in.c) bad(i, "cin differs from the input channels");
             if (l.groups < 1 || l.cin % l.groups != 0 || l.cout % l.groups != 0) bad(i, "bad groups");
+            if (l.stride_h < 1 || l.stride_w < 1 || l.kh < 1 || l.kw < 1) bad(i, "kernel and stride must be at least 1");
             const int ho = (l.in.h + l.pad_t + l.pad_b - l.kh) / l.stride_h + 1;
             const int wo = (l.in.w + l.pad_l + l.pad_r - l.kw) / l.stride_w + 1;
             if (l.out != Shape3{l.cout, ho, wo}) bad(i, "output shape does not follow from kernel, stride and padding");

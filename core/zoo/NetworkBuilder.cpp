@@ -1,6 +1,30 @@
 #include "zoo/NetworkBuilder.h"
 
+#include "Error.h"
+
 namespace tinyscope {
+
+namespace {
+
+constexpr int kMaxGeometry = 1 << 12;   // kernel, stride and padding beyond this are not a tiny network
+
+// Refuses what would divide by zero or give an empty output, naming the layer.
+void checkWindow(const std::string& net, const std::string& layer, const Shape3& in, int kh, int kw, int sh, int sw,
+                 int pt, int pl, int pb, int pr)
+{
+    auto bad = [&](const std::string& why) { throw InputError("network " + net + ": layer " + layer + ": " + why); };
+    if (kh < 1 || kw < 1 || kh > kMaxGeometry || kw > kMaxGeometry)
+        bad("kernel " + std::to_string(kh) + "x" + std::to_string(kw) + " (expected 1.." + std::to_string(kMaxGeometry) + ")");
+    if (sh < 1 || sw < 1 || sh > kMaxGeometry || sw > kMaxGeometry)
+        bad("stride " + std::to_string(sh) + "x" + std::to_string(sw) + " (expected 1.." + std::to_string(kMaxGeometry) + ")");
+    for (int p : {pt, pl, pb, pr})
+        if (p < 0 || p > kMaxGeometry) bad("padding " + std::to_string(p) + " (expected 0.." + std::to_string(kMaxGeometry) + ")");
+    if (in.h + pt + pb < kh || in.w + pl + pr < kw)
+        bad("a " + std::to_string(kh) + "x" + std::to_string(kw) + " window does not fit the padded " + std::to_string(in.h) + "x" +
+            std::to_string(in.w) + " input");
+}
+
+}  // namespace
 
 NetworkBuilder::NetworkBuilder(std::string name, Shape3 input)
 {
@@ -30,11 +54,15 @@ int NetworkBuilder::conv(int from, const ConvSpec& s)
     l.kw = s.kw;
     l.stride_h = s.stride_h;
     l.stride_w = s.stride_w;
-    l.pad_t = s.pad_t < 0 ? (s.kh - 1) / 2 : s.pad_t;
-    l.pad_b = s.pad_b < 0 ? (s.kh - 1) / 2 : s.pad_b;
-    l.pad_l = s.pad_l < 0 ? (s.kw - 1) / 2 : s.pad_l;
-    l.pad_r = s.pad_r < 0 ? (s.kw - 1) / 2 : s.pad_r;
+    l.pad_t = s.pad_t == ConvSpec::kSame ? (s.kh - 1) / 2 : s.pad_t;
+    l.pad_b = s.pad_b == ConvSpec::kSame ? (s.kh - 1) / 2 : s.pad_b;
+    l.pad_l = s.pad_l == ConvSpec::kSame ? (s.kw - 1) / 2 : s.pad_l;
+    l.pad_r = s.pad_r == ConvSpec::kSame ? (s.kw - 1) / 2 : s.pad_r;
     l.groups = s.groups;
+    checkWindow(net_.name, l.name, l.in, l.kh, l.kw, l.stride_h, l.stride_w, l.pad_t, l.pad_l, l.pad_b, l.pad_r);
+    if (l.cout < 1 || l.groups < 1 || l.cin % l.groups != 0 || l.cout % l.groups != 0)
+        throw InputError("network " + net_.name + ": layer " + l.name + ": " + std::to_string(l.groups) + " groups do not divide " +
+                         std::to_string(l.cin) + " input and " + std::to_string(l.cout) + " output channels");
     l.bias = s.bias;
     l.bn = s.bn;
     l.linear = s.linear;
@@ -96,6 +124,7 @@ int NetworkBuilder::maxPool(int from, int kernel, int stride, int pad, const std
     l.kh = l.kw = kernel;
     l.stride_h = l.stride_w = stride;
     l.pad_t = l.pad_l = l.pad_b = l.pad_r = pad;
+    checkWindow(net_.name, name, l.in, kernel, kernel, stride, stride, pad, pad, pad, pad);
     l.out = {l.in.c, (l.in.h + 2 * pad - kernel) / stride + 1, (l.in.w + 2 * pad - kernel) / stride + 1};
     return push(std::move(l));
 }

@@ -11,7 +11,8 @@ struct ConvSpec {
     int cout = 0;
     int kh = 1, kw = 1;
     int stride_h = 1, stride_w = 1;
-    int pad_t = -1, pad_l = -1, pad_b = -1, pad_r = -1;   // -1: (k-1)/2 on that side
+    static constexpr int kSame = -1;                      // (k-1)/2 on that side
+    int pad_t = kSame, pad_l = kSame, pad_b = kSame, pad_r = kSame;
     int groups = 1;
     bool bias = false, bn = false, linear = false;
     Activation act = Activation::None;
