@@ -4,6 +4,7 @@
 #include "io/AtomicFile.h"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 namespace tinyscope {
@@ -207,6 +208,29 @@ int JsonPath::asInt() const
     if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
         fail("integer out of range: " + std::to_string(v));
     return static_cast<int>(v);
+}
+
+long long JsonPath::asInt64In(long long lo, long long hi) const
+{
+    const long long v = asInt64();
+    if (v < lo || v > hi) fail("must be in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " + std::to_string(v));
+    return v;
+}
+
+int JsonPath::asIntIn(int lo, int hi) const
+{
+    return static_cast<int>(asInt64In(lo, hi));
+}
+
+double JsonPath::asDoubleIn(double lo, double hi) const
+{
+    const double v = asDouble();
+    if (!(v >= lo && v <= hi)) {
+        char buf[128];
+        std::snprintf(buf, sizeof buf, "must be in %g..%g, got %g", lo, hi, v);
+        fail(buf);
+    }
+    return v;
 }
 
 double JsonPath::asDouble() const

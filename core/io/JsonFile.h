@@ -52,6 +52,10 @@ public:
     int asInt() const;
     long long asInt64() const;
     double asDouble() const;
+    // The same within [lo, hi] ("must be in 1..65536, got 0").
+    int asIntIn(int lo, int hi) const;
+    long long asInt64In(long long lo, long long hi) const;
+    double asDoubleIn(double lo, double hi) const;
     bool asBool() const;
     std::string asString() const;
     std::vector<int> asIntList() const;

@@ -180,22 +180,25 @@ TrainRecipe TrainRecipe::fromJson(const Json& j, const std::string& source)
     JsonPath root(source, j);
     TrainRecipe r;
     if (root.has("data")) r.data = root["data"].asString();
-    if (root.has("images_per_epoch")) r.images_per_epoch = static_cast<std::size_t>(root["images_per_epoch"].asInt64());
-    if (root.has("batch")) r.batch = root["batch"].asInt();
-    if (root.has("momentum")) r.momentum = root["momentum"].asDouble();
-    if (root.has("weight_decay")) r.weight_decay = root["weight_decay"].asDouble();
-    if (root.has("label_smoothing")) r.label_smoothing = root["label_smoothing"].asDouble();
-    if (root.has("child_label_weight")) r.child_label_weight = root["child_label_weight"].asDouble();
-    if (root.has("warmup_steps")) r.warmup_steps = root["warmup_steps"].asInt();
-    if (root.has("pad")) r.pad = root["pad"].asInt();
+    // Every number within what a run can use (a count of 0 or below, or a rate outside its range,
+    // would fail hours later or silently train something else).
+    constexpr long long kMaxImages = 1'000'000'000LL;
+    if (root.has("images_per_epoch")) r.images_per_epoch = static_cast<std::size_t>(root["images_per_epoch"].asInt64In(0, kMaxImages));
+    if (root.has("batch")) r.batch = root["batch"].asIntIn(2, 65536);
+    if (root.has("momentum")) r.momentum = root["momentum"].asDoubleIn(0, 1);
+    if (root.has("weight_decay")) r.weight_decay = root["weight_decay"].asDoubleIn(0, 1);
+    if (root.has("label_smoothing")) r.label_smoothing = root["label_smoothing"].asDoubleIn(0, 1);
+    if (root.has("child_label_weight")) r.child_label_weight = root["child_label_weight"].asDoubleIn(0, 1);
+    if (root.has("warmup_steps")) r.warmup_steps = root["warmup_steps"].asIntIn(0, 100'000'000);
+    if (root.has("pad")) r.pad = root["pad"].asIntIn(0, 64);
     if (root.has("flip")) r.flip = root["flip"].asBool();
-    if (root.has("seed")) r.seed = static_cast<std::uint64_t>(root["seed"].asInt64());
-    if (root.has("monitor_images")) r.monitor_images = static_cast<std::size_t>(root["monitor_images"].asInt64());
+    if (root.has("seed")) r.seed = static_cast<std::uint64_t>(root["seed"].asInt64In(0, 9223372036854775807LL));
+    if (root.has("monitor_images")) r.monitor_images = static_cast<std::size_t>(root["monitor_images"].asInt64In(0, kMaxImages));
     if (root.has("monitor_data")) r.monitor_data = root["monitor_data"].asString();
     if (root.has("init_from")) r.init_from = root["init_from"].asString();
     if (root.has("frozen_teacher")) r.frozen_teacher = root["frozen_teacher"].asBool();
-    if (root.has("augment_draws")) r.augment_draws = root["augment_draws"].asInt();
-    if (root.has("teacher_cache_top_k")) r.teacher_cache_top_k = root["teacher_cache_top_k"].asInt();
+    if (root.has("augment_draws")) r.augment_draws = root["augment_draws"].asIntIn(0, 1'000'000);
+    if (root.has("teacher_cache_top_k")) r.teacher_cache_top_k = root["teacher_cache_top_k"].asIntIn(0, 1'000'000);
     if (r.augment_draws < 0) root["augment_draws"].fail("must be 0 (fresh every epoch) or a positive number of draws");
     if (r.teacher_cache_top_k < 0) root["teacher_cache_top_k"].fail("must be 0 (no cache) or k >= 1");
     if (r.teacher_cache_top_k > 0 && (!r.frozen_teacher || r.augment_draws == 0))
@@ -205,13 +208,13 @@ TrainRecipe TrainRecipe::fromJson(const Json& j, const std::string& source)
         JsonPath p = ph[i];
         TrainPhase t;
         t.name = p["name"].asString();
-        t.epochs = p["epochs"].asInt();
-        t.lr = p["lr"].asDouble();
+        t.epochs = p["epochs"].asIntIn(1, 100'000);
+        t.lr = p["lr"].asDoubleIn(0, 100);
         for (auto [key, dst] : {std::pair<const char*, std::vector<int>*>{"ks", &t.ks}, {"expand", &t.expand},
                                 {"depth", &t.depth}, {"widths", &t.widths}})
             if (p.has(key)) *dst = p[key].asIntList();
-        if (p.has("random_subnets")) t.random_subnets = p["random_subnets"].asInt();
-        if (p.has("images_per_epoch")) t.images_per_epoch = static_cast<std::size_t>(p["images_per_epoch"].asInt64());
+        if (p.has("random_subnets")) t.random_subnets = p["random_subnets"].asIntIn(0, 64);
+        if (p.has("images_per_epoch")) t.images_per_epoch = static_cast<std::size_t>(p["images_per_epoch"].asInt64In(0, kMaxImages));
         if (t.epochs < 1) p["epochs"].fail("must be at least 1");
         r.phases.push_back(t);
     }
