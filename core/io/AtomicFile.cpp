@@ -56,4 +56,22 @@ std::string readFileBytes(const std::string& path)
     return ss.str();
 }
 
+std::string readFileBytes(const std::string& path, std::size_t maxBytes, const std::string& what)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw InputError(path + ": cannot open: " + std::strerror(errno));
+    std::string out;
+    char buf[1 << 16];
+    while (in) {
+        in.read(buf, sizeof buf);
+        out.append(buf, static_cast<std::size_t>(in.gcount()));
+        if (out.size() > maxBytes)
+            throw InputError(path + ": larger than the " + std::to_string(maxBytes) + " bytes a " + what + " may have");
+    }
+    if (in.bad())
+        throw InputError(path + ": read error");
+    return out;
+}
+
 }  // namespace tinyscope
