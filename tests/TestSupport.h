@@ -11,6 +11,10 @@
 #include <algorithm>
 #include <functional>
 #include <string>
+#include <malloc.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace tinyscope::test {
 
@@ -60,6 +64,43 @@ inline QString inputErrorOf(const std::function<void()>& f)
         return QString::fromUtf8(e.what());
     }
     return QString();
+}
+
+// Peak memory `f` adds, in KiB, measured in a forked child (ru_maxrss starts at the child's RSS at
+// fork time); -1 if the child failed. Free heap is returned to the system first so that `f` cannot
+// hide its allocations in pages already resident; call it before running `f` in this process.
+// The child's exit code is 0 if `f` threw an InputError, 1 if it threw nothing, 2 otherwise.
+inline long peakGrowthKB(const std::function<void()>& f, int* childExit = nullptr)
+{
+    malloc_trim(0);
+    int fds[2];
+    if (pipe(fds) != 0) return -1;
+    const pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        rusage before{}, after{};
+        getrusage(RUSAGE_SELF, &before);
+        int code = 1;
+        try {
+            f();
+        } catch (const InputError&) {
+            code = 0;
+        } catch (...) {
+            code = 2;
+        }
+        getrusage(RUSAGE_SELF, &after);
+        const long kb = after.ru_maxrss - before.ru_maxrss;
+        (void)!write(fds[1], &kb, sizeof kb);
+        _exit(code);
+    }
+    close(fds[1]);
+    long kb = -1;
+    if (read(fds[0], &kb, sizeof kb) != sizeof kb) kb = -1;
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (childExit) *childExit = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return kb;
 }
 
 }  // namespace tinyscope::test

@@ -23,6 +23,7 @@
 #include <QTemporaryDir>
 
 #include <csignal>
+#include <limits>
 
 using namespace tinyscope;
 
@@ -78,6 +79,29 @@ private Q_SLOTS:
         // The weights load as a supernet of the space.
         Supernet net = Supernet::fromStateDict(presetSpace("mcunet-fmnist"), ck.state_dict, "run a");
         QVERIFY(net.parameterBytes() > 1000000);
+    }
+
+    void resumeRefusesNanWeightsAndMomentum()
+    {
+        if (runA.isEmpty()) QSKIP("needs the uninterrupted run");
+        // A run folder whose checkpoint holds a NaN (in the weights, then in the optimizer's
+        // momentum): resuming must refuse it, naming the tensor, instead of training on garbage.
+        const Checkpoint ck = readCheckpoint((runA + QStringLiteral("/supernet.pth")).toStdString());
+        for (const char* part : {"weights", "momentum"}) {
+            Checkpoint bad = ck;
+            StateDict& sd = std::string(part) == "weights" ? bad.state_dict : bad.sections.front().second;
+            QCOMPARE(bad.sections.front().first, std::string("optimizer_momentum"));
+            sd.front().second = sd.front().second.detach().clone();
+            sd.front().second.view({-1})[2] = std::numeric_limits<float>::quiet_NaN();
+            const QString dir = tmp.path() + QStringLiteral("/nan-") + QLatin1String(part);
+            QDir().mkpath(dir);
+            writeCheckpoint((dir + QStringLiteral("/supernet.pth")).toStdString(), bad);
+            Run r = runTinyscope(trainArgs(dir));
+            QVERIFY2(r.code == 2, qPrintable(r.out + r.err));
+            const QString key = QString::fromStdString((std::string(part) == "weights" ? "" : "optimizer_momentum/") + sd.front().first);
+            QVERIFY2(r.err.contains(QStringLiteral("supernet.pth: tensor '") + key + QStringLiteral("' element ")) && r.err.contains(QStringLiteral("is nan")),
+                     qPrintable(r.err));
+        }
     }
 
     void killedMidEpochResumesExactly()

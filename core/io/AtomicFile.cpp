@@ -53,7 +53,7 @@ std::string byteSizeText(std::uint64_t bytes)
     return buf;
 }
 
-std::string readFileBytes(const std::string& path, std::uint64_t maxBytes)
+std::string readFileBytes(const std::string& path, std::uint64_t maxBytes, const std::string& what)
 {
     // O_NONBLOCK so that opening a FIFO without a writer does not block; cleared below.
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -69,7 +69,7 @@ std::string readFileBytes(const std::string& path, std::uint64_t maxBytes)
         throw InputError(path + ": not a regular file (a device or special file cannot be read as data)");
     const auto tooLarge = [&](std::uint64_t size, bool atLeast) {
         return InputError(path + ": " + (atLeast ? "more than " : "") + byteSizeText(size) + ", more than the " +
-                          byteSizeText(maxBytes) + " this reader accepts");
+                          byteSizeText(maxBytes) + (what.empty() ? " this reader accepts" : " a " + what + " may have"));
     };
     if (S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > maxBytes) throw tooLarge(static_cast<std::uint64_t>(st.st_size), false);
     ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);

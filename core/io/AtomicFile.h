@@ -14,10 +14,11 @@ constexpr std::uint64_t kDefaultMaxFileBytes = 256u << 20;
 
 // Reads a whole file of at most `maxBytes`; throws InputError naming the path if it cannot be
 // read, is a folder or a device (/dev/zero would never end), or is larger than `maxBytes`
-// ("<path>: 300 MB, more than the 256 MB this reader accepts"). Pipes are read up to the limit.
-std::string readFileBytes(const std::string& path, std::uint64_t maxBytes = kDefaultMaxFileBytes);
+// ("<path>: 300.0 MB, more than the 256.0 MB this reader accepts", or "... a <what> may have" when
+// `what` names the kind of file). Pipes are read up to the limit.
+std::string readFileBytes(const std::string& path, std::uint64_t maxBytes = kDefaultMaxFileBytes, const std::string& what = {});
 
-// "12.5 MB", "800 KB", "17 bytes": sizes in messages.
+// "12.5 MB", "800 KB", "7.7 KB", "17 bytes": sizes in messages.
 std::string byteSizeText(std::uint64_t bytes);
 
 }  // namespace tinyscope

@@ -36,10 +36,24 @@ const char* scalarName(ScalarType t)
     return "?";
 }
 
-std::int64_t NdArray::numel() const
+bool checkedMul(std::int64_t a, std::int64_t b, std::int64_t& out)
+{
+    return a >= 0 && b >= 0 && !__builtin_mul_overflow(a, b, &out);
+}
+
+bool elementCount(const std::vector<std::int64_t>& shape, std::int64_t& count)
 {
     std::int64_t n = 1;
-    for (std::int64_t d : shape) n *= d;
+    for (std::int64_t d : shape)
+        if (!checkedMul(n, d, n)) return false;
+    count = n;
+    return true;
+}
+
+std::int64_t NdArray::numel() const
+{
+    std::int64_t n = 0;
+    if (!elementCount(shape, n)) throw InputError("an array's shape has more elements than 2^63");
     return n;
 }
 
@@ -110,6 +124,20 @@ private:
     {
         throw InputError(src_ + ": pickle byte " + std::to_string(opPos_) + ": " + why);
     }
+    // Memory the values take, counted as they are created and never refunded, so that the reader's
+    // memory is bounded whatever the opcodes do (memo references, repeated copies of one bytes).
+    void charge(std::size_t bytes)
+    {
+        used_ += bytes;
+        if (used_ > kMaxPickleMemory)
+            fail("the values of this pickle need more than " + std::to_string(kMaxPickleMemory >> 20) +
+                 " MiB (a pickle that expands far beyond its size is refused)");
+    }
+    PyRef fresh(PyRef v)
+    {
+        charge(sizeof(PyValue) + v->s.size() + v->array.data.size());
+        return v;
+    }
     std::uint8_t u8()
     {
         if (pos_ >= d_.size()) fail("truncated data");
@@ -161,7 +189,11 @@ private:
         stack_.resize(m);
         return out;
     }
-    void push(PyRef v) { stack_.push_back(std::move(v)); }
+    void push(PyRef v)
+    {
+        charge(sizeof(PyRef));
+        stack_.push_back(std::move(v));
+    }
     // Marks `child` as placed in `parent` and updates the nesting depth.
     void adopt(PyValue& parent, const PyRef& child)
     {
@@ -177,33 +209,43 @@ private:
     }
     PyRef makeTuple(std::vector<PyRef> items)
     {
-        PyRef t = PyValue::tuple();
+        PyRef t = fresh(PyValue::tuple());
+        charge(items.size() * sizeof(PyRef));
         for (const PyRef& c : items) adopt(*t, c);
         t->items = std::move(items);
         return t;
     }
-    void setItems(PyValue& dict, std::vector<PyRef>& kv)
+    void setItems(const PyRef& dictRef, std::vector<PyRef>& kv)
     {
+        PyValue& dict = *dictRef;
         if (dict.kind != PyValue::Kind::Dict) fail(std::string("SETITEM on a ") + dict.kindName());
         checkMutable(dict);
         if (kv.size() % 2) fail("odd number of items for a dict");
+        charge(kv.size() * sizeof(PyRef));
+        // A later value for the same string key replaces the earlier one, as in Python; found through
+        // an index so that a dict of many keys costs linear time, not quadratic.
+        auto& entry = dictKeys_[&dict];
+        entry.first = dictRef;   // kept alive, so that its address is never reused for another dict
+        auto& index = entry.second;
         for (std::size_t k = 0; k < kv.size(); k += 2) {
             adopt(dict, kv[k]);
             adopt(dict, kv[k + 1]);
-            bool replaced = false;
-            if (kv[k]->kind == PyValue::Kind::Str)
-                for (auto& e : dict.dict)
-                    if (e.first->kind == PyValue::Kind::Str && e.first->s == kv[k]->s) {
-                        e.second = kv[k + 1];
-                        replaced = true;
-                    }
-            if (!replaced) dict.dict.emplace_back(kv[k], kv[k + 1]);
+            if (kv[k]->kind == PyValue::Kind::Str) {
+                auto [it, added] = index.emplace(kv[k]->s, dict.dict.size());
+                if (!added) {
+                    dict.dict[it->second].second = kv[k + 1];
+                    continue;
+                }
+                charge(64 + kv[k]->s.size());
+            }
+            dict.dict.emplace_back(kv[k], kv[k + 1]);
         }
     }
     void append(PyValue& list, std::vector<PyRef>& items)
     {
         if (list.kind != PyValue::Kind::List) fail(std::string("APPEND on a ") + list.kindName());
         checkMutable(list);
+        charge(items.size() * sizeof(PyRef));
         for (PyRef& c : items) {
             adopt(list, c);
             list.items.push_back(std::move(c));
@@ -216,6 +258,7 @@ private:
     void memoPut(std::uint64_t idx)
     {
         if (stack_.empty()) fail("memo put on an empty stack");
+        charge(64);   // a hash-map node
         memo_[idx] = stack_.back();
     }
     PyRef memoGet(std::uint64_t idx)
@@ -231,6 +274,9 @@ private:
     std::vector<PyRef> stack_;
     std::vector<std::size_t> marks_;
     std::unordered_map<std::uint64_t, PyRef> memo_;
+    // Per dict: string key -> position in PyValue::dict.
+    std::unordered_map<const PyValue*, std::pair<PyRef, std::unordered_map<std::string, std::size_t>>> dictKeys_;
+    std::size_t used_ = 0;
 };
 
 // Whitelist: the only globals a file may name, each with a fixed meaning.
@@ -242,6 +288,7 @@ PyRef Unpickler::global(const std::string& module, const std::string& name)
         "torch.BFloat16Storage", "torch.LongStorage", "torch.IntStorage", "torch.ShortStorage", "torch.CharStorage",
         "torch.ByteStorage", "torch.BoolStorage", "numpy.core.multiarray._reconstruct", "numpy._core.multiarray._reconstruct",
         "numpy.ndarray", "numpy.dtype", "numpy.core.multiarray.scalar", "numpy._core.multiarray.scalar", "_codecs.encode",
+        "numpy.core.numeric._frombuffer", "numpy._core.numeric._frombuffer", "__builtin__.bytes", "builtins.bytes",
     };
     const std::string full = module + "." + name;
     for (const char* a : allowed)
@@ -291,6 +338,20 @@ std::vector<std::int64_t> intTuple(const PyRef& v, const char* what, const std::
         out.push_back(e->i);
     }
     return out;
+}
+
+// The array's bytes must be exactly what its shape and dtype need.
+void checkArrayBytes(const NdArray& a, const std::function<void(const std::string&)>& fail)
+{
+    std::int64_t n = 0, bytes = 0;
+    if (!elementCount(a.shape, n) || !checkedMul(n, scalarSize(a.dtype), bytes))
+        fail("array shape " + [&] {
+            std::string s;
+            for (std::int64_t d : a.shape) s += (s.empty() ? "" : ", ") + std::to_string(d);
+            return "[" + s + "]";
+        }() + " has more elements than 2^63");
+    if (static_cast<std::uint64_t>(bytes) != a.data.size())
+        fail("array data holds " + std::to_string(a.data.size()) + " bytes, shape needs " + std::to_string(bytes));
 }
 
 // UTF-8 (how Str holds text) to latin-1 bytes, as _codecs.encode(s, 'latin1') does.
@@ -377,6 +438,25 @@ PyRef Unpickler::reduce(const PyRef& callable, const PyRef& args)
         if (!utf8ToLatin1(a[0]->s, out)) fail("_codecs.encode: text is not latin-1");
         return PyValue::bytes(std::move(out));
     }
+    if (g == "__builtin__.bytes" || g == "builtins.bytes") {
+        // Python 3 writes b'' as bytes() under protocol 2 (non-empty bytes as _codecs.encode).
+        if (!a.empty()) fail(g + " is only accepted without arguments (b'')");
+        return PyValue::bytes("");
+    }
+    if (g == "numpy.core.numeric._frombuffer" || g == "numpy._core.numeric._frombuffer") {
+        // numpy's protocol-5 reduction of a contiguous array: frombuffer(buffer, dtype).reshape(shape,
+        // order=order); the buffer holds the elements in that order (NdArray's fortran_order).
+        if (a.size() != 4 || a[0]->kind != PyValue::Kind::Bytes || a[1]->kind != PyValue::Kind::Dtype ||
+            a[3]->kind != PyValue::Kind::Str || (a[3]->s != "C" && a[3]->s != "F"))
+            fail(g + " needs (buffer, dtype, shape, 'C' or 'F')");
+        NdArray arr;
+        arr.dtype = a[1]->array.dtype;
+        arr.shape = intTuple(a[2], "array shape", failf);
+        arr.fortran_order = a[3]->s == "F";
+        arr.data = a[0]->s;
+        checkArrayBytes(arr, failf);
+        return PyValue::ndarray(std::move(arr));
+    }
     if (g == "numpy.core.multiarray.scalar" || g == "numpy._core.multiarray.scalar") {
         if (a.size() != 2 || a[0]->kind != PyValue::Kind::Dtype || a[1]->kind != PyValue::Kind::Bytes)
             fail("numpy scalar needs (dtype, bytes)");
@@ -416,12 +496,9 @@ void Unpickler::build(PyValue& obj, const PyRef& state)
         obj.array.fortran_order = it[3]->b;
         if (it[4]->kind != PyValue::Kind::Bytes && it[4]->kind != PyValue::Kind::Str)
             fail("array data is not bytes (object arrays are not supported)");
+        charge(it[4]->s.size());
         obj.array.data = it[4]->s;
-        std::int64_t n = obj.array.numel();
-        if (n < 0 || n > (std::int64_t(1) << 40) ||
-            static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(scalarSize(obj.array.dtype)) != obj.array.data.size())
-            fail("array data holds " + std::to_string(obj.array.data.size()) + " bytes, shape needs " +
-                 std::to_string(n * scalarSize(obj.array.dtype)));
+        checkArrayBytes(obj.array, failf);
         return;
     }
     default:
@@ -441,20 +518,20 @@ PyRef Unpickler::run()
             if (stack_.size() != 1 || !marks_.empty()) fail("STOP with " + std::to_string(stack_.size()) + " values on the stack");
             return stack_.back();
         }
-        case '(': marks_.push_back(stack_.size()); break;        // MARK
-        case ')': push(PyValue::tuple()); break;
-        case ']': push(PyValue::list()); break;
-        case '}': push(PyValue::dictionary()); break;
+        case '(': charge(sizeof(std::size_t)); marks_.push_back(stack_.size()); break;   // MARK
+        case ')': push(fresh(PyValue::tuple())); break;
+        case ']': push(fresh(PyValue::list())); break;
+        case '}': push(fresh(PyValue::dictionary())); break;
         case 't': push(makeTuple(popMark())); break;
         case 0x85: { PyRef a = pop(); push(makeTuple({a})); break; }
         case 0x86: { PyRef b = pop(), a = pop(); push(makeTuple({a, b})); break; }
         case 0x87: { PyRef c = pop(), b = pop(), a = pop(); push(makeTuple({a, b, c})); break; }
-        case 'l': { auto items = popMark(); PyRef l = PyValue::list(); append(*l, items); push(l); break; }
-        case 'd': { auto kv = popMark(); PyRef dct = PyValue::dictionary(); setItems(*dct, kv); push(dct); break; }
+        case 'l': { auto items = popMark(); PyRef l = fresh(PyValue::list()); append(*l, items); push(l); break; }
+        case 'd': { auto kv = popMark(); PyRef dct = fresh(PyValue::dictionary()); setItems(dct, kv); push(dct); break; }
         case 'a': { std::vector<PyRef> v{pop()}; append(*top(), v); break; }
         case 'e': { auto items = popMark(); append(*top(), items); break; }
-        case 's': { PyRef v = pop(), k = pop(); std::vector<PyRef> kv{k, v}; setItems(*top(), kv); break; }
-        case 'u': { auto kv = popMark(); setItems(*top(), kv); break; }
+        case 's': { PyRef v = pop(), k = pop(); std::vector<PyRef> kv{k, v}; setItems(top(), kv); break; }
+        case 'u': { auto kv = popMark(); setItems(top(), kv); break; }
         case 'q': memoPut(u8()); break;
         case 'r': memoPut(uint(4)); break;
         case 0x94: memoPut(memo_.size()); break;
@@ -472,30 +549,30 @@ PyRef Unpickler::run()
             push(memoGet(idx));
             break;
         }
-        case 'N': push(PyValue::none()); break;
-        case 0x88: push(PyValue::boolean(true)); break;
-        case 0x89: push(PyValue::boolean(false)); break;
-        case 'K': push(PyValue::integer(u8())); break;
-        case 'M': push(PyValue::integer(static_cast<std::int64_t>(uint(2)))); break;
-        case 'J': push(PyValue::integer(static_cast<std::int32_t>(static_cast<std::uint32_t>(uint(4))))); break;
+        case 'N': push(fresh(PyValue::none())); break;
+        case 0x88: push(fresh(PyValue::boolean(true))); break;
+        case 0x89: push(fresh(PyValue::boolean(false))); break;
+        case 'K': push(fresh(PyValue::integer(u8()))); break;
+        case 'M': push(fresh(PyValue::integer(static_cast<std::int64_t>(uint(2))))); break;
+        case 'J': push(fresh(PyValue::integer(static_cast<std::int32_t>(static_cast<std::uint32_t>(uint(4)))))); break;
         case 0x8a: {                                             // LONG1
             std::uint8_t n = u8();
             if (n > 8) fail("integer wider than 64 bits");
             std::uint64_t v = n ? uint(n) : 0;
             if (n > 0 && n < 8 && (v >> (8 * n - 1)) & 1) v |= ~std::uint64_t(0) << (8 * n);
-            push(PyValue::integer(static_cast<std::int64_t>(v)));
+            push(fresh(PyValue::integer(static_cast<std::int64_t>(v))));
             break;
         }
         case 'I': case 'L': {
             std::string l = line();
             if (!l.empty() && l.back() == 'L') l.pop_back();
-            if (l == "00") { push(PyValue::boolean(false)); break; }
-            if (l == "01") { push(PyValue::boolean(true)); break; }
+            if (l == "00") { push(fresh(PyValue::boolean(false))); break; }
+            if (l == "01") { push(fresh(PyValue::boolean(true))); break; }
             try {
                 std::size_t used = 0;
                 long long v = std::stoll(l, &used);
                 if (used != l.size()) throw std::invalid_argument(l);
-                push(PyValue::integer(v));
+                push(fresh(PyValue::integer(v)));
             } catch (const std::exception&) {
                 fail("bad integer literal");
             }
@@ -506,31 +583,36 @@ PyRef Unpickler::run()
             for (int k = 0; k < 8; ++k) bits = (bits << 8) | u8();
             double v;
             std::memcpy(&v, &bits, 8);
-            push(PyValue::real(v));
+            push(fresh(PyValue::real(v)));
             break;
         }
-        case 'X': push(PyValue::str(take(uint(4)))); break;
-        case 0x8c: push(PyValue::str(take(u8()))); break;
-        case 0x8d: push(PyValue::str(take(uint(8)))); break;
-        case 'T': push(PyValue::str(take(uint(4)))); break;
-        case 'U': push(PyValue::str(take(u8()))); break;
-        case 'B': push(PyValue::bytes(take(uint(4)))); break;
-        case 'C': push(PyValue::bytes(take(u8()))); break;
-        case 0x8e: push(PyValue::bytes(take(uint(8)))); break;
+        case 'X': push(fresh(PyValue::str(take(uint(4))))); break;
+        case 0x8c: push(fresh(PyValue::str(take(u8())))); break;
+        case 0x8d: push(fresh(PyValue::str(take(uint(8))))); break;
+        case 'T': push(fresh(PyValue::str(take(uint(4))))); break;
+        case 'U': push(fresh(PyValue::str(take(u8())))); break;
+        case 'B': push(fresh(PyValue::bytes(take(uint(4))))); break;
+        case 'C': push(fresh(PyValue::bytes(take(u8())))); break;
+        case 0x8e: push(fresh(PyValue::bytes(take(uint(8))))); break;
+        case 0x96: push(fresh(PyValue::bytes(take(uint(8))))); break;   // BYTEARRAY8: an in-band PickleBuffer (protocol 5)
+        case 0x97: fail("out-of-band buffer (NEXT_BUFFER): only pickles with their data in-band are read");
+        case 0x98:                                               // READONLY_BUFFER
+            if (top()->kind != PyValue::Kind::Bytes) fail(std::string("READONLY_BUFFER on a ") + top()->kindName());
+            break;
         case 'c': {
             std::string module = line(), name = line();
-            push(global(module, name));
+            push(fresh(global(module, name)));
             break;
         }
         case 0x93: {
             PyRef name = pop(), module = pop();
             if (name->kind != PyValue::Kind::Str || module->kind != PyValue::Kind::Str) fail("STACK_GLOBAL needs two strings");
-            push(global(module->s, name->s));
+            push(fresh(global(module->s, name->s)));
             break;
         }
         case 'R': {
             PyRef args = pop(), callable = pop();
-            push(reduce(callable, args));
+            push(fresh(reduce(callable, args)));
             break;
         }
         case 'b': {
@@ -538,7 +620,7 @@ PyRef Unpickler::run()
             build(*top(), state);
             break;
         }
-        case 'Q': push(persistent(pop())); break;
+        case 'Q': push(fresh(persistent(pop()))); break;
         default: {
             char hex[8];
             std::snprintf(hex, sizeof hex, "0x%02x", op);
@@ -552,7 +634,14 @@ PyRef Unpickler::run()
 
 PyRef readPickle(const std::string& bytes, const std::string& source)
 {
-    return Unpickler(bytes, source).run();
+    if (bytes.size() > kMaxPickleBytes)
+        throw InputError(source + ": the pickle is " + std::to_string(bytes.size()) + " bytes, more than the " +
+                         std::to_string(kMaxPickleBytes >> 20) + " MiB this reader accepts");
+    try {
+        return Unpickler(bytes, source).run();
+    } catch (const std::bad_alloc&) {
+        throw InputError(source + ": out of memory while reading the pickle");
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -5,6 +5,12 @@
 // (OrderedDict, torch._utils._rebuild_tensor_v2, numpy's ndarray reconstruction, ...); anything
 // else is refused with a message naming the global. Torch-free: tensors come back as references
 // to storages that the checkpoint reader resolves.
+//
+// Reading is bounded: a pickle may be at most kMaxPickleBytes long, and the values it creates
+// (every object, stack slot, memo entry and copied byte counted) at most kMaxPickleMemory, so a
+// small file that expands (4 MB of None deflated to 4 KB inside a .pth) is refused instead of
+// taking gigabytes. See docs/EVALUATOR.md, "Checkpoints".
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -13,9 +19,18 @@
 
 namespace tinyscope {
 
+constexpr std::size_t kMaxPickleBytes = std::size_t(64) << 20;     // 64 MiB
+constexpr std::size_t kMaxPickleMemory = std::size_t(256) << 20;   // 256 MiB
+
 enum class ScalarType { Float32, Float64, Float16, BFloat16, Int64, Int32, Int16, Int8, UInt8, Bool };
 int scalarSize(ScalarType t);
 const char* scalarName(ScalarType t);   // "float32", "int8", ...
+
+// The product of `shape` (1 for a scalar); false if a dimension is negative or the product
+// overflows int64 (sizes are multiplied only through this and checkedMul).
+bool elementCount(const std::vector<std::int64_t>& shape, std::int64_t& count);
+// a * b (both >= 0) into `out`; false on overflow.
+bool checkedMul(std::int64_t a, std::int64_t b, std::int64_t& out);
 
 // A tensor inside a torch checkpoint: a view of a storage record "data/<key>".
 struct TensorRef {
@@ -33,7 +48,8 @@ struct NdArray {
     std::vector<std::int64_t> shape;
     bool fortran_order = false;
     std::string data;
-    std::int64_t numel() const;
+    std::int64_t numel() const;   // throws InputError if the shape's product overflows
+
 };
 
 struct PyValue;
@@ -71,7 +87,8 @@ struct PyValue {
 };
 
 // Parses a pickle. `source` names the file in messages ("model.pth: data.pkl: ...").
-// Throws InputError on malformed data, unsupported opcodes or globals outside the whitelist.
+// Throws InputError on malformed data, unsupported opcodes, globals outside the whitelist, or a
+// pickle beyond the limits above.
 PyRef readPickle(const std::string& bytes, const std::string& source);
 
 // Writes `value` as a pickle (protocol 2 for torch.save-compatible data.pkl, 3 when bytes occur).

@@ -70,6 +70,7 @@ Supernet Supernet::fromStateDict(const DesignSpace& space, const StateDict& sd, 
             if (!at::isFloatingType(t.scalar_type()))
                 mismatched.push_back(e.key + ": expected floating-point values, checkpoint has " +
                                      std::string(c10::toString(t.scalar_type())));
+            checkTensorValues(source, e.key, t);
             at::Tensor f = t.to(at::kFloat).contiguous().clone();
             if (!e.is_buffer) f.set_requires_grad(true);
             s.t_[e.key] = f;
@@ -95,7 +96,17 @@ Supernet Supernet::fromStateDict(const DesignSpace& space, const StateDict& sd, 
 
 Supernet Supernet::load(const DesignSpace& space, const std::string& path)
 {
-    return fromStateDict(space, loadStateDict(path), path);
+    // What the space's supernet can need: every schema tensor in float64 (the widest type a
+    // checkpoint may store), so that a file declaring more is refused before it is extracted.
+    CheckpointReadOptions options;
+    std::uint64_t elements = 0;
+    for (const SchemaEntry& e : supernetSchema(space).entries) {
+        std::int64_t n = 0;
+        if (elementCount(e.shape, n)) elements += static_cast<std::uint64_t>(n);
+    }
+    options.max_tensor_bytes = elements * 8 + (std::uint64_t(1) << 20);
+    options.limit_reason = "a supernet of space '" + space.name + "' needs at most " + std::to_string(elements) + " elements of 8 bytes";
+    return fromStateDict(space, loadStateDict(path, options), path);
 }
 
 Supernet Supernet::initialize(const DesignSpace& space, std::uint64_t seed)

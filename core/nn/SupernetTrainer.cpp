@@ -348,7 +348,13 @@ void Run::resumeOrInit()
             if (e.is_buffer) continue;
             params_.emplace_back(e.key, net_->tensor(e.key));
             const at::Tensor* m = mom ? findTensor(*mom, e.key) : nullptr;
-            momentum_.push_back(m ? m->clone() : at::zeros_like(net_->tensor(e.key)).detach());
+            if (m) {
+                if (m->sizes() != net_->tensor(e.key).sizes() || !at::isFloatingType(m->scalar_type()))
+                    throw InputError(ckpt_ + ": optimizer_momentum/" + e.key + " is " + std::string(c10::toString(m->scalar_type())) + " " +
+                                     shapeString(*m) + ", the weight is float " + shapeString(net_->tensor(e.key)));
+                checkTensorValues(ckpt_, "optimizer_momentum/" + e.key, *m);
+            }
+            momentum_.push_back(m ? m->to(at::kFloat).clone() : at::zeros_like(net_->tensor(e.key)).detach());
         }
         return;
     }

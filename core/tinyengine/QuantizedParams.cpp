@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstring>
 #include <sstream>
 
@@ -126,7 +127,7 @@ std::vector<float> QuantizedParams::floats(const std::string& name) const
 
 QuantizedParams readParamsPickle(const std::string& path)
 {
-    const PyRef root = readPickle(readFileBytes(path), path);
+    const PyRef root = readPickle(readFileBytes(path, kMaxPickleBytes, "params pickle"), path);
     if (root->kind != PyValue::Kind::Dict)
         throw InputError(path + ": expected a dict of numpy arrays, got " + root->kindName());
     QuantizedParams p;
@@ -140,7 +141,20 @@ QuantizedParams readParamsPickle(const std::string& path)
         if (static_cast<std::int64_t>(v->array.data.size()) != v->array.numel() * scalarSize(v->array.dtype))
             throw InputError(path + ": '" + k->s + "': " + std::to_string(v->array.data.size()) + " bytes for shape " +
                              shapeText(v->array.shape));
-        p.set(name, toCOrder(v->array));
+        NdArray c = toCOrder(v->array);
+        if (c.dtype == ScalarType::Float32 || c.dtype == ScalarType::Float64)
+            for (std::int64_t i = 0, n = c.numel(); i < n; ++i) {
+                const double x = ndValue(c, i);
+                if (std::isfinite(x)) continue;
+                std::vector<std::int64_t> idx(c.shape.size());
+                for (std::int64_t d = static_cast<std::int64_t>(idx.size()) - 1, r = i; d >= 0; --d) {
+                    idx[static_cast<std::size_t>(d)] = r % c.shape[static_cast<std::size_t>(d)];
+                    r /= c.shape[static_cast<std::size_t>(d)];
+                }
+                throw InputError(path + ": '" + k->s + "' element " + shapeText(idx) + " is " + (std::isnan(x) ? "nan" : x > 0 ? "inf" : "-inf") +
+                                 ": NaN or infinite values make every output meaningless; the params pickle is refused");
+            }
+        p.set(name, std::move(c));
     }
     return p;
 }
