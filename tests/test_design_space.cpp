@@ -85,7 +85,7 @@ private Q_SLOTS:
             {"[3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3], \"e\"", "[3,3,3,3,3,3,3,3,3,4,3,3,3,3,3,3,3,3,3,3], \"e\"", "ks[9]: 4 is not one of [3, 5, 7]"},
             {"\"d\": [0,0,0,0,0,0]", "\"d\": [0,0,3,0,0,0]", "d[2]: 3 is not one of [0, 1, 2]"},
             {"\"d\": [0,0,0,0,0,0]", "\"d\": [0,0,0]", "cfg.json: d: expected 6 entries, got 3"},
-            {"\"wid\": 1", "\"wid\": \"1\"", "cfg.json: wid: expected an integer, got string"},
+            {"\"wid\": 1", "\"wid\": \"1\"", "cfg.json: wid: expected an integer, got \"1\""},
             {"\"wid\": 1", "\"width\": 1", "unknown field 'width'"},
         };
         for (const Case& c : cases) {

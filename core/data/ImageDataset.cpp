@@ -125,7 +125,7 @@ std::string readIdx(const std::string& path)
         if (!declared && out.size() > (1u << 20))
             throw InputError(path + ": not an IDX file (no IDX header in the first megabyte of decompressed data)");
         if (rc != Z_STREAM_END && zs.avail_in == 0 && zs.avail_out != 0)
-            throw InputError(path + ": truncated gzip data");
+            throw InputError(path + ": corrupt gzip data (truncated)");
     }
     return out;
 }
