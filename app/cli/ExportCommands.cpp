@@ -4,6 +4,8 @@
 
 #include "Error.h"
 #include "graph/MemoryLedger.h"
+#include "io/AtomicFolder.h"
+#include "io/OutputPaths.h"
 #include "io/Text.h"
 #include "nn/QuantizationJob.h"
 #include "tinyengine/GraphImport.h"
@@ -122,6 +124,9 @@ int cmdExport(const Args& argv)
     }
     if (!a.has("out")) throw InputError("give the output folder: --out DIR");
     if (!a.has("scheme")) throw InputError("give the sparse-update scheme: --scheme FILE|NAME (e.g. mcunet-5fps/49kb)");
+    // Where the files go is checked before the model is quantized.
+    if (a.has("name")) requireFileStem(a.value("name"), "--name");
+    requireReplaceableFolder(a.value("out"), "--out");
     ExportRequest rq;
     rq.model = modelFromArgs(a);
     rq.quantize = quantizeFromArgs(a);
