@@ -113,7 +113,8 @@ int cmdExport(const Args& argv)
     if (a.flag("help")) {
         std::cout << "usage: tinyscope export (--model NAME [--params FILE] | --supernet CKPT --config CFG) --scheme FILE|NAME\n"
                      "                        [--calib-data DATASET] --out DIR [--mode reference|faithful] [--name STEM] [--strict] [--json]\n"
-                     "  Writes STEM-graph.json, STEM-params.pkl and scale.json for TinyEngine (all or nothing).\n"
+                     "  Writes STEM-graph.json, STEM-params.pkl and scale.json for TinyEngine, all or nothing: DIR is\n"
+                     "  replaced as a whole in one rename (its other files are kept; it may hold files only, no folders).\n"
                   << kModelOptions
                   << "  --scheme FILE|NAME    sparse-update scheme: MODEL/49kb … (published), bias-only[:N], last:K, full,\n"
                      "                        classifier, or a tiny-training backward_config .json/.yaml\n"
