@@ -96,6 +96,21 @@ private Q_SLOTS:
         QVERIFY(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).isEmpty());
     }
 
+    void fileStemWithAFolderPartIsRefused()
+    {
+        // The stem becomes file names inside the chosen folder: one with a folder part is refused
+        // (as the CLI's --name), before the model is quantized, so nothing can land outside it.
+        ExportRequest rq;
+        rq.model.zoo = "resnet-8";
+        rq.scheme = "bias-only:2";
+        rq.name = "../../x";
+        ui::ExportDialog d(rq);
+        d.check();
+        QVERIFY(d.waitForIdle(120000));
+        QVERIFY(!d.hasPlan());
+        QVERIFY2(d.statusText().contains(QStringLiteral("export name ../../x")), qPrintable(d.statusText()));
+    }
+
     void openedRealGraphReachesTheGraphView()
     {
         REQUIRE_SHARED();

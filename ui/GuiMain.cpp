@@ -11,7 +11,9 @@
 #include "TrainingInspectorPanel.h"
 #include "ExportDialog.h"
 #include "TrainingGraphFile.h"
+#include "Error.h"
 #include "io/DataPaths.h"
+#include "io/OutputPaths.h"
 #include "space/SpacePresets.h"
 
 #include "graph/TrainingGraph.h"
@@ -216,6 +218,14 @@ int runGui(int argc, char** argv)
                      "  tinyscope space show          # the design space\n"
                      "  tinyscope help                # every command\n";
         return 1;
+    }
+    if (shotDir) {
+        try {
+            requireWritableFolder(shotDir, "--screenshot");
+        } catch (const InputError& e) {
+            std::cerr << "tinyscope gui: " << e.what() << "\n";
+            return 2;
+        }
     }
     int qargc = 1;
     QApplication app(qargc, argv);

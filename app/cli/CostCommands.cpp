@@ -5,6 +5,7 @@
 
 #include "Error.h"
 #include "cost/CostModel.h"
+#include "io/OutputPaths.h"
 #include "io/Text.h"
 #include "space/ArchEncoder.h"
 #include "space/ArchSampler.h"
@@ -77,6 +78,7 @@ int cmdCost(const Args& argv)
                      "  --diagram     write the subnet's block diagram (one subnet) to FILE.svg, .png or .dot\n";
         return 0;
     }
+    if (a.has("diagram")) requireWritableFile(a.value("diagram"), "--diagram");
     DesignSpace space = loadSpace(a.value("space", defaultSpaceName()));
     ArchSampler sampler(space);
     std::vector<SubnetConfig> configs;

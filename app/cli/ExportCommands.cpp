@@ -4,6 +4,8 @@
 
 #include "Error.h"
 #include "graph/MemoryLedger.h"
+#include "io/AtomicFolder.h"
+#include "io/OutputPaths.h"
 #include "io/Text.h"
 #include "nn/QuantizationJob.h"
 #include "tinyengine/GraphImport.h"
@@ -107,7 +109,8 @@ int cmdExport(const Args& argv)
     if (a.flag("help")) {
         std::cout << "usage: tinyscope export (--model NAME [--params FILE] | --supernet CKPT --config CFG) --scheme FILE|NAME\n"
                      "                        [--calib-data DATASET] --out DIR [--mode reference|faithful] [--name STEM] [--strict] [--json]\n"
-                     "  Writes STEM-graph.json, STEM-params.pkl and scale.json for TinyEngine (all or nothing).\n"
+                     "  Writes STEM-graph.json, STEM-params.pkl and scale.json for TinyEngine, all or nothing: DIR is\n"
+                     "  replaced as a whole in one rename (its other files are kept; it may hold files only, no folders).\n"
                   << kModelOptions
                   << "  --scheme FILE|NAME    sparse-update scheme: MODEL/49kb … (published), bias-only[:N], last:K, full,\n"
                      "                        classifier, or a tiny-training backward_config .json/.yaml\n"
@@ -118,6 +121,9 @@ int cmdExport(const Args& argv)
     }
     if (!a.has("out")) throw InputError("give the output folder: --out DIR");
     if (!a.has("scheme")) throw InputError("give the sparse-update scheme: --scheme FILE|NAME (e.g. mcunet-5fps/49kb)");
+    // Where the files go is checked before the model is quantized.
+    if (a.has("name")) requireFileStem(a.value("name"), "--name");
+    requireReplaceableFolder(a.value("out"), "--out");
     ExportRequest rq;
     rq.model = modelFromArgs(a);
     rq.quantize = quantizeFromArgs(a);

@@ -8,6 +8,7 @@
 #include "graph/MemoryLedger.h"
 #include "graph/PublishedSchemes.h"
 #include "io/AtomicFile.h"
+#include "io/OutputPaths.h"
 #include "io/Text.h"
 #include "nn/GradientCheck.h"
 #include "space/SpacePresets.h"
@@ -105,6 +106,13 @@ std::string schemeSummary(const Network& net, const ResolvedScheme& r)
         if (u.weight()) w += (w.empty() ? "" : ", ") + std::to_string(i) + " (" + std::to_string(u.k) + "/" + std::to_string(net.conv(i).cin) + ")";
     }
     return s + "; weights " + (w.empty() ? "none" : w) + "; classifier bias + weight";
+}
+
+// Every file option the command will write to can be written, checked before any work.
+void requireOutputFiles(const CliArgs& a, std::initializer_list<const char*> options)
+{
+    for (const char* option : options)
+        if (a.has(option)) requireWritableFile(a.value(option), std::string("--") + option);
 }
 
 void saveSchemeIfAsked(const CliArgs& a, const SparseScheme& s)
@@ -222,6 +230,7 @@ int cmdTrainGraph(const Args& argv)
                      "                      with LibTorch autograd on the same fake-quantized model (exit 1 if > 1e-4)\n";
         return a.flag("help") ? 0 : 2;
     }
+    requireOutputFiles(a, {"dot", "svg", "png", "save-scheme"});
     const Network net = networkFromArgs(a);
     const AutodiffMode mode = parseAutodiffMode(a.value("mode", "correct"));
     const SparseScheme scheme = schemeFromArgs(a, net);
@@ -369,6 +378,7 @@ int cmdMemory(const Args& argv)
                   << kModelHelp << kSchemeHelp;
         return a.flag("help") ? 0 : 2;
     }
+    requireOutputFiles(a, {"save-scheme"});
     const Network net = networkFromArgs(a);
     const AutodiffMode mode = parseAutodiffMode(a.value("mode", "correct"));
     const SparseScheme scheme = schemeFromArgs(a, net);

@@ -6,6 +6,7 @@
 #include "Error.h"
 #include "cost/CostModel.h"
 #include "io/JsonFile.h"
+#include "io/OutputPaths.h"
 #include "io/Text.h"
 #include "io/DataPaths.h"
 #include "nn/AccuracyPredictor.h"
@@ -74,6 +75,11 @@ int cmdTrainPredictor(const Args& argv)
     }
     if (!a.has("data")) throw InputError("train-predictor needs --data DIR (the accuracy dataset)");
     if (!a.has("out")) throw InputError("train-predictor needs --out FILE (where to write the predictor)");
+    {
+        const auto [bin, card] = predictorFilePaths(a.value("out"));
+        requireWritableFile(bin, "--out");
+        requireWritableFile(card, "--out");
+    }
     DesignSpace space = loadSpace(a.value("space", defaultSpaceName()));
     PredictorRecipe r = PredictorRecipe::named(a.value("recipe", "default"));
     r.epochs = a.intValue("epochs", r.epochs, 1, 100000);
@@ -328,6 +334,8 @@ int cmdSearch(const Args& argv)
     }
     DesignSpace space = loadSpace(a.value("space", defaultSpaceName()));
     if (a.has("diagram")) drawingFormatOf(a.value("diagram"));
+    for (const char* option : {"out", "diagram"})
+        if (a.has(option)) requireWritableFile(a.value(option), std::string("--") + option);
     Constraints constraints = constraintsFromArgs(a);
     std::unique_ptr<TrainingMemoryLimit> trainLimit = trainingLimitFromArgs(a, space, constraints);
     std::unique_ptr<SupernetAccuracyOracle> measurer = measuringOracleFromArgs(a, space);

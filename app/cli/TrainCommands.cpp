@@ -7,6 +7,7 @@
 #include "data/ImageDataset.h"
 #include "io/DataPaths.h"
 #include "io/JsonFile.h"
+#include "io/OutputPaths.h"
 #include "io/Text.h"
 #include "nn/AccuracyTableBuilder.h"
 #include "nn/SupernetTrainer.h"
@@ -20,9 +21,9 @@
 #include <atomic>
 #include <cmath>
 #include <csignal>
+#include <filesystem>
 #include <cstdio>
 #include <iostream>
-#include <sys/stat.h>
 #include <unistd.h>
 
 namespace tinyscope::cli {
@@ -31,6 +32,17 @@ namespace {
 
 std::atomic<bool> g_stop{false};
 extern "C" void onSignal(int) { g_stop = true; }
+
+// A name's room: "<name>_shard<i>of<N>_acc_table.json.state.json" plus a temporary suffix fits 255 bytes.
+constexpr std::size_t kMaxAccdataName = 150;
+
+// mkdir -p, or an InputError naming the folder.
+void createFolders(const std::string& dir, const std::string& option)
+{
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw InputError(option + " " + dir + ": cannot create the folder: " + ec.message());
+}
 
 std::string hms(double s)
 {
@@ -65,7 +77,8 @@ int cmdTrainSupernet(const Args& argv)
     }
     if (!a.has("out")) throw InputError("--out DIR is required");
     const std::string out = a.value("out");
-    ::mkdir(out.c_str(), 0755);
+    requireWritableFolder(out, "--out");
+    createFolders(out, "--out");
     const int every = a.intValue("print-every", isatty(1) ? 1 : 20, 1, 1'000'000'000);
     const long long maxSteps = a.int64Value("max-steps", 0, 0, kMaxImages);   // 0: train to the end
     std::signal(SIGINT, onSignal);
@@ -158,6 +171,12 @@ int cmdMakeAccdata(const Args& argv)
         return 0;
     }
     if (!a.has("out")) throw InputError("--out DIR is required");
+    // Where the table goes is checked before the supernet is loaded: the name is a plain file
+    // name (it never leads outside --out), the folders can be created.
+    const std::string dir = a.value("out");
+    requireWritableFolder(dir, "--out");
+    requireWritableFolder(dir + "/src", "--out");
+    if (a.has("name")) requireFileStem(a.value("name"), "--name", kMaxAccdataName);
     configureAllocator();
     DesignSpace space = loadSpace(a.value("space", "mcunet-fmnist"));
     std::string ckpt = a.value("supernet", findModelFile("supernets/mcunet-fmnist.pth"));
@@ -180,9 +199,8 @@ int cmdMakeAccdata(const Args& argv)
             throw InputError("--shard expects i/N, e.g. 0/4, got '" + sh + "'");
         }
     }
-    const std::string dir = a.value("out");
-    ::mkdir(dir.c_str(), 0755);
-    ::mkdir((dir + "/src").c_str(), 0755);
+    if (!a.has("name")) requireFileStem(space.name, "the design space's name (give --name)", kMaxAccdataName);
+    createFolders(dir + "/src", "--out");
     const std::string name = a.value("name", space.name) + "_shard" + std::to_string(o.shard) + "of" + std::to_string(o.shards);
     const std::string path = dir + "/src/" + name + "_acc_table.json";
     std::signal(SIGINT, onSignal);
@@ -271,6 +289,8 @@ int cmdShipSupernet(const Args& argv)
                      "  first N test images only (default all 10,000; for quick checks, not for shipping).\n";
         return a.flag("help") ? 0 : 2;
     }
+    const std::string stem = a.value("out");
+    for (const std::string& f : {stem, stem + ".pth", stem + ".json"}) requireWritableFile(f, "--out");
     configureAllocator();
     setTorchThreads(defaultBatchThreads());
     DesignSpace space = loadSpace(a.value("space", "mcunet-fmnist"));
@@ -286,7 +306,6 @@ int cmdShipSupernet(const Args& argv)
     StateDict sd;
     for (const auto& kv : run.state_dict)
         sd.emplace_back(kv.first, (storage == "float16" && at::isFloatingType(kv.second.scalar_type())) ? kv.second.to(at::kHalf) : kv.second);
-    const std::string stem = a.value("out");
     const Json stages = trainingStages(state);
     double seconds = 0, cpuSeconds = 0;
     bool cpuKnown = true;

@@ -7,7 +7,20 @@
 
 namespace tinyscope {
 
+// Temporary name `path.tmp-<pid>-<n>`: unique per process and per call, so threads and
+// processes writing the same target never share one. The folder is flushed after the rename.
 void writeFileAtomic(const std::string& path, const std::string& bytes);
+
+// Removes temporaries of `path` that a killed writer left ("path.tmp-<pid>[-<n>]" of a process
+// no longer running on this machine). Errors are ignored.
+void removeStaleTemporaries(const std::string& path);
+
+// Creates `path` (which must not exist), writes and fsyncs it; on failure removes it again.
+// Messages name `shownAs` (default: path), e.g. the final name of a file written in a staging folder.
+void writeNewFile(const std::string& path, const std::string& bytes, const std::string& shownAs = "");
+
+// fsync of a folder, so the names created or renamed in it survive a power cut. Returns errno (0 = ok).
+int syncFolder(const std::string& dir);
 
 // What a reader takes when it does not say: larger files are refused with a message.
 constexpr std::uint64_t kDefaultMaxFileBytes = 256u << 20;

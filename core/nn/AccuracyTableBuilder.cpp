@@ -1,6 +1,7 @@
 #include "nn/AccuracyTableBuilder.h"
 
 #include "Error.h"
+#include "io/AtomicFile.h"
 #include "io/DataPaths.h"
 #include "io/JsonFile.h"
 #include "nn/TorchRuntime.h"
@@ -51,7 +52,9 @@ std::size_t buildAccuracyTable(const Supernet& supernet, const AccuracyTableOpti
     std::map<std::size_t, std::pair<SubnetConfig, double>> done;   // sample index -> result
     double earlierSeconds = 0;                                     // measuring time of earlier runs
     bool secondsKnown = true;
-    if (fileExists(statePath) && fileExists(path)) {
+    removeStaleTemporaries(path);
+    removeStaleTemporaries(statePath);
+    if (fileExists(statePath)) {
         Json st = readJsonFile(statePath);
         if (st.contains("seconds") && st["seconds"].is_number()) earlierSeconds = st["seconds"].get<double>();
         else secondsKnown = st["indices"].empty();   // written before the state kept its time
@@ -62,17 +65,54 @@ std::size_t buildAccuracyTable(const Supernet& supernet, const AccuracyTableOpti
         wanted.erase("count");
         if (had != wanted)
             throw InputError(statePath + ": the existing table was built with other options; remove it or use another --out");
-        Json table = readJsonFile(path);
-        std::vector<std::size_t> idx = st["indices"].get<std::vector<std::size_t>>();
+        std::vector<std::size_t> idx;
+        const JsonPath indices = JsonPath(statePath, st)["indices"];
+        for (std::size_t k = 0; k < indices.size(); ++k) {
+            const long long i = indices[k].asInt64();
+            if (i < 0 || (k > 0 && static_cast<std::size_t>(i) <= idx.back())) indices[k].fail("expected increasing sample numbers >= 0");
+            idx.push_back(static_cast<std::size_t>(i));
+        }
         if (!idx.empty() && *std::max_element(idx.begin(), idx.end()) >= o.count)
             throw InputError(path + ": holds samples up to number " + std::to_string(*std::max_element(idx.begin(), idx.end())) +
                              " of " + std::to_string(st["options"].value("count", std::size_t(0))) +
                              "; --count " + std::to_string(o.count) + " would drop some (a table is extended, never cut)");
-        if (!table.is_array() || table.size() != idx.size())
-            throw InputError(path + ": does not match " + statePath + " (" + std::to_string(table.size()) + " rows, " +
-                             std::to_string(idx.size()) + " indices)");
-        for (std::size_t k = 0; k < idx.size(); ++k)
-            done[idx[k]] = {SubnetConfig::fromJson(table[k][0], space, path), table[k][1].get<double>()};
+        if (st.contains("top1")) {
+            // The state holds the results and is written before the table, so it is never behind
+            // it; the table is rewritten from it.
+            const std::vector<double> top1 = JsonPath(statePath, st)["top1"].asDoubleList();
+            if (top1.size() != idx.size())
+                throw InputError(statePath + ": top1 has " + std::to_string(top1.size()) + " entries for " + std::to_string(idx.size()) + " indices");
+            std::map<std::size_t, const SubnetConfig*> byIndex;
+            for (const auto& s : samples) byIndex[s.first] = &s.second;
+            for (std::size_t k = 0; k < idx.size(); ++k) {
+                if (!byIndex.count(idx[k]))
+                    throw InputError(statePath + ": indices[" + std::to_string(k) + "] = " + std::to_string(idx[k]) + " is not a sample of shard " +
+                                     std::to_string(o.shard) + "/" + std::to_string(o.shards));
+                done[idx[k]] = {*byIndex[idx[k]], top1[k]};
+            }
+        } else if (fileExists(path)) {
+            // Written by an earlier version: the results are in the table, which was written before
+            // the state, so it may hold rows the state does not list yet (killed between the two).
+            const Json table = readJsonFile(path);
+            if (!table.is_array()) throw InputError(path + ": expected an array of [config, top1] rows");
+            std::vector<std::size_t> rowIdx = idx;
+            if (table.size() > idx.size()) {
+                // Rows are in sample order: match each to the next sample with its config.
+                rowIdx.clear();
+                std::size_t j = 0;
+                for (std::size_t k = 0; k < table.size(); ++k) {
+                    const SubnetConfig c = SubnetConfig::fromJson(table[k].at(0), space, path);
+                    while (j < samples.size() && samples[j].second.toJson() != c.toJson()) ++j;
+                    if (j == samples.size()) break;
+                    rowIdx.push_back(samples[j++].first);
+                }
+            }
+            if (rowIdx.size() != table.size() || !std::includes(rowIdx.begin(), rowIdx.end(), idx.begin(), idx.end()))
+                throw InputError(path + ": does not match " + statePath + " (" + std::to_string(table.size()) + " rows, " +
+                                 std::to_string(idx.size()) + " indices)");
+            for (std::size_t k = 0; k < rowIdx.size(); ++k)
+                done[rowIdx[k]] = {SubnetConfig::fromJson(table[k][0], space, path), table[k][1].get<double>()};
+        }
     }
 
     std::unique_ptr<ImageDataset> data = openDataset(o.eval_data);
@@ -86,13 +126,17 @@ std::size_t buildAccuracyTable(const Supernet& supernet, const AccuracyTableOpti
     auto save = [&]() {   // caller holds mu
         Json table = Json::array();
         std::vector<std::size_t> idx;
+        std::vector<double> top1;
         for (const auto& kv : done) {
             table.push_back(Json::array({kv.second.first.toJson(), kv.second.second}));
             idx.push_back(kv.first);
+            top1.push_back(kv.second.second);
         }
-        writeJsonFile(path, table, -1);
+        // The state (with the results) first, then the table: killed between the two, the state
+        // is ahead and the next run rewrites the table from it.
         const double seconds = earlierSeconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        writeJsonFile(statePath, {{"options", want}, {"indices", idx}, {"seconds", secondsKnown ? Json(seconds) : Json(nullptr)}});
+        writeJsonFile(statePath, {{"options", want}, {"indices", idx}, {"top1", top1}, {"seconds", secondsKnown ? Json(seconds) : Json(nullptr)}});
+        writeJsonFile(path, table, -1);
     };
 
     std::vector<std::pair<std::size_t, SubnetConfig>> todo;

@@ -5,6 +5,7 @@
 #include "graph/ForwardLowering.h"
 #include "graph/PublishedSchemes.h"
 #include "io/AtomicFile.h"
+#include "io/OutputPaths.h"
 #include "nn/Evaluator.h"
 #include "nn/PostTrainingQuantizer.h"
 #include "nn/Supernet.h"
@@ -203,12 +204,17 @@ QuantizeReport compareTop1(const PreparedModel& m, const std::string& dataSpec, 
 
 ExportPlan planModelExport(const ExportRequest& rq, const JobControl& job)
 {
+    // A name the user gave is refused if it is no plain file name (it never leads outside the
+    // folder); one derived from the model is made one.
+    if (!rq.name.empty()) requireFileStem(rq.name, "export name");
     PreparedModel m = prepareModel(rq.model, rq.quantize, job);
     const SparseScheme scheme = loadScheme(rq.scheme, &m.network);
     std::string name = rq.name;
-    if (name.empty()) name = rq.model.zoo.empty() ? "subnet" : m.network.name;
-    for (char& c : name)
-        if (c == '/') c = '-';
+    if (name.empty()) {
+        name = rq.model.zoo.empty() ? "subnet" : m.network.name;
+        for (char& c : name)
+            if (c == '/' || static_cast<unsigned char>(c) < 0x20) c = '-';
+    }
     return planExport(m.network, m.params, scheme, rq.form, name);
 }
 

@@ -61,7 +61,7 @@ struct ExportRequest {
     QuantizeOptions quantize;
     std::string scheme;                    // scheme file or name (PublishedSchemes.h)
     ExportForm form = ExportForm::Reference;
-    std::string name;                      // file stem; default: the model name
+    std::string name;                      // file stem (a plain file name, else InputError); default: the model name
 };
 
 // prepareModel + planExport: the graph, params, scales and findings, nothing written yet.

@@ -4,13 +4,10 @@
 #include "graph/Autodiff.h"
 #include "graph/DeadCodeElimination.h"
 #include "graph/GraphBuilder.h"
-#include "io/AtomicFile.h"
+#include "io/AtomicFolder.h"
+#include "io/OutputPaths.h"
 #include "tinyengine/GraphJson.h"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
 
 namespace tinyscope {
 
@@ -57,7 +54,7 @@ int insertIdentitySlices(TrainingGraph& g, const Network& net)
 ExportPlan planExport(const Network& net, const QuantizedParams& params, const SparseScheme& scheme, ExportForm form,
                       const std::string& name)
 {
-    if (name.empty() || name.find('/') != std::string::npos) throw InputError("export name '" + name + "': expected a file stem without '/'");
+    requireFileStem(name, "export name");
     ExportPlan p;
     p.name = name;
     p.form = form;
@@ -78,17 +75,6 @@ ExportPlan planExport(const Network& net, const QuantizedParams& params, const S
     return p;
 }
 
-namespace {
-
-struct Staged {
-    std::string staged, target;
-    bool renamed = false;
-};
-
-void removeQuietly(const std::string& path) { std::remove(path.c_str()); }
-
-}  // namespace
-
 ExportedFiles writeExport(const ExportPlan& plan, const std::string& dir, bool strict, const JobControl& job)
 {
     if (strict && plan.errors() > 0) {
@@ -96,52 +82,25 @@ ExportedFiles writeExport(const ExportPlan& plan, const std::string& dir, bool s
             if (f.error())
                 throw InputError("export refused (--strict): " + std::to_string(plan.errors()) + " error finding(s); first: " + f.text());
     }
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) throw InputError(dir + ": cannot create the output folder: " + ec.message());
-
     ExportedFiles files;
-    files.graph = dir + "/" + plan.name + "-graph.json";
-    files.params = dir + "/" + plan.name + "-params.pkl";
-    files.scales = dir + "/scale.json";
+    const std::string shown = withoutTrailingSlashes(dir);
+    const std::string graphName = plan.name + "-graph.json", paramsName = plan.name + "-params.pkl";
+    files.graph = shown + "/" + graphName;
+    files.params = shown + "/" + paramsName;
+    files.scales = shown + "/scale.json";
     job.report(0, 4, "serialising the graph");
-    const std::string graph = graphJsonText(plan.graph, childrenCountFor(plan.form)) + "\n";
+    std::vector<NamedFile> set(3);
+    set[0] = {graphName, graphJsonText(plan.graph, childrenCountFor(plan.form)) + "\n"};
     job.check();
     job.report(1, 4, "serialising the params");
-    const std::string params = paramsPickleBytes(plan.params);
-    const std::string scales = scaleJsonText(plan.params.scales);
-    files.graph_bytes = static_cast<std::int64_t>(graph.size());
-    files.params_bytes = static_cast<std::int64_t>(params.size());
-    files.scales_bytes = static_cast<std::int64_t>(scales.size());
+    set[1] = {paramsName, paramsPickleBytes(plan.params)};
+    set[2] = {"scale.json", scaleJsonText(plan.params.scales)};
+    files.graph_bytes = static_cast<std::int64_t>(set[0].bytes.size());
+    files.params_bytes = static_cast<std::int64_t>(set[1].bytes.size());
+    files.scales_bytes = static_cast<std::int64_t>(set[2].bytes.size());
     job.check();
-
-    std::vector<Staged> staged;
-    auto cleanup = [&] {
-        for (const Staged& s : staged) {
-            removeQuietly(s.staged);
-            if (s.renamed) removeQuietly(s.target);
-        }
-    };
-    try {
-        job.report(2, 4, "writing");
-        for (const auto& [target, bytes] : {std::pair<const std::string&, const std::string&>{files.graph, graph},
-                                            {files.params, params}, {files.scales, scales}}) {
-            const std::string name = target.substr(target.find_last_of('/') + 1);
-            Staged s{dir + "/." + name + ".partial", target};
-            writeFileAtomic(s.staged, bytes);
-            staged.push_back(s);
-        }
-        job.check();
-        job.report(3, 4, "renaming");
-        for (Staged& s : staged) {
-            if (std::rename(s.staged.c_str(), s.target.c_str()) != 0)
-                throw InputError(s.target + ": cannot write: " + std::strerror(errno) + " (export rolled back)");
-            s.renamed = true;
-        }
-    } catch (...) {
-        cleanup();
-        throw;
-    }
+    job.report(2, 4, "writing");
+    replaceFilesInFolder(dir, set, job);
     job.report(4, 4, "done");
     return files;
 }

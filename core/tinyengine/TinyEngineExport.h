@@ -55,10 +55,10 @@ struct ExportedFiles {
     std::int64_t graph_bytes = 0, params_bytes = 0, scales_bytes = 0;
 };
 
-// Writes the three files into `dir` (created if missing). All or nothing: every file is staged
-// beside its target first; a failure removes the staged files and any target already renamed,
-// so no partial export is left. `strict`: refuse (InputError listing the first error) when the
-// plan has error findings.
+// Writes the three files into `dir` (created if missing), all or nothing: the folder is replaced
+// as a whole (io/AtomicFolder.h), so after a failure, a kill or a power cut it holds the complete
+// earlier set or the complete new one; its other files are kept. `strict`: refuse (InputError
+// listing the first error) when the plan has error findings.
 ExportedFiles writeExport(const ExportPlan& plan, const std::string& dir, bool strict = false, const JobControl& job = {});
 
 }  // namespace tinyscope
