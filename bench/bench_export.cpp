@@ -6,6 +6,7 @@
 //  * one image through the C++ int8 forward, against the float forward of the dequantized model
 //    in LibTorch (1 thread, batch 1 and batch 32 per image), in the same run.
 // Usage: bench_export SHARED_REFERENCE_DIR [images]
+#include "BenchTiming.h"
 #include "graph/Autodiff.h"
 #include "graph/ForwardLowering.h"
 #include "graph/PublishedSchemes.h"
@@ -45,6 +46,7 @@ double bestMs(int reps, const std::function<void()>& f)
 
 int main(int argc, char** argv)
 {
+    tinyscope::bench::printMachine();
     const std::string ref = argc > 1 ? argv[1] : "../shared/reference/tinyengine";
     const int images = argc > 2 ? std::atoi(argv[2]) : 20;
     configureAllocator();

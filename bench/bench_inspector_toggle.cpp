@@ -8,6 +8,7 @@
 //    the training graph and lay it out again with Graphviz (the panel does this only when a
 //    weight ratio changes the graph's ops).
 // Target: a toggle within one frame (16 ms). Offscreen platform, one window of 1600×1000.
+#include "BenchTiming.h"
 #include "AppState.h"
 #include "MainWindow.h"
 #include "SvgGraphView.h"
@@ -61,6 +62,7 @@ void print(const char* what, const Stats& s)
 
 int main(int argc, char** argv)
 {
+    tinyscope::bench::printMachine();
     if (!qEnvironmentVariableIsSet("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
     const int n = argc > 1 ? std::atoi(argv[1]) : 60;
     QApplication app(argc, argv);

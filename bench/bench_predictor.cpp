@@ -1,57 +1,131 @@
-// Accuracy-predictor speed on the lab's 50,000-pair dataset (40,000 train / 10,000 held out):
-// training 10 epochs with the lab's recipe (target <= 7 s on 2 threads) and with Tinyscope's
-// default recipe, batched prediction throughput, and the baseline from the same run: the lab's
-// recipe in PyTorch eager (Debian's python3-torch, bench/lab_predictor_baseline.py) on the same
-// threads and split, with its metrics and a linear least-squares fit.
+// Accuracy-predictor speed on the lab's 50,000-pair dataset (40,000 train / 10,000 held out), with
+// baselines from the same run:
+//  1. the matrix products of one lab-recipe training step (128 rows per shard): our fixed-order
+//     GEMM (predict/FixedOrderGemm.h, the same bits on every CPU) against LibTorch's at::mm /
+//     at::addmm (OpenBLAS, whose kernels and rounding differ per CPU), one thread, interleaved;
+//  2. training 10 epochs with the lab's recipe against the same recipe in PyTorch eager (Debian's
+//     python3-torch, bench/lab_predictor_baseline.py: same split, no per-epoch validation), on
+//     THREADS and on 1 thread, ROUNDS rounds taking turns; medians, with held-out MAE and tau;
+//  3. Tinyscope's default recipe once; 4. batched prediction with the shipped predictor.
 //
-// usage: bench_predictor [DATASET_DIR] [THREADS]
+// usage: bench_predictor [DATASET_DIR] [THREADS] [ROUNDS]
+#include "BenchTiming.h"
+#include "PythonBaseline.h"
 #include "nn/AccuracyPredictor.h"
 #include "nn/TorchRuntime.h"
+#include "predict/FixedOrderGemm.h"
 #include "space/ArchSampler.h"
 #include "space/SpacePresets.h"
 
+#include <ATen/ATen.h>
+
 #include <chrono>
-#include <sys/resource.h>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <sys/resource.h>
 
 using namespace tinyscope;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
-// CPU seconds (user + system) this process has used, all threads.
 double cpuSeconds()
 {
-    rusage u {};
+    rusage u{};
     getrusage(RUSAGE_SELF, &u);
     return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
 }
 
-double train(const char* name, const AccuracyDataset& data, const DesignSpace& space, PredictorRecipe r, int threads,
-           double target)
+double seconds(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// 1. One shard's matrix products in a lab-recipe step (batch 256 in two shards of 128 rows).
+void compareGemms(int rounds)
+{
+    setTorchThreads(1);
+    const std::int64_t R = 128;
+    struct Shape {
+        const char* what;
+        std::int64_t M, N, K;
+        bool transposedA, bias;
+    };
+    const Shape shapes[] = {{"forward 128 -> 400", R, 400, 128, false, true},  {"forward 400 -> 400 (x2)", R, 400, 400, false, true},
+                            {"forward 400 -> 1", R, 1, 400, false, false},     {"weight gradient 400x400 (x2)", 400, 400, R, true, false},
+                            {"weight gradient 400x128", 400, 128, R, true, false}, {"input gradient 400 <- 400 (x2)", R, 400, 400, false, false}};
+    const int counts[] = {1, 2, 1, 2, 1, 2};
+    std::printf("1. matrix products of one 128-row shard step, 1 thread, median of %d rounds (us per call)\n", rounds);
+    std::printf("   %-32s %10s %10s %8s\n", "", "fixed", "at::mm", "ratio");
+    double sumOurs = 0, sumTorch = 0;
+    int i = 0;
+    for (const Shape& s : shapes) {
+        at::Tensor a = s.transposedA ? at::randn({s.K, s.M}) : at::randn({s.M, s.K});
+        at::Tensor b = at::randn({s.K, s.N}), bias = at::randn({s.N}), c = at::empty({s.M, s.N});
+        GemmOperands g;
+        g.M = s.M;
+        g.N = s.N;
+        g.K = s.K;
+        g.a = a.data_ptr<float>();
+        g.aRow = s.transposedA ? 1 : s.K;
+        g.aCol = s.transposedA ? s.M : 1;
+        g.b = b.data_ptr<float>();
+        g.ldb = s.N;
+        g.c = c.data_ptr<float>();
+        g.ldc = s.N;
+        g.bias = s.bias ? bias.data_ptr<float>() : nullptr;
+        const at::Tensor A = s.transposedA ? a.t() : a;
+        const int reps = static_cast<int>(std::max<std::int64_t>(20, 200000000 / (s.M * s.N * s.K)));
+        std::vector<double> ours, torch;
+        for (int r = 0; r < rounds; ++r) {
+            ours.push_back(bench::timeUs(reps, [&](int) { fixedOrderGemm(g); }, 1));
+            torch.push_back(bench::timeUs(reps, [&](int) { s.bias ? at::addmm_out(c, bias, A, b) : at::mm_out(c, A, b); }, 1));
+        }
+        const double o = bench::median(ours), t = bench::median(torch);
+        std::printf("   %-32s %10.1f %10.1f %7.2fx\n", s.what, o, t, t / o);
+        sumOurs += o * counts[i];
+        sumTorch += t * counts[i];
+        ++i;
+    }
+    std::printf("   %-32s %10.1f %10.1f %7.2fx   (OpenBLAS core %s, our lanes %s)\n\n", "all of one shard step", sumOurs, sumTorch,
+                sumTorch / sumOurs, hostCpuAndKernels().kernels["openblas"].c_str(), gemmIsaName(bestGemmIsa()));
+}
+
+struct Trained {
+    double wall = 0, steps = 0, cpu = 0, mae = 0, tau = 0, rmse = 0;
+};
+
+Trained trainOurs(const AccuracyDataset& data, const DesignSpace& space, PredictorRecipe r, int threads)
 {
     r.threads = threads;
     AccuracyPredictor p(space);
     const double cpu0 = cpuSeconds();
     p.train(data, r);
-    const double cpu = cpuSeconds() - cpu0;
     const PredictorCard& c = p.card();
-    // Workers wait passively, so CPU time is the work done: on an idle machine the wall time
-    // approaches CPU time / threads.
-    std::printf("  %-22s %2d threads  %6.2f s wall (%5.2f s of it per-epoch validation), %6.2f s CPU%s\n"
-                "  %-22s             held-out MAE %.4f  RMSE %.4f  tau %.4f\n",
-                name, threads, c.training_seconds, c.validation_seconds, cpu,
-                target > 0 ? (c.training_seconds <= target ? "  (target met)" : "  (target NOT met)") : "", "",
-                c.validation.mae, c.validation.rmse, c.validation.kendall_tau);
-    return c.training_seconds - c.validation_seconds;   // the baseline does not validate per epoch
+    return {c.training_seconds, c.training_seconds - c.validation_seconds, cpuSeconds() - cpu0, c.validation.mae,
+            c.validation.kendall_tau, c.validation.rmse};
 }
 
-std::string python()
+// The lab recipe in PyTorch; wall = -1 when python3-torch is missing.
+Trained trainPyTorch(const std::string& dir, int threads)
 {
-    if (const char* p = std::getenv("TINYSCOPE_PYTHON")) return p;
-    return std::system("test -x /usr/bin/python3") == 0 ? "/usr/bin/python3" : "python3";
+    Trained t;
+    t.wall = -1;
+    const std::string cmd = bench::pythonExecutable() + " " TINYSCOPE_SOURCE_DIR "/bench/lab_predictor_baseline.py " + dir + " " +
+                            std::to_string(threads) + " 2>/dev/null";
+    FILE* f = popen(cmd.c_str(), "r");
+    if (!f) return t;
+    std::string out;
+    char buf[4096];
+    while (std::size_t n = std::fread(buf, 1, sizeof buf, f)) out.append(buf, n);
+    pclose(f);
+    try {
+        Json j = Json::parse(out);
+        t.wall = t.steps = j["seconds"].get<double>();
+        t.mae = j["mae"].get<double>();
+        t.tau = j["kendall_tau"].get<double>();
+        t.rmse = j["rmse"].get<double>();
+    } catch (const std::exception&) {
+    }
+    return t;
 }
 
 }  // namespace
@@ -61,16 +135,53 @@ int main(int argc, char** argv)
     configureAllocator();
     const std::string dir = argc > 1 ? argv[1] : TINYSCOPE_SOURCE_DIR "/../shared/reference/mcunet-vww/acc_datasets";
     const int threads = argc > 2 ? std::atoi(argv[2]) : 2;
+    const int rounds = argc > 3 ? std::max(1, std::atoi(argv[3])) : 3;
+    bench::printMachine();
+    bench::printKernels();
+    std::printf("\n");
+    compareGemms(5);
+
     DesignSpace space = presetSpace("mcunet-vww");
     auto t0 = Clock::now();
     AccuracyDataset data = AccuracyDataset::load(dir, space);
-    std::printf("dataset %s: %zu pairs read in %.2f s\n\ntraining, 10 epochs on 40,000 pairs:\n", dir.c_str(), data.size(),
-                std::chrono::duration<double>(Clock::now() - t0).count());
-    const double oursN = train("lab recipe", data, space, PredictorRecipe::lab(), threads, 7.0);
-    const double ours1 = threads == 1 ? oursN : train("lab recipe", data, space, PredictorRecipe::lab(), 1, 0);
-    train("default recipe", data, space, PredictorRecipe::standard(), threads, 0);
+    std::printf("2. training, lab recipe, 10 epochs on 40,000 pairs (%s: %zu pairs read in %.2f s); %d rounds, ours and\n"
+                "   PyTorch taking turns; ratio = PyTorch's time / ours on training steps (ours also validates every epoch)\n",
+                dir.c_str(), data.size(), seconds(t0), rounds);
+    bool missing = false;
+    for (int t : {threads, 1}) {
+        std::vector<double> ourWall, ourSteps, ourCpu, theirs, ratio;
+        Trained o, py;
+        for (int r = 0; r < rounds; ++r) {
+            o = trainOurs(data, space, PredictorRecipe::lab(), t);
+            ourWall.push_back(o.wall);
+            ourSteps.push_back(o.steps);
+            ourCpu.push_back(o.cpu);
+            py = trainPyTorch(dir, t);
+            if (py.wall > 0) {
+                theirs.push_back(py.wall);
+                ratio.push_back(py.steps / o.steps);
+            }
+        }
+        std::printf("   ours     %d thread%s  %6.2f s wall (%.2f s training steps), %6.2f s CPU   held-out MAE %.4f RMSE %.4f tau %.4f\n", t,
+                    t > 1 ? "s" : " ", bench::median(ourWall), bench::median(ourSteps), bench::median(ourCpu), o.mae, o.rmse, o.tau);
+        if (theirs.empty()) {
+            missing = true;
+        } else {
+            std::printf("   PyTorch  %d thread%s  %6.2f s wall                                  held-out MAE %.4f RMSE %.4f tau %.4f\n", t,
+                        t > 1 ? "s" : " ", bench::median(theirs), py.mae, py.rmse, py.tau);
+            std::printf("   -> ours %.2fx PyTorch's speed (median of per-round ratios; rounds:", bench::median(ratio));
+            for (double x : ratio) std::printf(" %.2f", x);
+            std::printf(")\n");
+        }
+        std::fflush(stdout);
+        if (threads == 1) break;
+    }
+    if (missing) std::printf("   %s\n", bench::missingPythonTorch());
 
-    // Batched prediction with the shipped predictor: 50,000 random subnets, cache off.
+    const Trained d = trainOurs(data, space, PredictorRecipe::standard(), threads);
+    std::printf("\n3. default recipe (cosine, batch 128), %d threads: %.2f s wall (%.2f s training steps)   held-out MAE %.4f RMSE %.4f tau %.4f\n",
+                threads, d.wall, d.steps, d.mae, d.rmse, d.tau);
+
     const std::string shipped = shippedPredictorPath("mcunet-vww");
     if (!shipped.empty()) {
         AccuracyPredictor p = AccuracyPredictor::load(shipped, space);
@@ -80,6 +191,7 @@ int main(int argc, char** argv)
         PyRandom rng(1);
         std::vector<SubnetConfig> configs;
         for (int i = 0; i < 50000; ++i) configs.push_back(s.random(rng));
+        std::printf("\n4. prediction with the shipped predictor, 50,000 random subnets, %d threads, best of 3:", threads);
         for (int batch : {100, 50000}) {
             double best = 1e30;
             for (int rep = 0; rep < 3; ++rep) {
@@ -89,44 +201,12 @@ int main(int argc, char** argv)
                                                 configs.begin() + static_cast<std::ptrdiff_t>(std::min(configs.size(), i + static_cast<std::size_t>(batch))));
                     p.predict(b);
                 }
-                best = std::min(best, std::chrono::duration<double>(Clock::now() - t).count());
+                best = std::min(best, seconds(t));
             }
-            std::printf("\nprediction, 50,000 subnets in batches of %d: %.3f s (%.1f us per subnet)", batch, best, best / 50000 * 1e6);
+            std::printf("\n   batches of %5d: %.3f s (%.1f us per subnet)", batch, best, best / 50000 * 1e6);
         }
         std::printf("\n");
     }
-
-    // The baseline on the same thread counts: PyTorch's OpenMP team spin-waits, so on a busy
-    // machine its 2-thread run can be far slower than its 1-thread run; both are printed.
-    std::printf("\nbaseline: the lab's recipe in PyTorch eager (%s), same split:\n", python().c_str());
-    for (int t : {threads, 1}) {
-        if (t == 1 && threads == 1) break;
-        const std::string cmd = python() + " " TINYSCOPE_SOURCE_DIR "/bench/lab_predictor_baseline.py " + dir + " " +
-                                std::to_string(t) + " 2>/dev/null";
-        FILE* f = popen(cmd.c_str(), "r");
-        if (!f) continue;
-        char buf[4096] = {0};
-        std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
-        pclose(f);
-        try {
-            Json j = Json::parse(std::string(buf, n));
-            const double py = j["seconds"].get<double>();
-            std::printf("  PyTorch lab recipe     %2d threads  %6.2f s   held-out MAE %.4f  RMSE %.4f  tau %.4f"
-                        "  -> ours (training steps only) is %.2fx its speed\n",
-                        t, py, j["mae"].get<double>(), j["rmse"].get<double>(), j["kendall_tau"].get<double>(),
-                        py / (t == threads ? oursN : ours1));
-            if (t == threads) std::printf("  linear least squares (same split)   held-out MAE %.4f\n", j["linear_mae"].get<double>());
-        } catch (const std::exception&) {
-            std::printf("  python3 with torch and numpy not available, no ratio\n");
-            break;
-        }
-    }
-    double load[3] = {0, 0, 0};
-    if (FILE* f = std::fopen("/proc/loadavg", "r")) {
-        if (std::fscanf(f, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3) load[0] = -1;
-        std::fclose(f);
-    }
-    std::printf("\nload average at the end: %.2f %.2f %.2f (2 cores; other work on the machine slows both sides)\n", load[0],
-                load[1], load[2]);
+    std::printf("\n%s (at the end; other work on the machine slows both sides)\n", bench::loadAverage().c_str());
     return 0;
 }

@@ -24,6 +24,7 @@ using namespace tinyscope;
 int main(int argc, char** argv)
 {
     configureAllocator();
+    tinyscope::bench::printMachine();
     setTorchThreads(2);
     const std::string path = argc > 1 ? argv[1] : std::string(TINYSCOPE_SOURCE_DIR) + "/models/supernets/mcunet-fmnist.pth";
     const DesignSpace space = presetSpace("mcunet-fmnist");

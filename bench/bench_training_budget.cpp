@@ -26,6 +26,7 @@ using bench::timeUs;
 
 int main(int argc, char** argv)
 {
+    tinyscope::bench::printMachine();
     const int n = argc > 1 ? std::atoi(argv[1]) : 2000;
     const DesignSpace space = presetSpace("mcunet-vww");
     ArchSampler sampler(space);

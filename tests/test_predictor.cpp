@@ -5,15 +5,19 @@
 
 #include "Error.h"
 #include "io/AtomicFile.h"
+#include "io/CpuInfo.h"
 #include "nn/AccuracyPredictor.h"
 #include "predict/AdamUpdate.h"
+#include "predict/FixedOrderGemm.h"
 #include "predict/PredictionMetrics.h"
 #include "space/ArchSampler.h"
 #include "space/SpacePresets.h"
 
+#include <QProcessEnvironment>
 #include <QTemporaryDir>
 
 #include <cmath>
+#include <cstring>
 
 using namespace tinyscope;
 
@@ -73,6 +77,26 @@ class TestPredictor : public QObject {
         return out;
     }
 
+    // An accuracy table in the lab's format made by the test: `n` random subnets with a top-1 that
+    // depends on the architecture (resolution, kernels, expansions) plus noise. Returns its folder.
+    QString writeSyntheticDataset(int n, const QString& name)
+    {
+        ArchSampler s(space);
+        PyRandom rng(5);
+        Json doc = Json::array();
+        for (int i = 0; i < n; ++i) {
+            SubnetConfig c = s.random(rng);
+            c.wid = c.wid % 2;
+            double top1 = 80 + 0.02 * c.image_size + rng.random();
+            for (std::size_t b = 0; b < c.ks.size(); ++b) top1 += 0.04 * c.ks[b] + 0.03 * c.e[b];
+            doc.push_back(Json::array({c.toJson(), top1}));
+        }
+        const QString dir = tmp.path() + QLatin1Char('/') + name;
+        QDir().mkpath(dir + QStringLiteral("/src"));
+        writeJsonFile((dir + QStringLiteral("/src/synthetic_acc_table.json")).toStdString(), doc);
+        return dir;
+    }
+
 private Q_SLOTS:
     void metricsOnKnownNumbers()
     {
@@ -124,6 +148,143 @@ private Q_SLOTS:
             moved += p[i] != p0[i];
         }
         QCOMPARE(moved, static_cast<int>(hi - lo));   // the range was updated, the rest untouched
+    }
+
+    void fixedOrderGemmEqualsTheScalarDefinitionOnEveryKernel()
+    {
+        // Every kernel this CPU can run (4, 8, 16 lanes) gives the bits of the definition — init,
+        // then one rounded multiply and one rounded add per term, k ascending — for sizes off every
+        // tile and vector width, a transposed (strided) A, with and without bias, and a one-hot A.
+        PyRandom rng(3);
+        auto randomVector = [&](std::size_t n, double scale) {
+            std::vector<float> v(n);
+            for (float& x : v) x = static_cast<float>((rng.random() - 0.5) * scale);
+            return v;
+        };
+        struct Case { std::int64_t M, N, K; bool transposed, bias, oneHot; };
+        for (const Case& t : {Case{7, 37, 13, false, true, false}, Case{128, 400, 400, false, true, false},
+                              Case{37, 403, 65, true, false, false}, Case{9, 1, 400, false, false, false},
+                              Case{1, 400, 131, false, false, false}, Case{5, 400, 128, false, true, true}}) {
+            std::vector<float> a = randomVector(static_cast<std::size_t>(t.M * t.K), 2.0), b = randomVector(static_cast<std::size_t>(t.K * t.N), 0.2),
+                               bias = randomVector(static_cast<std::size_t>(t.N), 0.1);
+            if (t.oneHot)
+                for (std::size_t i = 0; i < a.size(); ++i) a[i] = rng.random() < 0.25 ? 1.0f : 0.0f;
+            GemmOperands g;
+            g.M = t.M;
+            g.N = t.N;
+            g.K = t.K;
+            g.a = a.data();
+            g.aRow = t.transposed ? 1 : t.K;
+            g.aCol = t.transposed ? t.M : 1;
+            g.b = b.data();
+            g.ldb = t.N;
+            g.ldc = t.N;
+            g.bias = t.bias ? bias.data() : nullptr;
+            std::vector<float> expected(static_cast<std::size_t>(t.M * t.N));
+            for (std::int64_t i = 0; i < t.M; ++i)
+                for (std::int64_t j = 0; j < t.N; ++j) {
+                    volatile float c = t.bias ? bias[static_cast<std::size_t>(j)] : 0.0f;
+                    for (std::int64_t k = 0; k < t.K; ++k) {
+                        volatile float product = a[static_cast<std::size_t>(i * g.aRow + k * g.aCol)] * b[static_cast<std::size_t>(k * t.N + j)];
+                        c = c + product;
+                    }
+                    expected[static_cast<std::size_t>(i * t.N + j)] = c;
+                }
+            QVERIFY(!supportedGemmIsas().empty() && supportedGemmIsas().front() == GemmIsa::Baseline);
+            for (GemmIsa isa : supportedGemmIsas()) {
+                std::vector<float> c(expected.size(), -1.0f);
+                g.c = c.data();
+                fixedOrderGemm(g, isa);
+                QVERIFY2(std::memcmp(c.data(), expected.data(), c.size() * sizeof(float)) == 0,
+                         qPrintable(QStringLiteral("%1 on %2x%3x%4").arg(QLatin1String(gemmIsaName(isa))).arg(t.M).arg(t.N).arg(t.K)));
+            }
+        }
+    }
+
+    void trainingGivesTheSameBitsWithEveryKernelSet()
+    {
+        // The same training command with other CPUs' kernels — OpenBLAS's core types (which the
+        // predictor used to multiply with, and which round differently) and our own narrower GEMM
+        // lanes — writes the same weights, byte for byte, and the same card metrics.
+        const QString data = writeSyntheticDataset(400, QStringLiteral("kernels"));
+        const CpuInfo& cpu = hostCpu();
+        auto has = [&](const char* f) { return std::find(cpu.isa.begin(), cpu.isa.end(), f) != cpu.isa.end(); };
+        std::vector<std::pair<QString, QString>> kernelSets = {{QString(), QString()}, {QStringLiteral("Prescott"), QStringLiteral("sse2")}};
+        if (has("avx2") && has("fma")) kernelSets.push_back({QStringLiteral("Haswell"), QStringLiteral("avx2")});
+        if (has("avx512f") && has("avx512bw") && has("avx512vl") && has("avx512dq"))
+            kernelSets.push_back({QStringLiteral("SkylakeX"), QStringLiteral("avx512f")});
+        QByteArray first;
+        double firstMae = 0;
+        for (const auto& [core, lanes] : kernelSets) {
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.remove(QStringLiteral("OPENBLAS_CORETYPE"));
+            env.remove(QStringLiteral("TINYSCOPE_GEMM_ISA"));
+            if (!core.isEmpty()) env.insert(QStringLiteral("OPENBLAS_CORETYPE"), core);
+            if (!lanes.isEmpty()) env.insert(QStringLiteral("TINYSCOPE_GEMM_ISA"), lanes);
+            const QString out = tmp.path() + QStringLiteral("/kernels-") + (core.isEmpty() ? QStringLiteral("native") : core) + QStringLiteral(".bin");
+            QProcess p;
+            p.setProcessEnvironment(env);
+            p.start(test::tinyscopeBinary(), {QStringLiteral("train-predictor"), QStringLiteral("--data"), data, QStringLiteral("--out"), out,
+                                              QStringLiteral("--recipe"), QStringLiteral("lab"), QStringLiteral("--batch-size"), QStringLiteral("64"),
+                                              QStringLiteral("--epochs"), QStringLiteral("2"), QStringLiteral("--quiet")});
+            QVERIFY(p.waitForFinished(120000));
+            QVERIFY2(p.exitCode() == 0, qPrintable(QString::fromUtf8(p.readAllStandardError())));
+            QFile f(out);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            const QByteArray bytes = f.readAll();
+            const Json card = readJsonFile((tmp.path() + QStringLiteral("/kernels-") + (core.isEmpty() ? QStringLiteral("native") : core) + QStringLiteral(".json")).toStdString());
+            if (first.isEmpty()) {
+                first = bytes;
+                firstMae = card["validation"]["mae"].get<double>();
+                QVERIFY(firstMae > 0);
+                continue;
+            }
+            QVERIFY2(bytes == first, qPrintable(QStringLiteral("OPENBLAS_CORETYPE=%1 TINYSCOPE_GEMM_ISA=%2 trained other weights").arg(core, lanes)));
+            QCOMPARE(card["validation"]["mae"].get<double>(), firstMae);
+            QCOMPARE(card["cpu"]["kernels"]["predictor_gemm"].get<std::string>(), "fixed-order, " + lanes.toStdString() + " lanes");
+        }
+    }
+
+    void cardRecordsTheCpuItWasTrainedOn()
+    {
+        AccuracyDataset data = AccuracyDataset::load(writeSyntheticDataset(200, QStringLiteral("cpu")).toStdString(), space);
+        AccuracyPredictor p(space);
+        PredictorRecipe r = quickRecipe();
+        r.epochs = 1;
+        p.train(data, r);
+        const std::string path = (tmp.path() + QStringLiteral("/cpu.bin")).toStdString();
+        p.save(path);
+        const std::string cardPath = (tmp.path() + QStringLiteral("/cpu.json")).toStdString();
+        Json card = readJsonFile(cardPath);
+        QVERIFY(card.contains("cpu"));
+        QCOMPARE(card["cpu"]["model"].get<std::string>(), hostCpu().model);
+        QCOMPARE(card["cpu"]["isa"].get<std::vector<std::string>>(), hostCpu().isa);
+        QVERIFY(!hostCpu().isa.empty());
+        QCOMPARE(card["cpu"]["kernels"]["predictor_gemm"].get<std::string>(), std::string("fixed-order, ") + gemmIsaName(bestGemmIsa()) + " lanes");
+        QCOMPARE(AccuracyPredictor::load(path, space).card().cpu.isa, hostCpu().isa);
+        // Cards written before the field existed still load.
+        card.erase("cpu");
+        writeJsonFile(cardPath, card);
+        QVERIFY(AccuracyPredictor::load(path, space).card().cpu.model.empty());
+    }
+
+    void cpuInfoKeepsTheExtensionsThatChooseKernels()
+    {
+        const CpuInfo spr = parseCpuInfo("processor\t: 0\ncpu family\t: 6\nmodel\t\t: 143\nmodel name\t: Intel(R) Xeon(R) Platinum 8480+\nstepping\t: 8\n"
+                                         "flags\t\t: fpu sse sse2 ssse3 fma sse4_1 sse4_2 avx f16c avx2 avx512f avx512dq avx512bw "
+                                         "avx512vl avx512_bf16 amx_bf16 amx_tile amx_int8 avx512_vnni avx_vnni\n\n"
+                                         "processor\t: 1\nmodel name\t: Intel(R) Xeon(R) Platinum 8480+\nflags\t\t: fpu sse2\n");
+        QCOMPARE(spr.model, std::string("Intel(R) Xeon(R) Platinum 8480+"));
+        QCOMPARE(spr.logical_cpus, 2);
+        QCOMPARE(spr.signature, std::string("family 6 model 143 stepping 8"));
+        QCOMPARE(spr.isa, (std::vector<std::string>{"sse2", "ssse3", "sse4_1", "sse4_2", "avx", "f16c", "fma", "avx2", "avx_vnni", "avx512f",
+                                                     "avx512dq", "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16", "amx_tile", "amx_bf16",
+                                                     "amx_int8"}));
+        const CpuInfo arm = parseCpuInfo("processor\t: 0\nFeatures\t: fp asimd evtstrm crc32 sve\nCPU part\t: 0xd0c\n");
+        QCOMPARE(arm.model, std::string("unknown"));
+        QVERIFY(arm.signature.empty());
+        QCOMPARE(arm.isa, (std::vector<std::string>{"fp", "asimd", "evtstrm", "crc32", "sve"}));
+        QVERIFY(describe(spr).find("amx_tile") != std::string::npos);
     }
 
     void kendallTauEqualsItsDefinitionWithTies()

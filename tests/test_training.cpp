@@ -8,6 +8,7 @@
 #include "data/ImageDataset.h"
 #include "data/TeacherLogitCache.h"
 #include "io/AtomicFile.h"
+#include "io/CpuInfo.h"
 #include "io/JsonFile.h"
 #include "predict/AccuracyDataset.h"
 #include "nn/AccuracyTableBuilder.h"
@@ -171,6 +172,9 @@ private Q_SLOTS:
         QCOMPARE(card["measurement"]["measured_images"].get<int>(), 2500);
         QCOMPARE(card["sampling"]["shards"].get<int>(), 2);
         QVERIFY(card["seconds"].is_number() && card["seconds"].get<double>() > 0);
+        QCOMPARE(card["cpu"]["model"].get<std::string>(), hostCpu().model);   // where it was measured, and with which kernels
+        QCOMPARE(card["cpu"]["isa"].get<std::vector<std::string>>(), hostCpu().isa);
+        QVERIFY(card["cpu"]["kernels"].contains("onednn"));
         QCOMPARE(AccuracyDataset::load(dir.toStdString(), presetSpace("mcunet-fmnist")).size(), std::size_t(6));
         // Re-running a finished shard measures nothing new; other options are refused.
         Run again = runTinyscope(common + QStringList{QStringLiteral("--shard"), QStringLiteral("0/2")});
@@ -234,6 +238,8 @@ private Q_SLOTS:
                  "tinyscope train-supernet --preset tiny --out RUN1 && tinyscope train-supernet --preset tiny --init-from "
                  "RUN1/supernet.pth --out RUN2 && tinyscope ship-supernet --run RUN2 --out " + stem.toStdString());
         QCOMPARE(card["measured"].size(), std::size_t(7));
+        QCOMPARE(card["cpu"]["isa"].get<std::vector<std::string>>(), hostCpu().isa);
+        QVERIFY(card["cpu"]["kernels"].contains("openblas"));
         for (const Json& m : card["measured"]) QCOMPARE(m["images"].get<int>(), 200);
         QCOMPARE(card["evaluation"]["test_images"].get<int>(), 200);
         // The shipped file is float16 and loads as a float32 supernet of the space.

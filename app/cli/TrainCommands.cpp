@@ -153,6 +153,7 @@ Json accuracyTableCard(const std::string& tablePath, const std::string& supernet
                 {"top1", {{"min", lo}, {"max", hi}, {"mean", mean}, {"std", sd},
                           {"binomial_noise_at_mean", noise}}},
                 {"seconds", state.contains("seconds") ? state["seconds"] : Json(nullptr)},   // all runs; null if unknown
+                {"cpu", toJson(hostCpuAndKernels())},   // where the last part was measured
                 {"reproduce", "tinyscope make-accdata --supernet " + supernet + " --space " + space.name + " --count " +
                                   std::to_string(o.count) + " --seed " + std::to_string(o.seed) + " --out DIR"}};
 }
@@ -373,6 +374,7 @@ int cmdShipSupernet(const Args& argv)
         {"check", {{"name", "smallest"}, {"config", subnets[0].second.toJson()}, {"data", "fashion-mnist:test items 0-" + std::to_string(first1000.size() - 1)},
                    {"calibration", "500 fashion-mnist:holdout images, seed 0"}, {"top1", cr.top1}}},
         {"reproduce", reproduceCommand(stages, stem)},
+        {"cpu", toJson(hostCpuAndKernels())},   // where it was shipped (measured); training may have run elsewhere
     };
     writeJsonFile(stem + ".json", card);
     std::printf("wrote %s.pth and %s.json (check: smallest on test[0:1000] %.2f %%)\n", stem.c_str(), stem.c_str(), cr.top1);

@@ -2,11 +2,13 @@
 
 #include "Error.h"
 #include "io/AtomicFile.h"
+#include "io/CpuInfo.h"
 #include "io/DataPaths.h"
 #include "io/Text.h"
 #include "nn/ShardPool.h"
 #include "nn/TorchRuntime.h"
 #include "predict/AdamUpdate.h"
+#include "predict/FixedOrderGemm.h"
 #include "space/ArchEncoder.h"
 #include "space/PyRandom.h"
 
@@ -63,6 +65,43 @@ struct Params {
     }
     static Params zeros(const Layout& lay) { return Params(lay, at::zeros({lay.count()}, at::kFloat)); }
 };
+
+// Every matrix product of the MLP, forward and backward, goes through fixedOrderGemm: each sum has
+// one order on every CPU, so training and prediction give the same bits everywhere (BLAS kernels
+// differ per CPU; see predict/FixedOrderGemm.h).
+
+// out[rows, W.size(0)] = (bias +) in[rows, W.size(1)] · Wᵀ, given Wᵀ ([in, out], contiguous).
+void linearForward(const float* in, std::int64_t rows, const at::Tensor& wt, const at::Tensor& bias, float* out)
+{
+    GemmOperands g;
+    g.M = rows;
+    g.K = wt.size(0);
+    g.N = wt.size(1);
+    g.a = in;
+    g.aRow = g.K;
+    g.aCol = 1;
+    g.b = wt.data_ptr<float>();
+    g.ldb = g.N;
+    g.c = out;
+    g.ldc = g.N;
+    g.bias = bias.defined() ? bias.data_ptr<float>() : nullptr;
+    fixedOrderGemm(g);
+}
+
+void reluInPlace(float* v, std::int64_t n)
+{
+    for (std::int64_t i = 0; i < n; ++i) v[i] = v[i] > 0 ? v[i] : 0.0f;
+}
+
+// Wᵀ of every layer, refreshed from the weights (a copy: no rounding).
+void transposeInto(const Params& p, std::vector<at::Tensor>& wt)
+{
+    wt.resize(p.W.size());
+    for (std::size_t l = 0; l < p.W.size(); ++l) {
+        if (!wt[l].defined()) wt[l] = at::empty({p.W[l].size(1), p.W[l].size(0)}, at::kFloat);
+        wt[l].copy_(p.W[l].t());
+    }
+}
 
 // nn.Linear's default initialisation: weights and biases ~ U(−1/√fan_in, 1/√fan_in).
 void initialise(Params& p, PyRandom& rng)
@@ -135,7 +174,7 @@ struct AccuracyPredictor::Impl {
     bool caching = true;
     int threads = defaultBatchThreads();
     std::string path;
-    std::vector<at::Tensor> w1t;   // per member: first-layer weights transposed [in, hidden] for one-hot inputs
+    std::vector<std::vector<at::Tensor>> wt;   // per member and layer: Wᵀ [in, out] (row sums of the first for one-hot inputs)
     mutable std::unique_ptr<ShardPool> pool;
     mutable std::mutex predictMutex;   // predictions may come from several threads (GUI): one at a time
 
@@ -156,8 +195,8 @@ struct AccuracyPredictor::Impl {
 
     void prepareInference()
     {
-        w1t.clear();
-        for (const Params& p : members) w1t.push_back(p.W[0].t().contiguous());
+        wt.assign(members.size(), {});
+        for (std::size_t m = 0; m < members.size(); ++m) transposeInto(members[m], wt[m]);
         cache.clear();
     }
 
@@ -184,10 +223,13 @@ struct AccuracyPredictor::Impl {
         workers.run(shards, [&](int shard) {
             const std::int64_t begin = shard * per, end = std::min(n, begin + per);
             if (begin >= end) return;
-            at::Tensor h1 = at::empty({end - begin, hidden}, at::kFloat);
+            const std::int64_t rows = end - begin;
+            at::Tensor h1 = at::empty({rows, hidden}, at::kFloat);
+            std::vector<at::Tensor> hs;   // outputs of the later layers
+            for (std::size_t l = 1; l < layout.layers(); ++l) hs.push_back(at::empty({rows, layout.dims[l + 1]}, at::kFloat));
             for (std::size_t m = 0; m < members.size(); ++m) {
                 const Params& p = members[m];
-                const float* w = w1t[m].data_ptr<float>();
+                const float* w = wt[m][0].data_ptr<float>();
                 const float* b = p.b[0].data_ptr<float>();
                 float* z = h1.data_ptr<float>();
                 for (std::int64_t r = begin; r < end; ++r) {
@@ -199,12 +241,14 @@ struct AccuracyPredictor::Impl {
                     }
                     for (std::int64_t k = 0; k < hidden; ++k) row[k] = row[k] > 0 ? row[k] : 0;
                 }
-                at::Tensor h = h1;
+                const float* h = z;
                 for (std::size_t l = 1; l < p.W.size(); ++l) {
-                    if (p.b[l].defined()) h = at::addmm(p.b[l], h, p.W[l].t()).relu_();
-                    else h = at::mm(h, p.W[l].t());
+                    float* o = hs[l - 1].data_ptr<float>();
+                    linearForward(h, rows, wt[m][l], p.b[l], o);
+                    if (p.b[l].defined()) reluInPlace(o, hs[l - 1].numel());
+                    h = o;
                 }
-                const float* y = h.data_ptr<float>();
+                const float* y = h;
                 for (std::int64_t r = begin; r < end; ++r) out[static_cast<std::size_t>(r)] += y[r - begin];
             }
         });
@@ -283,8 +327,8 @@ struct Shard {
     }
 
     // Forward and backward over `rows` examples (order[0..rows)), L1 loss averaged over `batch`.
-    void run(const Params& p, const at::Tensor& X, const at::Tensor& Y, const std::int64_t* order, std::int64_t rows,
-             std::int64_t batch, double base)
+    void run(const Params& p, const std::vector<at::Tensor>& wt, const at::Tensor& X, const at::Tensor& Y,
+             const std::int64_t* order, std::int64_t rows, std::int64_t batch, double base)
     {
         loss = 0;
         if (rows == 0) {
@@ -301,8 +345,8 @@ struct Shard {
             h[l] = H[l].narrow(0, 0, rows);
             dh[l] = dH[l].narrow(0, 0, rows);
             const at::Tensor& prev = l == 0 ? xs : h[l - 1];
-            if (p.b[l].defined()) at::addmm_out(h[l], p.b[l], prev, p.W[l].t()).relu_();
-            else at::mm_out(h[l], prev, p.W[l].t());
+            linearForward(prev.data_ptr<float>(), rows, wt[l], p.b[l], h[l].data_ptr<float>());
+            if (p.b[l].defined()) reluInPlace(h[l].data_ptr<float>(), h[l].numel());
         }
         // d|pred − label| / d pred = sign(pred − label), averaged over the whole batch.
         const float* out = h[L - 1].data_ptr<float>();
@@ -313,13 +357,48 @@ struct Shard {
             loss += std::fabs(diff);
             gout[i] = static_cast<float>((diff > 0) - (diff < 0)) / static_cast<float>(batch);
         }
+        static const float one = 1.0f;
         for (std::size_t l = L; l-- > 0;) {
             const at::Tensor& prev = l == 0 ? xs : h[l - 1];
-            at::mm_out(grad.W[l], dh[l].t(), prev);
-            if (grad.b[l].defined()) at::sum_out(grad.b[l], dh[l], {0});
-            if (l > 0) {
-                at::mm_out(dh[l - 1], dh[l], p.W[l]);
-                at::threshold_backward_out(dh[l - 1], dh[l - 1], h[l - 1], 0);   // ReLU'
+            const std::int64_t out = p.W[l].size(0), in = p.W[l].size(1);
+            GemmOperands g;   // dW = dhᵀ · prev: [out, in], summed over the rows in order
+            g.M = out;
+            g.N = in;
+            g.K = rows;
+            g.a = dh[l].data_ptr<float>();
+            g.aRow = 1;
+            g.aCol = out;
+            g.b = prev.data_ptr<float>();
+            g.ldb = in;
+            g.c = grad.W[l].data_ptr<float>();
+            g.ldc = in;
+            fixedOrderGemm(g);
+            if (grad.b[l].defined()) {   // db = column sums of dh: 1 · dh[r][o] is exact
+                GemmOperands s = g;
+                s.M = 1;
+                s.N = out;
+                s.a = &one;
+                s.aRow = s.aCol = 0;
+                s.b = dh[l].data_ptr<float>();
+                s.ldb = out;
+                s.c = grad.b[l].data_ptr<float>();
+                s.ldc = out;
+                fixedOrderGemm(s);
+            }
+            if (l > 0) {   // dprev = dh · W, then ReLU'
+                GemmOperands d;
+                d.M = rows;
+                d.N = in;
+                d.K = out;
+                d.a = dh[l].data_ptr<float>();
+                d.aRow = out;
+                d.aCol = 1;
+                d.b = p.W[l].data_ptr<float>();
+                d.ldb = in;
+                d.c = dh[l - 1].data_ptr<float>();
+                d.ldc = in;
+                fixedOrderGemm(d);
+                at::threshold_backward_out(dh[l - 1], dh[l - 1], h[l - 1], 0);
             }
         }
     }
@@ -369,6 +448,8 @@ void AccuracyPredictor::trainImpl(const AccuracyDataset& data, const PredictorRe
     card.validation_pairs = split.validation.size();
     card.unseen_features = data.unseenFeatures(im.encoder, split.train);
     card.history.clear();
+    card.cpu = hostCpu();
+    card.cpu.kernels = {{"predictor_gemm", std::string("fixed-order, ") + gemmIsaName(bestGemmIsa()) + " lanes"}};
 
     constexpr int kShards = 2;
     const std::int64_t half = (B + 1) / 2;
@@ -398,6 +479,7 @@ void AccuracyPredictor::trainImpl(const AccuracyDataset& data, const PredictorRe
         Params p(lay, at::empty({lay.count()}, at::kFloat));
         initialise(p, rng);
         Params m1 = Params::zeros(lay), m2 = Params::zeros(lay);
+        std::vector<at::Tensor> wt;   // Wᵀ of this step's weights
         std::vector<std::int64_t> order(static_cast<std::size_t>(nTrain));
         for (std::int64_t i = 0; i < nTrain; ++i) order[static_cast<std::size_t>(i)] = i;
         std::int64_t step = 0;
@@ -407,9 +489,10 @@ void AccuracyPredictor::trainImpl(const AccuracyDataset& data, const PredictorRe
             for (std::int64_t s = 0; s < stepsPerEpoch; ++s) {
                 if (cb.cancel && cb.cancel->load()) throw CancelledError();
                 const std::int64_t lo = s * B, nb = std::min(B, nTrain - lo), first = (nb + 1) / 2;
+                transposeInto(p, wt);
                 workers.run(kShards, [&](int k) {
                     const std::int64_t off = k == 0 ? 0 : first, rows = k == 0 ? first : nb - first;
-                    shards[static_cast<std::size_t>(k)].run(p, Xtrain, Ytrain, order.data() + lo + off, rows, nb, base);
+                    shards[static_cast<std::size_t>(k)].run(p, wt, Xtrain, Ytrain, order.data() + lo + off, rows, nb, base);
                 });
                 lossSum += (shards[0].loss + shards[1].loss) / static_cast<double>(nb);
                 ++step;

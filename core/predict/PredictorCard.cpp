@@ -53,25 +53,27 @@ Json toJson(const PredictorCard& c)
     for (const EpochRecord& e : c.history)
         history.push_back({{"epoch", e.epoch}, {"train_loss", e.train_loss}, {"validation", toJson(e.validation)},
                            {"seconds", e.seconds}});
-    return Json{{"format", PredictorCard::kFormat},
-                {"format_version", c.format_version},
-                {"space", {{"name", c.space_name}, {"fingerprint", c.space_fingerprint}}},
-                {"encoder_dims", c.encoder_dims},
-                {"hidden", c.hidden},
-                {"base_accuracy", c.base_accuracy},
-                {"recipe", toJson(c.recipe)},
-                {"data",
-                 {{"origin", c.data_origin},
-                  {"pairs", c.data_pairs},
-                  {"train_pairs", c.train_pairs},
-                  {"validation_pairs", c.validation_pairs},
-                  {"unseen_features", c.unseen_features}}},
-                {"validation", toJson(c.validation)},
-                {"history", history},
-                {"training_seconds", c.training_seconds},
-                {"validation_seconds", c.validation_seconds},
-                {"weights", {{"file", c.weights_file}, {"bytes", c.weights_bytes}, {"crc32", c.weights_crc32}}},
-                {"created_by", c.created_by}};
+    Json j{{"format", PredictorCard::kFormat},
+           {"format_version", c.format_version},
+           {"space", {{"name", c.space_name}, {"fingerprint", c.space_fingerprint}}},
+           {"encoder_dims", c.encoder_dims},
+           {"hidden", c.hidden},
+           {"base_accuracy", c.base_accuracy},
+           {"recipe", toJson(c.recipe)},
+           {"data",
+            {{"origin", c.data_origin},
+             {"pairs", c.data_pairs},
+             {"train_pairs", c.train_pairs},
+             {"validation_pairs", c.validation_pairs},
+             {"unseen_features", c.unseen_features}}},
+           {"validation", toJson(c.validation)},
+           {"history", history},
+           {"training_seconds", c.training_seconds},
+           {"validation_seconds", c.validation_seconds},
+           {"weights", {{"file", c.weights_file}, {"bytes", c.weights_bytes}, {"crc32", c.weights_crc32}}},
+           {"created_by", c.created_by}};
+    if (!c.cpu.model.empty()) j["cpu"] = toJson(c.cpu);
+    return j;
 }
 
 PredictorCard predictorCardFromJson(const Json& j, const std::string& source)
@@ -114,6 +116,7 @@ PredictorCard predictorCardFromJson(const Json& j, const std::string& source)
     c.weights_bytes = p["weights"]["bytes"].asInt64();
     c.weights_crc32 = static_cast<std::uint32_t>(p["weights"]["crc32"].asInt64());
     if (p.has("created_by")) c.created_by = p["created_by"].asString();
+    if (p.has("cpu")) c.cpu = cpuInfoFromJson(p["cpu"]);
     return c;
 }
 

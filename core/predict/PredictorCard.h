@@ -2,6 +2,7 @@
 // The JSON card saved beside a predictor's weights: which space it was made for (name and a
 // fingerprint of the space's structure), encoder size, base accuracy, recipe, the data used and
 // the validation metrics per epoch. Torch-free, so the GUI and CLI can read it without LibTorch.
+#include "io/CpuInfo.h"
 #include "predict/PredictionMetrics.h"
 #include "predict/PredictorRecipe.h"
 #include "space/ArchEncoder.h"
@@ -40,6 +41,7 @@ struct PredictorCard {
     std::int64_t weights_bytes = 0;
     std::uint32_t weights_crc32 = 0;
     std::string created_by = "tinyscope";
+    CpuInfo cpu;                        // where it was trained (absent in cards written before: model empty)
 };
 
 // Stable hash of what the encoder and the networks depend on (resolutions, widths, kernel / expand /
