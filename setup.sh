@@ -1,8 +1,9 @@
 #!/bin/sh
 # Tinyscope set-up for a fresh Debian 12 machine (run as root, or as a user with sudo).
-#   ./setup.sh run    install what is missing, build (Release) and open the app
-#   ./setup.sh test   install what is missing, build and run the whole test suite
-# Both are idempotent and incremental: a second run installs nothing and rebuilds only what changed.
+#   ./setup.sh run        install what is missing, build (Release) and open the app
+#   ./setup.sh test       install what is missing, build and run the default test tier (ctest -LE slow)
+#   ./setup.sh test-slow  the same for the slow tier (ctest -L slow; tests/README.md)
+# All are idempotent and incremental: a second run installs nothing and rebuilds only what changed.
 set -eu
 cd "$(dirname "$0")"
 mode=${1:-run}
@@ -16,8 +17,8 @@ TEST_PKGS="python3 python3-numpy"
 
 case "$mode" in
   run) want="$PKGS" ;;
-  test) want="$PKGS $TEST_PKGS" ;;
-  *) echo "usage: ./setup.sh run|test" >&2; exit 2 ;;
+  test|test-slow) want="$PKGS $TEST_PKGS" ;;
+  *) echo "usage: ./setup.sh run|test|test-slow" >&2; exit 2 ;;
 esac
 
 missing=""
@@ -44,9 +45,17 @@ if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
 fi
 cmake --build "$BUILD_DIR" -j "$jobs"
 
-if [ "$mode" = test ]; then
+# Test tiers (tests/README.md): the default one checks behaviour on small inputs; the slow one
+# reaches statistical targets on full data.
+case "$mode" in
+  test) tier="-LE slow" ;;
+  test-slow) tier="-L slow" ;;
+  *) tier="" ;;
+esac
+if [ -n "$tier" ]; then
   cd "$BUILD_DIR"
-  QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j "$jobs"
+  # shellcheck disable=SC2086
+  QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j "$jobs" $tier
   exit $?
 fi
 

@@ -1,6 +1,7 @@
-// The GUI renders offscreen: `tinyscope gui --screenshot DIR` writes every panel, and the
+// The GUI renders offscreen: `tinyscope gui --screenshot DIR --no-measure` writes every panel, and the
 // Design-space panel follows the shared selection (diagram, table, chart).
 #include "ImageSupport.h"
+#include "ScreenshotChecks.h"
 #include "TestSupport.h"
 
 #include "AppState.h"
@@ -98,30 +99,14 @@ private Q_SLOTS:
 
     void screenshotCommandWritesEveryPanel()
     {
+        // Every panel after its runs; the two screenshots that measure subnets on the supernet
+        // (a minute of CPU) are the slow tier's (slow_screenshots).
         QTemporaryDir dir;
-        QProcess p;
-        p.start(test::tinyscopeBinary(), {QStringLiteral("gui"), QStringLiteral("--screenshot"), dir.path()});
-        QVERIFY(p.waitForFinished(600000));
-        QCOMPARE(p.exitCode(), 0);
-        QStringList names = {QStringLiteral("design-space"), QStringLiteral("design-space-min"), QStringLiteral("design-space-max"),
-                             QStringLiteral("design-space-random"), QStringLiteral("predictor"), QStringLiteral("search"),
-                             QStringLiteral("training-inspector"),
-                             QStringLiteral("training-inspector-detail")};
-        // With the reference files beside the repository: MIT's graph opened, the export dialog's findings.
-        if (test::haveShared())
-            names << QStringLiteral("training-graph-opened") << QStringLiteral("export-dialog") << QStringLiteral("export-dialog-findings");
-        // With Debian's Fashion-MNIST package: the Fashion-MNIST predictor checked on the shipped
-        // supernet, and a Fashion-MNIST search winner measured on it.
-        if (!fashionMnistDir().empty()) names << QStringLiteral("predictor-check") << QStringLiteral("search-measured");
-        for (const QString& n : names) {
-            const QByteArray nb = n.toUtf8();
-            const char* name = nb.constData();
-            QImage img(dir.path() + QLatin1Char('/') + n + QStringLiteral(".png"));
-            QVERIFY2(!img.isNull(), name);
-            QVERIFY(img.width() >= 800 && img.height() >= 600);
-            QVERIFY2(img.width() <= 1700, name);   // no panel widens the 1,600 px window
-            QVERIFY2(distinctColours(img) > 20, name);
-        }
+        test::runAndCheckScreenshots(dir.path(), false);
+        if (QTest::currentTestFailed()) return;
+        const test::CliRun stray = test::runTinyscope({QStringLiteral("gui"), QStringLiteral("--no-measure")});
+        QCOMPARE(stray.code, 2);
+        QVERIFY2(stray.err.find("--no-measure only applies with --screenshot DIR") != std::string::npos, stray.err.c_str());
     }
 
     void panelFollowsTheSelectedSubnet()

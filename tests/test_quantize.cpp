@@ -1,8 +1,10 @@
 // Int8 post-training quantization and the int8 forward: the C++ int8 forward equals the graph
 // interpreter's integer semantics op for op on the real MCUNet-5fps weights; the recipe (per-channel
 // symmetric weights, int32 biases, asymmetric activations, ReLU folded into the clamp) holds; a
-// model trained here keeps its top-1 within a few points after quantization; a supernet subnet
-// goes through the same pipeline.
+// model trained here for a few steps goes through quantization and the float / int8 comparison
+// (keeping its top-1 within a few points is the slow tier: slow_quantize_accuracy); a supernet
+// subnet goes through the same pipeline.
+#include "SmallNet.h"
 #include "TestSupport.h"
 
 #include "Error.h"
@@ -31,31 +33,8 @@ std::string ref(const char* rel) { return test::sharedPath((std::string("referen
 
 bool haveFashionMnist() { return !fashionMnistDir().empty(); }
 
-// A small MCU-style network for Fashion-MNIST at 28x28: stem, an inverted residual block, a
-// stride-2 block, pooling, classifier (BN after every conv, ReLU6).
-Network smallNet()
-{
-    NetworkBuilder b("small-fmnist", {3, 28, 28});
-    auto conv = [&](int from, const char* name, const char* role, const char* prefix, int block, int cout, int k, int stride, int groups, Activation act) {
-        return b.conv(from, ConvSpec::of(name, role, prefix, block, cout, k, stride, groups, act).withBn());
-    };
-    int x = conv(-1, "stem", "stem", "v0", -1, 16, 3, 2, 1, Activation::ReLU6);
-    int y = conv(x, "b1.pw1", "pw1", "v1_conv_0", 0, 32, 1, 1, 1, Activation::ReLU6);
-    y = conv(y, "b1.dw", "dw", "v1_conv_1", 0, 32, 3, 1, 32, Activation::ReLU6);
-    y = conv(y, "b1.pw2", "pw2", "v1_conv_2", 0, 16, 1, 1, 1, Activation::None);
-    x = b.add(x, y, "b1.add", "v1_qadd", 0);
-    y = conv(x, "b2.pw1", "pw1", "v2_conv_0", 1, 48, 1, 1, 1, Activation::ReLU6);
-    y = conv(y, "b2.dw", "dw", "v2_conv_1", 1, 48, 3, 2, 48, Activation::ReLU6);
-    y = conv(y, "b2.pw2", "pw2", "v2_conv_2", 1, 32, 1, 1, 1, Activation::None);
-    x = b.globalAvgPool(y, "pool");
-    b.conv(x, ConvSpec::of("classifier", "classifier", "v3", -1, 10).asLinear());
-    return b.finish(10, LossKind::CrossEntropy, "test network", "tests");
-}
-
-at::Tensor batchTensor(const Batch& b)
-{
-    return torch::from_blob(const_cast<float*>(b.pixels.data()), {static_cast<long>(b.size()), 3, b.resolution, b.resolution}).clone();
-}
+using test::batchTensor;
+using test::smallNet;
 
 }  // namespace
 
@@ -156,43 +135,54 @@ private Q_SLOTS:
         QCOMPARE(p.value("v1_qadd_zero_x1"), p.value("v0_zero_y"));
     }
 
-    void trainedModelKeepsItsTop1AfterQuantization()
+    void aTrainedModelGoesThroughQuantizationAndTheComparison()
     {
+        // The path of the slow tier's slow_quantize_accuracy (300 steps, then int8 within 3 points
+        // on 1,000 images) in 40 steps: the loss of a fixed batch falls, and the quantized model and
+        // its float original are compared on 200 test images, both far above chance (10 %).
         if (!haveFashionMnist()) QSKIP("dataset-fashion-mnist is not installed");
         const Network net = smallNet();
         ZooModule m(net, 1);
         std::unique_ptr<ImageDataset> fit = openDataset("fashion-mnist:fit");
-        torch::optim::Adam opt(m->parameters(), torch::optim::AdamOptions(0.003));
-        m->train();
-        const int steps = 300, batch = 32;
-        for (int s = 0; s < steps; ++s) {
+        const int steps = 40, batch = 32;
+        auto batchOf = [&](int s) {
             std::vector<std::size_t> items(batch);
             for (int i = 0; i < batch; ++i) items[static_cast<std::size_t>(i)] = static_cast<std::size_t>((s * batch + i) * 5 % 55000);
-            const Batch b = loadBatch(*fit, items, 28);
+            return loadBatch(*fit, items, 28);
+        };
+        auto lossOf = [&](const Batch& b) {
             const at::Tensor labels = torch::tensor(std::vector<std::int64_t>(b.labels.begin(), b.labels.end()));
+            return torch::cross_entropy_loss(m->forward(batchTensor(b)), labels);
+        };
+        const Batch probe = batchOf(steps);   // not trained on
+        m->eval();
+        const double before = lossOf(probe).item<double>();
+        torch::optim::Adam opt(m->parameters(), torch::optim::AdamOptions(0.003));
+        m->train();
+        for (int s = 0; s < steps; ++s) {
             opt.zero_grad();
-            const at::Tensor loss = torch::cross_entropy_loss(m->forward(batchTensor(b)), labels);
-            loss.backward();
+            lossOf(batchOf(s)).backward();
             opt.step();
         }
         m->eval();
+        const double after = lossOf(probe).item<double>();
+        QVERIFY2(after < 0.8 * before, qPrintable(QStringLiteral("loss %1 -> %2").arg(before).arg(after)));
         PreparedModel pm;
         pm.network = net;
         auto fm = std::make_shared<FloatModel>(floatModelFromZoo(*m));
         std::unique_ptr<ImageDataset> hold = openDataset("fashion-mnist:holdout");
-        std::vector<std::size_t> items(200);
-        for (std::size_t i = 0; i < items.size(); ++i) items[i] = i * 25;
+        std::vector<std::size_t> items(100);
+        for (std::size_t i = 0; i < items.size(); ++i) items[i] = i * 50;
         pm.params = quantizeModel(*fm, batchTensor(loadBatch(*hold, items, 28)));
         pm.float_model = fm;
-        pm.calib_images = 200;
-        const QuantizeReport r = compareTop1(pm, "fashion-mnist:test", 1000, 2);
+        pm.calib_images = 100;
+        QVERIFY(paramsMismatches(lowerForward(net), pm.params).empty());
+        const QuantizeReport r = compareTop1(pm, "fashion-mnist:test", 200, 2);
         qInfo("small net after %d steps: float top-1 %.2f %%, int8 top-1 %.2f %%, agreement %.2f %%", steps, r.float_top1, r.int8_top1, r.agreement);
-        QCOMPARE(r.images, std::size_t(1000));
+        QCOMPARE(r.images, std::size_t(200));
         QVERIFY(r.has_float);
-        QVERIFY2(r.float_top1 > 65.0, "the model did not train");
-        QVERIFY(r.int8_top1 >= 0 && r.int8_top1 <= 100);
-        QVERIFY2(std::fabs(r.float_top1 - r.int8_top1) <= 3.0, "int8 lost more than 3 points");
-        QVERIFY(r.agreement >= 90.0);
+        QVERIFY2(r.float_top1 > 30.0 && r.int8_top1 > 30.0 && r.agreement > 80.0,
+                 qPrintable(QStringLiteral("float %1 %, int8 %2 %, agreement %3 %").arg(r.float_top1).arg(r.int8_top1).arg(r.agreement)));
     }
 
     void supernetSubnetGoesThroughTheSamePipeline()

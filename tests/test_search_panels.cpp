@@ -1,7 +1,7 @@
 // The Predictor and Search panels as a user drives them: training off the GUI thread with a live
 // chart and Cancel, the predicted-vs-measured scatter, save / load; searching with live re-runs,
-// impossible limits explained, a history that survives a restart and exports, "use this subnet";
-// and `tinyscope gui --screenshot` showing both panels after a run.
+// impossible limits explained, a history that survives a restart and exports, "use this subnet"
+// (`tinyscope gui --screenshot` showing both panels after a run is test_gui's).
 #include "ImageSupport.h"
 #include "TestSupport.h"
 
@@ -304,7 +304,7 @@ private Q_SLOTS:
         QSignalSpy finished(&panel, &ui::SearchPanel::searchFinished);
         panel.startSearch(false);
         QVERIFY(finished.wait(30000));
-        QVERIFY2(panel.lastSeconds() < 0.1, qPrintable(QString::number(panel.lastSeconds())));
+        QCOMPARE(panel.convergencePoints(), 5);   // the small search asked for: 4 generations after the first
         QCOMPARE(panel.historyRows(), 0);   // not recorded
         // A new limit value: the search re-runs by itself under the new limit.
         panel.setLimit("KBPeakMemory", 250, true);   // restoring a value does not re-run
@@ -315,26 +315,6 @@ private Q_SLOTS:
         QVERIFY(panel.lastResult()->best.cost.peak_activation_bytes <= 150 * 1024);
         QCOMPARE(panel.lastResult()->constraints.find("KBPeakMemory")->max, 150.0);
         QCOMPARE(panel.historyRows(), 1);   // an edit that is not a drag is recorded
-    }
-
-    void screenshotsShowBothPanelsAfterARun()
-    {
-        QTemporaryDir dir;
-        QProcess p;
-        p.start(test::tinyscopeBinary(), {QStringLiteral("gui"), QStringLiteral("--screenshot"), dir.path()});
-        QVERIFY(p.waitForFinished(600000));
-        QCOMPARE(p.exitCode(), 0);
-        for (const char* name : {"predictor", "search", "search-training-budget"}) {
-            QImage img(dir.path() + QLatin1Char('/') + QLatin1String(name) + QStringLiteral(".png"));
-            QVERIFY2(!img.isNull(), name);
-            QVERIFY(img.width() >= 800 && img.height() >= 600);
-            QVERIFY2(distinctColours(img, 5) > 40, name);
-        }
-        Json runs = readJsonFile((dir.path() + QStringLiteral("/search-history.json")).toStdString());
-        // Newest first: the search under a 200 KB fine-tuning budget, then the lab's two.
-        QCOMPARE(runs["runs"].size(), std::size_t(3));
-        QVERIFY(runs["runs"][0]["result"]["best"]["training_memory"]["total_bytes"].get<long long>() <= 200LL * 1024);
-        QVERIFY(runs["runs"][1]["result"]["best"]["predicted_accuracy"].get<double>() >= 92.5);
     }
 };
 

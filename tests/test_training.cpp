@@ -54,6 +54,29 @@ class TestTraining : public QObject {
     Q_OBJECT
     QTemporaryDir tmp;
     QString runA;
+    QString cachedRun;   // a run with a teacher-logit cache
+
+    // The tiny preset's width phase from run A's supernet as a frozen teacher (top-k cached, or in
+    // the step when topK is 0); no end-of-epoch monitor (not what these tests check).
+    QString frozenTeacherRecipe(const char* name, int topK)
+    {
+        TrainRecipe r = TrainRecipe::preset("tiny");
+        r.phases.erase(r.phases.begin());   // the width phase only
+        r.frozen_teacher = true;
+        r.augment_draws = 2;
+        r.teacher_cache_top_k = topK;
+        r.monitor_images = 0;
+        const QString path = tmp.path() + QStringLiteral("/") + QString::fromUtf8(name);
+        writeFileAtomic(path.toStdString(), r.toJson().dump());
+        return path;
+    }
+
+    Run trainFromTeacher(const QString& recipe, const QString& out, const char* maxSteps)
+    {
+        return runTinyscope({QStringLiteral("train-supernet"), QStringLiteral("--recipe"), recipe, QStringLiteral("--init-from"),
+                             runA + QStringLiteral("/supernet.pth"), QStringLiteral("--out"), out, QStringLiteral("--threads"),
+                             QStringLiteral("1"), QStringLiteral("--max-steps"), QString::fromUtf8(maxSteps)});
+    }
 
 private Q_SLOTS:
     void initTestCase()
@@ -277,30 +300,14 @@ private Q_SLOTS:
     void frozenTeacherFromTheCacheTrainsAsTheTeacherInTheStep()
     {
         if (runA.isEmpty()) QSKIP("needs the trained run (the teacher)");
-        auto recipeFile = [&](const char* name, int topK) {
-            TrainRecipe r = TrainRecipe::preset("tiny");
-            r.phases.erase(r.phases.begin());   // the width phase only
-            r.frozen_teacher = true;
-            r.augment_draws = 2;
-            r.teacher_cache_top_k = topK;
-            const QString path = tmp.path() + QStringLiteral("/") + QString::fromUtf8(name);
-            writeFileAtomic(path.toStdString(), r.toJson().dump());
-            return path;
-        };
-        const QString teacher = runA + QStringLiteral("/supernet.pth");
-        auto train = [&](const QString& recipe, const QString& out, const char* maxSteps) {
-            return runTinyscope({QStringLiteral("train-supernet"), QStringLiteral("--recipe"), recipe, QStringLiteral("--init-from"),
-                                 teacher, QStringLiteral("--out"), out, QStringLiteral("--threads"), QStringLiteral("1"),
-                                 QStringLiteral("--max-steps"), QString::fromUtf8(maxSteps)});
-        };
         // k = 10 of 10 classes: the cache holds the whole distribution, so the first step's loss
         // equals the one with the teacher run inside the step.
         const QString cached = tmp.path() + QStringLiteral("/cached"), inStep = tmp.path() + QStringLiteral("/instep");
-        Run a = train(recipeFile("cached.json", 10), cached, "1");
+        Run a = trainFromTeacher(frozenTeacherRecipe("cached.json", 10), cached, "1");
         QVERIFY2(a.code == 0, qPrintable(a.out + a.err));
         QVERIFY2(a.out.contains(QStringLiteral("teacher-logit cache: 128/128 images")), qPrintable(a.out));
         QVERIFY(QFile::exists(cached + QStringLiteral("/teacher_topk.bin")));
-        Run b = train(recipeFile("instep.json", 0), inStep, "1");
+        Run b = trainFromTeacher(frozenTeacherRecipe("instep.json", 0), inStep, "1");
         QVERIFY2(b.code == 0, qPrintable(b.out + b.err));
         QVERIFY(!QFile::exists(inStep + QStringLiteral("/teacher_topk.bin")));
         auto firstLoss = [](const QString& dir) {
@@ -310,23 +317,29 @@ private Q_SLOTS:
         const double la = firstLoss(cached), lb = firstLoss(inStep);
         QVERIFY2(la > 0.1 && std::abs(la - lb) < 1e-4, qPrintable(QStringLiteral("%1 vs %2").arg(la).arg(lb)));
         // Resuming reads the cache back instead of computing it again, and finishes the run.
-        Run c = train(recipeFile("cached.json", 10), cached, "0");
+        Run c = trainFromTeacher(frozenTeacherRecipe("cached.json", 10), cached, "0");
         QVERIFY2(c.code == 0, qPrintable(c.out + c.err));
         QVERIFY2(!c.out.contains(QStringLiteral("teacher-logit cache")), qPrintable(c.out));
         QVERIFY(c.out.contains(QStringLiteral("training finished")));
+        cachedRun = cached;
+    }
+
+    void aCopiedTeacherCacheIsReusedAndAFrozenTeacherNeedsASupernet()
+    {
+        if (cachedRun.isEmpty()) QSKIP("needs the run with a teacher-logit cache");
         // Another run with the same teacher reuses a copied cache and computes only what it lacks:
         // two epochs ask for draws 0 and 1; draw 0's 128 rows are in the copied file.
         const QString longer = tmp.path() + QStringLiteral("/longer");
         QVERIFY(QDir().mkpath(longer));
-        QVERIFY(QFile::copy(cached + QStringLiteral("/teacher_topk.bin"), longer + QStringLiteral("/teacher_topk.bin")));
-        TrainRecipe two = TrainRecipe::fromJson(readJsonFile((tmp.path() + QStringLiteral("/cached.json")).toStdString()), "cached.json");
+        QVERIFY(QFile::copy(cachedRun + QStringLiteral("/teacher_topk.bin"), longer + QStringLiteral("/teacher_topk.bin")));
+        TrainRecipe two = TrainRecipe::fromJson(readJsonFile(frozenTeacherRecipe("cached.json", 10).toStdString()), "cached.json");
         two.phases[0].epochs = 2;
         writeFileAtomic((tmp.path() + QStringLiteral("/two.json")).toStdString(), two.toJson().dump());
-        Run e = train(tmp.path() + QStringLiteral("/two.json"), longer, "1");
+        Run e = trainFromTeacher(tmp.path() + QStringLiteral("/two.json"), longer, "1");
         QVERIFY2(e.code == 0, qPrintable(e.out + e.err));
         QVERIFY2(e.out.contains(QStringLiteral("teacher-logit cache: 128/128 images")), qPrintable(e.out));
         // A frozen teacher needs a supernet to take it from.
-        Run d = runTinyscope({QStringLiteral("train-supernet"), QStringLiteral("--recipe"), recipeFile("noinit.json", 10),
+        Run d = runTinyscope({QStringLiteral("train-supernet"), QStringLiteral("--recipe"), frozenTeacherRecipe("noinit.json", 10),
                               QStringLiteral("--out"), tmp.path() + QStringLiteral("/noinit")});
         QCOMPARE(d.code, 2);
         QVERIFY2(d.err.contains(QStringLiteral("frozen_teacher needs --init-from")), qPrintable(d.err));

@@ -2,6 +2,7 @@
 
 #include "AppState.h"
 #include "ChartStyle.h"
+#include "EventWait.h"
 
 #include "data/ImageDataset.h"
 #include "io/DataPaths.h"
@@ -12,7 +13,6 @@
 #include <QComboBox>
 #include <QCoreApplication>
 #include <QPointer>
-#include <QElapsedTimer>
 #include <QEventLoop>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -308,10 +308,7 @@ void EvaluationBox::setImageCounts(int images, int calibrationImages)
 
 bool EvaluationBox::waitForIdle(int timeoutMs)
 {
-    QElapsedTimer t;
-    t.start();
-    while (running_ && t.elapsed() < timeoutMs) QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
-    return !running_;
+    return processEventsUntil([this] { return !running_; }, timeoutMs);
 }
 
 QString EvaluationBox::resultText() const { return result_->text(); }

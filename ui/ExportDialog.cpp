@@ -1,11 +1,11 @@
 #include "ExportDialog.h"
 
+#include "EventWait.h"
 #include "Error.h"
 
 #include <QCheckBox>
 #include <QComboBox>
 #include <QCoreApplication>
-#include <QElapsedTimer>
 #include <QFileDialog>
 #include <QFormLayout>
 #include <QFutureWatcher>
@@ -263,10 +263,7 @@ void ExportDialog::write()
 
 bool ExportDialog::waitForIdle(int timeoutMs)
 {
-    QElapsedTimer t;
-    t.start();
-    while (running_ && t.elapsed() < timeoutMs) QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
-    return !running_;
+    return processEventsUntil([this] { return !running_; }, timeoutMs);
 }
 
 }  // namespace tinyscope::ui

@@ -80,7 +80,7 @@ void prepareSearchPanels(MainWindow& window, const QString& dir)
 
 }  // namespace
 
-int writeScreenshots(MainWindow& window, const char* dir)
+int writeScreenshots(MainWindow& window, const char* dir, bool measure)
 {
     QDir().mkpath(QString::fromLocal8Bit(dir));
     const QString base = QString::fromLocal8Bit(dir) + QLatin1Char('/');
@@ -166,8 +166,8 @@ int writeScreenshots(MainWindow& window, const char* dir)
 
     // Last (it switches the space): the Fashion-MNIST predictor checked on 20 fresh subnets
     // measured on the shipped supernet (2,000 test images each, to keep screenshots quick), when it
-    // and the data are there.
-    if (ds->evaluationBox()->ready()) {
+    // and the data are there, unless `measure` is off (about a minute of CPU: --no-measure).
+    if (measure && ds->evaluationBox()->ready()) {
         window.state()->setSpace(presetSpace("mcunet-fmnist"), QStringLiteral("mcunet-fmnist"));
         PredictorPanel* pred = window.predictorPanel();
         window.tabs()->setCurrentWidget(pred);
@@ -196,6 +196,7 @@ int writeScreenshots(MainWindow& window, const char* dir)
 int runGui(int argc, char** argv)
 {
     const char* shotDir = nullptr;
+    bool measure = true;
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--screenshot") == 0) {
             if (i + 1 >= argc) {
@@ -203,10 +204,16 @@ int runGui(int argc, char** argv)
                 return 2;
             }
             shotDir = argv[++i];
+        } else if (std::strcmp(argv[i], "--no-measure") == 0) {
+            measure = false;
         } else if (std::strcmp(argv[i], "gui") != 0 && argv[i][0] == '-' && argv[i][1] == '-') {
-            std::cerr << "tinyscope gui: unknown option " << argv[i] << " (accepted: --screenshot DIR)\n";
+            std::cerr << "tinyscope gui: unknown option " << argv[i] << " (accepted: --screenshot DIR [--no-measure])\n";
             return 2;
         }
+    }
+    if (!measure && !shotDir) {
+        std::cerr << "tinyscope gui: --no-measure only applies with --screenshot DIR\n";
+        return 2;
     }
     const bool haveDisplay = std::getenv("DISPLAY") || std::getenv("WAYLAND_DISPLAY") || std::getenv("QT_QPA_PLATFORM");
     if (shotDir && !std::getenv("QT_QPA_PLATFORM")) ::setenv("QT_QPA_PLATFORM", "offscreen", 1);
@@ -233,7 +240,7 @@ int runGui(int argc, char** argv)
     QApplication::setOrganizationName(QStringLiteral("tinyscope"));
     MainWindow window;
     if (shotDir) {
-        int n = writeScreenshots(window, shotDir);
+        int n = writeScreenshots(window, shotDir, measure);
         std::cout << "wrote " << n << " screenshots to " << shotDir << "\n";
         return n > 0 ? 0 : 1;
     }

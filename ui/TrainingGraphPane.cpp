@@ -1,5 +1,6 @@
 #include "TrainingGraphPane.h"
 
+#include "EventWait.h"
 #include "NodeInspector.h"
 #include "SvgGraphView.h"
 
@@ -326,13 +327,11 @@ void TrainingGraphPane::refreshBusy()
 
 bool TrainingGraphPane::waitForLayout(int timeoutMs)
 {
-    QElapsedTimer t;
-    t.start();
     waiting_ = true;
     if (!running_ && !viewCurrent_) startLayout();
-    while (layoutPending() && t.elapsed() < timeoutMs) QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    const bool done = processEventsUntil([this] { return !layoutPending(); }, timeoutMs);
     waiting_ = false;
-    return !layoutPending();
+    return done;
 }
 
 QString TrainingGraphPane::searchText(int op) const
@@ -443,10 +442,7 @@ void TrainingGraphPane::exportGraph(const QString& path, const QString& title)
 
 bool TrainingGraphPane::waitForExport(int timeoutMs)
 {
-    QElapsedTimer t;
-    t.start();
-    while (exporting_ && t.elapsed() < timeoutMs) QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
-    return !exporting_;
+    return processEventsUntil([this] { return !exporting_; }, timeoutMs);
 }
 
 }  // namespace tinyscope::ui

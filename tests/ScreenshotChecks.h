@@ -1,0 +1,57 @@
+#pragma once
+// What `tinyscope gui --screenshot DIR` must leave in DIR (test_gui runs it with --no-measure,
+// slow_screenshots without): every panel's PNG, not blank, no wider than the 1,600 px window, and
+// the search history of the runs it made. QVERIFY inside: the caller stops when
+// QTest::currentTestFailed().
+#include "ImageSupport.h"
+#include "TestSupport.h"
+
+#include "data/ImageDataset.h"
+#include "io/JsonFile.h"
+
+#include <QImage>
+#include <QProcess>
+
+namespace tinyscope::test {
+
+inline void runAndCheckScreenshots(const QString& dir, bool measure)
+{
+    QStringList args = {QStringLiteral("gui"), QStringLiteral("--screenshot"), dir};
+    if (!measure) args << QStringLiteral("--no-measure");
+    QProcess p;
+    p.start(tinyscopeBinary(), args);
+    QVERIFY(p.waitForFinished(-1));   // bounded by the suite's CTest TIMEOUT
+    QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0, p.readAllStandardError().constData());
+
+    QStringList names = {QStringLiteral("design-space"), QStringLiteral("design-space-min"), QStringLiteral("design-space-max"),
+                         QStringLiteral("design-space-random"), QStringLiteral("predictor"), QStringLiteral("search"),
+                         QStringLiteral("search-training-budget"), QStringLiteral("training-inspector"),
+                         QStringLiteral("training-inspector-detail")};
+    // With the reference files beside the repository: MIT's graph opened, the export dialog's findings.
+    if (haveShared())
+        names << QStringLiteral("training-graph-opened") << QStringLiteral("export-dialog") << QStringLiteral("export-dialog-findings");
+    // With Debian's Fashion-MNIST package: the Fashion-MNIST predictor checked on the shipped
+    // supernet, and a Fashion-MNIST search winner measured on it; never with --no-measure.
+    const QStringList measured = {QStringLiteral("predictor-check"), QStringLiteral("search-measured")};
+    if (measure && !fashionMnistDir().empty()) names << measured;
+    for (const QString& n : names) {
+        const QImage img(dir + QLatin1Char('/') + n + QStringLiteral(".png"));
+        const QByteArray name = n.toUtf8();
+        QVERIFY2(!img.isNull(), name.constData());
+        QVERIFY2(img.width() >= 800 && img.height() >= 600, name.constData());
+        QVERIFY2(img.width() <= 1700, name.constData());   // no panel widens the 1,600 px window
+        // The panels shown after a run are full of content; every other one is not blank.
+        const bool afterRun = n == QStringLiteral("predictor") || n.startsWith(QStringLiteral("search"));
+        QVERIFY2(distinctColours(img, 5) > (afterRun ? 40 : 20), name.constData());
+    }
+    if (!measure)
+        for (const QString& n : measured) QVERIFY2(!QFileInfo::exists(dir + QLatin1Char('/') + n + QStringLiteral(".png")), qPrintable(n));
+    // The search history kept in DIR, newest first: the search under a 200 KB fine-tuning budget,
+    // then the lab's two (random, evolution). The Fashion-MNIST search is a live one, not recorded.
+    const Json runs = readJsonFile((dir + QStringLiteral("/search-history.json")).toStdString())["runs"];
+    QCOMPARE(runs.size(), std::size_t(3));
+    QVERIFY(runs[0]["result"]["best"]["training_memory"]["total_bytes"].get<long long>() <= 200LL * 1024);
+    QVERIFY(runs[1]["result"]["best"]["predicted_accuracy"].get<double>() >= 92.5);
+}
+
+}  // namespace tinyscope::test
