@@ -15,6 +15,18 @@
 
 namespace tinyscope::bench {
 
+// Runs a shell command and returns what it printed on stdout; false when it could not start.
+inline bool captureOutput(const std::string& cmd, std::string& out)
+{
+    FILE* f = popen(cmd.c_str(), "r");
+    if (!f) return false;
+    out.clear();
+    char buf[65536];
+    while (std::size_t n = std::fread(buf, 1, sizeof buf, f)) out.append(buf, n);
+    pclose(f);
+    return true;
+}
+
 inline std::string pythonExecutable()
 {
     if (const char* p = std::getenv("TINYSCOPE_PYTHON")) return p;

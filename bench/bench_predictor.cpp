@@ -111,12 +111,8 @@ Trained trainPyTorch(const std::string& dir, int threads)
     t.wall = -1;
     const std::string cmd = bench::pythonExecutable() + " " TINYSCOPE_SOURCE_DIR "/bench/lab_predictor_baseline.py " + dir + " " +
                             std::to_string(threads) + " 2>/dev/null";
-    FILE* f = popen(cmd.c_str(), "r");
-    if (!f) return t;
     std::string out;
-    char buf[4096];
-    while (std::size_t n = std::fread(buf, 1, sizeof buf, f)) out.append(buf, n);
-    pclose(f);
+    if (!bench::captureOutput(cmd, out)) return t;
     try {
         Json j = Json::parse(out);
         t.wall = t.steps = j["seconds"].get<double>();

@@ -59,12 +59,8 @@ double pythonSearch(const std::string& predictor, const SearchOptions& o, const 
                       "\"arch_mutate_prob\":0.1,\"resolution_mutate_prob\":0.5,\"seed\":" + std::to_string(o.seed) +
                       ",\"constraints\":" + c.toJson().dump() + ",\"oracle\":\"" + predictor + "\"}";
     std::string cmd = python + " " TINYSCOPE_SOURCE_DIR "/bench/lab_search_reference.py '" + req + "' 2>/dev/null";
-    FILE* p = popen(cmd.c_str(), "r");
-    if (!p) return -1;
     std::string out;
-    char buf[65536];
-    while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-    pclose(p);
+    if (!bench::captureOutput(cmd, out)) return -1;
     try {
         Json j = Json::parse(out);
         bestAcc = j["best_accuracy"].get<double>();

@@ -1,6 +1,10 @@
 #pragma once
 // Shared by test_quantize and slow_quantize_accuracy: a small network trained on Fashion-MNIST.
 #include "data/BatchLoader.h"
+#include "data/ImageDataset.h"
+#include "nn/PostTrainingQuantizer.h"
+#include "nn/QuantizationJob.h"
+#include "nn/ZooModule.h"
 #include "zoo/NetworkBuilder.h"
 
 #include <torch/torch.h>
@@ -31,6 +35,50 @@ inline Network smallNet()
 inline at::Tensor batchTensor(const Batch& b)
 {
     return torch::from_blob(const_cast<float*>(b.pixels.data()), {static_cast<long>(b.size()), 3, b.resolution, b.resolution}).clone();
+}
+
+// Training batch `step` of 32 Fashion-MNIST fit images (items (step·32 + i)·5 mod 55,000).
+inline Batch fitBatch(const ImageDataset& fit, int step)
+{
+    constexpr int batch = 32;
+    std::vector<std::size_t> items(batch);
+    for (int i = 0; i < batch; ++i) items[static_cast<std::size_t>(i)] = static_cast<std::size_t>((step * batch + i) * 5 % 55000);
+    return loadBatch(fit, items, 28);
+}
+
+inline at::Tensor crossEntropyOf(ZooModule& m, const Batch& b)
+{
+    const at::Tensor labels = torch::tensor(std::vector<std::int64_t>(b.labels.begin(), b.labels.end()));
+    return torch::cross_entropy_loss(m->forward(batchTensor(b)), labels);
+}
+
+// Adam (lr 0.003) over fit batches 0..steps-1; leaves the module in eval mode.
+inline void trainSmallNet(ZooModule& m, const ImageDataset& fit, int steps)
+{
+    torch::optim::Adam opt(m->parameters(), torch::optim::AdamOptions(0.003));
+    m->train();
+    for (int s = 0; s < steps; ++s) {
+        opt.zero_grad();
+        crossEntropyOf(m, fitBatch(fit, s)).backward();
+        opt.step();
+    }
+    m->eval();
+}
+
+// The trained module quantized to int8, calibrated on `calibImages` holdout images spread over the
+// first 5,000.
+inline PreparedModel quantizedSmallNet(const Network& net, ZooModule& m, int calibImages)
+{
+    PreparedModel pm;
+    pm.network = net;
+    auto fm = std::make_shared<FloatModel>(floatModelFromZoo(*m));
+    std::unique_ptr<ImageDataset> hold = openDataset("fashion-mnist:holdout");
+    std::vector<std::size_t> items(static_cast<std::size_t>(calibImages));
+    for (std::size_t i = 0; i < items.size(); ++i) items[i] = i * (5000 / items.size());
+    pm.params = quantizeModel(*fm, batchTensor(loadBatch(*hold, items, 28)));
+    pm.float_model = fm;
+    pm.calib_images = calibImages;
+    return pm;
 }
 
 }  // namespace tinyscope::test

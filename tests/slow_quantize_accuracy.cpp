@@ -16,7 +16,11 @@
 
 using namespace tinyscope;
 using test::batchTensor;
+using test::crossEntropyOf;
+using test::fitBatch;
+using test::quantizedSmallNet;
 using test::smallNet;
+using test::trainSmallNet;
 
 namespace {
 bool haveFashionMnist() { return !fashionMnistDir().empty(); }
@@ -37,30 +41,9 @@ private Q_SLOTS:
         if (!haveFashionMnist()) QSKIP("dataset-fashion-mnist is not installed");
         const Network net = smallNet();
         ZooModule m(net, 1);
-        std::unique_ptr<ImageDataset> fit = openDataset("fashion-mnist:fit");
-        torch::optim::Adam opt(m->parameters(), torch::optim::AdamOptions(0.003));
-        m->train();
-        const int steps = 300, batch = 32;
-        for (int s = 0; s < steps; ++s) {
-            std::vector<std::size_t> items(batch);
-            for (int i = 0; i < batch; ++i) items[static_cast<std::size_t>(i)] = static_cast<std::size_t>((s * batch + i) * 5 % 55000);
-            const Batch b = loadBatch(*fit, items, 28);
-            const at::Tensor labels = torch::tensor(std::vector<std::int64_t>(b.labels.begin(), b.labels.end()));
-            opt.zero_grad();
-            const at::Tensor loss = torch::cross_entropy_loss(m->forward(batchTensor(b)), labels);
-            loss.backward();
-            opt.step();
-        }
-        m->eval();
-        PreparedModel pm;
-        pm.network = net;
-        auto fm = std::make_shared<FloatModel>(floatModelFromZoo(*m));
-        std::unique_ptr<ImageDataset> hold = openDataset("fashion-mnist:holdout");
-        std::vector<std::size_t> items(200);
-        for (std::size_t i = 0; i < items.size(); ++i) items[i] = i * 25;
-        pm.params = quantizeModel(*fm, batchTensor(loadBatch(*hold, items, 28)));
-        pm.float_model = fm;
-        pm.calib_images = 200;
+        const int steps = 300;
+        trainSmallNet(m, *openDataset("fashion-mnist:fit"), steps);
+        const PreparedModel pm = quantizedSmallNet(net, m, 200);
         const QuantizeReport r = compareTop1(pm, "fashion-mnist:test", 1000, 2);
         qInfo("small net after %d steps: float top-1 %.2f %%, int8 top-1 %.2f %%, agreement %.2f %%", steps, r.float_top1, r.int8_top1, r.agreement);
         QCOMPARE(r.images, std::size_t(1000));

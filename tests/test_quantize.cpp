@@ -34,7 +34,11 @@ std::string ref(const char* rel) { return test::sharedPath((std::string("referen
 bool haveFashionMnist() { return !fashionMnistDir().empty(); }
 
 using test::batchTensor;
+using test::crossEntropyOf;
+using test::fitBatch;
+using test::quantizedSmallNet;
 using test::smallNet;
+using test::trainSmallNet;
 
 }  // namespace
 
@@ -144,38 +148,14 @@ private Q_SLOTS:
         const Network net = smallNet();
         ZooModule m(net, 1);
         std::unique_ptr<ImageDataset> fit = openDataset("fashion-mnist:fit");
-        const int steps = 40, batch = 32;
-        auto batchOf = [&](int s) {
-            std::vector<std::size_t> items(batch);
-            for (int i = 0; i < batch; ++i) items[static_cast<std::size_t>(i)] = static_cast<std::size_t>((s * batch + i) * 5 % 55000);
-            return loadBatch(*fit, items, 28);
-        };
-        auto lossOf = [&](const Batch& b) {
-            const at::Tensor labels = torch::tensor(std::vector<std::int64_t>(b.labels.begin(), b.labels.end()));
-            return torch::cross_entropy_loss(m->forward(batchTensor(b)), labels);
-        };
-        const Batch probe = batchOf(steps);   // not trained on
+        const int steps = 40;
+        const Batch probe = fitBatch(*fit, steps);   // not trained on
         m->eval();
-        const double before = lossOf(probe).item<double>();
-        torch::optim::Adam opt(m->parameters(), torch::optim::AdamOptions(0.003));
-        m->train();
-        for (int s = 0; s < steps; ++s) {
-            opt.zero_grad();
-            lossOf(batchOf(s)).backward();
-            opt.step();
-        }
-        m->eval();
-        const double after = lossOf(probe).item<double>();
+        const double before = crossEntropyOf(m, probe).item<double>();
+        trainSmallNet(m, *fit, steps);
+        const double after = crossEntropyOf(m, probe).item<double>();
         QVERIFY2(after < 0.8 * before, qPrintable(QStringLiteral("loss %1 -> %2").arg(before).arg(after)));
-        PreparedModel pm;
-        pm.network = net;
-        auto fm = std::make_shared<FloatModel>(floatModelFromZoo(*m));
-        std::unique_ptr<ImageDataset> hold = openDataset("fashion-mnist:holdout");
-        std::vector<std::size_t> items(100);
-        for (std::size_t i = 0; i < items.size(); ++i) items[i] = i * 50;
-        pm.params = quantizeModel(*fm, batchTensor(loadBatch(*hold, items, 28)));
-        pm.float_model = fm;
-        pm.calib_images = 100;
+        const PreparedModel pm = quantizedSmallNet(net, m, 100);
         QVERIFY(paramsMismatches(lowerForward(net), pm.params).empty());
         const QuantizeReport r = compareTop1(pm, "fashion-mnist:test", 200, 2);
         qInfo("small net after %d steps: float top-1 %.2f %%, int8 top-1 %.2f %%, agreement %.2f %%", steps, r.float_top1, r.int8_top1, r.agreement);
