@@ -71,6 +71,31 @@ std::string pngHeaderOnly(std::uint32_t w, std::uint32_t h, int bitDepth, int co
     return std::string("\x89PNG\r\n\x1a\n", 8) + bigEndian32(13) + ihdr + bigEndian32(static_cast<std::uint32_t>(crc));
 }
 
+std::string pngChunk(const std::string& type, const std::string& data)
+{
+    const std::string td = type + data;
+    const uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(td.data()), static_cast<uInt>(td.size()));
+    return bigEndian32(static_cast<std::uint32_t>(data.size())) + td + bigEndian32(static_cast<std::uint32_t>(crc));
+}
+
+// A 3x2 8-bit grey PNG of the given pixels whose image data comes after an empty IDAT chunk and
+// before another (what made stb_image 2.27 call memcpy with a null pointer: bench/fuzz/fuzz_image).
+std::string pngWithEmptyDataChunks(const unsigned char (&px)[6])
+{
+    std::string raw;
+    for (int y = 0; y < 2; ++y) {
+        raw += '\0';   // filter: none
+        raw.append(reinterpret_cast<const char*>(px) + y * 3, 3);
+    }
+    std::string z(compressBound(static_cast<uLong>(raw.size())), '\0');
+    uLongf zn = static_cast<uLongf>(z.size());
+    compress(reinterpret_cast<Bytef*>(z.data()), &zn, reinterpret_cast<const Bytef*>(raw.data()), static_cast<uLong>(raw.size()));
+    z.resize(zn);
+    const std::string ihdr = bigEndian32(3) + bigEndian32(2) + std::string("\x08\x00\x00\x00\x00", 5);
+    return std::string("\x89PNG\r\n\x1a\n", 8) + pngChunk("IHDR", ihdr) + pngChunk("IDAT", "") + pngChunk("IDAT", z) +
+           pngChunk("IDAT", "") + pngChunk("IEND", "");
+}
+
 // A Radiance HDR file whose RLE scanline ends early (the CVE-2021-42715 pattern that makes
 // stb_image 2.27's HDR reader loop forever).
 std::string truncatedRadianceHdr()
@@ -302,6 +327,16 @@ private Q_SLOTS:
         // Dimensions are bounded from the header, before anything is decoded.
         const QString huge = test::inputErrorOf([&] { decodeImage(pngHeaderOnly(8192, 8191, 16, 0), "big.png"); });
         QVERIFY2(huge.contains(QStringLiteral("8192x8191 is larger than")), qPrintable(huge));
+    }
+
+    void emptyImageDataChunksAreSkipped()
+    {
+        const unsigned char px[6] = {0, 17, 255, 128, 64, 9};
+        const Image img = decodeImage(pngWithEmptyDataChunks(px), "empty-idat.png");
+        QCOMPARE(img.width, 3);
+        QCOMPARE(img.height, 2);
+        QCOMPARE(img.channels, 1);
+        for (int i = 0; i < 6; ++i) QCOMPARE(int(img.at(i % 3, i / 3, 0)), int(px[i]));
     }
 
     void anImageFolderWithAHostileFileSkipsItWithTheReason()

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Seeds a corpus per fuzz target from the repository and ../shared, then runs every target for
-# SECONDS (default 600) one after another. Findings (crash-*, timeout-*, oom-*) land in
+# SECONDS (default 600) one after another, after replaying bench/fuzz/regressions/TARGET/. Findings (crash-*, timeout-*, oom-*) land in
 # build-fuzz/findings/<target>/; the corpora grow in build-fuzz/corpus/<target>/.
 #   bench/fuzz/run.sh BUILD_DIR [SECONDS] [TARGET...]
 set -eu
@@ -39,6 +39,11 @@ open(out + '/three.idx.gz', 'wb').write(__import__('gzip').compress(idx))
 PY
 for t in $targets; do
   mkdir -p "$build/findings/$t"
+  # Inputs that once failed (bench/fuzz/regressions/TARGET/) are replayed first.
+  if [ -d "$root/bench/fuzz/regressions/$t" ]; then
+    echo "== $t: regressions"
+    ASAN_OPTIONS=detect_leaks=0 "$build/$t" "$root/bench/fuzz/regressions/$t"/* 2>&1 | grep -E "^(Executed|==[0-9]+==ERROR|SUMMARY)|runtime error" || true
+  fi
   echo "== $t for $secs s"
   ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$root/bench/fuzz/lsan.supp \
     "$build/$t" "$build/corpus/$t" -artifact_prefix="$build/findings/$t/" -max_len=1000000 -rss_limit_mb=2560 \

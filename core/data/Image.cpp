@@ -25,10 +25,37 @@ bool isJpeg(const std::string& b)
     return b.size() >= 3 && static_cast<unsigned char>(b[0]) == 0xFF && static_cast<unsigned char>(b[1]) == 0xD8 &&
            static_cast<unsigned char>(b[2]) == 0xFF;
 }
+// stb_image 2.27 allocates its buffer for the compressed data at the first IDAT chunk that holds
+// bytes, but copies every IDAT chunk with memcpy: an empty first one becomes memcpy(NULL, p, 0),
+// undefined behaviour (found by bench/fuzz/fuzz_image under UBSan). Empty IDAT chunks carry
+// nothing, so they are dropped before decoding; the rest of the file is left as it is (a
+// truncated chunk list is stb_image's to report). True when `out` holds the file without them.
+bool withoutEmptyIdatChunks(const std::string& b, std::string& out)
+{
+    auto byte = [&](std::size_t i) { return static_cast<std::uint32_t>(static_cast<unsigned char>(b[i])); };
+    std::size_t pos = 8, copied = 0;
+    bool dropped = false;
+    while (pos + 12 <= b.size()) {
+        const std::uint32_t len = byte(pos) << 24 | byte(pos + 1) << 16 | byte(pos + 2) << 8 | byte(pos + 3);
+        if (len > b.size() - pos - 12) break;
+        if (len == 0 && b.compare(pos + 4, 4, "IDAT") == 0) {
+            if (!dropped) out.clear();
+            out.append(b, copied, pos - copied);
+            copied = pos + 12;
+            dropped = true;
+        }
+        pos += 12 + len;
+    }
+    if (dropped) out.append(b, copied, std::string::npos);
+    return dropped;
+}
+
 }  // namespace
 
-Image decodeImage(const std::string& bytes, const std::string& source)
+Image decodeImage(const std::string& file, const std::string& source)
 {
+    std::string cleaned;
+    const std::string& bytes = isPng(file) && withoutEmptyIdatChunks(file, cleaned) ? cleaned : file;
     if (bytes.size() > kMaxImageFileBytes)
         throw InputError(source + ": cannot decode image: " + std::to_string(bytes.size()) + " bytes is more than an image file may have here");
     if (!isPng(bytes) && !isJpeg(bytes)) throw InputError(source + ": cannot decode image: not a PNG or JPEG file");
