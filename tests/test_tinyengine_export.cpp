@@ -211,6 +211,36 @@ private Q_SLOTS:
         QVERIFY(errorRules(none.findings).count("missing-scales"));
     }
 
+    void checkerFindsWhatTinyEngineWouldComputeWrongly()
+    {
+        // Issue 17, found by compiling the generated code: element counts above 65,535 wrap in the
+        // float kernels' uint16_t size (bias-only:41 on mcunet-5fps: where on 131,072 and 65,536
+        // elements became where_zeros_inplace_bit(…, 0, …)), and sub() has no broadcasting (the
+        // faithful form's x − zero_x).
+        const Network net = zooModel("mcunet-5fps");
+        std::vector<std::string> counts;
+        for (const Finding& f : planExport(net, QuantizedParams{}, SparseScheme::biasOnly(41), ExportForm::Reference, "b").findings)
+            if (f.rule == "element-count-uint16") {
+                QVERIFY(f.error());
+                counts.push_back(f.message.substr(0, f.message.find(':')));
+            }
+        QCOMPARE(counts, (std::vector<std::string>{"where on 131072 elements", "where on 65536 elements"}));
+
+        const ExportPlan faithful = planExport(net, QuantizedParams{}, schemeByName("mcunet-5fps/49kb", nullptr), ExportForm::Faithful, "f");
+        std::vector<std::string> broadcast;
+        for (const Finding& f : faithful.findings)
+            if (f.rule == "elementwise-broadcast") broadcast.push_back(f.message.substr(0, f.message.find(':')));
+        QCOMPARE(broadcast, (std::vector<std::string>{"subtract of [1,160,1,1] and [1]", "subtract of [1,48,8,8] and [1]",
+                                                      "subtract of [1,48,8,8] and [1]", "subtract of [1,48,8,8] and [1]"}));
+        // The published schemes in the reference form have neither.
+        for (const char* name : {"mcunet-5fps/49kb", "mcunet-5fps/148kb", "mbv2-w0.35/138kb", "proxyless-w0.3/148kb"}) {
+            const std::string model = std::string(name).substr(0, std::string(name).find('/'));
+            const std::set<std::string> rules =
+                errorRules(planExport(zooModel(model), QuantizedParams{}, schemeByName(name, nullptr), ExportForm::Reference, "p").findings);
+            QVERIFY2(!rules.count("element-count-uint16") && !rules.count("elementwise-broadcast"), name);
+        }
+    }
+
     void failedOrRefusedExportLeavesNoFiles()
     {
         REQUIRE_SHARED();

@@ -45,6 +45,7 @@ public:
         forwardConvs();
         gradients();
         idioms();
+        elementwiseKernels();
         naming();
         paramsAndScales();
         return std::move(out_);
@@ -103,6 +104,52 @@ private:
                       "cross_entropy_with_logits); the autoencoder's mean squared error has no kernels");
             if (o.phase == Phase::Backward && o.kind == OpKind::Mean)
                 error("unsupported-op", "§5.3", opWhere(op), "'mean' has no TinyEngine kernel in the backward graph");
+        }
+    }
+
+    // The float element-wise kernels the code generator emits for these ops (sub, where*,
+    // tte_exp, and div_fp / mul for operands of one size) take the element count as a uint16_t
+    // and read both operands element for element (tinyengine_function_fp.h): a count above 65,535
+    // wraps (GCC's -Woverflow; bias-only:41 on mcunet-5fps turned 131,072 into 0, so its masks
+    // were never applied), and an operand with fewer elements is read past its end (the faithful
+    // form's x − zero_x read 3,072 floats from a one-float buffer).
+    void elementwiseKernels()
+    {
+        for (int op : g_.order) {
+            const Op& o = g_.op(op);
+            if (o.phase != Phase::Backward || g_.tensor(o.output).dtype == DType::Bool) continue;   // masks become bit masks
+            const char* kernel = nullptr;
+            switch (o.kind) {
+            case OpKind::Subtract: kernel = "sub"; break;
+            case OpKind::Where: kernel = "where_zeros_inplace_bit (and the other where"; break;
+            case OpKind::Exp: kernel = "tte_exp"; break;
+            case OpKind::Divide: kernel = "div_fp"; break;
+            case OpKind::Multiply: kernel = "mul"; break;
+            default: break;
+            }
+            if (!kernel) continue;
+            const std::int64_t n = g_.tensor(o.output).elems();
+            bool sameSizes = true;
+            std::string sizes;
+            for (int t : o.inputs) {
+                const Tensor& in = g_.tensor(t);
+                if (in.dtype == DType::Bool) continue;   // where's mask (bits or bytes)
+                sizes += (sizes.empty() ? "" : " and ") + Json(in.shape).dump();
+                sameSizes &= in.elems() == n;
+            }
+            // Products and quotients by a smaller operand (scales, constants) are written as loops.
+            if ((o.kind == OpKind::Multiply || o.kind == OpKind::Divide) && !sameSizes) continue;
+            if (!sameSizes && o.kind == OpKind::Subtract)
+                error("elementwise-broadcast", "§9.7", opWhere(op),
+                      std::string(opTypeName(o.kind)) + " of " + sizes + ": TinyEngine's " + kernel +
+                          "() has no broadcasting and reads " + std::to_string(n) +
+                          " elements of every operand, past the end of the smaller one (export the reference form, which has no "
+                          "x - zero_x)");
+            if (n > 65535)
+                error("element-count-uint16", "§9.7", opWhere(op),
+                      std::string(opTypeName(o.kind)) + " on " + std::to_string(n) + " elements: TinyEngine's " + kernel +
+                          (o.kind == OpKind::Where ? " kernels)" : "()") + " takes the count as a uint16_t (at most 65,535), so it would wrap to " + std::to_string(n % 65536) +
+                          " and the op would not be computed");
         }
     }
 

@@ -5,7 +5,8 @@
 //  * reference (default): MIT's compiler's graph (reference autodiff: residual skip gradient
 //    dropped, zero point ignored in weight gradients, dummy classifier zero gradients) plus the
 //    identity strided_slice that ratio-1 inner weight updates need to link (§9.7);
-//  * faithful: the correct autodiff (gradients summed at residual adds, x − zero_x), same slices.
+//  * faithful: the correct autodiff (gradients summed at residual adds, x − zero_x), same slices;
+//    the checker refuses it for TinyEngine (its sub() cannot broadcast x − zero_x).
 // The checker's findings (ExportChecker.h) come with the plan, before anything is written.
 // Torch-free.
 #include "JobControl.h"
