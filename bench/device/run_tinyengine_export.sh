@@ -5,7 +5,7 @@
 # (semihosting, -icount shift=0, instruction counts from the project's QEMU plugin).
 #
 # Usage: bench/device/run_tinyengine_export.sh EXPORT_DIR WORKDIR
-#   EXPORT_DIR holds exactly one <name>-graph.json, one params pickle (*.pkl) and scale.json.
+#   EXPORT_DIR holds exactly one <name>-graph.json, one params pickle (*.pkl) and one scale.json (or <name>-scale.json).
 #   WORKDIR    is created if needed; everything is written below it (see docs/DEVICE_RUNNER.md).
 # Environment (all optional):
 #   TINYSCOPE_SHARED        the shared reference folder (default: <repo>/../shared)
@@ -53,7 +53,7 @@ one() { # one FILE matching a glob in EXPORT_DIR, or a one-line error
 }
 GRAPH=$(one '*-graph.json')
 PARAMS=$(one '*.pkl')
-SCALE=$(one 'scale.json')
+SCALE=$(one '*scale.json')
 
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
