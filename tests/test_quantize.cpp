@@ -92,6 +92,34 @@ private Q_SLOTS:
         QVERIFY(*std::max_element(logits.begin(), logits.end()) > *std::min_element(logits.begin(), logits.end()));
     }
 
+    void tinyEngineArithmeticGivesTheDevicesLogits()
+    {
+        // MIT's 49kb model run by TinyEngine's generated code on the emulated Cortex-M7
+        // (bench/device/run_tinyengine_export.sh, docs/DEVICE_RUNNER.md) gave these int8 logits for
+        // two inputs the runner defines: the bytes of a 32-bit LCG (x = 1664525 x + 1013904223,
+        // x0 = 1, byte = x >> 24) laid out HWC as the device reads them, and all zeros. The exact
+        // arithmetic differs from the first conv on (TinyEngine truncates); the TinyEngine one
+        // gives the device's bytes.
+        REQUIRE_SHARED();
+        QuantizedParams p = readParamsPickle(ref("full-int8-params.pkl"));
+        p.scales = readScaleJson(ref("scale.json"));
+        const TrainingGraph g = lowerForward(zooModel("mcunet-5fps"));
+        const int H = 128, W = 128, C = 3;
+        std::vector<std::int8_t> lcg(static_cast<std::size_t>(C * H * W));
+        std::uint32_t x = 1;
+        for (int i = 0; i < C * H * W; ++i) {   // device byte i is (h, w, c) of an HWC image
+            x = 1664525u * x + 1013904223u;
+            const int h = i / (W * C), w = (i / C) % W, c = i % C;
+            lcg[static_cast<std::size_t>((c * H + h) * W + w)] = static_cast<std::int8_t>(x >> 24);
+        }
+        const std::vector<std::int8_t> zeros(lcg.size(), 0);
+        const Int8Forward device(g, p, Int8Arithmetic::TinyEngine), exact(g, p);
+        QCOMPARE(device.run(lcg), (std::vector<std::int8_t>{-26, -30, -28, -32, -18, -15, -26, -25, -29, -34}));
+        QCOMPARE(device.run(zeros), (std::vector<std::int8_t>{-42, -35, -31, -35, -36, -39, -39, -39, -40, -23}));
+        QCOMPARE(exact.run(lcg), (std::vector<std::int8_t>{-17, -26, -26, -32, -16, -4, -18, -19, -22, -36}));
+        QCOMPARE(exact.run(zeros), (std::vector<std::int8_t>{-51, -34, -39, -43, -44, -44, -45, -41, -41, -20}));
+    }
+
     void quantizationFollowsTheRecipe()
     {
         if (!haveFashionMnist()) QSKIP("dataset-fashion-mnist is not installed");

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <thread>
 
 namespace tinyscope {
@@ -15,9 +16,20 @@ namespace {
 
 std::int32_t clamp8(std::int32_t v) { return std::min<std::int32_t>(127, std::max<std::int32_t>(-128, v)); }
 
+// float -> int32 as the Cortex-M's VCVT does it: toward zero, saturating (NaN -> 0).
+std::int32_t truncateSaturating(float f)
+{
+    if (!(f == f)) return 0;
+    if (f >= 2147483648.0f) return INT32_MAX;
+    if (f <= -2147483648.0f) return INT32_MIN;
+    return static_cast<std::int32_t>(f);
+}
+
 }  // namespace
 
-Int8Forward::Int8Forward(const TrainingGraph& g, const QuantizedParams& p) : g_(g)
+const char* int8ArithmeticName(Int8Arithmetic a) { return a == Int8Arithmetic::TinyEngine ? "tinyengine" : "exact"; }
+
+Int8Forward::Int8Forward(const TrainingGraph& g, const QuantizedParams& p, Int8Arithmetic arithmetic) : g_(g), arith_(arithmetic)
 {
     const std::vector<std::string> bad = paramsMismatches(g, p);
     for (const std::string& m : bad)
@@ -140,8 +152,18 @@ void Int8Forward::execute(const Step& s, std::vector<std::vector<std::int32_t>>&
             }
             const float b = static_cast<float>(s.bias[static_cast<std::size_t>(o)]), sc = s.scale[static_cast<std::size_t>(o)];
             std::int32_t* y = &out[static_cast<std::size_t>(o) * plane];
-            for (int i = 0; i < plane; ++i)
-                y[i] = static_cast<std::int32_t>(std::nearbyint((static_cast<float>(acc[static_cast<std::size_t>(i)]) + b) * sc)) + s.zy;
+            if (arith_ == Int8Arithmetic::TinyEngine) {
+                // The bias starts TinyEngine's int32 accumulator and the sum wraps (MIT parks dead
+                // channels at bias -2^31); the product with the scale is truncated.
+                const std::uint32_t bu = static_cast<std::uint32_t>(s.bias[static_cast<std::size_t>(o)]);
+                for (int i = 0; i < plane; ++i) {
+                    const auto wrapped = static_cast<std::int32_t>(bu + static_cast<std::uint32_t>(acc[static_cast<std::size_t>(i)]));
+                    y[i] = truncateSaturating(static_cast<float>(wrapped) * sc) + s.zy;
+                }
+            } else {
+                for (int i = 0; i < plane; ++i)
+                    y[i] = static_cast<std::int32_t>(std::nearbyint((static_cast<float>(acc[static_cast<std::size_t>(i)]) + b) * sc)) + s.zy;
+            }
         }
         break;
     }
@@ -153,6 +175,15 @@ void Int8Forward::execute(const Step& s, std::vector<std::vector<std::int32_t>>&
     case OpKind::McuMean: {
         const std::vector<std::int32_t>& x = v[static_cast<std::size_t>(s.in[0])];
         const int hw = s.H * s.W;
+        if (arith_ == Int8Arithmetic::TinyEngine) {   // avg_pooling: rounded integer division
+            for (int c = 0; c < s.C; ++c) {
+                std::int32_t sum = 0;
+                for (int i = 0; i < hw; ++i) sum += x[static_cast<std::size_t>(c) * hw + i];
+                sum += sum > 0 ? hw / 2 : -(hw / 2);
+                out[static_cast<std::size_t>(c)] = sum / hw;
+            }
+            break;
+        }
         for (int c = 0; c < s.C; ++c) {
             double sum = 0;
             for (int i = 0; i < hw; ++i) sum += x[static_cast<std::size_t>(c) * hw + i];
@@ -173,7 +204,12 @@ void Int8Forward::execute(const Step& s, std::vector<std::vector<std::int32_t>>&
             const float x2 = static_cast<float>(b[static_cast<std::size_t>(bGate ? i / plane : i)]);
             const float t1 = (x1 - s.z1) * s.s1, t2 = (x2 - s.z2) * s.s2;
             const float u = mul ? t1 * t2 : t1 + t2;
-            out[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(std::nearbyint(u / s.sy) + s.fzy);
+            if (arith_ == Int8Arithmetic::TinyEngine && !mul) {   // add_fpreq: round(u / s_y + z_y), half away from zero
+                const float q = u / s.sy + s.fzy;
+                out[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(std::round(static_cast<double>(q)));
+            } else {
+                out[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(std::nearbyint(u / s.sy) + s.fzy);
+            }
         }
         break;
     }

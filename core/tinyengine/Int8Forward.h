@@ -1,9 +1,14 @@
 #pragma once
 // The int8 forward of a quantized network in plain C++: the forward ops of a training graph
 // (nn.mcuconv2d with int32 accumulation then float requantisation, nn.mcutruncate, nn.mcuadd,
-// nn.mcumultiply, mcumean) on int8 tensors, as TinyEngine runs them with float requantisation
-// (-FR). Rounding is half to even (LibTorch's round, the interpreter's and the fake-quantized
-// model's). Torch-free; thread-safe (const) once built.
+// nn.mcumultiply, mcumean) on int8 tensors, in one of two arithmetics:
+//  * Exact (default): the graph's semantics as the interpreter and the fake-quantized model
+//    compute them: exact accumulation, rounding half to even (LibTorch's round);
+//  * TinyEngine: what TinyEngine's float-requantisation kernels (-FR) compute on the device
+//    (docs/DEVICE_RUNNER.md): conv sums in int32 with wrap-around, (int32)((float)acc · scale)
+//    truncated toward zero (saturating, as the Cortex-M's VCVT), add with C's round (half away
+//    from zero) after adding z_y, average pooling (sum ± ⌊HW/2⌋) / HW in integer division.
+// Torch-free; thread-safe (const) once built.
 #include "JobControl.h"
 #include "data/ImageDataset.h"
 #include "graph/TrainingGraph.h"
@@ -14,11 +19,14 @@
 
 namespace tinyscope {
 
+enum class Int8Arithmetic { Exact, TinyEngine };
+const char* int8ArithmeticName(Int8Arithmetic a);   // "exact", "tinyengine"
+
 class Int8Forward {
 public:
     // Checks that `params` has every forward parameter with the graph's shape; the input scale
     // is the stem's `<prefix>_x_scale` from scale.json. Throws InputError naming what is missing.
-    Int8Forward(const TrainingGraph& g, const QuantizedParams& params);
+    Int8Forward(const TrainingGraph& g, const QuantizedParams& params, Int8Arithmetic arithmetic = Int8Arithmetic::Exact);
 
     int classes() const { return classes_; }
     double inputScale() const { return in_scale_; }
@@ -49,6 +57,7 @@ private:
     };
     const TrainingGraph& g_;
     std::vector<Step> steps_;
+    Int8Arithmetic arith_ = Int8Arithmetic::Exact;
     int input_ = -1, logits_ = -1, classes_ = 0;
     double in_scale_ = 1.0;
     int in_zero_ = 0;
