@@ -95,6 +95,25 @@ private Q_SLOTS:
                                                    dir.path() + QStringLiteral("/faithful"), QStringLiteral("--mode"), QStringLiteral("faithful"), QStringLiteral("--json")});
         QVERIFY2(f.code == 0, f.err.c_str());
         QCOMPARE(Json::parse(f.out)["mode"].get<std::string>(), std::string("faithful"));
+        // A board: bias-only:41 needs 713,736 B of SRAM, more than the F746's 320 KB; --strict refuses.
+        const test::CliRun b = test::runTinyscope({QStringLiteral("export"), QStringLiteral("--model"), QStringLiteral("mcunet-5fps"), QStringLiteral("--params"),
+                                                   ref("full-int8-params.pkl"), QStringLiteral("--scheme"), QStringLiteral("bias-only:41"), QStringLiteral("--out"),
+                                                   dir.path() + QStringLiteral("/board"), QStringLiteral("--board"), QStringLiteral("stm32f746"), QStringLiteral("--json")});
+        QVERIFY2(b.code == 0, b.err.c_str());
+        const Json bj = Json::parse(b.out);
+        QCOMPARE(bj["board"]["name"].get<std::string>(), std::string("stm32f746"));
+        QCOMPARE(bj["board_use"]["sram_bytes"].get<long long>(), 713736LL);
+        QCOMPARE(bj["board_fits"].get<bool>(), false);
+        const test::CliRun bs = test::runTinyscope({QStringLiteral("export"), QStringLiteral("--model"), QStringLiteral("mcunet-5fps"), QStringLiteral("--params"),
+                                                    ref("full-int8-params.pkl"), QStringLiteral("--scheme"), QStringLiteral("bias-only:41"), QStringLiteral("--out"),
+                                                    out2, QStringLiteral("--board"), QStringLiteral("stm32f746"), QStringLiteral("--strict")});
+        QCOMPARE(bs.code, 2);
+        QVERIFY2(bs.out.find("board-sram: stm32f746 (cortex-m7): training needs 713,736 B") != std::string::npos, bs.out.c_str());
+        QVERIFY(QDir(out2).entryList(QDir::Files | QDir::Hidden).isEmpty());
+        const test::CliRun unknown = test::runTinyscope({QStringLiteral("export"), QStringLiteral("--model"), QStringLiteral("mcunet-5fps"), QStringLiteral("--scheme"),
+                                                         QStringLiteral("full"), QStringLiteral("--out"), out2, QStringLiteral("--board"), QStringLiteral("f746")});
+        QCOMPARE(unknown.code, 2);
+        QVERIFY2(unknown.err.find("unknown board 'f746'") != std::string::npos, unknown.err.c_str());
         const test::CliRun bad = test::runTinyscope({QStringLiteral("export"), QStringLiteral("--model"), QStringLiteral("mcunet-5fps"), QStringLiteral("--scheme"),
                                                      QStringLiteral("full"), QStringLiteral("--out"), out2, QStringLiteral("--mode"), QStringLiteral("exact")});
         QCOMPARE(bad.code, 2);

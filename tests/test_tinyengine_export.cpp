@@ -12,6 +12,7 @@
 #include "io/JsonFile.h"
 #include "space/SpacePresets.h"
 #include "space/ArchSampler.h"
+#include "tinyengine/BoardFit.h"
 #include "tinyengine/GraphJson.h"
 #include "tinyengine/TinyEngineExport.h"
 #include "zoo/SubnetNetwork.h"
@@ -239,6 +240,63 @@ private Q_SLOTS:
                 errorRules(planExport(zooModel(model), QuantizedParams{}, schemeByName(name, nullptr), ExportForm::Reference, "p").findings);
             QVERIFY2(!rules.count("element-count-uint16") && !rules.count("elementwise-broadcast"), name);
         }
+    }
+
+    void boardProfilesAreReadAndRefusedWithTheKey()
+    {
+        QCOMPARE(presetBoardNames(), (std::vector<std::string>{"nrf52840", "stm32f411", "stm32f746", "stm32h743"}));
+        const BoardProfile f746 = presetBoard("stm32f746");
+        QCOMPARE(f746.sram_bytes, std::int64_t(320 * 1024));
+        QCOMPARE(f746.flash_bytes, std::int64_t(1024 * 1024));
+        QCOMPARE(f746.core, std::string("cortex-m7"));
+        QCOMPARE(presetBoard("stm32h743").sram_bytes, std::int64_t(512 * 1024));
+        QCOMPARE(presetBoard("stm32f411").sram_bytes, std::int64_t(128 * 1024));
+        QCOMPARE(presetBoard("nrf52840").flash_bytes, std::int64_t(1024 * 1024));
+        // A user file with the same keys; errors name the file and the key.
+        QTemporaryDir dir;
+        const std::string path = (dir.path() + QStringLiteral("/mine.json")).toStdString();
+        Json j = f746.toJson();
+        j["name"] = "mine";
+        j["sram_bytes"] = 200000;
+        writeFileAtomic(path, j.dump());
+        QCOMPARE(loadBoard(path).sram_bytes, std::int64_t(200000));
+        j["fpu"] = "half";
+        writeFileAtomic(path, j.dump());
+        QVERIFY(test::inputErrorOf([&] { loadBoard(path); }).contains(QStringLiteral("mine.json: fpu: expected \"none\", \"single\" or \"double\"")));
+        j.erase("fpu");
+        writeFileAtomic(path, j.dump());
+        QVERIFY(test::inputErrorOf([&] { loadBoard(path); }).contains(QStringLiteral("fpu")));
+        QVERIFY(test::inputErrorOf([&] { loadBoard("stm32f999"); }).contains(QStringLiteral("unknown board 'stm32f999' (presets: [nrf52840")));
+    }
+
+    void boardFitFollowsTheLedgerWithTheDevicesMargin()
+    {
+        const BoardProfile f746 = presetBoard("stm32f746");
+        auto rules = [&](const char* model, const SparseScheme& scheme, const BoardProfile& board, FindingSeverity sev) {
+            const ExportPlan plan = planExport(zooModel(model), QuantizedParams{}, scheme, ExportForm::Reference, "b");
+            std::set<std::string> out;
+            for (const Finding& f : checkBoardFit(board, boardUse(plan)))
+                if (f.severity == sev) out.insert(f.rule);
+            return out;
+        };
+        const SparseScheme mcunet49 = schemeByName("mcunet-5fps/49kb", nullptr);
+        // The ledger's training peak: 195,944 B for MIT's 49kb scheme (it runs on the F746).
+        QCOMPARE(boardUse(planExport(zooModel("mcunet-5fps"), QuantizedParams{}, mcunet49, ExportForm::Reference, "b")).sram_bytes,
+                 std::int64_t(195944));
+        QVERIFY(rules("mcunet-5fps", mcunet49, f746, FindingSeverity::Error).empty());
+        QVERIFY(rules("mcunet-5fps", mcunet49, f746, FindingSeverity::Warning).empty());
+        // What overflowed the F746 once linked (issue 17: by 418.9 KB, 35.4 KB and 24.8 KB): an
+        // error where the ledger alone exceeds 320 KB, a warning where only the margin does.
+        QCOMPARE(rules("mcunet-5fps", SparseScheme::biasOnly(41), f746, FindingSeverity::Error), std::set<std::string>{"board-sram"});
+        QCOMPARE(rules("mbv2-w0.35", schemeByName("mbv2-w0.35/138kb", nullptr), f746, FindingSeverity::Error), std::set<std::string>{"board-sram"});
+        QCOMPARE(rules("mbv2-w0.35", schemeByName("mbv2-w0.35/123kb", nullptr), f746, FindingSeverity::Warning), std::set<std::string>{"board-sram"});
+        // The smaller board, and cores without the DSP extension or an FPU.
+        QCOMPARE(rules("mcunet-5fps", mcunet49, presetBoard("stm32f411"), FindingSeverity::Error), std::set<std::string>{"board-sram"});
+        BoardProfile m0 = f746;
+        m0.core = "cortex-m0plus";
+        m0.dsp = false;
+        m0.fpu = "none";
+        QCOMPARE(rules("mcunet-5fps", mcunet49, m0, FindingSeverity::Error), (std::set<std::string>{"board-dsp", "board-fpu"}));
     }
 
     void failedOrRefusedExportLeavesNoFiles()

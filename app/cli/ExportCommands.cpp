@@ -8,10 +8,12 @@
 #include "io/OutputPaths.h"
 #include "io/Text.h"
 #include "nn/QuantizationJob.h"
+#include "tinyengine/BoardFit.h"
 #include "tinyengine/GraphImport.h"
 
 #include <iostream>
 #include <map>
+#include <optional>
 
 namespace tinyscope::cli {
 
@@ -104,11 +106,12 @@ void printFindings(const std::vector<Finding>& findings, std::ostream& os)
 int cmdExport(const Args& argv)
 {
     CliArgs a(argv, {"model", "params", "scales", "supernet", "config", "space", "seed", "calib-data", "calib-images", "threads", "scheme",
-                     "out", "mode", "name"},
+                     "out", "mode", "name", "board"},
               {"strict", "json", "help"});
     if (a.flag("help")) {
         std::cout << "usage: tinyscope export (--model NAME [--params FILE] | --supernet CKPT --config CFG) --scheme FILE|NAME\n"
-                     "                        [--calib-data DATASET] --out DIR [--mode reference|faithful] [--name STEM] [--strict] [--json]\n"
+                     "                        [--calib-data DATASET] --out DIR [--mode reference|faithful] [--name STEM]\n"
+                     "                        [--board NAME|FILE] [--strict] [--json]\n"
                      "  Writes STEM-graph.json, STEM-params.pkl and scale.json for TinyEngine, all or nothing: DIR is\n"
                      "  replaced as a whole in one rename (its other files are kept; it may hold files only, no folders).\n"
                   << kModelOptions
@@ -116,10 +119,14 @@ int cmdExport(const Args& argv)
                      "                        classifier, or a tiny-training backward_config .json/.yaml\n"
                      "  --mode M              reference (default: MIT's compiler's graph + identity slices for ratio-1\n"
                      "                        inner weight updates) or faithful (gradients summed at residual adds)\n"
+                     "  --board NAME|FILE     check SRAM, flash, DSP and FPU against a board: " + formatList(presetBoardNames()) + "\n"
+                     "                        (models/boards/*.json) or a JSON file with the same keys\n"
                      "  --strict              refuse to write when the checker finds errors\n";
         return 0;
     }
     if (!a.has("out")) throw InputError("give the output folder: --out DIR");
+    std::optional<BoardProfile> board;
+    if (a.has("board")) board = loadBoard(a.value("board"));
     if (!a.has("scheme")) throw InputError("give the sparse-update scheme: --scheme FILE|NAME (e.g. mcunet-5fps/49kb)");
     // Where the files go is checked before the model is quantized.
     if (a.has("name")) requireFileStem(a.value("name"), "--name");
@@ -130,12 +137,21 @@ int cmdExport(const Args& argv)
     rq.scheme = a.value("scheme");
     rq.form = parseExportForm(a.value("mode", "reference"));
     rq.name = a.value("name");
-    const ExportPlan plan = planModelExport(rq);
+    ExportPlan plan = planModelExport(rq);
+    BoardUse use;
+    if (board) {
+        use = boardUse(plan);
+        for (Finding& f : checkBoardFit(*board, use)) plan.findings.push_back(std::move(f));
+    }
     std::ostream& log = a.flag("json") ? std::cerr : std::cout;
     log << plan.network.name << ": " << plan.graph.liveOps() << " ops (" << plan.graph.forward_ops << " forward + loss), "
         << plan.graph.outputs.size() << " graph outputs, " << exportFormName(plan.form) << " form";
     if (plan.identity_slices) log << ", " << plan.identity_slices << " identity strided_slice(s) for ratio-1 weight updates";
     log << "\n";
+    if (board)
+        log << "board " << board->name << " (" << board->core << "): SRAM " << groupThousands(use.sram_bytes) << " of "
+            << groupThousands(board->sram_bytes) << " B (memory ledger), flash " << groupThousands(use.flash_bytes) << " of "
+            << groupThousands(board->flash_bytes) << " B (parameters)\n";
     printFindings(plan.findings, log);
     const ExportedFiles files = writeExport(plan, a.value("out"), a.flag("strict"));
     if (a.flag("json")) {
@@ -143,7 +159,9 @@ int cmdExport(const Args& argv)
         for (const Finding& x : plan.findings) f.push_back(x.toJson());
         std::cout << Json{{"graph", files.graph}, {"params", files.params}, {"scales", files.scales}, {"ops", plan.graph.liveOps()},
                           {"forward_ops", plan.graph.forward_ops}, {"outputs", plan.graph.outputs.size()}, {"mode", exportFormName(plan.form)},
-                          {"identity_slices", plan.identity_slices}, {"findings", f}, {"errors", plan.errors()}}
+                          {"identity_slices", plan.identity_slices}, {"findings", f}, {"errors", plan.errors()},
+                          {"board", board ? board->toJson() : Json(nullptr)}, {"board_use", board ? use.toJson() : Json(nullptr)},
+                          {"board_fits", board ? Json(errorCount(checkBoardFit(*board, use)) == 0) : Json(nullptr)}}
                          .dump(2)
                   << "\n";
         return 0;

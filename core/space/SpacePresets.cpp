@@ -13,18 +13,18 @@ struct EmbeddedText {
     const char* text;
 };
 extern const EmbeddedText kEmbeddedSpaces[];
-extern const int kEmbeddedSpaceCount;
+extern const int kEmbeddedSpacesCount;
 
 std::vector<std::string> presetSpaceNames()
 {
     std::vector<std::string> names;
-    for (int i = 0; i < kEmbeddedSpaceCount; ++i) names.emplace_back(kEmbeddedSpaces[i].name);
+    for (int i = 0; i < kEmbeddedSpacesCount; ++i) names.emplace_back(kEmbeddedSpaces[i].name);
     return names;
 }
 
 DesignSpace presetSpace(const std::string& name)
 {
-    for (int i = 0; i < kEmbeddedSpaceCount; ++i)
+    for (int i = 0; i < kEmbeddedSpacesCount; ++i)
         if (name == kEmbeddedSpaces[i].name)
             return DesignSpace::fromJson(parseJson(kEmbeddedSpaces[i].text, "preset " + name), "preset " + name);
     throw InputError("unknown design space '" + name + "' (presets: " + formatList(presetSpaceNames()) +

@@ -1,0 +1,32 @@
+#pragma once
+// Does an export fit the chosen board? The SRAM and flash the workbench computes for it, checked
+// against a BoardProfile, as checker findings (rules board-sram, board-flash, board-dsp,
+// board-fpu; docs/TINYENGINE_EXPORT.md). The real binary's figures come from `tinyscope
+// device-run` (docs/DEVICE_RUNNER.md); these are the workbench's, with margins learned there.
+// Torch-free.
+#include "tinyengine/BoardProfile.h"
+#include "tinyengine/ExportChecker.h"
+#include "tinyengine/TinyEngineExport.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace tinyscope {
+
+struct BoardUse {
+    std::int64_t sram_bytes = 0;    // the memory ledger's training peak (with reordering) in the form's autodiff mode
+    std::int64_t flash_bytes = 0;   // the bytes of every array of the params pickle (weights, biases, scales, QAS factors)
+    Json toJson() const { return {{"sram_bytes", sram_bytes}, {"flash_bytes", flash_bytes}}; }
+};
+
+// What the generated code needs beyond the workbench's figures, measured on MIT's 49kb export
+// (docs/DEVICE_RUNNER.md): the training step's stack (21.9 KB: its QAS arrays are locals) and
+// runtime data on the SRAM side (ledger 195,944 B, binary 255,088 B); TinyEngine's code and
+// kernels on the flash side (.text 116 KB).
+constexpr std::int64_t kBoardSramMargin = 64 * 1024;
+constexpr std::int64_t kBoardFlashMargin = 128 * 1024;
+
+BoardUse boardUse(const ExportPlan& plan);
+std::vector<Finding> checkBoardFit(const BoardProfile& board, const BoardUse& use);
+
+}  // namespace tinyscope
