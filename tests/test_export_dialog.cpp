@@ -25,6 +25,7 @@ QString screenshot(QWidget& w, const char* name)
 {
     QDir().mkpath(QStringLiteral("screenshots"));
     const QString path = QStringLiteral("screenshots/") + QLatin1String(name);
+    QCoreApplication::processEvents();   // the layout follows the status text's new height
     w.grab().save(path);
     return path;
 }
@@ -76,6 +77,25 @@ private Q_SLOTS:
         QCOMPARE(d.findingCount(), 6);
         QVERIFY2(d.statusText().contains(QStringLiteral("4 error(s), 2 warning(s)")), qPrintable(d.statusText()));
         screenshot(d, "export-dialog-faithful.png");
+
+        // A board: the 49kb scheme's 195,944 B of training SRAM do not fit the F411's 128 KB, and its
+        // 513,151 B of parameters leave TinyEngine's code too little of its 512 KB of flash.
+        d.setForm(ExportForm::Reference);
+        d.setBoard(QStringLiteral("stm32f411"));
+        QVERIFY(!d.hasPlan());
+        d.check();
+        QVERIFY(d.waitForIdle(120000));
+        QVERIFY(d.hasPlan());
+        QCOMPARE(d.plan()->errors(), 1);
+        QCOMPARE(d.findingCount(), 2);
+        QVERIFY(d.plan()->findings[0].error() && d.plan()->findings[0].rule == "board-sram");
+        QVERIFY(!d.plan()->findings[1].error() && d.plan()->findings[1].rule == "board-flash");
+        QVERIFY2(d.statusText().contains(QStringLiteral("Board stm32f411: SRAM 195,944 of 131,072 B")), qPrintable(d.statusText()));
+        screenshot(d, "export-dialog-board.png");
+        d.setBoard(QString());
+        d.check();
+        QVERIFY(d.waitForIdle(120000));
+        QCOMPARE(d.findingCount(), 0);
     }
 
     void strictRefusalWritesNothing()

@@ -2,6 +2,10 @@
 
 #include "EventWait.h"
 #include "Error.h"
+#include "io/Text.h"
+#include "tinyengine/BoardFit.h"
+
+#include <algorithm>
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -47,6 +51,19 @@ ExportDialog::ExportDialog(ExportRequest request, QWidget* parent) : QDialog(par
     form_->addItem(QStringLiteral("faithful — gradients summed at residual adds"), int(ExportForm::Faithful));
     form_->setCurrentIndex(request_.form == ExportForm::Reference ? 0 : 1);
     form->addRow(QStringLiteral("Form"), form_);
+    board_ = new QComboBox;
+    board_->addItem(QStringLiteral("none — no board check"), QString());
+    for (const std::string& n : presetBoardNames()) {
+        const BoardProfile b = presetBoard(n);
+        board_->addItem(QStringLiteral("%1 — %2 KB SRAM, %3 KB flash, %4")
+                            .arg(QString::fromStdString(b.name))
+                            .arg(b.sram_bytes / 1024)
+                            .arg(b.flash_bytes / 1024)
+                            .arg(QString::fromStdString(b.core)),
+                        QString::fromStdString(b.name));
+    }
+    board_->setToolTip(QStringLiteral("Check the export's SRAM (memory ledger), flash (parameters), DSP and FPU needs against a board (models/boards)"));
+    form->addRow(QStringLiteral("Board"), board_);
     strict_ = new QCheckBox(QStringLiteral("Refuse to write when the checker finds errors"));
     strict_->setChecked(true);
     form->addRow(QString(), strict_);
@@ -93,6 +110,7 @@ ExportDialog::ExportDialog(ExportRequest request, QWidget* parent) : QDialog(par
     connect(cancel_, &QPushButton::clicked, this, [this] { cancel_flag_->store(true); });
     connect(close, &QPushButton::clicked, this, &QDialog::reject);
     connect(form_, &QComboBox::currentIndexChanged, this, [this] { invalidate(); });
+    connect(board_, &QComboBox::currentIndexChanged, this, [this] { invalidate(); });
     connect(name_, &QLineEdit::textEdited, this, [this] { invalidate(); });
     connect(folder_, &QLineEdit::textChanged, this, [this] { write_->setEnabled(plan_ && !running_ && !folder_->text().isEmpty()); });
 }
@@ -106,6 +124,8 @@ ExportDialog::~ExportDialog()
 void ExportDialog::setOutputFolder(const QString& dir) { folder_->setText(dir); }
 
 void ExportDialog::setForm(ExportForm form) { form_->setCurrentIndex(form == ExportForm::Reference ? 0 : 1); }
+
+void ExportDialog::setBoard(const QString& name) { board_->setCurrentIndex(std::max(0, board_->findData(name))); }
 
 int ExportDialog::findingCount() const { return plan_ ? static_cast<int>(plan_->findings.size()) : 0; }
 
@@ -125,6 +145,7 @@ void ExportDialog::setRunning(bool running)
     check_->setEnabled(!running);
     cancel_->setEnabled(running);
     form_->setEnabled(!running);
+    board_->setEnabled(!running);
     name_->setEnabled(!running);
     write_->setEnabled(!running && plan_ && !folder_->text().isEmpty());
 }
@@ -160,11 +181,18 @@ void ExportDialog::check()
     progress_->setFormat(QStringLiteral("quantizing and building the graph"));
     status_->setText(QStringLiteral("Checking…"));
     const JobControl job = jobControl();
-    auto outcome = std::make_shared<std::pair<std::shared_ptr<const ExportPlan>, QString>>();
+    const std::string boardName = board_->currentData().toString().toStdString();
+    struct Outcome {
+        std::shared_ptr<const ExportPlan> first;
+        QString second;       // the error
+        QString boardLine;    // the export's use of the chosen board
+    };
+    auto outcome = std::make_shared<Outcome>();
     auto* watcher = new QFutureWatcher<void>(this);
     connect(watcher, &QFutureWatcher<void>::finished, this, [this, watcher, outcome] {
         watcher->deleteLater();
         plan_ = outcome->first;
+        boardLine_ = outcome->boardLine;
         setRunning(false);
         if (!plan_) {
             progress_->setFormat(outcome->second == QStringLiteral("cancelled") ? QStringLiteral("cancelled") : QStringLiteral("failed"));
@@ -177,9 +205,21 @@ void ExportDialog::check()
         showPlan();
         Q_EMIT checked(true);
     });
-    watcher->setFuture(QtConcurrent::run([rq, job, outcome] {
+    watcher->setFuture(QtConcurrent::run([rq, job, outcome, boardName] {
         try {
-            outcome->first = std::make_shared<const ExportPlan>(planModelExport(rq, job));
+            auto plan = std::make_shared<ExportPlan>(planModelExport(rq, job));
+            if (!boardName.empty()) {
+                const BoardProfile board = presetBoard(boardName);
+                const BoardUse use = boardUse(*plan);
+                for (Finding& f : checkBoardFit(board, use)) plan->findings.push_back(std::move(f));
+                outcome->boardLine = QStringLiteral("Board %1: SRAM %2 of %3 B (memory ledger), flash %4 of %5 B (parameters).")
+                                         .arg(QString::fromStdString(board.name))
+                                         .arg(QString::fromStdString(groupThousands(use.sram_bytes)))
+                                         .arg(QString::fromStdString(groupThousands(board.sram_bytes)))
+                                         .arg(QString::fromStdString(groupThousands(use.flash_bytes)))
+                                         .arg(QString::fromStdString(groupThousands(board.flash_bytes)));
+            }
+            outcome->first = std::move(plan);
         } catch (const CancelledError&) {
             outcome->second = QStringLiteral("cancelled");
         } catch (const std::exception& e) {
@@ -213,6 +253,7 @@ void ExportDialog::showPlan()
                        .arg(p.params.arrays.size())
                        .arg(p.params.scales.size());
     if (p.identity_slices) text += QStringLiteral("; %1 identity strided_slice(s) for ratio-1 weight updates").arg(p.identity_slices);
+    if (!boardLine_.isEmpty()) text += QStringLiteral("<br>") + boardLine_;
     text += QStringLiteral("<br>%1 error(s), %2 warning(s).").arg(p.errors()).arg(p.findings.size() - static_cast<std::size_t>(p.errors()));
     if (p.errors() && strict_->isChecked()) text += QStringLiteral(" Writing is refused while “refuse on errors” is ticked.");
     status_->setText(text);

@@ -29,6 +29,7 @@ public:
 
     void setOutputFolder(const QString& dir);
     void setForm(ExportForm form);
+    void setBoard(const QString& name);   // a preset name, or empty for none
     void check();                       // plans the export off the GUI thread (no-op while busy)
     void write();                       // writes the checked plan off the GUI thread
     bool waitForIdle(int timeoutMs);    // tests and screenshots
@@ -54,6 +55,8 @@ private:
     QLineEdit* folder_;
     QLineEdit* name_;
     QComboBox* form_;
+    QComboBox* board_;
+    QString boardLine_;   // the checked plan's use of the chosen board (empty: none chosen)
     QCheckBox* strict_;
     QTreeWidget* findings_;
     QLabel* status_;
