@@ -35,7 +35,7 @@ std::vector<Finding> checkBoardFit(const BoardProfile& board, const BoardUse& us
         add(FindingSeverity::Warning, "board-sram",
             "the memory ledger's peak, " + bytesText(use.sram_bytes) + ", leaves " + bytesText(board.sram_bytes - use.sram_bytes) + " of the board's " +
                 bytesText(board.sram_bytes) + "; the generated code needs more than the ledger (stack of the training step, runtime data: " +
-                "+59 KB on the 49kb export), so it may not fit: run `tinyscope device-run` to measure the binary");
+                "57-66 KB over the ledger on the published schemes), so it may not fit: run `tinyscope device-run` to measure the binary");
     if (use.flash_bytes > board.flash_bytes)
         add(FindingSeverity::Error, "board-flash",
             "the parameters take " + bytesText(use.flash_bytes) + " and the board has " + bytesText(board.flash_bytes) + " of flash");

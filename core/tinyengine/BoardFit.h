@@ -19,11 +19,12 @@ struct BoardUse {
     Json toJson() const { return {{"sram_bytes", sram_bytes}, {"flash_bytes", flash_bytes}}; }
 };
 
-// What the generated code needs beyond the workbench's figures, measured on MIT's 49kb export
-// (docs/DEVICE_RUNNER.md): the training step's stack (21.9 KB: its QAS arrays are locals) and
-// runtime data on the SRAM side (ledger 195,944 B, binary 255,088 B); TinyEngine's code and
-// kernels on the flash side (.text 116 KB).
-constexpr std::int64_t kBoardSramMargin = 64 * 1024;
+// What the generated code needs beyond the workbench's figures, measured on the emulated M7
+// (docs/DEVICE_RUNNER.md, the published schemes' table): the training step's stack (21-23 KB: its
+// QAS arrays are locals) and runtime data put the binary's SRAM 57-66 KB above the memory ledger's
+// peak (MIT's 49kb: ledger 195,944 B, binary 255,088 B); TinyEngine's code and kernels add about
+// 116 KB of flash.
+constexpr std::int64_t kBoardSramMargin = 72 * 1024;
 constexpr std::int64_t kBoardFlashMargin = 128 * 1024;
 
 BoardUse boardUse(const ExportPlan& plan);
