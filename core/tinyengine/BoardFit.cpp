@@ -35,14 +35,14 @@ std::vector<Finding> checkBoardFit(const BoardProfile& board, const BoardUse& us
         add(FindingSeverity::Warning, "board-sram",
             "the memory ledger's peak, " + bytesText(use.sram_bytes) + ", leaves " + bytesText(board.sram_bytes - use.sram_bytes) + " of the board's " +
                 bytesText(board.sram_bytes) + "; the generated code needs more than the ledger (stack of the training step, runtime data: " +
-                "57-66 KB over the ledger on the published schemes), so it may not fit: run `tinyscope device-run` to measure the binary");
+                "54-74 KB over the ledger on the published schemes), so it may not fit: run `tinyscope device-run` to measure the binary");
     if (use.flash_bytes > board.flash_bytes)
         add(FindingSeverity::Error, "board-flash",
             "the parameters take " + bytesText(use.flash_bytes) + " and the board has " + bytesText(board.flash_bytes) + " of flash");
     else if (use.flash_bytes + kBoardFlashMargin > board.flash_bytes)
         add(FindingSeverity::Warning, "board-flash",
             "the parameters take " + bytesText(use.flash_bytes) + " of the board's " + bytesText(board.flash_bytes) +
-                " of flash; TinyEngine's code adds about 116 KB (49kb export), so it may not fit");
+                " of flash; TinyEngine's code, kernels and generated tables add 165-253 KB (published schemes), so it may not fit");
     if (!board.dsp)
         add(FindingSeverity::Error, "board-dsp",
             board.core + " has no DSP extension, and TinyEngine's kernels are written with its SIMD instructions (__SMLAD, __SXTB16)");
