@@ -1,0 +1,124 @@
+// tinyscope device-run  (a TinyEngine export on an emulated Cortex-M7, compared with Int8Forward)
+#include "cli/Cli.h"
+#include "cli/CliArgs.h"
+
+#include "Error.h"
+#include "device/DeviceRunner.h"
+#include "io/JsonFile.h"
+
+#include <iostream>
+
+namespace tinyscope::cli {
+
+namespace {
+
+Json logitsJson(const std::vector<std::int8_t>& v)
+{
+    Json a = Json::array();
+    for (std::int8_t x : v) a.push_back(static_cast<int>(x));
+    return a;
+}
+
+std::string joined(const std::vector<std::int8_t>& v)
+{
+    std::string s;
+    for (std::int8_t x : v) s += (s.empty() ? "" : " ") + std::to_string(static_cast<int>(x));
+    return s;
+}
+
+int cmdDeviceRun(const Args& argv)
+{
+    CliArgs a(argv, {"export", "images", "keep", "timeout"}, {"json", "help"});
+    if (a.flag("help")) {
+        std::cout << "usage: tinyscope device-run --export DIR [--images N] [--keep DIR] [--timeout S] [--json]\n"
+                     "  Runs a TinyEngine export (DIR: one *-graph.json, one params *.pkl, scale.json) on an emulated\n"
+                     "  Cortex-M7: TinyEngine's code generator, arm-none-eabi-gcc, QEMU mps2-an500 (docs/DEVICE_RUNNER.md).\n"
+                     "  N synthetic images (1..100, default 2; image 0 = the LCG image of the docs, the others the same\n"
+                     "  LCG stream continued) are run with invoke_inf(), then one training step on image 0, class 3.\n"
+                     "  The device's int8 logits are compared with Int8Forward in TinyEngine's arithmetic.\n"
+                     "  --keep DIR     keep the build folder there (default: a temporary folder, removed)\n"
+                     "  --timeout S    kill the run after S seconds (default 1800) and report it as a hang\n"
+                     "  exit 0: the device's logits equal the workbench's; 4: they differ (first image and logit\n"
+                     "  printed); 2: bad input, a missing tool (the Debian package named) or a failed compile/run\n";
+        return 0;
+    }
+    if (!a.positionals().empty()) throw InputError("unexpected argument '" + a.positionals()[0] + "' (give the folder with --export DIR)");
+    if (!a.has("export")) throw InputError("give the export folder: --export DIR");
+    DeviceRunOptions o;
+    o.export_dir = a.value("export");
+    o.synthetic_images = a.intValue("images", 2, 1, 100);
+    o.labels = {3};
+    o.keep_dir = a.value("keep");
+    o.timeout_s = a.intValue("timeout", 1800, 1, 86400);
+    const bool json = a.flag("json");
+    JobControl job;
+    // Progress on stdout (text form only), so stderr holds nothing but the one-line error of a failed run.
+    if (!json)
+        job.progress = [](std::size_t, std::size_t, const std::string& stage) {
+            if (stage == "device") std::cout << "code generation, compile and emulation (about a minute the first time) ..." << std::endl;
+        };
+    const DeviceRunResult r = runOnDevice(o, job);
+
+    auto perCall = [](const std::vector<std::int64_t>& v) { return v.empty() ? Json(nullptr) : Json(v.front()); };
+    if (json) {
+        Json j;
+        j["export"] = o.export_dir;
+        j["images"] = r.images;
+        j["steps"] = r.steps;
+        j["inference_match"] = r.inference_match;
+        j["first_difference"] = r.inference_match ? Json(nullptr)
+                                                  : Json{{"image", r.first_difference.image},
+                                                         {"logit", r.first_difference.index},
+                                                         {"device", r.first_difference.device},
+                                                         {"workbench", r.first_difference.workbench}};
+        j["training_match"] = nullptr;   // not compared yet (docs/DEVICE_RUNNER.md)
+        j["sram_bytes"] = r.sram_bytes;
+        j["flash_bytes"] = r.flash_bytes;
+        j["sections"] = {{"text", r.text_bytes}, {"rodata", r.rodata_bytes}, {"data", r.data_bytes}, {"bss", r.bss_bytes}};
+        j["stack_high_water"] = {{"inference", r.stack_inference_bytes}, {"training", r.stack_training_bytes}};
+        j["instructions_per_inference"] = perCall(r.instructions_per_inference);
+        j["instructions_per_inference_each"] = r.instructions_per_inference;
+        j["instructions_per_step"] = perCall(r.instructions_per_step);
+        j["instructions_per_step_each"] = r.instructions_per_step;
+        j["codegen_s"] = r.codegen_s;
+        j["compile_s"] = r.compile_s;
+        j["emulate_s"] = r.emulate_s;
+        j["kernel_archive_reused"] = r.kernel_archive_reused;
+        Json dev = Json::array(), ours = Json::array();
+        for (const auto& v : r.device_logits) dev.push_back(logitsJson(v));
+        for (const auto& v : r.workbench_logits) ours.push_back(logitsJson(v));
+        j["device_logits"] = dev;
+        j["workbench_logits"] = ours;
+        if (!o.keep_dir.empty()) j["kept"] = r.work_dir;
+        std::cout << j.dump(1) << "\n";
+    } else {
+        std::cout << "device-run " << o.export_dir << ": " << r.images << " image(s), " << r.steps << " training step(s) on emulated Cortex-M7 (QEMU mps2-an500)\n";
+        for (std::size_t k = 0; k < r.device_logits.size(); ++k)
+            std::cout << "  image " << k << " device    " << joined(r.device_logits[k]) << "\n"
+                      << "  image " << k << " workbench " << joined(r.workbench_logits[k]) << "\n";
+        std::cout << "  inference      " << (r.inference_match ? "matches Int8Forward (TinyEngine arithmetic) exactly" : "DIFFERS") << "\n";
+        if (!r.instructions_per_inference.empty()) std::cout << "  instructions   " << r.instructions_per_inference.front() << " per inference (image 0; QEMU -icount, not cycles)\n";
+        if (!r.instructions_per_step.empty()) std::cout << "                 " << r.instructions_per_step.front() << " per training step\n";
+        std::cout << "  SRAM           " << r.sram_bytes << " B (.data " << r.data_bytes << " + .bss " << r.bss_bytes << " + stack "
+                  << std::max(r.stack_inference_bytes, r.stack_training_bytes) << ")\n"
+                  << "  flash          " << r.flash_bytes << " B (.text " << r.text_bytes << " + .rodata " << r.rodata_bytes << " + .data " << r.data_bytes << ")\n"
+                  << "  times          codegen " << r.codegen_s << " s, compile+link " << r.compile_s << " s"
+                  << (r.kernel_archive_reused ? " (kernel archive reused)" : "") << ", emulation " << r.emulate_s << " s\n";
+        if (!o.keep_dir.empty()) std::cout << "  build folder   " << r.work_dir << "\n";
+    }
+    if (!r.inference_match) {
+        std::cerr << "tinyscope device-run: the device disagrees with the workbench: image " << r.first_difference.image << ", logit "
+                  << r.first_difference.index << ": device " << r.first_difference.device << ", Int8Forward " << r.first_difference.workbench << "\n";
+        return 4;
+    }
+    return 0;
+}
+
+}  // namespace
+
+std::vector<Command> deviceCommands()
+{
+    return {{"device-run", "run a TinyEngine export on an emulated Cortex-M7 and compare it with the workbench", cmdDeviceRun}};
+}
+
+}  // namespace tinyscope::cli

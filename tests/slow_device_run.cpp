@@ -1,0 +1,62 @@
+// `tinyscope device-run` end to end (slow tier: TinyEngine's code generator, ~100 C files compiled for
+// Cortex-M7, QEMU): the workbench's own export of MIT's 49kb MCUNet-5fps case runs on the emulated
+// board, its int8 logits equal Int8Forward in TinyEngine's arithmetic, and the instruction counts and
+// sizes are the figures of docs/DEVICE_RUNNER.md. Skips with a message when ../shared/reference/runtimes
+// or a Debian tool is missing.
+#include "TestSupport.h"
+
+#include "device/DeviceRunner.h"
+#include "io/JsonFile.h"
+
+#include <QTemporaryDir>
+
+using namespace tinyscope;
+
+class SlowDeviceRun : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void the49kbExportRunsOnTheEmulatedM7AsTheWorkbenchComputes()
+    {
+        REQUIRE_SHARED();
+        if (!QFileInfo::exists(test::sharedDir() + QStringLiteral("/reference/runtimes/tinyengine")))
+            QSKIP("../shared/reference/runtimes (TinyEngine, CMSIS) not found: the device runner needs them");
+        if (const std::string pkg = missingDevicePackage(); !pkg.empty())
+            QSKIP(qPrintable(QStringLiteral("a device tool is missing: install the Debian package %1").arg(QString::fromStdString(pkg))));
+        QTemporaryDir dir;
+        const QString exportDir = dir.path() + QStringLiteral("/export"), keep = dir.path() + QStringLiteral("/build");
+        const test::CliRun e = test::runTinyscope({QStringLiteral("export"), QStringLiteral("--model"), QStringLiteral("mcunet-5fps"), QStringLiteral("--params"),
+                                                   QString::fromStdString(test::sharedPath("reference/tinyengine/full-int8-params.pkl")),
+                                                   QStringLiteral("--scheme"), QStringLiteral("mcunet-5fps/49kb"), QStringLiteral("--out"), exportDir});
+        QVERIFY2(e.code == 0, e.err.c_str());
+        const test::CliRun r = test::runTinyscope({QStringLiteral("device-run"), QStringLiteral("--export"), exportDir, QStringLiteral("--images"),
+                                                   QStringLiteral("2"), QStringLiteral("--keep"), keep, QStringLiteral("--json")},
+                                                  850000);
+        QVERIFY2(r.code == 0, r.err.c_str());
+        const Json j = Json::parse(r.out);
+        QCOMPARE(j["inference_match"].get<bool>(), true);
+        QVERIFY(j["first_difference"].is_null());
+        QCOMPARE(j["images"].get<int>(), 2);
+        QCOMPARE(j["steps"].get<int>(), 1);
+        // The LCG image's logits as the device gave them when the pipeline was a script (docs/DEVICE_RUNNER.md).
+        QCOMPARE(j["device_logits"][0], Json::parse("[-26, -30, -28, -32, -18, -15, -26, -25, -29, -34]"));
+        QCOMPARE(j["device_logits"], j["workbench_logits"]);
+        // Deterministic under -icount: the docs' figures for the LCG image and one step on it with class 3.
+        QCOMPARE(j["instructions_per_inference"].get<long long>(), 65035271LL);
+        QCOMPARE(j["instructions_per_step"].get<long long>(), 106370604LL);
+        QCOMPARE(j["sections"]["text"].get<long long>(), 116148LL);
+        QCOMPARE(j["sections"]["rodata"].get<long long>(), 545924LL);
+        QCOMPARE(j["sections"]["data"].get<long long>(), 36288LL);
+        QCOMPARE(j["sections"]["bss"].get<long long>(), 196880LL);
+        QCOMPARE(j["stack_high_water"]["training"].get<long long>(), 21920LL);
+        QCOMPARE(j["sram_bytes"].get<long long>(), 255088LL);
+        QCOMPARE(j["flash_bytes"].get<long long>(), 698360LL);
+        for (const char* k : {"codegen_s", "compile_s", "emulate_s"}) QVERIFY(j[k].get<double>() > 0);
+        // --keep leaves the build and the pipeline's own summary.
+        QVERIFY(QFileInfo::exists(keep + QStringLiteral("/build/tinyengine_export.elf")));
+        QVERIFY(QFileInfo::exists(keep + QStringLiteral("/summary.json")));
+    }
+};
+
+QTEST_GUILESS_MAIN(SlowDeviceRun)
+#include "slow_device_run.moc"
