@@ -110,7 +110,7 @@ struct ExportFiles {
 ExportFiles findExportFiles(const std::string& dir)
 {
     std::error_code ec;
-    if (!fs::is_directory(dir, ec)) throw InputError("device-run: export folder '" + dir + "' does not exist");
+    if (!fs::is_directory(dir, ec)) throw InputError("export folder '" + dir + "' does not exist");
     std::vector<std::string> graphs, pickles, scales;
     for (const auto& e : fs::directory_iterator(dir, ec)) {
         const std::string name = e.path().filename().string();
@@ -120,8 +120,8 @@ ExportFiles findExportFiles(const std::string& dir)
         else if (endsWith("scale.json")) scales.push_back(e.path().string());
     }
     auto one = [&](const std::vector<std::string>& v, const char* what) {
-        if (v.empty()) throw InputError("device-run: no " + std::string(what) + " in '" + dir + "'");
-        if (v.size() > 1) throw InputError("device-run: more than one " + std::string(what) + " in '" + dir + "'");
+        if (v.empty()) throw InputError("no " + std::string(what) + " in '" + dir + "'");
+        if (v.size() > 1) throw InputError("more than one " + std::string(what) + " in '" + dir + "'");
         return v.front();
     };
     return {one(graphs, "*-graph.json"), one(pickles, "*.pkl (params pickle)"), one(scales, "scale.json")};
@@ -132,14 +132,14 @@ std::string makeWorkDir(const std::string& keep)
     if (!keep.empty()) {
         std::error_code ec;
         fs::create_directories(keep, ec);
-        if (ec || !fs::is_directory(keep)) throw InputError("device-run: cannot create the keep folder '" + keep + "': " + ec.message());
+        if (ec || !fs::is_directory(keep)) throw InputError("cannot create the keep folder '" + keep + "': " + ec.message());
         return fs::absolute(keep).string();
     }
     const char* tmp = std::getenv("TMPDIR");
     std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/tinyscope-device-XXXXXX";
     std::vector<char> buf(templ.begin(), templ.end());
     buf.push_back('\0');
-    if (!::mkdtemp(buf.data())) throw InputError("device-run: cannot create a temporary folder under '" + templ + "': " + std::strerror(errno));
+    if (!::mkdtemp(buf.data())) throw InputError("cannot create a temporary folder under '" + templ + "': " + std::strerror(errno));
     return buf.data();
 }
 
@@ -180,11 +180,11 @@ int runPipeline(const std::string& script, const std::vector<std::string>& args,
     envp.push_back(nullptr);
 
     const int logFd = ::open(logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (logFd < 0) throw InputError("device-run: cannot write '" + logPath + "': " + std::strerror(errno));
+    if (logFd < 0) throw InputError("cannot write '" + logPath + "': " + std::strerror(errno));
     const pid_t pid = ::fork();
     if (pid < 0) {
         ::close(logFd);
-        throw InputError(std::string("device-run: cannot start the pipeline: ") + std::strerror(errno));
+        throw InputError(std::string("cannot start the device pipeline: ") + std::strerror(errno));
     }
     if (pid == 0) {
         ::setpgid(0, 0);
@@ -222,7 +222,7 @@ int runPipeline(const std::string& script, const std::vector<std::string>& args,
                 log = readFileBytes(logPath, 64u << 20);
             } catch (const std::exception&) {
             }
-            throw InputError("device-run: the pipeline did not finish within " + std::to_string(static_cast<long long>(timeout_s)) +
+            throw InputError("the pipeline did not finish within " + std::to_string(static_cast<long long>(timeout_s)) +
                              " s (hang), killed; last output: " + (lastLine(log).empty() ? "(none)" : lastLine(log)));
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -248,8 +248,10 @@ std::string missingDevicePackage()
     specs = lastLine(specs);
     if (specs.empty() || specs.find('/') == std::string::npos || ::access(specs.c_str(), R_OK) != 0) return "libnewlib-arm-none-eabi";
     if (::access("/usr/bin/python3", X_OK) != 0) return "python3";
-    for (const auto& [mod, pkg] : {std::pair<const char*, const char*>{"numpy", "python3-numpy"}, {"matplotlib", "python3-matplotlib"}, {"tqdm", "python3-tqdm"}})
-        if (runCapture({"/usr/bin/python3", "-c", std::string("import ") + mod}, nullptr) != 0) return pkg;
+    // One interpreter for the three modules (matplotlib alone takes a second to import); one each only to name the missing one.
+    if (runCapture({"/usr/bin/python3", "-c", "import numpy, matplotlib, tqdm"}, nullptr) != 0)
+        for (const auto& [mod, pkg] : {std::pair<const char*, const char*>{"numpy", "python3-numpy"}, {"matplotlib", "python3-matplotlib"}, {"tqdm", "python3-tqdm"}})
+            if (runCapture({"/usr/bin/python3", "-c", std::string("import ") + mod}, nullptr) != 0) return pkg;
     return "";
 }
 
@@ -273,11 +275,11 @@ DeviceRunResult runOnDevice(const DeviceRunOptions& o, const JobControl& job)
 {
     job.report(0, 3, "tools");
     if (const std::string pkg = missingDevicePackage(); !pkg.empty())
-        throw InputError("device-run: a tool the emulated device needs is missing: install the Debian package " + pkg);
+        throw InputError("a tool the emulated device needs is missing: install the Debian package " + pkg);
     const ExportFiles files = findExportFiles(o.export_dir);
     const std::string root = dataRoot();
     const std::string script = root + "/resources/device/run_export.sh";
-    if (root.empty() || !fileExists(script)) throw InputError("device-run: the device pipeline resources/device/run_export.sh was not found (set TINYSCOPE_DATA)");
+    if (root.empty() || !fileExists(script)) throw InputError("the device pipeline resources/device/run_export.sh was not found (set TINYSCOPE_DATA)");
 
     // The workbench side first: a graph or params the workbench cannot read fails before any compile.
     const ImportedGraph im = importTinyEngineGraph(files.graph, files.params, files.scale);
@@ -289,12 +291,12 @@ DeviceRunResult runOnDevice(const DeviceRunOptions& o, const JobControl& job)
     const int C = static_cast<int>(shape[1]), H = static_cast<int>(shape[2]), W = static_cast<int>(shape[3]);
     const std::size_t inBytes = static_cast<std::size_t>(C) * static_cast<std::size_t>(H) * static_cast<std::size_t>(W);
     const std::vector<std::vector<std::int8_t>> images = o.images.empty() && o.synthetic_images > 0 ? lcgImages(o.synthetic_images, C, H, W) : o.images;
-    if (images.empty()) throw InputError("device-run: no images to run");
+    if (images.empty()) throw InputError("no images to run");
     std::string inputs;
     for (std::size_t k = 0; k < images.size(); ++k) {
         const auto& img = images[k];
         if (img.size() != inBytes)
-            throw InputError("device-run: image " + std::to_string(k) + " has " + std::to_string(img.size()) + " values, the graph's input " +
+            throw InputError("image " + std::to_string(k) + " has " + std::to_string(img.size()) + " values, the graph's input " +
                              std::to_string(inBytes));
         for (int h = 0; h < H; ++h)
             for (int w = 0; w < W; ++w)
@@ -304,7 +306,7 @@ DeviceRunResult runOnDevice(const DeviceRunOptions& o, const JobControl& job)
     std::string labels;
     for (std::size_t k = 0; k < o.labels.size(); ++k) {
         if (o.labels[k] < 0 || o.labels[k] >= forward.classes())
-            throw InputError("device-run: label " + std::to_string(k) + " is " + std::to_string(o.labels[k]) + ", outside 0.." +
+            throw InputError("label " + std::to_string(k) + " is " + std::to_string(o.labels[k]) + ", outside 0.." +
                              std::to_string(forward.classes() - 1));
         labels.push_back(static_cast<char>(o.labels[k]));
     }
@@ -327,7 +329,7 @@ DeviceRunResult runOnDevice(const DeviceRunOptions& o, const JobControl& job)
                                logPath, o.timeout_s, job);
     if (rc != 0) {
         const std::string log = readFileBytes(logPath, 64u << 20);
-        throw InputError("device-run: " + pipelineMessage(log) + (rc == 2 ? "" : " (pipeline exit " + std::to_string(rc) + ")"));
+        throw InputError("" + pipelineMessage(log) + (rc == 2 ? "" : " (pipeline exit " + std::to_string(rc) + ")"));
     }
 
     // The summary.
