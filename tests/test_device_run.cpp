@@ -5,10 +5,16 @@
 
 #include "device/DeviceRunner.h"
 
+#include <QDirIterator>
 #include <QFile>
 #include <QProcessEnvironment>
 #include <QStandardPaths>
 #include <QTemporaryDir>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <thread>
 
 using namespace tinyscope;
 
@@ -36,10 +42,57 @@ void writeFile(const QString& path, const QByteArray& bytes)
     f.write(bytes);
 }
 
+// Processes whose command line mentions `needle` (zombies have none).
+int processesMentioning(const QString& needle)
+{
+    int n = 0;
+    QDirIterator it(QStringLiteral("/proc"), QDir::Dirs | QDir::NoDotAndDotDot);
+    while (it.hasNext()) {
+        const QString d = it.next();
+        bool isPid = false;
+        const qint64 pid = QFileInfo(d).fileName().toLongLong(&isPid);
+        if (!isPid || pid == QCoreApplication::applicationPid()) continue;
+        QFile f(d + QStringLiteral("/cmdline"));
+        if (f.open(QIODevice::ReadOnly) && QString::fromUtf8(f.readAll().replace('\0', ' ')).contains(needle)) ++n;
+    }
+    return n;
+}
+
+bool noProcessMentions(const QString& needle)
+{
+    for (int i = 0; i < 50; ++i) {   // SIGKILLed children are reaped by init shortly after
+        if (processesMentioning(needle) == 0) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+}
+
 }  // namespace
 
 class TestDeviceRun : public QObject {
     Q_OBJECT
+
+    // The workbench's export of MIT's 49kb case into `dir`; false (and the test skipped) without
+    // ../shared or the device tools.
+    bool exportForDevice(const QString& dir)
+    {
+        if (!test::haveShared() || !QFileInfo::exists(test::sharedDir() + QStringLiteral("/reference/runtimes/tinyengine"))) {
+            QTest::qSkip("../shared/reference/runtimes not found: the device runner needs TinyEngine", __FILE__, __LINE__);
+            return false;
+        }
+        if (const std::string pkg = missingDevicePackage(); !pkg.empty()) {
+            QTest::qSkip(qPrintable(QStringLiteral("a device tool is missing: install the Debian package %1").arg(QString::fromStdString(pkg))), __FILE__, __LINE__);
+            return false;
+        }
+        const test::CliRun e = test::runTinyscope({QStringLiteral("export"), QStringLiteral("--model"), QStringLiteral("mcunet-5fps"), QStringLiteral("--params"),
+                                                   QString::fromStdString(test::sharedPath("reference/tinyengine/full-int8-params.pkl")),
+                                                   QStringLiteral("--scheme"), QStringLiteral("mcunet-5fps/49kb"), QStringLiteral("--out"), dir});
+        if (e.code != 0) {
+            QTest::qFail(e.err.c_str(), __FILE__, __LINE__);
+            return false;
+        }
+        return true;
+    }
 
 private Q_SLOTS:
     void aMissingToolNamesItsDebianPackage()
@@ -103,6 +156,58 @@ private Q_SLOTS:
         QCOMPARE(test::lineCount(c.err), 1);
         QVERIFY2(c.err.find("m-graph.json") != std::string::npos || c.err.find("m-params.pkl") != std::string::npos, c.err.c_str());
         // Nothing was built for it.
+        QVERIFY(!QFileInfo::exists(dir.path() + QStringLiteral("/build/summary.json")));
+    }
+
+    // A hang (here: a one-second bound, so the code generator is still running) is killed with every
+    // process of the pipeline, reported in one line with the last output, and leaves no build folder.
+    void aHangIsKilledAndReportedWithTheLastOutput()
+    {
+        QTemporaryDir dir;
+        const QString exportDir = dir.path() + QStringLiteral("/export"), tmp = dir.path() + QStringLiteral("/tmp");
+        if (!exportForDevice(exportDir)) return;
+        QVERIFY(QDir().mkpath(tmp));
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("TMPDIR"), tmp);
+        p.setProcessEnvironment(env);
+        p.start(test::tinyscopeBinary(), {QStringLiteral("device-run"), QStringLiteral("--export"), exportDir, QStringLiteral("--timeout"), QStringLiteral("1")});
+        QVERIFY(p.waitForFinished(60000));
+        const std::string err = p.readAllStandardError().toStdString();
+        QCOMPARE(p.exitCode(), 2);
+        QCOMPARE(test::lineCount(err), 1);
+        QVERIFY2(err.find("did not finish within 1 s (hang), killed; last output: ") != std::string::npos, err.c_str());
+        QVERIFY(noProcessMentions(exportDir));
+        QCOMPARE(QDir(tmp).entryList(QDir::AllEntries | QDir::NoDotAndDotDot), QStringList());
+    }
+
+    // Ctrl-C while the pipeline runs in its own process group: the runner kills the group (the seam's
+    // JobControl cancellation) and the command says so with exit 130.
+    void anInterruptStopsEveryProcessOfThePipeline()
+    {
+        QTemporaryDir dir;
+        const QString exportDir = dir.path() + QStringLiteral("/export"), tmp = dir.path() + QStringLiteral("/tmp");
+        if (!exportForDevice(exportDir)) return;
+        QVERIFY(QDir().mkpath(tmp));
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("TMPDIR"), tmp);
+        p.setProcessEnvironment(env);
+        // --keep: a removed build folder would make the orphans fail by themselves; kept, only the kill stops them.
+        p.start(test::tinyscopeBinary(), {QStringLiteral("device-run"), QStringLiteral("--export"), exportDir, QStringLiteral("--keep"), dir.path() + QStringLiteral("/build")});
+        QVERIFY(p.waitForStarted());
+        // Wait until TinyEngine's code generator runs (a grandchild: python under the script's subshell).
+        bool running = false;
+        for (int i = 0; i < 600 && !running; ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            running = processesMentioning(QStringLiteral("tiny_training.py -f ") + exportDir) > 0;
+        }
+        QVERIFY(running);
+        ::kill(static_cast<pid_t>(p.processId()), SIGINT);
+        QVERIFY(p.waitForFinished(30000));
+        QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(p.exitCode(), 130);
+        QVERIFY(noProcessMentions(exportDir));
         QVERIFY(!QFileInfo::exists(dir.path() + QStringLiteral("/build/summary.json")));
     }
 

@@ -6,11 +6,37 @@
 #include "device/DeviceRunner.h"
 #include "io/JsonFile.h"
 
+#include <atomic>
+#include <csignal>
 #include <iostream>
 
 namespace tinyscope::cli {
 
 namespace {
+
+// Ctrl-C / kill while the pipeline runs: the pipeline is in its own process group (the terminal's
+// SIGINT does not reach it), so the signal only asks the runner to kill that group and return.
+std::atomic<bool> g_interrupted{false};
+extern "C" void onInterrupt(int) { g_interrupted.store(true); }
+
+struct InterruptGuard {
+    struct sigaction old_int{}, old_term{}, old_hup{};
+    InterruptGuard()
+    {
+        struct sigaction sa{};
+        sa.sa_handler = onInterrupt;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, &old_int);
+        sigaction(SIGTERM, &sa, &old_term);
+        sigaction(SIGHUP, &sa, &old_hup);
+    }
+    ~InterruptGuard()
+    {
+        sigaction(SIGINT, &old_int, nullptr);
+        sigaction(SIGTERM, &old_term, nullptr);
+        sigaction(SIGHUP, &old_hup, nullptr);
+    }
+};
 
 Json logitsJson(const std::vector<std::int8_t>& v)
 {
@@ -39,7 +65,8 @@ int cmdDeviceRun(const Args& argv)
                      "  --keep DIR     keep the build folder there (default: a temporary folder, removed)\n"
                      "  --timeout S    kill the run after S seconds (default 1800) and report it as a hang\n"
                      "  exit 0: the device's logits equal the workbench's; 4: they differ (first image and logit\n"
-                     "  printed); 2: bad input, a missing tool (the Debian package named) or a failed compile/run\n";
+                     "  printed); 2: bad input, a missing tool (the Debian package named) or a failed compile/run;\n"
+                     "  130: interrupted (the pipeline's processes are killed)\n";
         return 0;
     }
     if (!a.positionals().empty()) throw InputError("unexpected argument '" + a.positionals()[0] + "' (give the folder with --export DIR)");
@@ -57,7 +84,15 @@ int cmdDeviceRun(const Args& argv)
         job.progress = [](std::size_t, std::size_t, const std::string& stage) {
             if (stage == "device") std::cout << "code generation, compile and emulation (about a minute the first time) ..." << std::endl;
         };
-    const DeviceRunResult r = runOnDevice(o, job);
+    job.cancel = &g_interrupted;
+    DeviceRunResult r;
+    try {
+        InterruptGuard guard;
+        r = runOnDevice(o, job);
+    } catch (const CancelledError&) {
+        std::cerr << "tinyscope device-run: interrupted; the device pipeline was stopped\n";
+        return 130;
+    }
 
     auto perCall = [](const std::vector<std::int64_t>& v) { return v.empty() ? Json(nullptr) : Json(v.front()); };
     if (json) {
