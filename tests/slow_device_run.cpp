@@ -5,10 +5,13 @@
 // or a Debian tool is missing.
 #include "TestSupport.h"
 
+#include "data/ImageDataset.h"
 #include "device/DeviceRunner.h"
 #include "io/JsonFile.h"
 
 #include <QTemporaryDir>
+
+#include <set>
 
 using namespace tinyscope;
 
@@ -55,6 +58,39 @@ private Q_SLOTS:
         // --keep leaves the build and the pipeline's own summary.
         QVERIFY(QFileInfo::exists(keep + QStringLiteral("/build/tinyengine_export.elf")));
         QVERIFY(QFileInfo::exists(keep + QStringLiteral("/summary.json")));
+    }
+
+    // Twenty real Fashion-MNIST test images (resized to 128×128, quantized with the export's input
+    // scale): the device's logits equal the workbench's on every one; the step trains on image 0's label.
+    void twentyFashionMnistImagesGiveTheWorkbenchsLogits()
+    {
+        REQUIRE_SHARED();
+        if (!QFileInfo::exists(test::sharedDir() + QStringLiteral("/reference/runtimes/tinyengine")))
+            QSKIP("../shared/reference/runtimes (TinyEngine, CMSIS) not found: the device runner needs them");
+        if (const std::string pkg = missingDevicePackage(); !pkg.empty())
+            QSKIP(qPrintable(QStringLiteral("a device tool is missing: install the Debian package %1").arg(QString::fromStdString(pkg))));
+        if (fashionMnistDir().empty()) QSKIP("dataset-fashion-mnist is not installed");
+        QTemporaryDir dir;
+        const QString exportDir = dir.path() + QStringLiteral("/export");
+        const test::CliRun e = test::runTinyscope({QStringLiteral("export"), QStringLiteral("--model"), QStringLiteral("mcunet-5fps"), QStringLiteral("--params"),
+                                                   QString::fromStdString(test::sharedPath("reference/tinyengine/full-int8-params.pkl")),
+                                                   QStringLiteral("--scheme"), QStringLiteral("mcunet-5fps/49kb"), QStringLiteral("--out"), exportDir});
+        QVERIFY2(e.code == 0, e.err.c_str());
+        const test::CliRun r = test::runTinyscope({QStringLiteral("device-run"), QStringLiteral("--export"), exportDir, QStringLiteral("--images"),
+                                                   QStringLiteral("20"), QStringLiteral("--data"), QStringLiteral("fashion-mnist:test"), QStringLiteral("--json")},
+                                                  850000);
+        QVERIFY2(r.code == 0, r.err.c_str());
+        const Json j = Json::parse(r.out);
+        QCOMPARE(j["images"].get<int>(), 20);
+        QCOMPARE(j["steps"].get<int>(), 1);
+        QCOMPARE(j["inference_match"].get<bool>(), true);
+        QCOMPARE(j["device_logits"].size(), std::size_t(20));
+        QCOMPARE(j["device_logits"], j["workbench_logits"]);
+        // Not twenty copies of one image: the inputs reached the device.
+        std::set<std::string> distinct;
+        for (const Json& l : j["device_logits"]) distinct.insert(l.dump());
+        QVERIFY(distinct.size() > 1);
+        QCOMPARE(j["instructions_per_inference_each"].size(), std::size_t(20));
     }
 };
 

@@ -54,14 +54,17 @@ std::string joined(const std::vector<std::int8_t>& v)
 
 int cmdDeviceRun(const Args& argv)
 {
-    CliArgs a(argv, {"export", "images", "keep", "timeout"}, {"json", "help"});
+    CliArgs a(argv, {"export", "images", "keep", "timeout", "data"}, {"json", "help"});
     if (a.flag("help")) {
-        std::cout << "usage: tinyscope device-run --export DIR [--images N] [--keep DIR] [--timeout S] [--json]\n"
+        std::cout << "usage: tinyscope device-run --export DIR [--images N] [--data DATASET] [--keep DIR] [--timeout S] [--json]\n"
                      "  Runs a TinyEngine export (DIR: one *-graph.json, one params *.pkl, scale.json) on an emulated\n"
                      "  Cortex-M7: TinyEngine's code generator, arm-none-eabi-gcc, QEMU mps2-an500 (docs/DEVICE_RUNNER.md).\n"
                      "  N synthetic images (1..100, default 2; image 0 = the LCG image of the docs, the others the same\n"
                      "  LCG stream continued) are run with invoke_inf(), then one training step on image 0, class 3.\n"
                      "  The device's int8 logits are compared with Int8Forward in TinyEngine's arithmetic.\n"
+                     "  --data DATASET the first N images of a dataset instead (e.g. fashion-mnist:test), resized to\n"
+                     "                 the graph's input, quantized with the export's input scale; the step uses\n"
+                     "                 image 0's label\n"
                      "  --keep DIR     keep the build folder there (default: a temporary folder, removed)\n"
                      "  --timeout S    kill the run after S seconds (default 1800) and report it as a hang\n"
                      "  exit 0: the device's logits equal the workbench's; 4: they differ (first image and logit\n"
@@ -74,7 +77,8 @@ int cmdDeviceRun(const Args& argv)
     DeviceRunOptions o;
     o.export_dir = a.value("export");
     o.synthetic_images = a.intValue("images", 2, 1, 100);
-    o.labels = {3};
+    o.data = a.value("data");
+    if (o.data.empty()) o.labels = {3};   // with --data: image 0's own label
     o.keep_dir = a.value("keep");
     o.timeout_s = a.intValue("timeout", 1800, 1, 86400);
     const bool json = a.flag("json");
@@ -98,6 +102,7 @@ int cmdDeviceRun(const Args& argv)
     if (json) {
         Json j;
         j["export"] = o.export_dir;
+        j["data"] = o.data.empty() ? Json("lcg") : Json(o.data);
         j["images"] = r.images;
         j["steps"] = r.steps;
         j["inference_match"] = r.inference_match;

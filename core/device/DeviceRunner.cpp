@@ -1,6 +1,8 @@
 #include "device/DeviceRunner.h"
 
 #include "Error.h"
+#include "data/BatchLoader.h"
+#include "data/ImageDataset.h"
 #include "io/AtomicFile.h"
 #include "io/DataPaths.h"
 #include "io/JsonFile.h"
@@ -235,6 +237,34 @@ std::int64_t jsonInt(const Json& j, const char* key, const std::string& source)
     return j[key].get<std::int64_t>();
 }
 
+// The script's summary.json into `r` (a summary the script did not finish is an InputError naming it).
+void readSummary(const std::string& text, const std::string& summaryPath, DeviceRunResult& r)
+{
+    try {
+        const Json s = parseJson(text, summaryPath);
+        r.images = static_cast<int>(jsonInt(s, "images", summaryPath));
+        r.steps = static_cast<int>(jsonInt(s, "steps", summaryPath));
+        for (const Json& v : s.at("instructions_per_inference")) r.instructions_per_inference.push_back(v.get<std::int64_t>());
+        for (const Json& v : s.at("instructions_per_step")) r.instructions_per_step.push_back(v.get<std::int64_t>());
+        const Json& sec = s.at("sections");
+        auto secBytes = [&](const char* k) { return sec.contains(k) ? sec[k].get<std::int64_t>() : std::int64_t{0}; };
+        r.text_bytes = secBytes(".text");
+        r.rodata_bytes = secBytes(".rodata");
+        r.data_bytes = secBytes(".data");
+        r.bss_bytes = secBytes(".bss");
+        r.stack_inference_bytes = jsonInt(s, "stack_high_water_inference", summaryPath);
+        r.stack_training_bytes = jsonInt(s, "stack_high_water_training", summaryPath);
+        r.sram_bytes = r.data_bytes + r.bss_bytes + std::max(r.stack_inference_bytes, r.stack_training_bytes);
+        r.flash_bytes = jsonInt(s, "flash_bytes", summaryPath);
+        r.codegen_s = s.at("codegen_s").get<double>();
+        r.compile_s = s.at("compile_link_s").get<double>();
+        r.emulate_s = s.at("emulation_s").get<double>();
+        r.kernel_archive_reused = s.at("kernel_archive_reused").get<bool>();
+    } catch (const Json::exception& e) {
+        throw InputError(summaryPath + ": " + e.what());
+    }
+}
+
 }  // namespace
 
 std::string missingDevicePackage()
@@ -290,7 +320,22 @@ DeviceRunResult runOnDevice(const DeviceRunOptions& o, const JobControl& job)
     if (shape.size() != 4 || shape[0] != 1) throw InputError(files.graph + ": input shape is not [1, C, H, W]");
     const int C = static_cast<int>(shape[1]), H = static_cast<int>(shape[2]), W = static_cast<int>(shape[3]);
     const std::size_t inBytes = static_cast<std::size_t>(C) * static_cast<std::size_t>(H) * static_cast<std::size_t>(W);
-    const std::vector<std::vector<std::int8_t>> images = o.images.empty() && o.synthetic_images > 0 ? lcgImages(o.synthetic_images, C, H, W) : o.images;
+    std::vector<std::vector<std::int8_t>> images = o.images;
+    std::vector<int> labelValues = o.labels;
+    if (images.empty() && o.synthetic_images > 0 && !o.data.empty()) {
+        if (C != 3 || H != W) throw InputError(files.graph + ": input is not [1, 3, R, R]: dataset images cannot be fed");
+        const std::unique_ptr<ImageDataset> data = openDataset(o.data);
+        if (data->size() < static_cast<std::size_t>(o.synthetic_images))
+            throw InputError(o.data + ": " + std::to_string(data->size()) + " images, fewer than the " + std::to_string(o.synthetic_images) + " asked for");
+        std::vector<std::size_t> items(static_cast<std::size_t>(o.synthetic_images));
+        for (std::size_t i = 0; i < items.size(); ++i) items[i] = i;
+        const Batch b = loadBatch(*data, items, H);
+        if (!b.skipped.empty()) throw InputError(o.data + ": item " + b.skipped.front().first + ": " + b.skipped.front().second);
+        for (std::size_t i = 0; i < b.size(); ++i) images.push_back(forward.quantizeInput(&b.pixels[i * inBytes]));
+        if (labelValues.empty()) labelValues = {b.labels.front()};
+    } else if (images.empty() && o.synthetic_images > 0) {
+        images = lcgImages(o.synthetic_images, C, H, W);
+    }
     if (images.empty()) throw InputError("no images to run");
     std::string inputs;
     for (std::size_t k = 0; k < images.size(); ++k) {
@@ -304,11 +349,11 @@ DeviceRunResult runOnDevice(const DeviceRunOptions& o, const JobControl& job)
                     inputs.push_back(static_cast<char>(img[(static_cast<std::size_t>(c) * H + h) * W + w]));
     }
     std::string labels;
-    for (std::size_t k = 0; k < o.labels.size(); ++k) {
-        if (o.labels[k] < 0 || o.labels[k] >= forward.classes())
-            throw InputError("label " + std::to_string(k) + " is " + std::to_string(o.labels[k]) + ", outside 0.." +
+    for (std::size_t k = 0; k < labelValues.size(); ++k) {
+        if (labelValues[k] < 0 || labelValues[k] >= forward.classes())
+            throw InputError("label " + std::to_string(k) + " is " + std::to_string(labelValues[k]) + ", outside 0.." +
                              std::to_string(forward.classes() - 1));
-        labels.push_back(static_cast<char>(o.labels[k]));
+        labels.push_back(static_cast<char>(labelValues[k]));
     }
 
     DeviceRunResult r;
@@ -335,26 +380,8 @@ DeviceRunResult runOnDevice(const DeviceRunOptions& o, const JobControl& job)
     // The summary.
     const std::string summaryPath = guard.dir + "/summary.json";
     r.summary_json = readFileBytes(summaryPath, 64u << 20);
-    const Json s = parseJson(r.summary_json, summaryPath);
-    r.images = static_cast<int>(jsonInt(s, "images", summaryPath));
-    r.steps = static_cast<int>(jsonInt(s, "steps", summaryPath));
+    readSummary(r.summary_json, summaryPath, r);
     r.classes = forward.classes();
-    for (const Json& v : s.at("instructions_per_inference")) r.instructions_per_inference.push_back(v.get<std::int64_t>());
-    for (const Json& v : s.at("instructions_per_step")) r.instructions_per_step.push_back(v.get<std::int64_t>());
-    const Json& sec = s.at("sections");
-    auto secBytes = [&](const char* k) { return sec.contains(k) ? sec[k].get<std::int64_t>() : std::int64_t{0}; };
-    r.text_bytes = secBytes(".text");
-    r.rodata_bytes = secBytes(".rodata");
-    r.data_bytes = secBytes(".data");
-    r.bss_bytes = secBytes(".bss");
-    r.stack_inference_bytes = jsonInt(s, "stack_high_water_inference", summaryPath);
-    r.stack_training_bytes = jsonInt(s, "stack_high_water_training", summaryPath);
-    r.sram_bytes = r.data_bytes + r.bss_bytes + std::max(r.stack_inference_bytes, r.stack_training_bytes);
-    r.flash_bytes = jsonInt(s, "flash_bytes", summaryPath);
-    r.codegen_s = s.at("codegen_s").get<double>();
-    r.compile_s = s.at("compile_link_s").get<double>();
-    r.emulate_s = s.at("emulation_s").get<double>();
-    r.kernel_archive_reused = s.at("kernel_archive_reused").get<bool>();
     // The raw logits file rather than the summary's copy: the bytes the device wrote.
     const std::string logits = readFileBytes(guard.dir + "/run/logits.bin", 64u << 20);
     const std::size_t K = static_cast<std::size_t>(r.classes);

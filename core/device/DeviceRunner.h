@@ -20,6 +20,11 @@ struct DeviceRunOptions {
     // transposes them to the HWC layout the generated code reads.
     std::vector<std::vector<std::int8_t>> images;
     int synthetic_images = 0;               // when `images` is empty: lcgImages(synthetic_images, …) of the graph's input shape
+    // Or, when `images` is empty and this is set, the first `synthetic_images` items of a dataset
+    // (openDataset spec, e.g. "fashion-mnist:test") at the graph's resolution, normalised with the
+    // default Normalization and quantized with Int8Forward::quantizeInput; then `labels` empty means
+    // one training step on image 0 with its dataset label.
+    std::string data;
     // One training step per label: step k uses image k % N with class labels[k]. May be empty.
     std::vector<int> labels;
     std::string keep_dir;                   // build folder kept here; empty = a temporary folder, removed
