@@ -58,6 +58,19 @@ private Q_SLOTS:
         // --keep leaves the build and the pipeline's own summary.
         QVERIFY(QFileInfo::exists(keep + QStringLiteral("/build/tinyengine_export.elf")));
         QVERIFY(QFileInfo::exists(keep + QStringLiteral("/summary.json")));
+
+        // Against the graph's exact arithmetic the device differs from the first logit on (TinyEngine
+        // truncates its requantisation; docs/DEVICE_RUNNER.md): exit 4, the place and both values.
+        const test::CliRun x = test::runTinyscope({QStringLiteral("device-run"), QStringLiteral("--export"), exportDir, QStringLiteral("--images"),
+                                                   QStringLiteral("1"), QStringLiteral("--arithmetic"), QStringLiteral("exact"), QStringLiteral("--json")},
+                                                  850000);
+        QCOMPARE(x.code, 4);
+        QCOMPARE(test::lineCount(x.err), 1);
+        QVERIFY2(x.err.find("image 0, logit 0: device -26, Int8Forward (exact) -17") != std::string::npos, x.err.c_str());
+        const Json jx = Json::parse(x.out);
+        QCOMPARE(jx["inference_match"].get<bool>(), false);
+        QCOMPARE(jx["first_difference"], Json::parse(R"({"image": 0, "logit": 0, "device": -26, "workbench": -17})"));
+        QCOMPARE(jx["workbench_logits"][0], Json::parse("[-17, -26, -26, -32, -16, -4, -18, -19, -22, -36]"));
     }
 
     // Twenty real Fashion-MNIST test images (resized to 128×128, quantized with the export's input

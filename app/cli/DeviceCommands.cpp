@@ -54,9 +54,10 @@ std::string joined(const std::vector<std::int8_t>& v)
 
 int cmdDeviceRun(const Args& argv)
 {
-    CliArgs a(argv, {"export", "images", "keep", "timeout", "data"}, {"json", "help"});
+    CliArgs a(argv, {"export", "images", "keep", "timeout", "data", "arithmetic"}, {"json", "help"});
     if (a.flag("help")) {
-        std::cout << "usage: tinyscope device-run --export DIR [--images N] [--data DATASET] [--keep DIR] [--timeout S] [--json]\n"
+        std::cout << "usage: tinyscope device-run --export DIR [--images N] [--data DATASET] [--keep DIR] [--timeout S]\n"
+                     "                            [--arithmetic tinyengine|exact] [--json]\n"
                      "  Runs a TinyEngine export (DIR: one *-graph.json, one params *.pkl, scale.json) on an emulated\n"
                      "  Cortex-M7: TinyEngine's code generator, arm-none-eabi-gcc, QEMU mps2-an500 (docs/DEVICE_RUNNER.md).\n"
                      "  N synthetic images (1..100, default 2; image 0 = the LCG image of the docs, the others the same\n"
@@ -65,6 +66,8 @@ int cmdDeviceRun(const Args& argv)
                      "  --data DATASET the first N images of a dataset instead (e.g. fashion-mnist:test), resized to\n"
                      "                 the graph's input, quantized with the export's input scale; the step uses\n"
                      "                 image 0's label\n"
+                     "  --arithmetic A compare with Int8Forward in TinyEngine's arithmetic (default) or the graph's\n"
+                     "                 exact one (then exit 4 says where TinyEngine's kernels depart from it)\n"
                      "  --keep DIR     keep the build folder there (default: a temporary folder, removed)\n"
                      "  --timeout S    kill the run after S seconds (default 1800) and report it as a hang\n"
                      "  exit 0: the device's logits equal the workbench's; 4: they differ (first image and logit\n"
@@ -81,6 +84,9 @@ int cmdDeviceRun(const Args& argv)
     if (o.data.empty()) o.labels = {3};   // with --data: image 0's own label
     o.keep_dir = a.value("keep");
     o.timeout_s = a.intValue("timeout", 1800, 1, 86400);
+    const std::string arith = a.value("arithmetic", "tinyengine");
+    if (arith == "exact") o.arithmetic = Int8Arithmetic::Exact;
+    else if (arith != "tinyengine") throw InputError("--arithmetic '" + arith + "': expected tinyengine or exact");
     const bool json = a.flag("json");
     JobControl job;
     // Progress on stdout (text form only), so stderr holds nothing but the one-line error of a failed run.
@@ -103,6 +109,7 @@ int cmdDeviceRun(const Args& argv)
         Json j;
         j["export"] = o.export_dir;
         j["data"] = o.data.empty() ? Json("lcg") : Json(o.data);
+        j["arithmetic"] = int8ArithmeticName(o.arithmetic);
         j["images"] = r.images;
         j["steps"] = r.steps;
         j["inference_match"] = r.inference_match;
@@ -136,7 +143,7 @@ int cmdDeviceRun(const Args& argv)
         for (std::size_t k = 0; k < r.device_logits.size(); ++k)
             std::cout << "  image " << k << " device    " << joined(r.device_logits[k]) << "\n"
                       << "  image " << k << " workbench " << joined(r.workbench_logits[k]) << "\n";
-        std::cout << "  inference      " << (r.inference_match ? "matches Int8Forward (TinyEngine arithmetic) exactly" : "DIFFERS") << "\n";
+        std::cout << "  inference      " << (r.inference_match ? std::string("matches Int8Forward (") + int8ArithmeticName(o.arithmetic) + " arithmetic) exactly" : std::string("DIFFERS")) << "\n";
         if (!r.instructions_per_inference.empty()) std::cout << "  instructions   " << r.instructions_per_inference.front() << " per inference (image 0; QEMU -icount, not cycles)\n";
         if (!r.instructions_per_step.empty()) std::cout << "                 " << r.instructions_per_step.front() << " per training step\n";
         std::cout << "  SRAM           " << r.sram_bytes << " B (.data " << r.data_bytes << " + .bss " << r.bss_bytes << " + stack "
@@ -148,7 +155,8 @@ int cmdDeviceRun(const Args& argv)
     }
     if (!r.inference_match) {
         std::cerr << "tinyscope device-run: the device disagrees with the workbench: image " << r.first_difference.image << ", logit "
-                  << r.first_difference.index << ": device " << r.first_difference.device << ", Int8Forward " << r.first_difference.workbench << "\n";
+                  << r.first_difference.index << ": device " << r.first_difference.device << ", Int8Forward (" << int8ArithmeticName(o.arithmetic) << ") "
+                  << r.first_difference.workbench << "\n";
         return 4;
     }
     return 0;

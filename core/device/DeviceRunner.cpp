@@ -313,7 +313,7 @@ DeviceRunResult runOnDevice(const DeviceRunOptions& o, const JobControl& job)
 
     // The workbench side first: a graph or params the workbench cannot read fails before any compile.
     const ImportedGraph im = importTinyEngineGraph(files.graph, files.params, files.scale);
-    const Int8Forward forward(im.graph, *im.params, Int8Arithmetic::TinyEngine);
+    const Int8Forward forward(im.graph, *im.params, o.arithmetic);
     const TrainingGraph& g = im.graph;
     if (g.input < 0) throw InputError(files.graph + ": no 'input' tensor");
     const TensorShape& shape = g.tensor(g.input).shape;

@@ -7,6 +7,7 @@
 // its own process group (timeout, cancellation), parses its summary and compares the int8 logits
 // with Int8Forward in TinyEngine's arithmetic. Torch-free, Qt-free.
 #include "JobControl.h"
+#include "tinyengine/Int8Forward.h"
 
 #include <cstdint>
 #include <string>
@@ -29,6 +30,9 @@ struct DeviceRunOptions {
     std::vector<int> labels;
     std::string keep_dir;                   // build folder kept here; empty = a temporary folder, removed
     std::string kernel_cache;               // compiled kernel archives; empty = <user state>/device-kernels
+    // The workbench side of the comparison: TinyEngine's arithmetic (what the device should compute),
+    // or Exact (the graph's semantics: where TinyEngine's kernels depart from them).
+    Int8Arithmetic arithmetic = Int8Arithmetic::TinyEngine;
     double timeout_s = 1800;                // the whole pipeline; beyond it the run is killed and reported as a hang
 };
 
