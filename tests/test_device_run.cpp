@@ -4,6 +4,7 @@
 #include "TestSupport.h"
 
 #include "device/DeviceRunner.h"
+#include "io/JsonFile.h"
 
 #include <QDirIterator>
 #include <QFile>
@@ -209,6 +210,28 @@ private Q_SLOTS:
         QCOMPARE(p.exitCode(), 130);
         QVERIFY(noProcessMentions(exportDir));
         QVERIFY(!QFileInfo::exists(dir.path() + QStringLiteral("/build/summary.json")));
+    }
+
+    // TinyEngine's code generator refusing the folder (scale.json without the classifier's scales,
+    // which the workbench's int8 forward does not need but the generator's QAS does): one line naming
+    // the graph and the generator's error; the kept folder holds no summary as if it were a result.
+    void aCodeGeneratorErrorIsOneLineNamingTheGraph()
+    {
+        QTemporaryDir dir;
+        const QString exportDir = dir.path() + QStringLiteral("/export"), keep = dir.path() + QStringLiteral("/build");
+        if (!exportForDevice(exportDir)) return;
+        const QString scalePath = exportDir + QStringLiteral("/scale.json");
+        Json scales = readJsonFile(scalePath.toStdString());
+        QVERIFY(scales.erase("v15_x_scale") == 1 && scales.erase("v15_y_scale") == 1);
+        writeFile(scalePath, QByteArray::fromStdString(scales.dump()));
+        const test::CliRun r = test::runTinyscope({QStringLiteral("device-run"), QStringLiteral("--export"), exportDir, QStringLiteral("--keep"), keep});
+        QCOMPARE(r.code, 2);
+        QCOMPARE(test::lineCount(r.err), 1);
+        QVERIFY2(r.err.find("TinyEngine's code generator failed on '" + exportDir.toStdString() + "/mcunet-5fps-graph.json': KeyError: 'v15_x_scale'") !=
+                     std::string::npos,
+                 r.err.c_str());
+        QVERIFY(QFileInfo::exists(keep + QStringLiteral("/gen/codegen.log")));
+        QVERIFY(!QFileInfo::exists(keep + QStringLiteral("/summary.json")));
     }
 
     void syntheticImagesContinueOneLcgStream()
