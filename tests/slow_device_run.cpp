@@ -55,6 +55,12 @@ private Q_SLOTS:
         QCOMPARE(j["sram_bytes"].get<long long>(), 255088LL);
         QCOMPARE(j["flash_bytes"].get<long long>(), 698360LL);
         for (const char* k : {"codegen_s", "compile_s", "emulate_s"}) QVERIFY(j[k].get<double>() > 0);
+        // The classifier's bias after the step (LCG image, class 3): the change DEVICE_RUNNER.md derived
+        // from the generated code, on the device and from the rule.
+        QCOMPARE(j["classifier_bias"]["name"].get<std::string>(), std::string("v15_bias"));
+        QCOMPARE(j["classifier_bias"]["delta_device"], Json::parse("[0, 0, 0, 7, 0, -5, 0, 0, 0, 0]"));
+        QCOMPARE(j["classifier_bias"]["delta_predicted"], j["classifier_bias"]["delta_device"]);
+        QCOMPARE(j["classifier_bias"]["match"].get<bool>(), true);
         // --keep leaves the build and the pipeline's own summary.
         QVERIFY(QFileInfo::exists(keep + QStringLiteral("/build/tinyengine_export.elf")));
         QVERIFY(QFileInfo::exists(keep + QStringLiteral("/summary.json")));
@@ -104,6 +110,9 @@ private Q_SLOTS:
         for (const Json& l : j["device_logits"]) distinct.insert(l.dump());
         QVERIFY(distinct.size() > 1);
         QCOMPARE(j["instructions_per_inference_each"].size(), std::size_t(20));
+        // The step trained on image 0 (an ankle boot, class 9): the bias rule holds on real data too.
+        QCOMPARE(j["classifier_bias"]["delta_device"], Json::parse("[0, 0, 0, -6, 0, 0, 0, 0, 0, 5]"));
+        QCOMPARE(j["classifier_bias"]["match"].get<bool>(), true);
     }
 };
 

@@ -104,6 +104,7 @@ int cmdDeviceRun(const Args& argv)
         return 130;
     }
 
+    const bool biasDiffers = !r.classifier_bias.empty() && r.classifier_bias_delta_device != r.classifier_bias_delta_predicted;
     auto perCall = [](const std::vector<std::int64_t>& v) { return v.empty() ? Json(nullptr) : Json(v.front()); };
     if (json) {
         Json j;
@@ -118,7 +119,12 @@ int cmdDeviceRun(const Args& argv)
                                                          {"logit", r.first_difference.index},
                                                          {"device", r.first_difference.device},
                                                          {"workbench", r.first_difference.workbench}};
-        j["training_match"] = nullptr;   // not compared yet (docs/DEVICE_RUNNER.md)
+        j["training_match"] = nullptr;   // the full step is not compared yet (docs/DEVICE_RUNNER.md)
+        if (!r.classifier_bias.empty())
+            j["classifier_bias"] = {{"name", r.classifier_bias},
+                                    {"delta_device", r.classifier_bias_delta_device},
+                                    {"delta_predicted", r.classifier_bias_delta_predicted},
+                                    {"match", r.classifier_bias_delta_device == r.classifier_bias_delta_predicted}};
         j["sram_bytes"] = r.sram_bytes;
         j["flash_bytes"] = r.flash_bytes;
         j["sections"] = {{"text", r.text_bytes}, {"rodata", r.rodata_bytes}, {"data", r.data_bytes}, {"bss", r.bss_bytes}};
@@ -144,6 +150,12 @@ int cmdDeviceRun(const Args& argv)
             std::cout << "  image " << k << " device    " << joined(r.device_logits[k]) << "\n"
                       << "  image " << k << " workbench " << joined(r.workbench_logits[k]) << "\n";
         std::cout << "  inference      " << (r.inference_match ? std::string("matches Int8Forward (") + int8ArithmeticName(o.arithmetic) + " arithmetic) exactly" : std::string("DIFFERS")) << "\n";
+        if (!r.classifier_bias.empty()) {
+            std::string d;
+            for (std::int64_t v : r.classifier_bias_delta_device) d += (d.empty() ? "" : " ") + std::to_string(v);
+            std::cout << "  training step  " << r.classifier_bias << " changed by " << d
+                      << (biasDiffers ? " (DIFFERS from the step's rule)" : " (as the step's rule predicts)") << "\n";
+        }
         if (!r.instructions_per_inference.empty()) std::cout << "  instructions   " << r.instructions_per_inference.front() << " per inference (image 0; QEMU -icount, not cycles)\n";
         if (!r.instructions_per_step.empty()) std::cout << "                 " << r.instructions_per_step.front() << " per training step\n";
         std::cout << "  SRAM           " << r.sram_bytes << " B (.data " << r.data_bytes << " + .bss " << r.bss_bytes << " + stack "
@@ -152,6 +164,13 @@ int cmdDeviceRun(const Args& argv)
                   << "  times          codegen " << r.codegen_s << " s, compile+link " << r.compile_s << " s"
                   << (r.kernel_archive_reused ? " (kernel archive reused)" : "") << ", emulation " << r.emulate_s << " s\n";
         if (!o.keep_dir.empty()) std::cout << "  build folder   " << r.work_dir << "\n";
+    }
+    if (biasDiffers) {
+        std::size_t o = 0;
+        while (r.classifier_bias_delta_device[o] == r.classifier_bias_delta_predicted[o]) ++o;
+        std::cerr << "tinyscope device-run: the training step disagrees: " << r.classifier_bias << "[" << o << "] changed by "
+                  << r.classifier_bias_delta_device[o] << " on the device, the step's rule gives " << r.classifier_bias_delta_predicted[o] << "\n";
+        if (r.inference_match) return 4;
     }
     if (!r.inference_match) {
         std::cerr << "tinyscope device-run: the device disagrees with the workbench: image " << r.first_difference.image << ", logit "

@@ -10,6 +10,8 @@
 #include "tinyengine/Int8Forward.h"
 
 #include <algorithm>
+#include <cfloat>
+#include <cmath>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -265,6 +267,58 @@ void readSummary(const std::string& text, const std::string& summaryPath, Device
     }
 }
 
+// TinyEngine's bias update of the classifier for one step (read from the generated code, layers
+// CAST … BIAS_UPDATE of genModel.c): float logits, LogSoftmax with max starting at FLT_MIN, exp,
+// g = softmax − onehot, zeroed where the forward clamped, × the effective scale, then
+// b -= (int32_t)(g · blr · QAS) with QAS = 1 / (s_eff · s_y)² in float and blr = 0.0004 (genNN.h).
+void classifierBiasCheck(const ImportedGraph& im, int label, const std::vector<std::int8_t>& logits, const std::string& work, DeviceRunResult& r)
+{
+    const QuantizedParams& p = *im.params;
+    const std::string prefix = im.network.head().ir_prefix;
+    const std::string name = prefix + "_bias";
+    if (!p.has(prefix + "_scale") || !p.hasScale(prefix + "_y_scale")) return;
+    // Where the bias sits in the device's parameter dumps (the summary's table order).
+    const Json s = parseJson(r.summary_json, work + "/summary.json");
+    std::int64_t offset = 0, bytes = -1;
+    for (const Json& q : s.at("updated_params")) {
+        const std::int64_t n = q.at("bytes").get<std::int64_t>();
+        if (q.at("name").get<std::string>() == name && q.at("dtype").get<std::string>() == "int32") {
+            bytes = n;
+            break;
+        }
+        offset += n;
+    }
+    const std::size_t K = logits.size();
+    if (bytes != static_cast<std::int64_t>(4 * K)) return;   // the scheme does not update the classifier's bias
+    const std::string before = readFileBytes(work + "/run/params_before.bin", 256u << 20);
+    const std::string after = readFileBytes(work + "/run/params_after.bin", 256u << 20);
+    if (before.size() < static_cast<std::size_t>(offset + bytes) || after.size() != before.size())
+        throw InputError(work + "/run/params_after.bin: " + std::to_string(after.size()) + " bytes, the table needs " + std::to_string(offset + bytes));
+    auto word = [](const std::string& b, std::size_t at) {
+        std::int32_t v;
+        std::memcpy(&v, b.data() + at, 4);
+        return v;
+    };
+    float mx = FLT_MIN, sum = 0.f;
+    for (std::int8_t v : logits) mx = std::max(mx, static_cast<float>(v));
+    for (std::int8_t v : logits) sum += std::exp(static_cast<float>(v) - mx);
+    const float logSum = std::log(sum);
+    const float blr = 0.0004f, sy = static_cast<float>(p.scales.at(prefix + "_y_scale"));
+    r.classifier_bias = name;
+    for (std::size_t o = 0; o < K; ++o) {
+        const std::size_t at = static_cast<std::size_t>(offset) + 4 * o;
+        r.classifier_bias_delta_device.push_back(static_cast<std::int64_t>(word(after, at)) - word(before, at));
+        const float prob = std::exp(static_cast<float>(logits[o]) - mx - logSum);
+        float g = -(static_cast<int>(o) == label ? 1.f : 0.f) - (-1.f * prob);
+        if (logits[o] == -128 || logits[o] == 127) g = 0.f;   // the clamp mask of the forward
+        const float eff = static_cast<float>(p.value(prefix + "_scale", static_cast<std::int64_t>(o)));
+        g *= eff;
+        const float q = eff * sy;
+        const float qas = 1.0f / (q * q);
+        r.classifier_bias_delta_predicted.push_back(-static_cast<std::int64_t>(static_cast<std::int32_t>(g * blr * qas)));
+    }
+}
+
 }  // namespace
 
 std::string missingDevicePackage()
@@ -404,6 +458,7 @@ DeviceRunResult runOnDevice(const DeviceRunOptions& o, const JobControl& job)
         r.device_logits.push_back(dev);
         r.workbench_logits.push_back(ours);
     }
+    if (r.steps == 1) classifierBiasCheck(im, labelValues.front(), r.device_logits.front(), guard.dir, r);
     job.report(3, 3, "compare");
     return r;
 }

@@ -47,6 +47,12 @@ struct DeviceRunResult {
     std::vector<std::vector<std::int8_t>> device_logits, workbench_logits;   // per image
     bool inference_match = false;
     DeviceFirstDifference first_difference; // when !inference_match
+    // The classifier's bias after one training step (steps == 1 only): the device's change
+    // (params_after − params_before) and the change the step's rule predicts from the device's own int8
+    // logits of the trained image (softmax − one-hot, clamp mask, × effective scale, × blr, × TinyEngine's
+    // QAS factor 1/(s_eff·s_y)², truncated; docs/DEVICE_RUNNER.md). Empty when not checked.
+    std::string classifier_bias;                                     // the parameter's name ("v15_bias")
+    std::vector<std::int64_t> classifier_bias_delta_device, classifier_bias_delta_predicted;
     std::vector<std::int64_t> instructions_per_inference, instructions_per_step;
     std::int64_t text_bytes = 0, rodata_bytes = 0, data_bytes = 0, bss_bytes = 0;
     std::int64_t stack_inference_bytes = 0, stack_training_bytes = 0;
