@@ -33,7 +33,8 @@ private Q_SLOTS:
                                                    QStringLiteral("--scheme"), QStringLiteral("mcunet-5fps/49kb"), QStringLiteral("--out"), exportDir});
         QVERIFY2(e.code == 0, e.err.c_str());
         const test::CliRun r = test::runTinyscope({QStringLiteral("device-run"), QStringLiteral("--export"), exportDir, QStringLiteral("--images"),
-                                                   QStringLiteral("2"), QStringLiteral("--keep"), keep, QStringLiteral("--json")},
+                                                   QStringLiteral("2"), QStringLiteral("--keep"), keep, QStringLiteral("--board"),
+                                                   QStringLiteral("stm32f746"), QStringLiteral("--json")},
                                                   850000);
         QVERIFY2(r.code == 0, r.err.c_str());
         const Json j = Json::parse(r.out);
@@ -54,6 +55,8 @@ private Q_SLOTS:
         QCOMPARE(j["stack_high_water"]["training"].get<long long>(), 21920LL);
         QCOMPARE(j["sram_bytes"].get<long long>(), 255088LL);
         QCOMPARE(j["flash_bytes"].get<long long>(), 698360LL);
+        QCOMPARE(j["board"].get<std::string>(), std::string("stm32f746"));
+        QCOMPARE(j["board_fits"].get<bool>(), true);   // 320 KB SRAM, 1 MB flash
         for (const char* k : {"codegen_s", "compile_s", "emulate_s"}) QVERIFY(j[k].get<double>() > 0);
         // The classifier's bias after the step (LCG image, class 3): the change DEVICE_RUNNER.md derived
         // from the generated code, on the device and from the rule.
@@ -96,7 +99,8 @@ private Q_SLOTS:
                                                    QStringLiteral("--scheme"), QStringLiteral("mcunet-5fps/49kb"), QStringLiteral("--out"), exportDir});
         QVERIFY2(e.code == 0, e.err.c_str());
         const test::CliRun r = test::runTinyscope({QStringLiteral("device-run"), QStringLiteral("--export"), exportDir, QStringLiteral("--images"),
-                                                   QStringLiteral("20"), QStringLiteral("--data"), QStringLiteral("fashion-mnist:test"), QStringLiteral("--json")},
+                                                   QStringLiteral("20"), QStringLiteral("--data"), QStringLiteral("fashion-mnist:test"), QStringLiteral("--board"),
+                                                   QStringLiteral("stm32f411"), QStringLiteral("--json")},
                                                   850000);
         QVERIFY2(r.code == 0, r.err.c_str());
         const Json j = Json::parse(r.out);
@@ -110,6 +114,9 @@ private Q_SLOTS:
         for (const Json& l : j["device_logits"]) distinct.insert(l.dump());
         QVERIFY(distinct.size() > 1);
         QCOMPARE(j["instructions_per_inference_each"].size(), std::size_t(20));
+        // 255,088 B of SRAM measured do not fit the F411's 128 KB; the verdict is reported, the exit stays 0.
+        QCOMPARE(j["board_fits"].get<bool>(), false);
+        QCOMPARE(j["board_sram_bytes"].get<long long>(), 131072LL);
         // The step trained on image 0 (an ankle boot, class 9): the bias rule holds on real data too.
         QCOMPARE(j["classifier_bias"]["delta_device"], Json::parse("[0, 0, 0, -6, 0, 0, 0, 0, 0, 5]"));
         QCOMPARE(j["classifier_bias"]["match"].get<bool>(), true);

@@ -127,6 +127,10 @@ private Q_SLOTS:
                                                       QStringLiteral("--images"), QStringLiteral("0")});
         QCOMPARE(zero.code, 2);
         QVERIFY2(zero.err.find("--images") != std::string::npos, zero.err.c_str());
+        const test::CliRun board = test::runTinyscope({QStringLiteral("device-run"), QStringLiteral("--export"), QStringLiteral("x"),
+                                                       QStringLiteral("--board"), QStringLiteral("stm32f999")});
+        QCOMPARE(board.code, 2);
+        QVERIFY2(board.err.find("stm32f999") != std::string::npos && board.err.find("stm32f746") != std::string::npos, board.err.c_str());
         const test::CliRun none = test::runTinyscope({QStringLiteral("device-run")});
         QCOMPARE(none.code, 2);
         QVERIFY2(none.err.find("--export") != std::string::npos, none.err.c_str());

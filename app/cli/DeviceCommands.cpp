@@ -4,11 +4,13 @@
 
 #include "Error.h"
 #include "device/DeviceRunner.h"
+#include "tinyengine/BoardProfile.h"
 #include "io/JsonFile.h"
 
 #include <atomic>
 #include <csignal>
 #include <iostream>
+#include <optional>
 
 namespace tinyscope::cli {
 
@@ -54,10 +56,10 @@ std::string joined(const std::vector<std::int8_t>& v)
 
 int cmdDeviceRun(const Args& argv)
 {
-    CliArgs a(argv, {"export", "images", "keep", "timeout", "data", "arithmetic"}, {"json", "help"});
+    CliArgs a(argv, {"export", "images", "keep", "timeout", "data", "arithmetic", "board"}, {"json", "help"});
     if (a.flag("help")) {
         std::cout << "usage: tinyscope device-run --export DIR [--images N] [--data DATASET] [--keep DIR] [--timeout S]\n"
-                     "                            [--arithmetic tinyengine|exact] [--json]\n"
+                     "                            [--arithmetic tinyengine|exact] [--board NAME|FILE] [--json]\n"
                      "  Runs a TinyEngine export (DIR: one *-graph.json, one params *.pkl, scale.json) on an emulated\n"
                      "  Cortex-M7: TinyEngine's code generator, arm-none-eabi-gcc, QEMU mps2-an500 (docs/DEVICE_RUNNER.md).\n"
                      "  N synthetic images (1..100, default 2; image 0 = the LCG image of the docs, the others the same\n"
@@ -68,6 +70,8 @@ int cmdDeviceRun(const Args& argv)
                      "                 image 0's label\n"
                      "  --arithmetic A compare with Int8Forward in TinyEngine's arithmetic (default) or the graph's\n"
                      "                 exact one (then exit 4 says where TinyEngine's kernels depart from it)\n"
+                     "  --board B      SRAM and flash measured on the device against a board (models/boards/*.json\n"
+                     "                 preset or a board file; reported, not part of the exit code)\n"
                      "  --keep DIR     keep the build folder there (default: a temporary folder, removed)\n"
                      "  --timeout S    kill the run after S seconds (default 1800) and report it as a hang\n"
                      "  exit 0: the device's logits equal the workbench's; 4: they differ (first image and logit\n"
@@ -87,6 +91,8 @@ int cmdDeviceRun(const Args& argv)
     const std::string arith = a.value("arithmetic", "tinyengine");
     if (arith == "exact") o.arithmetic = Int8Arithmetic::Exact;
     else if (arith != "tinyengine") throw InputError("--arithmetic '" + arith + "': expected tinyengine or exact");
+    std::optional<BoardProfile> board;
+    if (a.has("board")) board = loadBoard(a.value("board"));
     const bool json = a.flag("json");
     JobControl job;
     // Progress on stdout (text form only), so stderr holds nothing but the one-line error of a failed run.
@@ -125,6 +131,12 @@ int cmdDeviceRun(const Args& argv)
                                     {"delta_device", r.classifier_bias_delta_device},
                                     {"delta_predicted", r.classifier_bias_delta_predicted},
                                     {"match", r.classifier_bias_delta_device == r.classifier_bias_delta_predicted}};
+        if (board) {
+            j["board"] = board->name;
+            j["board_sram_bytes"] = board->sram_bytes;
+            j["board_flash_bytes"] = board->flash_bytes;
+            j["board_fits"] = r.sram_bytes <= board->sram_bytes && r.flash_bytes <= board->flash_bytes;
+        }
         j["sram_bytes"] = r.sram_bytes;
         j["flash_bytes"] = r.flash_bytes;
         j["sections"] = {{"text", r.text_bytes}, {"rodata", r.rodata_bytes}, {"data", r.data_bytes}, {"bss", r.bss_bytes}};
@@ -163,6 +175,10 @@ int cmdDeviceRun(const Args& argv)
                   << "  flash          " << r.flash_bytes << " B (.text " << r.text_bytes << " + .rodata " << r.rodata_bytes << " + .data " << r.data_bytes << ")\n"
                   << "  times          codegen " << r.codegen_s << " s, compile+link " << r.compile_s << " s"
                   << (r.kernel_archive_reused ? " (kernel archive reused)" : "") << ", emulation " << r.emulate_s << " s\n";
+        if (board)
+            std::cout << "  board          " << board->name << ": SRAM " << r.sram_bytes << " of " << board->sram_bytes << " B, flash "
+                      << r.flash_bytes << " of " << board->flash_bytes << " B: "
+                      << (r.sram_bytes <= board->sram_bytes && r.flash_bytes <= board->flash_bytes ? "fits" : "does NOT fit") << "\n";
         if (!o.keep_dir.empty()) std::cout << "  build folder   " << r.work_dir << "\n";
     }
     if (biasDiffers) {
