@@ -22,6 +22,7 @@ std::vector<Command> trainCommands();  // TrainCommands.cpp: train-supernet, mak
 std::vector<Command> graphCommands();  // GraphCommands.cpp: zoo, train-graph, memory
 std::vector<Command> exportCommands(); // ExportCommands.cpp: quantize, export, inspect
 std::vector<Command> searchCommands(); // SearchCommands.cpp: train-predictor, predict, search
+std::vector<Command> deviceCommands(); // DeviceCommands.cpp: device-run
 
 int runCli(const Args& args);   // args[0] is the command name
 void printUsage();

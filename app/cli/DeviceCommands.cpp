@@ -1,0 +1,207 @@
+// tinyscope device-run  (a TinyEngine export on an emulated Cortex-M7, compared with Int8Forward)
+#include "cli/Cli.h"
+#include "cli/CliArgs.h"
+
+#include "Error.h"
+#include "device/DeviceRunner.h"
+#include "tinyengine/BoardProfile.h"
+#include "io/JsonFile.h"
+
+#include <atomic>
+#include <csignal>
+#include <iostream>
+#include <optional>
+
+namespace tinyscope::cli {
+
+namespace {
+
+// Ctrl-C / kill while the pipeline runs: the pipeline is in its own process group (the terminal's
+// SIGINT does not reach it), so the signal only asks the runner to kill that group and return.
+std::atomic<bool> g_interrupted{false};
+extern "C" void onInterrupt(int) { g_interrupted.store(true); }
+
+struct InterruptGuard {
+    struct sigaction old_int{}, old_term{}, old_hup{};
+    InterruptGuard()
+    {
+        struct sigaction sa{};
+        sa.sa_handler = onInterrupt;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, &old_int);
+        sigaction(SIGTERM, &sa, &old_term);
+        sigaction(SIGHUP, &sa, &old_hup);
+    }
+    ~InterruptGuard()
+    {
+        sigaction(SIGINT, &old_int, nullptr);
+        sigaction(SIGTERM, &old_term, nullptr);
+        sigaction(SIGHUP, &old_hup, nullptr);
+    }
+};
+
+Json logitsJson(const std::vector<std::int8_t>& v)
+{
+    Json a = Json::array();
+    for (std::int8_t x : v) a.push_back(static_cast<int>(x));
+    return a;
+}
+
+std::string joined(const std::vector<std::int8_t>& v)
+{
+    std::string s;
+    for (std::int8_t x : v) s += (s.empty() ? "" : " ") + std::to_string(static_cast<int>(x));
+    return s;
+}
+
+int cmdDeviceRun(const Args& argv)
+{
+    CliArgs a(argv, {"export", "images", "keep", "timeout", "data", "arithmetic", "board"}, {"json", "help"});
+    if (a.flag("help")) {
+        std::cout << "usage: tinyscope device-run --export DIR [--images N] [--data DATASET] [--keep DIR] [--timeout S]\n"
+                     "                            [--arithmetic tinyengine|exact] [--board NAME|FILE] [--json]\n"
+                     "  Runs a TinyEngine export (DIR: one *-graph.json, one params *.pkl, scale.json) on an emulated\n"
+                     "  Cortex-M7: TinyEngine's code generator, arm-none-eabi-gcc, QEMU mps2-an500 (docs/DEVICE_RUNNER.md).\n"
+                     "  N synthetic images (1..100, default 2; image 0 = the LCG image of the docs, the others the same\n"
+                     "  LCG stream continued) are run with invoke_inf(), then one training step on image 0, class 3.\n"
+                     "  The device's int8 logits are compared with Int8Forward in TinyEngine's arithmetic.\n"
+                     "  --data DATASET the first N images of a dataset instead (e.g. fashion-mnist:test), resized to\n"
+                     "                 the graph's input, quantized with the export's input scale; the step uses\n"
+                     "                 image 0's label\n"
+                     "  --arithmetic A compare with Int8Forward in TinyEngine's arithmetic (default) or the graph's\n"
+                     "                 exact one (then exit 4 says where TinyEngine's kernels depart from it)\n"
+                     "  --board B      SRAM and flash measured on the device against a board (models/boards/*.json\n"
+                     "                 preset or a board file; reported, not part of the exit code)\n"
+                     "  --keep DIR     keep the build folder there (default: a temporary folder, removed)\n"
+                     "  --timeout S    kill the run after S seconds (default 1800) and report it as a hang\n"
+                     "  exit 0: the device's logits equal the workbench's; 4: they differ (first image and logit\n"
+                     "  printed); 2: bad input, a missing tool (the Debian package named) or a failed compile/run;\n"
+                     "  130: interrupted (the pipeline's processes are killed)\n";
+        return 0;
+    }
+    if (!a.positionals().empty()) throw InputError("unexpected argument '" + a.positionals()[0] + "' (give the folder with --export DIR)");
+    if (!a.has("export")) throw InputError("give the export folder: --export DIR");
+    DeviceRunOptions o;
+    o.export_dir = a.value("export");
+    o.synthetic_images = a.intValue("images", 2, 1, 100);
+    o.data = a.value("data");
+    if (o.data.empty()) o.labels = {3};   // with --data: image 0's own label
+    o.keep_dir = a.value("keep");
+    o.timeout_s = a.intValue("timeout", 1800, 1, 86400);
+    const std::string arith = a.value("arithmetic", "tinyengine");
+    if (arith == "exact") o.arithmetic = Int8Arithmetic::Exact;
+    else if (arith != "tinyengine") throw InputError("--arithmetic '" + arith + "': expected tinyengine or exact");
+    std::optional<BoardProfile> board;
+    if (a.has("board")) board = loadBoard(a.value("board"));
+    const bool json = a.flag("json");
+    JobControl job;
+    // Progress on stdout (text form only), so stderr holds nothing but the one-line error of a failed run.
+    if (!json)
+        job.progress = [](std::size_t, std::size_t, const std::string& stage) {
+            if (stage == "device") std::cout << "code generation, compile and emulation (about a minute the first time) ..." << std::endl;
+        };
+    job.cancel = &g_interrupted;
+    DeviceRunResult r;
+    try {
+        InterruptGuard guard;
+        r = runOnDevice(o, job);
+    } catch (const CancelledError&) {
+        std::cerr << "tinyscope device-run: interrupted; the device pipeline was stopped\n";
+        return 130;
+    }
+
+    const bool biasDiffers = !r.classifier_bias.empty() && r.classifier_bias_delta_device != r.classifier_bias_delta_predicted;
+    auto perCall = [](const std::vector<std::int64_t>& v) { return v.empty() ? Json(nullptr) : Json(v.front()); };
+    if (json) {
+        Json j;
+        j["export"] = o.export_dir;
+        j["data"] = o.data.empty() ? Json("lcg") : Json(o.data);
+        j["arithmetic"] = int8ArithmeticName(o.arithmetic);
+        j["images"] = r.images;
+        j["steps"] = r.steps;
+        j["inference_match"] = r.inference_match;
+        j["first_difference"] = r.inference_match ? Json(nullptr)
+                                                  : Json{{"image", r.first_difference.image},
+                                                         {"logit", r.first_difference.index},
+                                                         {"device", r.first_difference.device},
+                                                         {"workbench", r.first_difference.workbench}};
+        j["training_match"] = nullptr;   // the full step is not compared yet (docs/DEVICE_RUNNER.md)
+        if (!r.classifier_bias.empty())
+            j["classifier_bias"] = {{"name", r.classifier_bias},
+                                    {"delta_device", r.classifier_bias_delta_device},
+                                    {"delta_predicted", r.classifier_bias_delta_predicted},
+                                    {"match", r.classifier_bias_delta_device == r.classifier_bias_delta_predicted}};
+        if (board) {
+            j["board"] = board->name;
+            j["board_sram_bytes"] = board->sram_bytes;
+            j["board_flash_bytes"] = board->flash_bytes;
+            j["board_fits"] = r.sram_bytes <= board->sram_bytes && r.flash_bytes <= board->flash_bytes;
+        }
+        j["sram_bytes"] = r.sram_bytes;
+        j["flash_bytes"] = r.flash_bytes;
+        j["sections"] = {{"text", r.text_bytes}, {"rodata", r.rodata_bytes}, {"data", r.data_bytes}, {"bss", r.bss_bytes}};
+        j["stack_high_water"] = {{"inference", r.stack_inference_bytes}, {"training", r.stack_training_bytes}};
+        j["instructions_per_inference"] = perCall(r.instructions_per_inference);
+        j["instructions_per_inference_each"] = r.instructions_per_inference;
+        j["instructions_per_step"] = perCall(r.instructions_per_step);
+        j["instructions_per_step_each"] = r.instructions_per_step;
+        j["codegen_s"] = r.codegen_s;
+        j["compile_s"] = r.compile_s;
+        j["emulate_s"] = r.emulate_s;
+        j["kernel_archive_reused"] = r.kernel_archive_reused;
+        Json dev = Json::array(), ours = Json::array();
+        for (const auto& v : r.device_logits) dev.push_back(logitsJson(v));
+        for (const auto& v : r.workbench_logits) ours.push_back(logitsJson(v));
+        j["device_logits"] = dev;
+        j["workbench_logits"] = ours;
+        if (!o.keep_dir.empty()) j["kept"] = r.work_dir;
+        std::cout << j.dump(1) << "\n";
+    } else {
+        std::cout << "device-run " << o.export_dir << ": " << r.images << " image(s), " << r.steps << " training step(s) on emulated Cortex-M7 (QEMU mps2-an500)\n";
+        for (std::size_t k = 0; k < r.device_logits.size(); ++k)
+            std::cout << "  image " << k << " device    " << joined(r.device_logits[k]) << "\n"
+                      << "  image " << k << " workbench " << joined(r.workbench_logits[k]) << "\n";
+        std::cout << "  inference      " << (r.inference_match ? std::string("matches Int8Forward (") + int8ArithmeticName(o.arithmetic) + " arithmetic) exactly" : std::string("DIFFERS")) << "\n";
+        if (!r.classifier_bias.empty()) {
+            std::string d;
+            for (std::int64_t v : r.classifier_bias_delta_device) d += (d.empty() ? "" : " ") + std::to_string(v);
+            std::cout << "  training step  " << r.classifier_bias << " changed by " << d
+                      << (biasDiffers ? " (DIFFERS from the step's rule)" : " (as the step's rule predicts)") << "\n";
+        }
+        if (!r.instructions_per_inference.empty()) std::cout << "  instructions   " << r.instructions_per_inference.front() << " per inference (image 0; QEMU -icount, not cycles)\n";
+        if (!r.instructions_per_step.empty()) std::cout << "                 " << r.instructions_per_step.front() << " per training step\n";
+        std::cout << "  SRAM           " << r.sram_bytes << " B (.data " << r.data_bytes << " + .bss " << r.bss_bytes << " + stack "
+                  << std::max(r.stack_inference_bytes, r.stack_training_bytes) << ")\n"
+                  << "  flash          " << r.flash_bytes << " B (.text " << r.text_bytes << " + .rodata " << r.rodata_bytes << " + .data " << r.data_bytes << ")\n"
+                  << "  times          codegen " << r.codegen_s << " s, compile+link " << r.compile_s << " s"
+                  << (r.kernel_archive_reused ? " (kernel archive reused)" : "") << ", emulation " << r.emulate_s << " s\n";
+        if (board)
+            std::cout << "  board          " << board->name << ": SRAM " << r.sram_bytes << " of " << board->sram_bytes << " B, flash "
+                      << r.flash_bytes << " of " << board->flash_bytes << " B: "
+                      << (r.sram_bytes <= board->sram_bytes && r.flash_bytes <= board->flash_bytes ? "fits" : "does NOT fit") << "\n";
+        if (!o.keep_dir.empty()) std::cout << "  build folder   " << r.work_dir << "\n";
+    }
+    if (biasDiffers) {
+        std::size_t o = 0;
+        while (r.classifier_bias_delta_device[o] == r.classifier_bias_delta_predicted[o]) ++o;
+        std::cerr << "tinyscope device-run: the training step disagrees: " << r.classifier_bias << "[" << o << "] changed by "
+                  << r.classifier_bias_delta_device[o] << " on the device, the step's rule gives " << r.classifier_bias_delta_predicted[o] << "\n";
+        if (r.inference_match) return 4;
+    }
+    if (!r.inference_match) {
+        std::cerr << "tinyscope device-run: the device disagrees with the workbench: image " << r.first_difference.image << ", logit "
+                  << r.first_difference.index << ": device " << r.first_difference.device << ", Int8Forward (" << int8ArithmeticName(o.arithmetic) << ") "
+                  << r.first_difference.workbench << "\n";
+        return 4;
+    }
+    return 0;
+}
+
+}  // namespace
+
+std::vector<Command> deviceCommands()
+{
+    return {{"device-run", "run a TinyEngine export on an emulated Cortex-M7 and compare it with the workbench", cmdDeviceRun}};
+}
+
+}  // namespace tinyscope::cli

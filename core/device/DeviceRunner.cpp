@@ -1,0 +1,466 @@
+#include "device/DeviceRunner.h"
+
+#include "Error.h"
+#include "data/BatchLoader.h"
+#include "data/ImageDataset.h"
+#include "io/AtomicFile.h"
+#include "io/DataPaths.h"
+#include "io/JsonFile.h"
+#include "tinyengine/GraphImport.h"
+#include "tinyengine/Int8Forward.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <sstream>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace tinyscope {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool onPath(const std::string& exe)
+{
+    const char* path = std::getenv("PATH");
+    if (!path) return false;
+    std::stringstream ss(path);
+    std::string dir;
+    while (std::getline(ss, dir, ':')) {
+        if (dir.empty()) dir = ".";
+        const std::string p = dir + "/" + exe;
+        if (::access(p.c_str(), X_OK) == 0) return true;
+    }
+    return false;
+}
+
+// Runs argv (PATH lookup) with stdout captured into `out` (stderr discarded); returns the exit code,
+// -1 if it could not run.
+int runCapture(const std::vector<std::string>& argv, std::string* out)
+{
+    int fds[2];
+    if (::pipe(fds) != 0) return -1;
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+        ::close(fds[0]);
+        ::close(fds[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        ::dup2(fds[1], 1);
+        const int devnull = ::open("/dev/null", O_WRONLY);
+        if (devnull >= 0) ::dup2(devnull, 2);
+        ::close(fds[0]);
+        ::close(fds[1]);
+        ::execvp(args[0], args.data());
+        ::_exit(127);
+    }
+    ::close(fds[1]);
+    char buf[4096];
+    for (;;) {
+        const ssize_t n = ::read(fds[0], buf, sizeof buf);
+        if (n > 0) {
+            if (out && out->size() < (1u << 20)) out->append(buf, static_cast<std::size_t>(n));
+        } else if (n == 0 || errno != EINTR) {
+            break;
+        }
+    }
+    ::close(fds[0]);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string lastLine(const std::string& text)
+{
+    std::string t = text;
+    while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
+    const auto nl = t.rfind('\n');
+    return nl == std::string::npos ? t : t.substr(nl + 1);
+}
+
+// The pipeline's own one-line error ("device-run: …"), else its last line.
+std::string pipelineMessage(const std::string& log)
+{
+    std::istringstream in(log);
+    std::string line, found;
+    while (std::getline(in, line))
+        if (line.rfind("device-run: ", 0) == 0) found = line.substr(12);
+    if (!found.empty()) return found;
+    const std::string last = lastLine(log);
+    return last.empty() ? "(no output)" : last;
+}
+
+struct ExportFiles {
+    std::string graph, params, scale;
+};
+
+ExportFiles findExportFiles(const std::string& dir)
+{
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) throw InputError("export folder '" + dir + "' does not exist");
+    std::vector<std::string> graphs, pickles, scales;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+        const std::string name = e.path().filename().string();
+        auto endsWith = [&](const std::string& s) { return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0; };
+        if (endsWith("-graph.json")) graphs.push_back(e.path().string());
+        else if (endsWith(".pkl")) pickles.push_back(e.path().string());
+        else if (endsWith("scale.json")) scales.push_back(e.path().string());
+    }
+    auto one = [&](const std::vector<std::string>& v, const char* what) {
+        if (v.empty()) throw InputError("no " + std::string(what) + " in '" + dir + "'");
+        if (v.size() > 1) throw InputError("more than one " + std::string(what) + " in '" + dir + "'");
+        return v.front();
+    };
+    return {one(graphs, "*-graph.json"), one(pickles, "*.pkl (params pickle)"), one(scales, "scale.json")};
+}
+
+std::string makeWorkDir(const std::string& keep)
+{
+    if (!keep.empty()) {
+        std::error_code ec;
+        fs::create_directories(keep, ec);
+        if (ec || !fs::is_directory(keep)) throw InputError("cannot create the keep folder '" + keep + "': " + ec.message());
+        return fs::absolute(keep).string();
+    }
+    const char* tmp = std::getenv("TMPDIR");
+    std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/tinyscope-device-XXXXXX";
+    std::vector<char> buf(templ.begin(), templ.end());
+    buf.push_back('\0');
+    if (!::mkdtemp(buf.data())) throw InputError("cannot create a temporary folder under '" + templ + "': " + std::strerror(errno));
+    return buf.data();
+}
+
+// Removes the temporary build folder on every way out unless it is kept.
+struct WorkDirGuard {
+    std::string dir;
+    bool remove = false;
+    ~WorkDirGuard()
+    {
+        if (remove && !dir.empty()) {
+            std::error_code ec;
+            fs::remove_all(dir, ec);
+        }
+    }
+};
+
+// Runs `bash script args…` in its own process group, stdout+stderr into `logPath`; kills the group on
+// cancellation or when `timeout_s` passes. Returns the exit code.
+int runPipeline(const std::string& script, const std::vector<std::string>& args, const std::vector<std::string>& extraEnv,
+                const std::string& logPath, double timeout_s, const JobControl& job)
+{
+    std::vector<std::string> argvS{"/bin/bash", script};
+    argvS.insert(argvS.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (std::string& a : argvS) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::vector<std::string> envS;
+    for (char** e = environ; e && *e; ++e) {
+        const std::string kv = *e;
+        const std::string key = kv.substr(0, kv.find('='));
+        bool overridden = false;
+        for (const std::string& x : extraEnv) overridden = overridden || x.compare(0, key.size() + 1, key + "=") == 0;
+        if (!overridden) envS.push_back(kv);
+    }
+    envS.insert(envS.end(), extraEnv.begin(), extraEnv.end());
+    std::vector<char*> envp;
+    for (std::string& a : envS) envp.push_back(a.data());
+    envp.push_back(nullptr);
+
+    const int logFd = ::open(logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (logFd < 0) throw InputError("cannot write '" + logPath + "': " + std::strerror(errno));
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+        ::close(logFd);
+        throw InputError(std::string("cannot start the device pipeline: ") + std::strerror(errno));
+    }
+    if (pid == 0) {
+        ::setpgid(0, 0);
+        ::dup2(logFd, 1);
+        ::dup2(logFd, 2);
+        const int devnull = ::open("/dev/null", O_RDONLY);
+        if (devnull >= 0) ::dup2(devnull, 0);
+        ::execve(argv[0], argv.data(), envp.data());
+        ::_exit(127);
+    }
+    ::close(logFd);
+    ::setpgid(pid, pid);   // also from the parent, so the group exists before any kill
+    const auto start = std::chrono::steady_clock::now();
+    auto killGroup = [&] {
+        ::kill(-pid, SIGKILL);
+        int st = 0;
+        while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    };
+    for (;;) {
+        int status = 0;
+        const pid_t r = ::waitpid(pid, &status, WNOHANG);
+        if (r == pid) {
+            ::kill(-pid, SIGKILL);   // nothing of the group outlives the script (e.g. a QEMU it started)
+            return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+        }
+        if (job.cancelled()) {
+            killGroup();
+            throw CancelledError();
+        }
+        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (elapsed > timeout_s) {
+            killGroup();
+            std::string log;
+            try {
+                log = readFileBytes(logPath, 64u << 20);
+            } catch (const std::exception&) {
+            }
+            throw InputError("the pipeline did not finish within " + std::to_string(static_cast<long long>(timeout_s)) +
+                             " s (hang), killed; last output: " + (lastLine(log).empty() ? "(none)" : lastLine(log)));
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+}
+
+std::int64_t jsonInt(const Json& j, const char* key, const std::string& source)
+{
+    if (!j.contains(key) || !j[key].is_number_integer()) throw InputError(source + ": no integer '" + key + "'");
+    return j[key].get<std::int64_t>();
+}
+
+// The script's summary.json into `r` (a summary the script did not finish is an InputError naming it).
+void readSummary(const std::string& text, const std::string& summaryPath, DeviceRunResult& r)
+{
+    try {
+        const Json s = parseJson(text, summaryPath);
+        r.images = static_cast<int>(jsonInt(s, "images", summaryPath));
+        r.steps = static_cast<int>(jsonInt(s, "steps", summaryPath));
+        for (const Json& v : s.at("instructions_per_inference")) r.instructions_per_inference.push_back(v.get<std::int64_t>());
+        for (const Json& v : s.at("instructions_per_step")) r.instructions_per_step.push_back(v.get<std::int64_t>());
+        const Json& sec = s.at("sections");
+        auto secBytes = [&](const char* k) { return sec.contains(k) ? sec[k].get<std::int64_t>() : std::int64_t{0}; };
+        r.text_bytes = secBytes(".text");
+        r.rodata_bytes = secBytes(".rodata");
+        r.data_bytes = secBytes(".data");
+        r.bss_bytes = secBytes(".bss");
+        r.stack_inference_bytes = jsonInt(s, "stack_high_water_inference", summaryPath);
+        r.stack_training_bytes = jsonInt(s, "stack_high_water_training", summaryPath);
+        r.sram_bytes = r.data_bytes + r.bss_bytes + std::max(r.stack_inference_bytes, r.stack_training_bytes);
+        r.flash_bytes = jsonInt(s, "flash_bytes", summaryPath);
+        r.codegen_s = s.at("codegen_s").get<double>();
+        r.compile_s = s.at("compile_link_s").get<double>();
+        r.emulate_s = s.at("emulation_s").get<double>();
+        r.kernel_archive_reused = s.at("kernel_archive_reused").get<bool>();
+    } catch (const Json::exception& e) {
+        throw InputError(summaryPath + ": " + e.what());
+    }
+}
+
+// TinyEngine's bias update of the classifier for one step (read from the generated code, layers
+// CAST … BIAS_UPDATE of genModel.c): float logits, LogSoftmax with max starting at FLT_MIN, exp,
+// g = softmax − onehot, zeroed where the forward clamped, × the effective scale, then
+// b -= (int32_t)(g · blr · QAS) with QAS = 1 / (s_eff · s_y)² in float and blr = 0.0004 (genNN.h).
+void classifierBiasCheck(const ImportedGraph& im, int label, const std::vector<std::int8_t>& logits, const std::string& work, DeviceRunResult& r)
+{
+    const QuantizedParams& p = *im.params;
+    const std::string prefix = im.network.head().ir_prefix;
+    const std::string name = prefix + "_bias";
+    if (!p.has(prefix + "_scale") || !p.hasScale(prefix + "_y_scale")) return;
+    // Where the bias sits in the device's parameter dumps (the summary's table order).
+    const Json s = parseJson(r.summary_json, work + "/summary.json");
+    std::int64_t offset = 0, bytes = -1;
+    for (const Json& q : s.at("updated_params")) {
+        const std::int64_t n = q.at("bytes").get<std::int64_t>();
+        if (q.at("name").get<std::string>() == name && q.at("dtype").get<std::string>() == "int32") {
+            bytes = n;
+            break;
+        }
+        offset += n;
+    }
+    const std::size_t K = logits.size();
+    if (bytes != static_cast<std::int64_t>(4 * K)) return;   // the scheme does not update the classifier's bias
+    const std::string before = readFileBytes(work + "/run/params_before.bin", 256u << 20);
+    const std::string after = readFileBytes(work + "/run/params_after.bin", 256u << 20);
+    if (before.size() < static_cast<std::size_t>(offset + bytes) || after.size() != before.size())
+        throw InputError(work + "/run/params_after.bin: " + std::to_string(after.size()) + " bytes, the table needs " + std::to_string(offset + bytes));
+    auto word = [](const std::string& b, std::size_t at) {
+        std::int32_t v;
+        std::memcpy(&v, b.data() + at, 4);
+        return v;
+    };
+    float mx = FLT_MIN, sum = 0.f;
+    for (std::int8_t v : logits) mx = std::max(mx, static_cast<float>(v));
+    for (std::int8_t v : logits) sum += std::exp(static_cast<float>(v) - mx);
+    const float logSum = std::log(sum);
+    const float blr = 0.0004f, sy = static_cast<float>(p.scales.at(prefix + "_y_scale"));
+    r.classifier_bias = name;
+    for (std::size_t o = 0; o < K; ++o) {
+        const std::size_t at = static_cast<std::size_t>(offset) + 4 * o;
+        r.classifier_bias_delta_device.push_back(static_cast<std::int64_t>(word(after, at)) - word(before, at));
+        const float prob = std::exp(static_cast<float>(logits[o]) - mx - logSum);
+        float g = -(static_cast<int>(o) == label ? 1.f : 0.f) - (-1.f * prob);
+        if (logits[o] == -128 || logits[o] == 127) g = 0.f;   // the clamp mask of the forward
+        const float eff = static_cast<float>(p.value(prefix + "_scale", static_cast<std::int64_t>(o)));
+        g *= eff;
+        const float q = eff * sy;
+        const float qas = 1.0f / (q * q);
+        r.classifier_bias_delta_predicted.push_back(-static_cast<std::int64_t>(static_cast<std::int32_t>(g * blr * qas)));
+    }
+}
+
+}  // namespace
+
+std::string missingDevicePackage()
+{
+    if (!onPath("arm-none-eabi-gcc")) return "gcc-arm-none-eabi";
+    if (!onPath("arm-none-eabi-size") || !onPath("arm-none-eabi-nm") || !onPath("arm-none-eabi-ar")) return "binutils-arm-none-eabi";
+    if (!onPath("qemu-system-arm")) return "qemu-system-arm";
+    if (!onPath("gcc")) return "gcc";
+    std::string specs;
+    if (runCapture({"arm-none-eabi-gcc", "-print-file-name=rdimon.specs"}, &specs) != 0) return "gcc-arm-none-eabi";
+    specs = lastLine(specs);
+    if (specs.empty() || specs.find('/') == std::string::npos || ::access(specs.c_str(), R_OK) != 0) return "libnewlib-arm-none-eabi";
+    if (::access("/usr/bin/python3", X_OK) != 0) return "python3";
+    // One interpreter for the three modules (matplotlib alone takes a second to import); one each only to name the missing one.
+    if (runCapture({"/usr/bin/python3", "-c", "import numpy, matplotlib, tqdm"}, nullptr) != 0)
+        for (const auto& [mod, pkg] : {std::pair<const char*, const char*>{"numpy", "python3-numpy"}, {"matplotlib", "python3-matplotlib"}, {"tqdm", "python3-tqdm"}})
+            if (runCapture({"/usr/bin/python3", "-c", std::string("import ") + mod}, nullptr) != 0) return pkg;
+    return "";
+}
+
+std::vector<std::vector<std::int8_t>> lcgImages(int count, int channels, int height, int width)
+{
+    std::vector<std::vector<std::int8_t>> out(static_cast<std::size_t>(count));
+    const std::size_t n = static_cast<std::size_t>(channels) * static_cast<std::size_t>(height) * static_cast<std::size_t>(width);
+    std::uint32_t x = 1;
+    for (auto& img : out) {
+        img.assign(n, 0);
+        for (std::size_t i = 0; i < n; ++i) {   // device byte i is (h, w, c) of an HWC image
+            x = 1664525u * x + 1013904223u;
+            const std::size_t c = i % static_cast<std::size_t>(channels), hw = i / static_cast<std::size_t>(channels);
+            img[c * static_cast<std::size_t>(height * width) + hw] = static_cast<std::int8_t>(x >> 24);
+        }
+    }
+    return out;
+}
+
+DeviceRunResult runOnDevice(const DeviceRunOptions& o, const JobControl& job)
+{
+    job.report(0, 3, "tools");
+    if (const std::string pkg = missingDevicePackage(); !pkg.empty())
+        throw InputError("a tool the emulated device needs is missing: install the Debian package " + pkg);
+    const ExportFiles files = findExportFiles(o.export_dir);
+    const std::string root = dataRoot();
+    const std::string script = root + "/resources/device/run_export.sh";
+    if (root.empty() || !fileExists(script)) throw InputError("the device pipeline resources/device/run_export.sh was not found (set TINYSCOPE_DATA)");
+
+    // The workbench side first: a graph or params the workbench cannot read fails before any compile.
+    const ImportedGraph im = importTinyEngineGraph(files.graph, files.params, files.scale);
+    const Int8Forward forward(im.graph, *im.params, o.arithmetic);
+    const TrainingGraph& g = im.graph;
+    if (g.input < 0) throw InputError(files.graph + ": no 'input' tensor");
+    const TensorShape& shape = g.tensor(g.input).shape;
+    if (shape.size() != 4 || shape[0] != 1) throw InputError(files.graph + ": input shape is not [1, C, H, W]");
+    const int C = static_cast<int>(shape[1]), H = static_cast<int>(shape[2]), W = static_cast<int>(shape[3]);
+    const std::size_t inBytes = static_cast<std::size_t>(C) * static_cast<std::size_t>(H) * static_cast<std::size_t>(W);
+    std::vector<std::vector<std::int8_t>> images = o.images;
+    std::vector<int> labelValues = o.labels;
+    if (images.empty() && o.synthetic_images > 0 && !o.data.empty()) {
+        if (C != 3 || H != W) throw InputError(files.graph + ": input is not [1, 3, R, R]: dataset images cannot be fed");
+        const std::unique_ptr<ImageDataset> data = openDataset(o.data);
+        if (data->size() < static_cast<std::size_t>(o.synthetic_images))
+            throw InputError(o.data + ": " + std::to_string(data->size()) + " images, fewer than the " + std::to_string(o.synthetic_images) + " asked for");
+        std::vector<std::size_t> items(static_cast<std::size_t>(o.synthetic_images));
+        for (std::size_t i = 0; i < items.size(); ++i) items[i] = i;
+        const Batch b = loadBatch(*data, items, H);
+        if (!b.skipped.empty()) throw InputError(o.data + ": item " + b.skipped.front().first + ": " + b.skipped.front().second);
+        for (std::size_t i = 0; i < b.size(); ++i) images.push_back(forward.quantizeInput(&b.pixels[i * inBytes]));
+        if (labelValues.empty()) labelValues = {b.labels.front()};
+    } else if (images.empty() && o.synthetic_images > 0) {
+        images = lcgImages(o.synthetic_images, C, H, W);
+    }
+    if (images.empty()) throw InputError("no images to run");
+    std::string inputs;
+    for (std::size_t k = 0; k < images.size(); ++k) {
+        const auto& img = images[k];
+        if (img.size() != inBytes)
+            throw InputError("image " + std::to_string(k) + " has " + std::to_string(img.size()) + " values, the graph's input " +
+                             std::to_string(inBytes));
+        for (int h = 0; h < H; ++h)
+            for (int w = 0; w < W; ++w)
+                for (int c = 0; c < C; ++c)
+                    inputs.push_back(static_cast<char>(img[(static_cast<std::size_t>(c) * H + h) * W + w]));
+    }
+    std::string labels;
+    for (std::size_t k = 0; k < labelValues.size(); ++k) {
+        if (labelValues[k] < 0 || labelValues[k] >= forward.classes())
+            throw InputError("label " + std::to_string(k) + " is " + std::to_string(labelValues[k]) + ", outside 0.." +
+                             std::to_string(forward.classes() - 1));
+        labels.push_back(static_cast<char>(labelValues[k]));
+    }
+
+    DeviceRunResult r;
+    WorkDirGuard guard{makeWorkDir(o.keep_dir), o.keep_dir.empty()};
+    r.work_dir = guard.dir;
+    const std::string inputsPath = guard.dir + "/inputs.bin", labelsPath = guard.dir + "/labels.bin";
+    writeFileAtomic(inputsPath, inputs);
+    writeFileAtomic(labelsPath, labels);
+    std::error_code ec;
+    fs::remove(guard.dir + "/summary.json", ec);   // a kept folder never shows an older run's result
+    const std::string cache = o.kernel_cache.empty() ? userStateDir() + "/device-kernels" : o.kernel_cache;
+    const std::string logPath = guard.dir + "/pipeline.log";
+
+    job.report(1, 3, "device");
+    const int rc = runPipeline(script, {fs::absolute(o.export_dir).string(), guard.dir},
+                               {"TS_INPUTS=" + inputsPath, "TS_LABELS=" + labelsPath, "TS_KERNEL_CACHE=" + cache,
+                                "TS_QEMU_TIMEOUT=" + std::to_string(static_cast<long long>(o.timeout_s))},
+                               logPath, o.timeout_s, job);
+    if (rc != 0) {
+        const std::string log = readFileBytes(logPath, 64u << 20);
+        throw InputError("" + pipelineMessage(log) + (rc == 2 ? "" : " (pipeline exit " + std::to_string(rc) + ")"));
+    }
+
+    // The summary.
+    const std::string summaryPath = guard.dir + "/summary.json";
+    r.summary_json = readFileBytes(summaryPath, 64u << 20);
+    readSummary(r.summary_json, summaryPath, r);
+    r.classes = forward.classes();
+    // The raw logits file rather than the summary's copy: the bytes the device wrote.
+    const std::string logits = readFileBytes(guard.dir + "/run/logits.bin", 64u << 20);
+    const std::size_t K = static_cast<std::size_t>(r.classes);
+    if (r.images != static_cast<int>(images.size()) || logits.size() != images.size() * K)
+        throw InputError(guard.dir + "/run/logits.bin: " + std::to_string(logits.size()) + " bytes, expected " +
+                         std::to_string(images.size() * K) + " (" + std::to_string(images.size()) + " images × " + std::to_string(K) + " classes)");
+
+    job.report(2, 3, "compare");
+    r.inference_match = true;
+    for (std::size_t k = 0; k < images.size(); ++k) {
+        job.check();
+        std::vector<std::int8_t> dev(K);
+        for (std::size_t i = 0; i < K; ++i) dev[i] = static_cast<std::int8_t>(logits[k * K + i]);
+        const std::vector<std::int8_t> ours = forward.run(images[k]);
+        for (std::size_t i = 0; i < K && r.inference_match; ++i)
+            if (dev[i] != ours[i]) {
+                r.inference_match = false;
+                r.first_difference = {static_cast<int>(k), static_cast<int>(i), dev[i], ours[i]};
+            }
+        r.device_logits.push_back(dev);
+        r.workbench_logits.push_back(ours);
+    }
+    if (r.steps == 1) classifierBiasCheck(im, labelValues.front(), r.device_logits.front(), guard.dir, r);
+    job.report(3, 3, "compare");
+    return r;
+}
+
+}  // namespace tinyscope

@@ -1,0 +1,82 @@
+#pragma once
+// Device in the loop (issue 17, docs/DEVICE_RUNNER.md): runs a TinyEngine export on an emulated
+// Cortex-M7 and compares what the device computed with the workbench. The pipeline (TinyEngine's
+// code generator, arm-none-eabi-gcc with TinyEngine's flags, the project's startup code, linker
+// script and harness, QEMU mps2-an500 with semihosting and the instruction-counting plugin) is
+// resources/device/run_export.sh; this seam checks the tools, writes the inputs, runs the script in
+// its own process group (timeout, cancellation), parses its summary and compares the int8 logits
+// with Int8Forward in TinyEngine's arithmetic. Torch-free, Qt-free.
+#include "JobControl.h"
+#include "tinyengine/Int8Forward.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tinyscope {
+
+struct DeviceRunOptions {
+    std::string export_dir;                 // one *-graph.json, one *.pkl, one scale.json
+    // Images in the graph's NCHW `input` layout (int8), each input-elements long; the runner
+    // transposes them to the HWC layout the generated code reads.
+    std::vector<std::vector<std::int8_t>> images;
+    int synthetic_images = 0;               // when `images` is empty: lcgImages(synthetic_images, …) of the graph's input shape
+    // Or, when `images` is empty and this is set, the first `synthetic_images` items of a dataset
+    // (openDataset spec, e.g. "fashion-mnist:test") at the graph's resolution, normalised with the
+    // default Normalization and quantized with Int8Forward::quantizeInput; then `labels` empty means
+    // one training step on image 0 with its dataset label.
+    std::string data;
+    // One training step per label: step k uses image k % N with class labels[k]. May be empty.
+    std::vector<int> labels;
+    std::string keep_dir;                   // build folder kept here; empty = a temporary folder, removed
+    std::string kernel_cache;               // compiled kernel archives; empty = <user state>/device-kernels
+    // The workbench side of the comparison: TinyEngine's arithmetic (what the device should compute),
+    // or Exact (the graph's semantics: where TinyEngine's kernels depart from them).
+    Int8Arithmetic arithmetic = Int8Arithmetic::TinyEngine;
+    double timeout_s = 1800;                // the whole pipeline; beyond it the run is killed and reported as a hang
+};
+
+struct DeviceFirstDifference {
+    int image = -1, index = -1;             // first image and logit index that differ
+    int device = 0, workbench = 0;
+};
+
+struct DeviceRunResult {
+    std::string work_dir;                   // where the build was (removed unless kept)
+    int images = 0, steps = 0, classes = 0;
+    std::vector<std::vector<std::int8_t>> device_logits, workbench_logits;   // per image
+    bool inference_match = false;
+    DeviceFirstDifference first_difference; // when !inference_match
+    // The classifier's bias after one training step (steps == 1 only): the device's change
+    // (params_after − params_before) and the change the step's rule predicts from the device's own int8
+    // logits of the trained image (softmax − one-hot, clamp mask, × effective scale, × blr, × TinyEngine's
+    // QAS factor 1/(s_eff·s_y)², truncated; docs/DEVICE_RUNNER.md). Empty when not checked.
+    std::string classifier_bias;                                     // the parameter's name ("v15_bias")
+    std::vector<std::int64_t> classifier_bias_delta_device, classifier_bias_delta_predicted;
+    std::vector<std::int64_t> instructions_per_inference, instructions_per_step;
+    std::int64_t text_bytes = 0, rodata_bytes = 0, data_bytes = 0, bss_bytes = 0;
+    std::int64_t stack_inference_bytes = 0, stack_training_bytes = 0;
+    std::int64_t sram_bytes = 0;            // .data + .bss + the larger stack high-water mark
+    std::int64_t flash_bytes = 0;           // .text + .rodata + .data (+ .ARM.exidx/.extab) as the script sums them
+    double codegen_s = 0, compile_s = 0, emulate_s = 0;
+    bool kernel_archive_reused = false;
+    std::string summary_json;               // the script's summary.json, verbatim
+};
+
+// The Debian package of the first missing tool ("" if all are there). Looks on PATH for
+// arm-none-eabi-gcc, qemu-system-arm and gcc, then asks arm-none-eabi-gcc for newlib's
+// rdimon.specs and /usr/bin/python3 for numpy, matplotlib and tqdm.
+std::string missingDevicePackage();
+
+// Runs the pipeline. Bad input, a missing tool (one line naming the Debian package), a failed
+// codegen / compile / link (the first message and the file), a fault on the board or a hang (the
+// last line the pipeline printed) throw InputError; job.cancel stops the run (CancelledError).
+// job.progress gets the stages "tools", "device", "compare".
+DeviceRunResult runOnDevice(const DeviceRunOptions& options, const JobControl& job = {});
+
+// The synthetic images of docs/DEVICE_RUNNER.md: one stream of the LCG x ← 1664525·x + 1013904223
+// (mod 2³², x₀ = 1), one byte x >> 24 per step, filling image 0 then image 1 … in the device's HWC
+// byte order; returned in NCHW (c, h, w). Image 0 is the docs' "LCG image".
+std::vector<std::vector<std::int8_t>> lcgImages(int count, int channels, int height, int width);
+
+}  // namespace tinyscope
