@@ -121,6 +121,33 @@ private Q_SLOTS:
         QCOMPARE(j["classifier_bias"]["delta_device"], Json::parse("[0, 0, 0, -6, 0, 0, 0, 0, 0, 5]"));
         QCOMPARE(j["classifier_bias"]["match"].get<bool>(), true);
     }
+
+    void aLogitAtTheClampBoundKeepsItsGradient()
+    {
+        // proxyless-w0.3 with the 49kb scheme: the LCG image's logit 0 is exactly 127 before the
+        // clamp, so the forward's mask keeps its gradient and the device moves that bias
+        // (-850,881); a check that took every logit of 127 for a clamped one called this a
+        // disagreement (exit 4).
+        REQUIRE_SHARED();
+        if (!QFileInfo::exists(test::sharedDir() + QStringLiteral("/reference/runtimes/tinyengine")))
+            QSKIP("../shared/reference/runtimes (TinyEngine, CMSIS) not found: the device runner needs them");
+        if (const std::string pkg = missingDevicePackage(); !pkg.empty())
+            QSKIP(qPrintable(QStringLiteral("a device tool is missing: install the Debian package %1").arg(QString::fromStdString(pkg))));
+        QTemporaryDir dir;
+        const QString exportDir = dir.path() + QStringLiteral("/export");
+        const test::CliRun e = test::runTinyscope({QStringLiteral("export"), QStringLiteral("--model"), QStringLiteral("proxyless-w0.3"),
+                                                   QStringLiteral("--scheme"), QStringLiteral("proxyless-w0.3/49kb"), QStringLiteral("--out"), exportDir});
+        QVERIFY2(e.code == 0, e.err.c_str());
+        const test::CliRun r = test::runTinyscope({QStringLiteral("device-run"), QStringLiteral("--export"), exportDir, QStringLiteral("--images"),
+                                                   QStringLiteral("1"), QStringLiteral("--json")},
+                                                  850000);
+        QVERIFY2(r.code == 0, (r.err + r.out).c_str());
+        const Json j = Json::parse(r.out);
+        QCOMPARE(j["inference_match"].get<bool>(), true);
+        QCOMPARE(j["device_logits"][0][0].get<int>(), 127);
+        QCOMPARE(j["classifier_bias"]["match"].get<bool>(), true);
+        QCOMPARE(j["classifier_bias"]["delta_device"][0].get<long long>(), -850881LL);
+    }
 };
 
 QTEST_GUILESS_MAIN(SlowDeviceRun)

@@ -271,7 +271,11 @@ void readSummary(const std::string& text, const std::string& summaryPath, Device
 // CAST … BIAS_UPDATE of genModel.c): float logits, LogSoftmax with max starting at FLT_MIN, exp,
 // g = softmax − onehot, zeroed where the forward clamped, × the effective scale, then
 // b -= (int32_t)(g · blr · QAS) with QAS = 1 / (s_eff · s_y)² in float and blr = 0.0004 (genNN.h).
-void classifierBiasCheck(const ImportedGraph& im, int label, const std::vector<std::int8_t>& logits, const std::string& work, DeviceRunResult& r)
+// `preClamp`: the classifier's int32 outputs before the clamp to int8 (TinyEngine's arithmetic):
+// the forward's clamp mask keeps the gradient where they lie in [-128, 127] (a logit of exactly
+// 127 or -128 may be unclamped).
+void classifierBiasCheck(const ImportedGraph& im, int label, const std::vector<std::int8_t>& logits, const std::vector<std::int32_t>& preClamp,
+                         const std::string& work, DeviceRunResult& r)
 {
     const QuantizedParams& p = *im.params;
     const std::string prefix = im.network.head().ir_prefix;
@@ -290,6 +294,7 @@ void classifierBiasCheck(const ImportedGraph& im, int label, const std::vector<s
     }
     const std::size_t K = logits.size();
     if (bytes != static_cast<std::int64_t>(4 * K)) return;   // the scheme does not update the classifier's bias
+    if (preClamp.size() != K) return;
     const std::string before = readFileBytes(work + "/run/params_before.bin", 256u << 20);
     const std::string after = readFileBytes(work + "/run/params_after.bin", 256u << 20);
     if (before.size() < static_cast<std::size_t>(offset + bytes) || after.size() != before.size())
@@ -310,7 +315,7 @@ void classifierBiasCheck(const ImportedGraph& im, int label, const std::vector<s
         r.classifier_bias_delta_device.push_back(static_cast<std::int64_t>(word(after, at)) - word(before, at));
         const float prob = std::exp(static_cast<float>(logits[o]) - mx - logSum);
         float g = -(static_cast<int>(o) == label ? 1.f : 0.f) - (-1.f * prob);
-        if (logits[o] == -128 || logits[o] == 127) g = 0.f;   // the clamp mask of the forward
+        if (preClamp[o] < -128 || preClamp[o] > 127) g = 0.f;   // the clamp mask of the forward
         const float eff = static_cast<float>(p.value(prefix + "_scale", static_cast<std::int64_t>(o)));
         g *= eff;
         const float q = eff * sy;
@@ -458,7 +463,18 @@ DeviceRunResult runOnDevice(const DeviceRunOptions& o, const JobControl& job)
         r.device_logits.push_back(dev);
         r.workbench_logits.push_back(ours);
     }
-    if (r.steps == 1) classifierBiasCheck(im, labelValues.front(), r.device_logits.front(), guard.dir, r);
+    if (r.steps == 1) {
+        // The classifier's values before the last clamp (the input of the last forward mcutruncate).
+        std::vector<std::int32_t> preClamp;
+        int clampIn = -1;
+        for (int op : im.graph.order)
+            if (im.graph.op(op).phase == Phase::Forward && im.graph.op(op).kind == OpKind::McuTruncate) clampIn = im.graph.op(op).inputs[0];
+        if (clampIn >= 0) {
+            const Int8Forward device(im.graph, *im.params, Int8Arithmetic::TinyEngine);
+            preClamp = device.runAll(images.front())[static_cast<std::size_t>(clampIn)];
+        }
+        classifierBiasCheck(im, labelValues.front(), r.device_logits.front(), preClamp, guard.dir, r);
+    }
     job.report(3, 3, "compare");
     return r;
 }
