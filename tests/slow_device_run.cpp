@@ -15,17 +15,23 @@
 
 using namespace tinyscope;
 
+// Skips (with the reason) without ../shared, its runtimes or a device tool.
+#define REQUIRE_DEVICE()                                                                                                        \
+    do {                                                                                                                        \
+        REQUIRE_SHARED();                                                                                                       \
+        if (!QFileInfo::exists(test::sharedDir() + QStringLiteral("/reference/runtimes/tinyengine")))                          \
+            QSKIP("../shared/reference/runtimes (TinyEngine, CMSIS) not found: the device runner needs them");                 \
+        if (const std::string pkg = missingDevicePackage(); !pkg.empty())                                                       \
+            QSKIP(qPrintable(QStringLiteral("a device tool is missing: install the Debian package %1").arg(QString::fromStdString(pkg)))); \
+    } while (false)
+
 class SlowDeviceRun : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
     void the49kbExportRunsOnTheEmulatedM7AsTheWorkbenchComputes()
     {
-        REQUIRE_SHARED();
-        if (!QFileInfo::exists(test::sharedDir() + QStringLiteral("/reference/runtimes/tinyengine")))
-            QSKIP("../shared/reference/runtimes (TinyEngine, CMSIS) not found: the device runner needs them");
-        if (const std::string pkg = missingDevicePackage(); !pkg.empty())
-            QSKIP(qPrintable(QStringLiteral("a device tool is missing: install the Debian package %1").arg(QString::fromStdString(pkg))));
+        REQUIRE_DEVICE();
         QTemporaryDir dir;
         const QString exportDir = dir.path() + QStringLiteral("/export"), keep = dir.path() + QStringLiteral("/build");
         const test::CliRun e = test::runTinyscope({QStringLiteral("export"), QStringLiteral("--model"), QStringLiteral("mcunet-5fps"), QStringLiteral("--params"),
@@ -86,11 +92,7 @@ private Q_SLOTS:
     // scale): the device's logits equal the workbench's on every one; the step trains on image 0's label.
     void twentyFashionMnistImagesGiveTheWorkbenchsLogits()
     {
-        REQUIRE_SHARED();
-        if (!QFileInfo::exists(test::sharedDir() + QStringLiteral("/reference/runtimes/tinyengine")))
-            QSKIP("../shared/reference/runtimes (TinyEngine, CMSIS) not found: the device runner needs them");
-        if (const std::string pkg = missingDevicePackage(); !pkg.empty())
-            QSKIP(qPrintable(QStringLiteral("a device tool is missing: install the Debian package %1").arg(QString::fromStdString(pkg))));
+        REQUIRE_DEVICE();
         if (fashionMnistDir().empty()) QSKIP("dataset-fashion-mnist is not installed");
         QTemporaryDir dir;
         const QString exportDir = dir.path() + QStringLiteral("/export");
@@ -128,11 +130,7 @@ private Q_SLOTS:
         // clamp, so the forward's mask keeps its gradient and the device moves that bias
         // (-850,881); a check that took every logit of 127 for a clamped one called this a
         // disagreement (exit 4).
-        REQUIRE_SHARED();
-        if (!QFileInfo::exists(test::sharedDir() + QStringLiteral("/reference/runtimes/tinyengine")))
-            QSKIP("../shared/reference/runtimes (TinyEngine, CMSIS) not found: the device runner needs them");
-        if (const std::string pkg = missingDevicePackage(); !pkg.empty())
-            QSKIP(qPrintable(QStringLiteral("a device tool is missing: install the Debian package %1").arg(QString::fromStdString(pkg))));
+        REQUIRE_DEVICE();
         QTemporaryDir dir;
         const QString exportDir = dir.path() + QStringLiteral("/export");
         const test::CliRun e = test::runTinyscope({QStringLiteral("export"), QStringLiteral("--model"), QStringLiteral("proxyless-w0.3"),
