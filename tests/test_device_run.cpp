@@ -70,6 +70,14 @@ bool noProcessMentions(const QString& needle)
 
 }  // namespace
 
+// The process's temporary folders go to `tmp` (to see that the runner leaves none behind).
+void withTmpdir(QProcess& p, const QString& tmp)
+{
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("TMPDIR"), tmp);
+    p.setProcessEnvironment(env);
+}
+
 class TestDeviceRun : public QObject {
     Q_OBJECT
 
@@ -173,9 +181,7 @@ private Q_SLOTS:
         if (!exportForDevice(exportDir)) return;
         QVERIFY(QDir().mkpath(tmp));
         QProcess p;
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert(QStringLiteral("TMPDIR"), tmp);
-        p.setProcessEnvironment(env);
+        withTmpdir(p, tmp);
         p.start(test::tinyscopeBinary(), {QStringLiteral("device-run"), QStringLiteral("--export"), exportDir, QStringLiteral("--timeout"), QStringLiteral("1")});
         QVERIFY(p.waitForFinished(60000));
         const std::string err = p.readAllStandardError().toStdString();
@@ -195,9 +201,7 @@ private Q_SLOTS:
         if (!exportForDevice(exportDir)) return;
         QVERIFY(QDir().mkpath(tmp));
         QProcess p;
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert(QStringLiteral("TMPDIR"), tmp);
-        p.setProcessEnvironment(env);
+        withTmpdir(p, tmp);
         // --keep: a removed build folder would make the orphans fail by themselves; kept, only the kill stops them.
         p.start(test::tinyscopeBinary(), {QStringLiteral("device-run"), QStringLiteral("--export"), exportDir, QStringLiteral("--keep"), dir.path() + QStringLiteral("/build")});
         QVERIFY(p.waitForStarted());

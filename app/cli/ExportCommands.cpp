@@ -139,9 +139,13 @@ int cmdExport(const Args& argv)
     rq.name = a.value("name");
     ExportPlan plan = planModelExport(rq);
     BoardUse use;
+    bool boardFits = true;
     if (board) {
         use = boardUse(plan);
-        for (Finding& f : checkBoardFit(*board, use)) plan.findings.push_back(std::move(f));
+        for (Finding& f : checkBoardFit(*board, use)) {
+            boardFits &= !f.error();
+            plan.findings.push_back(std::move(f));
+        }
     }
     std::ostream& log = a.flag("json") ? std::cerr : std::cout;
     log << plan.network.name << ": " << plan.graph.liveOps() << " ops (" << plan.graph.forward_ops << " forward + loss), "
@@ -161,7 +165,7 @@ int cmdExport(const Args& argv)
                           {"forward_ops", plan.graph.forward_ops}, {"outputs", plan.graph.outputs.size()}, {"mode", exportFormName(plan.form)},
                           {"identity_slices", plan.identity_slices}, {"findings", f}, {"errors", plan.errors()},
                           {"board", board ? board->toJson() : Json(nullptr)}, {"board_use", board ? use.toJson() : Json(nullptr)},
-                          {"board_fits", board ? Json(errorCount(checkBoardFit(*board, use)) == 0) : Json(nullptr)}}
+                          {"board_fits", board ? Json(boardFits) : Json(nullptr)}}
                          .dump(2)
                   << "\n";
         return 0;

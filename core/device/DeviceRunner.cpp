@@ -470,8 +470,10 @@ DeviceRunResult runOnDevice(const DeviceRunOptions& o, const JobControl& job)
         for (int op : im.graph.order)
             if (im.graph.op(op).phase == Phase::Forward && im.graph.op(op).kind == OpKind::McuTruncate) clampIn = im.graph.op(op).inputs[0];
         if (clampIn >= 0) {
-            const Int8Forward device(im.graph, *im.params, Int8Arithmetic::TinyEngine);
-            preClamp = device.runAll(images.front())[static_cast<std::size_t>(clampIn)];
+            const std::size_t at = static_cast<std::size_t>(clampIn);
+            preClamp = o.arithmetic == Int8Arithmetic::TinyEngine
+                           ? forward.runAll(images.front())[at]
+                           : Int8Forward(im.graph, *im.params, Int8Arithmetic::TinyEngine).runAll(images.front())[at];
         }
         classifierBiasCheck(im, labelValues.front(), r.device_logits.front(), preClamp, guard.dir, r);
     }
