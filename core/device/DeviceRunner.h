@@ -41,6 +41,19 @@ struct DeviceFirstDifference {
     int device = 0, workbench = 0;
 };
 
+// One parameter the training step updates: the device's values after the step against the workbench's.
+struct DeviceParamCheck {
+    std::string name;                       // graph parameter ("v9_conv_0_weight")
+    std::string dtype;                      // "int8" or "int32"
+    std::int64_t elements = 0;              // elements the device updates (a partial-channel weight: the first k input channels)
+    std::int64_t changed_device = 0, changed_workbench = 0;   // elements whose value the step changed
+    std::int64_t mismatches = 0;            // elements whose value after the step differs
+    std::int64_t wrapped = 0;               // int8 elements whose update left [-128, 127] and wrapped modulo 256 (on both sides)
+    std::int64_t max_abs_error = 0;         // max |device − workbench| after the step
+    std::int64_t first_mismatch = -1;       // its element index (in the device's array), -1 if none
+    std::int64_t first_device = 0, first_workbench = 0, first_before = 0;
+};
+
 struct DeviceRunResult {
     std::string work_dir;                   // where the build was (removed unless kept)
     int images = 0, steps = 0, classes = 0;
@@ -53,6 +66,15 @@ struct DeviceRunResult {
     // QAS factor 1/(s_eff·s_y)², truncated; docs/DEVICE_RUNNER.md). Empty when not checked.
     std::string classifier_bias;                                     // the parameter's name ("v15_bias")
     std::vector<std::int64_t> classifier_bias_delta_device, classifier_bias_delta_predicted;
+    // The parameters after the training step(s) against GraphInterpreter running the exported graph
+    // on the same image and label (forward values from Int8Forward in TinyEngine's arithmetic, the
+    // graph's float backward, then TinyEngine's update rule: docs/DEVICE_RUNNER.md "Training step").
+    // Checked when steps == 1 and the device wrote the parameter table; `training_checked` false otherwise.
+    bool training_checked = false;
+    bool training_match = false;            // every updated parameter equal (integers exactly)
+    double max_param_rel_error = 0;         // max over elements of |device − workbench| / max(1, |workbench|)
+    std::string training_difference;        // when !training_match: the first parameter and element that differ
+    std::vector<DeviceParamCheck> params;   // one per updated parameter, in the device's table order
     std::vector<std::int64_t> instructions_per_inference, instructions_per_step;
     std::int64_t text_bytes = 0, rodata_bytes = 0, data_bytes = 0, bss_bytes = 0;
     std::int64_t stack_inference_bytes = 0, stack_training_bytes = 0;
