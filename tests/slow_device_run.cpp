@@ -54,18 +54,32 @@ private Q_SLOTS:
         // Deterministic under -icount: the docs' figures for the LCG image and one step on it with class 3.
         QCOMPARE(j["instructions_per_inference"].get<long long>(), 65035271LL);
         QCOMPARE(j["instructions_per_step"].get<long long>(), 106370604LL);
-        QCOMPARE(j["sections"]["text"].get<long long>(), 116148LL);
-        QCOMPARE(j["sections"]["rodata"].get<long long>(), 545924LL);
+        QCOMPARE(j["sections"]["text"].get<long long>(), 116276LL);
+        QCOMPARE(j["sections"]["rodata"].get<long long>(), 545940LL);
         QCOMPARE(j["sections"]["data"].get<long long>(), 36288LL);
         QCOMPARE(j["sections"]["bss"].get<long long>(), 196880LL);
-        QCOMPARE(j["stack_high_water"]["training"].get<long long>(), 21920LL);
-        QCOMPARE(j["sram_bytes"].get<long long>(), 255088LL);
-        QCOMPARE(j["flash_bytes"].get<long long>(), 698360LL);
+        QCOMPARE(j["stack_high_water"]["training"].get<long long>(), 21936LL);
+        QCOMPARE(j["sram_bytes"].get<long long>(), 255104LL);
+        QCOMPARE(j["flash_bytes"].get<long long>(), 698504LL);
         QCOMPARE(j["board"].get<std::string>(), std::string("stm32f746"));
         QCOMPARE(j["board_fits"].get<bool>(), true);   // 320 KB SRAM, 1 MB flash
         for (const char* k : {"codegen_s", "compile_s", "emulate_s"}) QVERIFY(j[k].get<double>() > 0);
-        // The classifier's bias after the step (LCG image, class 3): the change DEVICE_RUNNER.md derived
-        // from the generated code, on the device and from the rule.
+        // The training step (LCG image, class 3): every parameter the device updated equals the
+        // workbench's step (GraphInterpreter on the graph + TinyEngine's QAS update), integers exactly,
+        // the int8 weights' wrap-around included.
+        QCOMPARE(j["training_match"].get<bool>(), true);
+        QCOMPARE(j["max_param_rel_error"].get<double>(), 0.0);
+        QVERIFY(j["training_difference"].is_null());
+        QCOMPARE(j["trained_params"].size(), std::size_t(25));
+        long long changed = 0, wrapped = 0;
+        for (const Json& p : j["trained_params"]) {
+            QCOMPARE(p["mismatches"].get<long long>(), 0LL);
+            QCOMPARE(p["at_boundary"].get<long long>(), 0LL);
+            changed += p["changed_device"].get<long long>();
+            wrapped += p.value("wrapped", 0LL);
+        }
+        QCOMPARE(changed, 8258LL);
+        QCOMPARE(wrapped, 24LL);   // v9/v10/v11 conv_0 weights: 1 + 12 + 11
         QCOMPARE(j["classifier_bias"]["name"].get<std::string>(), std::string("v15_bias"));
         QCOMPARE(j["classifier_bias"]["delta_device"], Json::parse("[0, 0, 0, 7, 0, -5, 0, 0, 0, 0]"));
         QCOMPARE(j["classifier_bias"]["delta_predicted"], j["classifier_bias"]["delta_device"]);
@@ -89,7 +103,8 @@ private Q_SLOTS:
     }
 
     // Twenty real Fashion-MNIST test images (resized to 128×128, quantized with the export's input
-    // scale): the device's logits equal the workbench's on every one; the step trains on image 0's label.
+    // scale): the device's logits equal the workbench's on every one; three training steps on images
+    // 0, 1, 2 with their labels, each equal to the workbench's step.
     void twentyFashionMnistImagesGiveTheWorkbenchsLogits()
     {
         REQUIRE_DEVICE();
@@ -101,13 +116,16 @@ private Q_SLOTS:
                                                    QStringLiteral("--scheme"), QStringLiteral("mcunet-5fps/49kb"), QStringLiteral("--out"), exportDir});
         QVERIFY2(e.code == 0, e.err.c_str());
         const test::CliRun r = test::runTinyscope({QStringLiteral("device-run"), QStringLiteral("--export"), exportDir, QStringLiteral("--images"),
-                                                   QStringLiteral("20"), QStringLiteral("--data"), QStringLiteral("fashion-mnist:test"), QStringLiteral("--board"),
+                                                   QStringLiteral("20"), QStringLiteral("--steps"), QStringLiteral("3"), QStringLiteral("--data"),
+                                                   QStringLiteral("fashion-mnist:test"), QStringLiteral("--board"),
                                                    QStringLiteral("stm32f411"), QStringLiteral("--json")},
                                                   850000);
         QVERIFY2(r.code == 0, r.err.c_str());
         const Json j = Json::parse(r.out);
         QCOMPARE(j["images"].get<int>(), 20);
-        QCOMPARE(j["steps"].get<int>(), 1);
+        QCOMPARE(j["steps"].get<int>(), 3);
+        QCOMPARE(j["instructions_per_step_each"].size(), std::size_t(3));
+        QVERIFY2(j["training_match"].get<bool>(), j["training_difference"].dump().c_str());
         QCOMPARE(j["inference_match"].get<bool>(), true);
         QCOMPARE(j["device_logits"].size(), std::size_t(20));
         QCOMPARE(j["device_logits"], j["workbench_logits"]);
@@ -116,10 +134,10 @@ private Q_SLOTS:
         for (const Json& l : j["device_logits"]) distinct.insert(l.dump());
         QVERIFY(distinct.size() > 1);
         QCOMPARE(j["instructions_per_inference_each"].size(), std::size_t(20));
-        // 255,088 B of SRAM measured do not fit the F411's 128 KB; the verdict is reported, the exit stays 0.
+        // 255,104 B of SRAM measured do not fit the F411's 128 KB; the verdict is reported, the exit stays 0.
         QCOMPARE(j["board_fits"].get<bool>(), false);
         QCOMPARE(j["board_sram_bytes"].get<long long>(), 131072LL);
-        // The step trained on image 0 (an ankle boot, class 9): the bias rule holds on real data too.
+        // The first step trained on image 0 (an ankle boot, class 9).
         QCOMPARE(j["classifier_bias"]["delta_device"], Json::parse("[0, 0, 0, -6, 0, 0, 0, 0, 0, 5]"));
         QCOMPARE(j["classifier_bias"]["match"].get<bool>(), true);
     }
@@ -145,6 +163,7 @@ private Q_SLOTS:
         QCOMPARE(j["device_logits"][0][0].get<int>(), 127);
         QCOMPARE(j["classifier_bias"]["match"].get<bool>(), true);
         QCOMPARE(j["classifier_bias"]["delta_device"][0].get<long long>(), -850881LL);
+        QVERIFY2(j["training_match"].get<bool>(), j["training_difference"].dump().c_str());
     }
 };
 

@@ -47,35 +47,40 @@ Json logitsJson(const std::vector<std::int8_t>& v)
     return a;
 }
 
-std::string joined(const std::vector<std::int8_t>& v)
+template <class T>
+std::string joined(const std::vector<T>& v)
 {
     std::string s;
-    for (std::int8_t x : v) s += (s.empty() ? "" : " ") + std::to_string(static_cast<int>(x));
+    for (T x : v) s += (s.empty() ? "" : " ") + std::to_string(static_cast<long long>(x));
     return s;
 }
 
 int cmdDeviceRun(const Args& argv)
 {
-    CliArgs a(argv, {"export", "images", "keep", "timeout", "data", "arithmetic", "board"}, {"json", "help"});
+    CliArgs a(argv, {"export", "images", "steps", "keep", "timeout", "data", "arithmetic", "board"}, {"json", "help"});
     if (a.flag("help")) {
-        std::cout << "usage: tinyscope device-run --export DIR [--images N] [--data DATASET] [--keep DIR] [--timeout S]\n"
+        std::cout << "usage: tinyscope device-run --export DIR [--images N] [--steps K] [--data DATASET] [--keep DIR] [--timeout S]\n"
                      "                            [--arithmetic tinyengine|exact] [--board NAME|FILE] [--json]\n"
                      "  Runs a TinyEngine export (DIR: one *-graph.json, one params *.pkl, scale.json) on an emulated\n"
                      "  Cortex-M7: TinyEngine's code generator, arm-none-eabi-gcc, QEMU mps2-an500 (docs/DEVICE_RUNNER.md).\n"
                      "  N synthetic images (1..100, default 2; image 0 = the LCG image of the docs, the others the same\n"
-                     "  LCG stream continued) are run with invoke_inf(), then one training step on image 0, class 3.\n"
-                     "  The device's int8 logits are compared with Int8Forward in TinyEngine's arithmetic.\n"
+                     "  LCG stream continued) are run with invoke_inf(), then K training steps (default 1; step k on\n"
+                     "  image k mod N, class (3 + k) mod classes). The device's int8 logits are compared with Int8Forward\n"
+                     "  in TinyEngine's arithmetic, its parameters after the K steps with the same steps on the workbench\n"
+                     "  (GraphInterpreter on the exported graph + TinyEngine's QAS update; integers exactly).\n"
+                     "  --steps K      training steps, 0..1000 (0: inference only)\n"
                      "  --data DATASET the first N images of a dataset instead (e.g. fashion-mnist:test), resized to\n"
-                     "                 the graph's input, quantized with the export's input scale; the step uses\n"
-                     "                 image 0's label\n"
+                     "                 the graph's input, quantized with the export's input scale; step k uses\n"
+                     "                 image k mod N with its label\n"
                      "  --arithmetic A compare with Int8Forward in TinyEngine's arithmetic (default) or the graph's\n"
                      "                 exact one (then exit 4 says where TinyEngine's kernels depart from it)\n"
                      "  --board B      SRAM and flash measured on the device against a board (models/boards/*.json\n"
                      "                 preset or a board file; reported, not part of the exit code)\n"
                      "  --keep DIR     keep the build folder there (default: a temporary folder, removed)\n"
                      "  --timeout S    kill the run after S seconds (default 1800) and report it as a hang\n"
-                     "  exit 0: the device's logits equal the workbench's; 4: they differ (first image and logit\n"
-                     "  printed); 2: bad input, a missing tool (the Debian package named) or a failed compile/run;\n"
+                     "  exit 0: the device's logits and trained parameters equal the workbench's; 4: they differ (the\n"
+                     "  first image and logit, or parameter and element, printed); 2: bad input, a missing tool (the\n"
+                     "  Debian package named) or a failed compile/run;\n"
                      "  130: interrupted (the pipeline's processes are killed)\n";
         return 0;
     }
@@ -85,7 +90,7 @@ int cmdDeviceRun(const Args& argv)
     o.export_dir = a.value("export");
     o.synthetic_images = a.intValue("images", 2, 1, 100);
     o.data = a.value("data");
-    if (o.data.empty()) o.labels = {3};   // with --data: image 0's own label
+    o.steps = a.intValue("steps", 1, 0, 1000);
     o.keep_dir = a.value("keep");
     o.timeout_s = a.intValue("timeout", 1800, 1, 86400);
     const std::string arith = a.value("arithmetic", "tinyengine");
@@ -125,7 +130,19 @@ int cmdDeviceRun(const Args& argv)
                                                          {"logit", r.first_difference.index},
                                                          {"device", r.first_difference.device},
                                                          {"workbench", r.first_difference.workbench}};
-        j["training_match"] = nullptr;   // the full step is not compared yet (docs/DEVICE_RUNNER.md)
+        j["training_match"] = r.training_checked ? Json(r.training_match) : Json(nullptr);
+        j["max_param_rel_error"] = r.training_checked ? Json(r.max_param_rel_error) : Json(nullptr);
+        j["training_difference"] = r.training_checked && !r.training_match ? Json(r.training_difference) : Json(nullptr);
+        Json params = Json::array();
+        for (const DeviceParamCheck& c : r.params) {
+            Json q = {{"name", c.name},       {"dtype", c.dtype},         {"elements", c.elements},          {"changed_device", c.changed_device},
+                      {"mismatches", c.mismatches}, {"at_boundary", c.at_boundary}, {"max_abs_error", c.max_abs_error}};
+            if (c.dtype == "int8") q["wrapped"] = c.wrapped;
+            if (c.mismatches > 0)
+                q["first_mismatch"] = {{"index", c.first_mismatch}, {"step", c.first_step}, {"device", c.first_device}, {"workbench", c.first_workbench}, {"before", c.first_before}};
+            params.push_back(q);
+        }
+        j["trained_params"] = params;
         if (!r.classifier_bias.empty())
             j["classifier_bias"] = {{"name", r.classifier_bias},
                                     {"delta_device", r.classifier_bias_delta_device},
@@ -163,10 +180,20 @@ int cmdDeviceRun(const Args& argv)
                       << "  image " << k << " workbench " << joined(r.workbench_logits[k]) << "\n";
         std::cout << "  inference      " << (r.inference_match ? std::string("matches Int8Forward (") + int8ArithmeticName(o.arithmetic) + " arithmetic) exactly" : std::string("DIFFERS")) << "\n";
         if (!r.classifier_bias.empty()) {
-            std::string d;
-            for (std::int64_t v : r.classifier_bias_delta_device) d += (d.empty() ? "" : " ") + std::to_string(v);
-            std::cout << "  training step  " << r.classifier_bias << " changed by " << d
-                      << (biasDiffers ? " (DIFFERS from the step's rule)" : " (as the step's rule predicts)") << "\n";
+            std::cout << "  training step  " << r.classifier_bias << " changed by " << joined(r.classifier_bias_delta_device)
+                      << (biasDiffers ? " (the workbench's step: " + joined(r.classifier_bias_delta_predicted) + ")" : " (as the workbench's step)") << "\n";
+        }
+        if (r.training_checked) {
+            std::int64_t changed = 0, wrapped = 0, boundary = 0;
+            for (const DeviceParamCheck& c : r.params) {
+                changed += c.changed_device;
+                wrapped += c.wrapped;
+                boundary += c.at_boundary;
+            }
+            std::cout << "  parameters     " << r.params.size() << " arrays, " << changed << " elements changed on the device in " << r.steps << " step(s) ("
+                      << wrapped << " int8 updates wrapped): "
+                      << (r.training_match ? "every step equals the workbench's (GraphInterpreter + TinyEngine's update)" : "DIFFER: " + r.training_difference)
+                      << (boundary > 0 ? "; " + std::to_string(boundary) + " element(s) one apart at a truncation boundary" : std::string()) << "\n";
         }
         if (!r.instructions_per_inference.empty()) std::cout << "  instructions   " << r.instructions_per_inference.front() << " per inference (image 0; QEMU -icount, not cycles)\n";
         if (!r.instructions_per_step.empty()) std::cout << "                 " << r.instructions_per_step.front() << " per training step\n";
@@ -181,11 +208,8 @@ int cmdDeviceRun(const Args& argv)
                       << (r.sram_bytes <= board->sram_bytes && r.flash_bytes <= board->flash_bytes ? "fits" : "does NOT fit") << "\n";
         if (!o.keep_dir.empty()) std::cout << "  build folder   " << r.work_dir << "\n";
     }
-    if (biasDiffers) {
-        std::size_t o = 0;
-        while (r.classifier_bias_delta_device[o] == r.classifier_bias_delta_predicted[o]) ++o;
-        std::cerr << "tinyscope device-run: the training step disagrees: " << r.classifier_bias << "[" << o << "] changed by "
-                  << r.classifier_bias_delta_device[o] << " on the device, the step's rule gives " << r.classifier_bias_delta_predicted[o] << "\n";
+    if (r.training_checked && !r.training_match) {
+        std::cerr << "tinyscope device-run: the trained parameters differ: " << r.training_difference << "\n";
         if (r.inference_match) return 4;
     }
     if (!r.inference_match) {

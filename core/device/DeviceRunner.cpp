@@ -8,6 +8,7 @@
 #include "io/JsonFile.h"
 #include "tinyengine/GraphImport.h"
 #include "tinyengine/Int8Forward.h"
+#include "tinyengine/TinyEngineTrainingStep.h"
 
 #include <algorithm>
 #include <cfloat>
@@ -267,64 +268,163 @@ void readSummary(const std::string& text, const std::string& summaryPath, Device
     }
 }
 
-// TinyEngine's bias update of the classifier for one step (read from the generated code, layers
-// CAST … BIAS_UPDATE of genModel.c): float logits, LogSoftmax with max starting at FLT_MIN, exp,
-// g = softmax − onehot, zeroed where the forward clamped, × the effective scale, then
-// b -= (int32_t)(g · blr · QAS) with QAS = 1 / (s_eff · s_y)² in float and blr = 0.0004 (genNN.h).
-// `preClamp`: the classifier's int32 outputs before the clamp to int8 (TinyEngine's arithmetic):
-// the forward's clamp mask keeps the gradient where they lie in [-128, 127] (a logit of exactly
-// 127 or -128 may be unclamped).
-void classifierBiasCheck(const ImportedGraph& im, int label, const std::vector<std::int8_t>& logits, const std::vector<std::int32_t>& preClamp,
-                         const std::string& work, DeviceRunResult& r)
+// The device's parameter table (summary.json "updated_params", the harness's dump order) and its
+// dumps before training and after each of the K steps (params_steps.bin), against the same steps on
+// the workbench (tinyEngineTrainingStep). Step k starts on the workbench from the device's values
+// after step k − 1, so every step is checked on its own and a difference never snowballs. A depthwise
+// bias lives on the device as offsetRBias, an accumulator that starts at TinyEngine's fold residual:
+// its value is the export's bias + (accumulator − residual).
+void trainingCheck(const ImportedGraph& im, const std::vector<std::vector<std::int8_t>>& images, const std::vector<int>& labels,
+                   const std::string& work, DeviceRunResult& r, const JobControl& job)
 {
-    const QuantizedParams& p = *im.params;
-    const std::string prefix = im.network.head().ir_prefix;
-    const std::string name = prefix + "_bias";
-    if (!p.has(prefix + "_scale") || !p.hasScale(prefix + "_y_scale")) return;
-    // Where the bias sits in the device's parameter dumps (the summary's table order).
     const Json s = parseJson(r.summary_json, work + "/summary.json");
-    std::int64_t offset = 0, bytes = -1;
-    for (const Json& q : s.at("updated_params")) {
-        const std::int64_t n = q.at("bytes").get<std::int64_t>();
-        if (q.at("name").get<std::string>() == name && q.at("dtype").get<std::string>() == "int32") {
-            bytes = n;
-            break;
-        }
-        offset += n;
-    }
-    const std::size_t K = logits.size();
-    if (bytes != static_cast<std::int64_t>(4 * K)) return;   // the scheme does not update the classifier's bias
-    if (preClamp.size() != K) return;
-    const std::string before = readFileBytes(work + "/run/params_before.bin", 256u << 20);
-    const std::string after = readFileBytes(work + "/run/params_after.bin", 256u << 20);
-    if (before.size() < static_cast<std::size_t>(offset + bytes) || after.size() != before.size())
-        throw InputError(work + "/run/params_after.bin: " + std::to_string(after.size()) + " bytes, the table needs " + std::to_string(offset + bytes));
-    auto word = [](const std::string& b, std::size_t at) {
-        std::int32_t v;
-        std::memcpy(&v, b.data() + at, 4);
-        return v;
-    };
-    float mx = FLT_MIN, sum = 0.f;
-    for (std::int8_t v : logits) mx = std::max(mx, static_cast<float>(v));
-    for (std::int8_t v : logits) sum += std::exp(static_cast<float>(v) - mx);
-    const float logSum = std::log(sum);
-    const float blr = 0.0004f, sy = static_cast<float>(p.scales.at(prefix + "_y_scale"));
-    r.classifier_bias = name;
-    for (std::size_t o = 0; o < K; ++o) {
-        const std::size_t at = static_cast<std::size_t>(offset) + 4 * o;
-        r.classifier_bias_delta_device.push_back(static_cast<std::int64_t>(word(after, at)) - word(before, at));
-        const float prob = std::exp(static_cast<float>(logits[o]) - mx - logSum);
-        float g = -(static_cast<int>(o) == label ? 1.f : 0.f) - (-1.f * prob);
-        if (preClamp[o] < -128 || preClamp[o] > 127) g = 0.f;   // the clamp mask of the forward
-        const float eff = static_cast<float>(p.value(prefix + "_scale", static_cast<std::int64_t>(o)));
-        g *= eff;
-        const float q = eff * sy;
-        const float qas = 1.0f / (q * q);
-        r.classifier_bias_delta_predicted.push_back(-static_cast<std::int64_t>(static_cast<std::int32_t>(g * blr * qas)));
-    }
+    if (!s.contains("updated_params") || !s["updated_params"].is_array() || labels.empty() || r.steps != static_cast<int>(labels.size())) return;
+    compareTrainingSteps(im, images, labels, s["updated_params"], readFileBytes(work + "/run/params_before.bin", 256u << 20),
+                         readFileBytes(work + "/run/params_steps.bin", 1u << 30), r, job);
 }
 
 }  // namespace
+
+void compareTrainingSteps(const ImportedGraph& im, const std::vector<std::vector<std::int8_t>>& images, const std::vector<int>& labels,
+                          const Json& updatedParams, const std::string& before, const std::string& dumps, DeviceRunResult& r, const JobControl& job)
+{
+    if (labels.empty() || images.empty()) throw InputError("no training step to compare");
+    if (!im.params) throw InputError(im.source + ": no params to train");
+    const std::string headBias = im.network.head().ir_prefix + "_bias";
+    struct Entry {
+        std::string name, array;
+        std::size_t width = 4, offset = 0, count = 0;
+        bool accumulator = false;
+        std::vector<std::int64_t> residual;
+    };
+    std::vector<Entry> table;
+    std::size_t tableBytes = 0;
+    try {
+        for (const Json& q : updatedParams) {
+            Entry e;
+            e.name = q.at("name").get<std::string>();
+            e.array = q.at("array").get<std::string>();
+            e.width = q.at("dtype").get<std::string>() == "int8" ? 1 : 4;
+            const std::size_t bytes = q.at("bytes").get<std::size_t>();
+            if (bytes % e.width != 0) throw InputError("the device's parameter table: " + e.name + " has " + std::to_string(bytes) + " bytes, not whole elements");
+            e.offset = tableBytes;
+            e.count = bytes / e.width;
+            e.accumulator = e.array.rfind("offsetRBias", 0) == 0;
+            if (e.accumulator) e.residual = tinyEngineBiasFoldResidual(im.graph, *im.params, e.name);
+            tableBytes += bytes;
+            table.push_back(std::move(e));
+        }
+    } catch (const Json::exception& e) {
+        throw InputError(std::string("the device's parameter table (summary.json updated_params): ") + e.what());
+    }
+    if (before.size() != tableBytes || dumps.size() != tableBytes * labels.size())
+        throw InputError("params_steps.bin: " + std::to_string(dumps.size()) + " bytes (params_before.bin " + std::to_string(before.size()) +
+                         "), the table of " + std::to_string(tableBytes) + " bytes × " + std::to_string(labels.size()) + " steps");
+    // Element i of entry e in dump `d` (before training: `before`), as the parameter's value.
+    auto deviceValue = [&](const std::string& d, std::size_t base, const Entry& e, std::size_t i, std::int64_t exportBias) -> std::int64_t {
+        std::int64_t v;
+        if (e.width == 1) {
+            v = static_cast<std::int8_t>(d[base + e.offset + i]);
+        } else {
+            std::int32_t w;
+            std::memcpy(&w, d.data() + base + e.offset + 4 * i, 4);
+            v = w;
+        }
+        if (!e.accumulator) return v;
+        return static_cast<std::int32_t>(static_cast<std::uint32_t>(exportBias) + static_cast<std::uint32_t>(v - e.residual.at(i)));
+    };
+
+    r.training_checked = true;
+    r.training_match = true;
+    auto note = [&](const std::string& what) {
+        if (r.training_match) r.training_difference = what;
+        r.training_match = false;
+    };
+    r.params.assign(table.size(), DeviceParamCheck{});
+    QuantizedParams params = *im.params;
+    std::vector<std::vector<std::int64_t>> exportValues(table.size());   // the step layout of each entry before training
+    std::vector<int> channels(table.size(), 0);
+    for (std::size_t k = 0; k < labels.size(); ++k) {
+        job.check();
+        const TrainingStepResult t = tinyEngineTrainingStep(im.graph, params, images[k % images.size()], labels[k]);
+        std::vector<bool> seen(t.params.size(), false);
+        for (std::size_t e = 0; e < table.size(); ++e) {
+            const Entry& en = table[e];
+            DeviceParamCheck& c = r.params[e];
+            c.name = en.name;
+            c.dtype = en.width == 1 ? "int8" : "int32";
+            c.elements = static_cast<std::int64_t>(en.count);
+            std::size_t idx = 0;
+            while (idx < t.params.size() && t.params[idx].name != en.name) ++idx;
+            if (idx == t.params.size()) {
+                note(en.name + ": the device updates it (" + en.array + "), the graph has no gradient output for it");
+                continue;
+            }
+            seen[idx] = true;
+            const ParameterStep& w = t.params[idx];
+            if ((en.width == 1) != (w.dtype == DType::Int8) || en.count != w.after.size()) {
+                note(en.name + ": the device's " + en.array + " holds " + std::to_string(en.count) + " " + c.dtype + " values, the workbench updates " +
+                     std::to_string(w.after.size()) + " " + dtypeName(w.dtype));
+                continue;
+            }
+            if (k == 0) {
+                exportValues[e] = w.before;
+                channels[e] = w.channels;
+                for (std::size_t i = 0; i < en.count; ++i)
+                    if (deviceValue(before, 0, en, i, w.before[i]) != w.before[i])
+                        note(en.name + "[" + std::to_string(i) + "]: before training the device holds " + std::to_string(deviceValue(before, 0, en, i, w.before[i])) +
+                             " (" + en.array + "), the export " + std::to_string(w.before[i]));
+            }
+            c.wrapped += w.wrapped;
+            if (k == 0 && en.name == headBias) {   // the classifier's bias: its change in the first step, side by side
+                r.classifier_bias = en.name;
+                r.classifier_bias_delta_device.clear();
+                r.classifier_bias_delta_predicted.clear();
+                for (std::size_t i = 0; i < en.count; ++i) {
+                    r.classifier_bias_delta_device.push_back(deviceValue(dumps, 0, en, i, w.before[i]) - w.before[i]);
+                    r.classifier_bias_delta_predicted.push_back(w.after[i] - w.before[i]);
+                }
+            }
+            for (std::size_t i = 0; i < en.count; ++i) {
+                const std::int64_t dev = deviceValue(dumps, k * tableBytes, en, i, exportValues[e][i]);
+                if (dev == w.after[i]) continue;
+                const std::int64_t d = std::llabs(dev - w.after[i]);
+                if (d == 1 && w.at_boundary[i]) {   // a float32 gradient in another order may truncate either way
+                    ++c.at_boundary;
+                    continue;
+                }
+                if (c.mismatches++ == 0) {
+                    c.first_mismatch = static_cast<std::int64_t>(i);
+                    c.first_step = static_cast<int>(k);
+                    c.first_device = dev;
+                    c.first_workbench = w.after[i];
+                    c.first_before = w.before[i];
+                }
+                c.max_abs_error = std::max(c.max_abs_error, d);
+                r.max_param_rel_error = std::max(r.max_param_rel_error, static_cast<double>(d) / std::max<double>(1.0, static_cast<double>(std::llabs(w.after[i]))));
+            }
+        }
+        for (std::size_t i = 0; i < t.params.size(); ++i)
+            if (!seen[i]) note(t.params[i].name + ": the graph has its gradient, the device does not update it");
+        if (!r.training_match) return;
+        // The next step starts from the device's values.
+        for (std::size_t e = 0; e < table.size(); ++e) {
+            std::vector<std::int64_t> v(table[e].count);
+            for (std::size_t i = 0; i < v.size(); ++i) v[i] = deviceValue(dumps, k * tableBytes, table[e], i, exportValues[e][i]);
+            setStepLayoutValues(im.graph, params, table[e].name, channels[e], v);
+        }
+    }
+    for (std::size_t e = 0; e < table.size(); ++e) {
+        DeviceParamCheck& c = r.params[e];
+        const std::size_t last = (labels.size() - 1) * tableBytes;
+        for (std::size_t i = 0; i < table[e].count; ++i)
+            if (deviceValue(dumps, last, table[e], i, exportValues[e][i]) != exportValues[e][i]) ++c.changed_device;
+        if (c.mismatches > 0)
+            note(c.name + "[" + std::to_string(c.first_mismatch) + "] after step " + std::to_string(c.first_step + 1) + ": device " + std::to_string(c.first_device) +
+                 ", workbench " + std::to_string(c.first_workbench) + " (before the step " + std::to_string(c.first_before) + "; " + std::to_string(c.mismatches) +
+                 " element(s) of " + std::to_string(c.elements) + " differ)");
+    }
+}
 
 std::string missingDevicePackage()
 {
@@ -391,11 +491,15 @@ DeviceRunResult runOnDevice(const DeviceRunOptions& o, const JobControl& job)
         const Batch b = loadBatch(*data, items, H);
         if (!b.skipped.empty()) throw InputError(o.data + ": item " + b.skipped.front().first + ": " + b.skipped.front().second);
         for (std::size_t i = 0; i < b.size(); ++i) images.push_back(forward.quantizeInput(&b.pixels[i * inBytes]));
-        if (labelValues.empty()) labelValues = {b.labels.front()};
+        if (labelValues.empty())
+            for (int k = 0; k < o.steps; ++k) labelValues.push_back(b.labels[static_cast<std::size_t>(k) % b.size()]);
     } else if (images.empty() && o.synthetic_images > 0) {
         images = lcgImages(o.synthetic_images, C, H, W);
     }
     if (images.empty()) throw InputError("no images to run");
+    if (o.steps < 0 || o.steps > 65536) throw InputError("steps " + std::to_string(o.steps) + " outside 0..65536");
+    if (labelValues.empty())
+        for (int k = 0; k < o.steps; ++k) labelValues.push_back((3 + k) % forward.classes());
     std::string inputs;
     for (std::size_t k = 0; k < images.size(); ++k) {
         const auto& img = images[k];
@@ -463,20 +567,7 @@ DeviceRunResult runOnDevice(const DeviceRunOptions& o, const JobControl& job)
         r.device_logits.push_back(dev);
         r.workbench_logits.push_back(ours);
     }
-    if (r.steps == 1) {
-        // The classifier's values before the last clamp (the input of the last forward mcutruncate).
-        std::vector<std::int32_t> preClamp;
-        int clampIn = -1;
-        for (int op : im.graph.order)
-            if (im.graph.op(op).phase == Phase::Forward && im.graph.op(op).kind == OpKind::McuTruncate) clampIn = im.graph.op(op).inputs[0];
-        if (clampIn >= 0) {
-            const std::size_t at = static_cast<std::size_t>(clampIn);
-            preClamp = o.arithmetic == Int8Arithmetic::TinyEngine
-                           ? forward.runAll(images.front())[at]
-                           : Int8Forward(im.graph, *im.params, Int8Arithmetic::TinyEngine).runAll(images.front())[at];
-        }
-        classifierBiasCheck(im, labelValues.front(), r.device_logits.front(), preClamp, guard.dir, r);
-    }
+    trainingCheck(im, images, labelValues, guard.dir, r, job);
     job.report(3, 3, "compare");
     return r;
 }

@@ -7,6 +7,8 @@
 // its own process group (timeout, cancellation), parses its summary and compares the int8 logits
 // with Int8Forward in TinyEngine's arithmetic. Torch-free, Qt-free.
 #include "JobControl.h"
+#include "io/JsonFile.h"
+#include "tinyengine/GraphImport.h"
 #include "tinyengine/Int8Forward.h"
 
 #include <cstdint>
@@ -23,11 +25,13 @@ struct DeviceRunOptions {
     int synthetic_images = 0;               // when `images` is empty: lcgImages(synthetic_images, …) of the graph's input shape
     // Or, when `images` is empty and this is set, the first `synthetic_images` items of a dataset
     // (openDataset spec, e.g. "fashion-mnist:test") at the graph's resolution, normalised with the
-    // default Normalization and quantized with Int8Forward::quantizeInput; then `labels` empty means
-    // one training step on image 0 with its dataset label.
+    // default Normalization and quantized with Int8Forward::quantizeInput.
     std::string data;
     // One training step per label: step k uses image k % N with class labels[k]. May be empty.
     std::vector<int> labels;
+    // When `labels` is empty: this many steps, step k on image k % N with that image's dataset label
+    // (`data`) or class (3 + k) mod classes (synthetic images). 0 = no training step.
+    int steps = 0;
     std::string keep_dir;                   // build folder kept here; empty = a temporary folder, removed
     std::string kernel_cache;               // compiled kernel archives; empty = <user state>/device-kernels
     // The workbench side of the comparison: TinyEngine's arithmetic (what the device should compute),
@@ -46,11 +50,14 @@ struct DeviceParamCheck {
     std::string name;                       // graph parameter ("v9_conv_0_weight")
     std::string dtype;                      // "int8" or "int32"
     std::int64_t elements = 0;              // elements the device updates (a partial-channel weight: the first k input channels)
-    std::int64_t changed_device = 0, changed_workbench = 0;   // elements whose value the step changed
-    std::int64_t mismatches = 0;            // elements whose value after the step differs
-    std::int64_t wrapped = 0;               // int8 elements whose update left [-128, 127] and wrapped modulo 256 (on both sides)
-    std::int64_t max_abs_error = 0;         // max |device − workbench| after the step
-    std::int64_t first_mismatch = -1;       // its element index (in the device's array), -1 if none
+    std::int64_t changed_device = 0;        // elements whose value differs after the last step from the export's
+    // Per step, from the device's values before it (every step checked on its own; counts summed over steps):
+    std::int64_t mismatches = 0;            // elements whose value after the step differs from the workbench's
+    std::int64_t at_boundary = 0;           // differ by one where the truncated value lies within the float tolerance of an integer (not mismatches)
+    std::int64_t wrapped = 0;               // int8 elements whose update left [-128, 127] and wrapped modulo 256 (workbench)
+    std::int64_t max_abs_error = 0;         // max |device − workbench| over the mismatches
+    std::int64_t first_mismatch = -1;       // the first mismatch: element index (in the device's array), -1 if none
+    int first_step = -1;                    // … the step (0-based) after which it differs
     std::int64_t first_device = 0, first_workbench = 0, first_before = 0;
 };
 
@@ -60,18 +67,17 @@ struct DeviceRunResult {
     std::vector<std::vector<std::int8_t>> device_logits, workbench_logits;   // per image
     bool inference_match = false;
     DeviceFirstDifference first_difference; // when !inference_match
-    // The classifier's bias after one training step (steps == 1 only): the device's change
-    // (params_after − params_before) and the change the step's rule predicts from the device's own int8
-    // logits of the trained image (softmax − one-hot, clamp mask, × effective scale, × blr, × TinyEngine's
-    // QAS factor 1/(s_eff·s_y)², truncated; docs/DEVICE_RUNNER.md). Empty when not checked.
+    // The classifier's bias in the first training step: the device's change (after − before) and the
+    // workbench's (tinyEngineTrainingStep), side by side. Empty when the scheme does not train it.
     std::string classifier_bias;                                     // the parameter's name ("v15_bias")
     std::vector<std::int64_t> classifier_bias_delta_device, classifier_bias_delta_predicted;
-    // The parameters after the training step(s) against GraphInterpreter running the exported graph
-    // on the same image and label (forward values from Int8Forward in TinyEngine's arithmetic, the
-    // graph's float backward, then TinyEngine's update rule: docs/DEVICE_RUNNER.md "Training step").
-    // Checked when steps == 1 and the device wrote the parameter table; `training_checked` false otherwise.
+    // The parameters after each training step against the same step on the workbench: GraphInterpreter
+    // running the exported graph on the same image and label (forward values from Int8Forward in
+    // TinyEngine's arithmetic, the graph's float backward), then TinyEngine's update rule
+    // (tinyEngineTrainingStep; docs/DEVICE_RUNNER.md "The training step on the workbench"). Step k
+    // starts from the device's values after step k − 1. `training_checked` false without steps.
     bool training_checked = false;
-    bool training_match = false;            // every updated parameter equal (integers exactly)
+    bool training_match = false;            // every element equal, or off by one at a truncation boundary (at_boundary)
     double max_param_rel_error = 0;         // max over elements of |device − workbench| / max(1, |workbench|)
     std::string training_difference;        // when !training_match: the first parameter and element that differ
     std::vector<DeviceParamCheck> params;   // one per updated parameter, in the device's table order
@@ -95,6 +101,16 @@ std::string missingDevicePackage();
 // last line the pipeline printed) throw InputError; job.cancel stops the run (CancelledError).
 // job.progress gets the stages "tools", "device", "compare".
 DeviceRunResult runOnDevice(const DeviceRunOptions& options, const JobControl& job = {});
+
+// The training-step comparison of runOnDevice, on what the device wrote: its parameter table
+// (summary.json "updated_params": name, array, dtype, bytes in dump order), the table's bytes before
+// training and after each of the labels.size() steps (params_steps.bin). Step k (image k % N, class
+// labels[k]) runs on the workbench from the device's values after step k − 1. Fills
+// training_checked, training_match, training_difference, max_param_rel_error and params of `r`.
+// A table or dump that does not fit throws InputError.
+void compareTrainingSteps(const ImportedGraph& im, const std::vector<std::vector<std::int8_t>>& images, const std::vector<int>& labels,
+                          const Json& updatedParams, const std::string& before, const std::string& dumps, DeviceRunResult& r,
+                          const JobControl& job = {});
 
 // The synthetic images of docs/DEVICE_RUNNER.md: one stream of the LCG x ← 1664525·x + 1013904223
 // (mod 2³², x₀ = 1), one byte x >> 24 per step, filling image 0 then image 1 … in the device's HWC

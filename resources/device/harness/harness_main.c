@@ -7,6 +7,7 @@
  *   out  logits.bin        N x TS_NUM_CLASSES int8: invoke_inf() on every image, before any training
  *   out  params_before.bin the parameters a training step updates, concatenated in table order
  *   out  params_after.bin  the same arrays after the K training steps
+ *   out  params_steps.bin  the same arrays after each step, K dumps one after the other
  *   out  logits_after.bin  N x TS_NUM_CLASSES int8 after training (only when K > 0)
  *   out  device_report.txt "key value" lines: counts, stack high-water marks, parameter table
  * Instruction counts: every measured call is bracketed by tinyscope_mark(); QEMU's insn_marks
@@ -75,17 +76,22 @@ static void write_file(const char *path, const void *data, size_t bytes)
     fclose(f);
 }
 
+static void write_params(FILE *f, const char *path)
+{
+    for (uint32_t i = 0; i < tinyscope_param_count; ++i) {
+        if (fwrite(tinyscope_params[i].data, 1, tinyscope_params[i].bytes, f) != tinyscope_params[i].bytes) {
+            fail("short write to", path);
+        }
+    }
+}
+
 static void dump_params(const char *path)
 {
     FILE *f = fopen(path, "wb");
     if (!f) {
         fail("cannot open for writing", path);
     }
-    for (uint32_t i = 0; i < tinyscope_param_count; ++i) {
-        if (fwrite(tinyscope_params[i].data, 1, tinyscope_params[i].bytes, f) != tinyscope_params[i].bytes) {
-            fail("short write to", path);
-        }
-    }
+    write_params(f, path);
     fclose(f);
 }
 
@@ -177,9 +183,15 @@ int main(void)
     fprintf(report, "marks_inference_first %u\n", 0u);
     fprintf(report, "stack_high_water_inference %lu\n", (unsigned long)stack_inference);
 
-    /* Training steps.  Marks bracket each invoke(labels). */
+    /* Training steps.  Marks bracket each invoke(labels).  After each step the updated arrays are
+     * appended to params_steps.bin (K x the table's bytes), so every step can be checked from the
+     * device's own starting point. */
     uint32_t stack_training = 0;
     fprintf(report, "marks_training_first %u\n", mark_counter);
+    FILE *step_dump = fopen("params_steps.bin", "wb");
+    if (!step_dump) {
+        fail("cannot open for writing", "params_steps.bin");
+    }
     for (uint32_t k = 0; k < steps; ++k) {
         load_image(inputs, k % images);
         /* invoke() takes the label as a one-hot float vector (the graph's "label" input, float32 [1,K]). */
@@ -195,7 +207,9 @@ int main(void)
         if (used > stack_training) {
             stack_training = used;
         }
+        write_params(step_dump, "params_steps.bin");
     }
+    fclose(step_dump);
     fprintf(report, "stack_high_water_training %lu\n", (unsigned long)stack_training);
     dump_params("params_after.bin");
 
