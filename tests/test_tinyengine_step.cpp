@@ -124,9 +124,38 @@ private Q_SLOTS:
         for (const ParameterStep& s : r.params)
             for (std::size_t i = 0; i < s.after.size(); ++i) changed += s.after[i] != s.before[i];
         QCOMPARE(changed, std::int64_t(8258));
+        // No update of this step truncates within the gradient tolerance of an integer: the device's values
+        // must be these, exactly.
+        for (const ParameterStep& s : r.params)
+            for (std::size_t i = 0; i < s.after.size(); ++i) QVERIFY(s.low[i] == s.high[i]);
         // The step updated `p`: the classifier's bias there is the new value.
         QCOMPARE(static_cast<std::int64_t>(p.value("v15_bias", 3)), b->after[3]);
         QCOMPARE(static_cast<std::int64_t>(im.params->value("v15_bias", 3)), b->before[3]);
+    }
+
+    void theToleranceAllowsOnlyTheOutcomesOfNearbyGradients()
+    {
+        ParameterStep w;
+        w.dtype = DType::Int8;
+        w.after = {127, 5};
+        w.low = {126, 5};
+        w.high = {128, 5};   // an update that stored 127 could, within the tolerance, store 126 or wrap 128 to -128
+        QVERIFY(w.allows(0, 127));
+        QVERIFY(w.allows(0, 126));
+        QVERIFY(w.allows(0, -128));
+        QVERIFY(!w.allows(0, 125));
+        QVERIFY(!w.allows(0, -127));
+        QVERIFY(w.allows(1, 5));
+        QVERIFY(!w.allows(1, 4));
+        QVERIFY(!w.allows(2, 5));   // no such element
+        ParameterStep b;
+        b.dtype = DType::Int32;
+        b.after = {46923};
+        b.low = {46923};
+        b.high = {46924};
+        QVERIFY(b.allows(0, 46924));
+        QVERIFY(!b.allows(0, 46922));
+        QVERIFY(!b.allows(0, 46923 + 256));
     }
 
     void theFoldResidualIsWhatTheCodeGeneratorWrites()

@@ -193,7 +193,7 @@ int cmdDeviceRun(const Args& argv)
             std::cout << "  parameters     " << r.params.size() << " arrays, " << changed << " elements changed on the device in " << r.steps << " step(s) ("
                       << wrapped << " int8 updates wrapped): "
                       << (r.training_match ? "every step equals the workbench's (GraphInterpreter + TinyEngine's update)" : "DIFFER: " + r.training_difference)
-                      << (boundary > 0 ? "; " + std::to_string(boundary) + " element(s) one apart at a truncation boundary" : std::string()) << "\n";
+                      << (boundary > 0 ? "; " + std::to_string(boundary) + " element(s) differ within the gradient tolerance (1e-5 relative)" : std::string()) << "\n";
         }
         if (!r.instructions_per_inference.empty()) std::cout << "  instructions   " << r.instructions_per_inference.front() << " per inference (image 0; QEMU -icount, not cycles)\n";
         if (!r.instructions_per_step.empty()) std::cout << "                 " << r.instructions_per_step.front() << " per training step\n";

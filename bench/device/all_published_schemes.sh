@@ -45,7 +45,7 @@ logits = "equal" if d["inference_match"] else "DIFFER"
 train = {True: "equal", False: "DIFFER: " + str(d.get("training_difference")), None: "not compared"}[d["training_match"]]
 boundary = sum(p.get("at_boundary", 0) for p in d.get("trained_params", []))
 if boundary:
-    train += f" ({boundary} at a truncation boundary)"
+    train += f" ({boundary} within the gradient tolerance)"
 over = d["sram_bytes"] - 320 * 1024
 fit = "fits" if d["board_fits"] else f"**+{over / 1024:.1f} KB over**"
 print(f"| {name} | {', '.join(errors) or 'none'} | compiles, links, runs | {logits} / {train} | {ledger_s} → {d['sram_bytes']:,} B ({fit}) | "

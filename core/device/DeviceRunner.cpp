@@ -304,7 +304,10 @@ void compareTrainingSteps(const ImportedGraph& im, const std::vector<std::vector
             Entry e;
             e.name = q.at("name").get<std::string>();
             e.array = q.at("array").get<std::string>();
-            e.width = q.at("dtype").get<std::string>() == "int8" ? 1 : 4;
+            const std::string dtype = q.at("dtype").get<std::string>();
+            if (dtype != "int8" && dtype != "int32")
+                throw InputError("the device's parameter table: " + e.name + " is " + dtype + " (TinyEngine's training code updates int8 weights and int32 biases)");
+            e.width = dtype == "int8" ? 1 : 4;
             const std::size_t bytes = q.at("bytes").get<std::size_t>();
             if (bytes % e.width != 0) throw InputError("the device's parameter table: " + e.name + " has " + std::to_string(bytes) + " bytes, not whole elements");
             e.offset = tableBytes;
@@ -388,11 +391,11 @@ void compareTrainingSteps(const ImportedGraph& im, const std::vector<std::vector
             for (std::size_t i = 0; i < en.count; ++i) {
                 const std::int64_t dev = deviceValue(dumps, k * tableBytes, en, i, exportValues[e][i]);
                 if (dev == w.after[i]) continue;
-                const std::int64_t d = std::llabs(dev - w.after[i]);
-                if (d == 1 && w.at_boundary[i]) {   // a float32 gradient in another order may truncate either way
+                if (w.allows(i, dev)) {   // a float32 gradient within the tolerance truncates to the device's value
                     ++c.at_boundary;
                     continue;
                 }
+                const std::int64_t d = std::llabs(dev - w.after[i]);
                 if (c.mismatches++ == 0) {
                     c.first_mismatch = static_cast<std::int64_t>(i);
                     c.first_step = static_cast<int>(k);

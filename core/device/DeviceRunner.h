@@ -53,7 +53,7 @@ struct DeviceParamCheck {
     std::int64_t changed_device = 0;        // elements whose value differs after the last step from the export's
     // Per step, from the device's values before it (every step checked on its own; counts summed over steps):
     std::int64_t mismatches = 0;            // elements whose value after the step differs from the workbench's
-    std::int64_t at_boundary = 0;           // differ by one where the truncated value lies within the float tolerance of an integer (not mismatches)
+    std::int64_t at_boundary = 0;           // differ, but a gradient within 1e-5 relative of the workbench's gives the device's value (not mismatches)
     std::int64_t wrapped = 0;               // int8 elements whose update left [-128, 127] and wrapped modulo 256 (workbench)
     std::int64_t max_abs_error = 0;         // max |device − workbench| over the mismatches
     std::int64_t first_mismatch = -1;       // the first mismatch: element index (in the device's array), -1 if none
@@ -77,7 +77,7 @@ struct DeviceRunResult {
     // (tinyEngineTrainingStep; docs/DEVICE_RUNNER.md "The training step on the workbench"). Step k
     // starts from the device's values after step k − 1. `training_checked` false without steps.
     bool training_checked = false;
-    bool training_match = false;            // every element equal, or off by one at a truncation boundary (at_boundary)
+    bool training_match = false;            // every element equal, or the outcome of a gradient within 1e-5 relative (at_boundary)
     double max_param_rel_error = 0;         // max over elements of |device − workbench| / max(1, |workbench|)
     std::string training_difference;        // when !training_match: the first parameter and element that differ
     std::vector<DeviceParamCheck> params;   // one per updated parameter, in the device's table order

@@ -60,15 +60,18 @@ void storeElement(NdArray& a, std::int64_t i, std::int64_t v)
     }
 }
 
-// Does truncating `v` (toward zero) sit within the tolerance of `update` from another outcome?
-bool nearTruncation(float v, float update)
-{
-    const double nearest = std::round(static_cast<double>(v));
-    if (nearest == 0.0 || update == 0.0f) return false;   // both sides of 0 truncate to 0; no update, no doubt
-    return std::fabs(static_cast<double>(v) - nearest) <= kTruncationTolerance * std::fabs(static_cast<double>(update));
-}
-
 }  // namespace
+
+bool ParameterStep::allows(std::size_t i, std::int64_t value) const
+{
+    if (i >= after.size()) return false;
+    if (after[i] == value) return true;
+    if (dtype != DType::Int8) return low[i] <= value && value <= high[i];
+    if (high[i] - low[i] >= 255) return true;   // every byte is an outcome
+    for (std::int64_t n = low[i]; n <= high[i]; ++n)
+        if (static_cast<std::int8_t>(static_cast<std::uint8_t>(static_cast<std::uint64_t>(n) & 0xffu)) == value) return true;
+    return false;
+}
 
 void setStepLayoutValues(const TrainingGraph& g, QuantizedParams& params, const std::string& name, int channels,
                          const std::vector<std::int64_t>& values)
@@ -148,7 +151,10 @@ TrainingStepResult tinyEngineTrainingStep(const TrainingGraph& g, QuantizedParam
                 const std::int64_t b = static_cast<std::int64_t>(ndValue(a, static_cast<std::int64_t>(o)));
                 const float update = grad[o] * kTinyEngineBlr * qas;
                 const std::int32_t step = truncSaturate(update);
-                s.at_boundary.push_back(nearTruncation(update, update));
+                const std::int64_t s1 = truncSaturate(static_cast<float>(update * (1 - kGradientTolerance)));
+                const std::int64_t s2 = truncSaturate(static_cast<float>(update * (1 + kGradientTolerance)));
+                s.low.push_back(b - std::max(s1, s2));
+                s.high.push_back(b - std::min(s1, s2));
                 const std::int64_t nb = static_cast<std::int32_t>(static_cast<std::uint32_t>(b) - static_cast<std::uint32_t>(step));
                 s.before.push_back(b);
                 s.after.push_back(nb);
@@ -177,7 +183,10 @@ TrainingStepResult tinyEngineTrainingStep(const TrainingGraph& g, QuantizedParam
                             const float update = grad[gi] * qas * kTinyEngineLr;
                             const float f = static_cast<float>(w) - update;
                             const std::int32_t t = truncSaturate(f);
-                            s.at_boundary.push_back(nearTruncation(f, update));
+                            const std::int64_t t1 = truncSaturate(static_cast<float>(w) - static_cast<float>(update * (1 - kGradientTolerance)));
+                            const std::int64_t t2 = truncSaturate(static_cast<float>(w) - static_cast<float>(update * (1 + kGradientTolerance)));
+                            s.low.push_back(std::min(t1, t2));
+                            s.high.push_back(std::max(t1, t2));
                             if (t < -128 || t > 127) ++s.wrapped;
                             const std::int64_t nw = static_cast<std::int8_t>(static_cast<std::uint8_t>(static_cast<std::uint32_t>(t) & 0xffu));
                             s.before.push_back(w);

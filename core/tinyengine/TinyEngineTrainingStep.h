@@ -33,14 +33,19 @@ struct ParameterStep {
     std::vector<float> gradient;              // the graph's gradient (device layout)
     std::vector<float> qas;                   // the QAS factor per element's output channel (1 / QAS, as generated)
     std::int64_t wrapped = 0;                 // int8 elements whose update left [-128, 127] (stored modulo 256)
-    // Per element: the value that was truncated (bias: g·blr·QAS; weight: w − g·QAS·lr) lies within
-    // kTruncationTolerance × |update| of an integer, so a float32 gradient that differs by that
-    // relative amount (another summation order) may truncate to a neighbour.
-    std::vector<char> at_boundary;
+    // Per element, the outcomes a float32 gradient within kGradientTolerance (relative) of the workbench's
+    // gives: the stored value for an update u·(1 ± tolerance), before the int8 store's wrap-around
+    // (int32 biases: the new bias; int8 weights: the 32-bit conversion). Equal to `after` unless the
+    // truncation sits that close to an integer.
+    std::vector<std::int64_t> low, high;
+
+    // Is `value` (as the device stores it) an outcome of a gradient within the tolerance?
+    bool allows(std::size_t i, std::int64_t value) const;
 };
 
-// The relative float32 tolerance of a gradient computed in another order (the 1e-5).
-constexpr double kTruncationTolerance = 1e-5;
+// The relative float32 tolerance of a gradient computed in another order (the 1e-5): the
+// device sums in another order and fuses multiply-adds under -Ofast.
+constexpr double kGradientTolerance = 1e-5;
 
 struct TrainingStepResult {
     std::vector<ParameterStep> params;        // the graph's bias / weight gradient outputs, in output order
