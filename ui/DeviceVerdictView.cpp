@@ -176,7 +176,7 @@ void DeviceVerdictView::showResult(const DeviceRunResult& r, const QString& inpu
                         .arg(r.images == 1 ? QString() : QStringLiteral("s"))
                         .arg(r.classes)
                         .arg(r.inference_match ? QStringLiteral("all equal") : QStringLiteral("first difference above"))
-                        .arg(step);
+                        .arg(r.steps > 0 && !r.training_checked ? step + QStringLiteral(" with GraphInterpreter") : step);
     if (!r.classifier_bias.empty()) train += QStringLiteral("; ") + biasText(r);
     training_->setText(train + QLatin1Char('.'));
     training_->show();
@@ -213,7 +213,7 @@ void DeviceVerdictView::showBars()
                           .arg(thousands(r.data_bytes), thousands(r.bss_bytes),
                                thousands(std::max(r.stack_inference_bytes, r.stack_training_bytes)), thousands(r.text_bytes),
                                thousands(r.rodata_bytes));
-    caption += board_ ? QStringLiteral("%1 %2.").arg(QString::fromStdString(b.name), fits ? QStringLiteral("fits") : QStringLiteral("does NOT fit"))
+    caption += board_ ? QStringLiteral("It %1 the %2.").arg(fits ? QStringLiteral("fits") : QStringLiteral("does NOT fit"), QString::fromStdString(b.name))
                       : QStringLiteral("No board chosen: shown against the STM32F746 (TinyEngine's flags target it), which it %1.")
                             .arg(fits ? QStringLiteral("fits") : QStringLiteral("does NOT fit"));
     barsCaption_->setText(caption);
