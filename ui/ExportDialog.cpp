@@ -311,6 +311,7 @@ void ExportDialog::write()
         progress_->setValue(100);
         progress_->setFormat(QStringLiteral("written"));
         verify_->setEnabled(true);
+        verdict_->hide();   // an earlier verdict was about the files written before
         status_->setText(QStringLiteral("Wrote %1 (%2 B), %3 (%4 B) and %5.")
                              .arg(written_[0].toHtmlEscaped())
                              .arg(f.graph_bytes)
