@@ -7,6 +7,7 @@
 #include "CapacityBar.h"
 #include "DeviceVerdictView.h"
 #include "EventWait.h"
+#include "io/JsonFile.h"
 
 #include <QApplication>
 #include <QPushButton>
@@ -194,6 +195,36 @@ private Q_SLOTS:
         QVERIFY(button(d, QStringLiteral("Check"))->isEnabled());
         QVERIFY(!cancel->isEnabled());
         QCOMPARE(QDir(exportDir).entryList(QDir::Files).size(), 3);
+    }
+
+    // An error of the pipeline (TinyEngine's generator refusing a scale.json without the classifier's
+    // scales) is the verdict, in one line naming the graph and the generator's error; not a crash.
+    void aPipelineErrorIsTheVerdict()
+    {
+        REQUIRE_SHARED();
+        if (const QString why = test::deviceUnavailable(); !why.isEmpty()) QSKIP(qPrintable(why));
+        QTemporaryDir dir;
+        ui::ExportDialog d(test::request49kb());
+        d.show();
+        test::checkAndWrite(d, dir.path());
+        if (QTest::currentTestFailed()) return;
+        const QString scalePath = dir.path() + QStringLiteral("/scale.json");
+        Json scales = readJsonFile(scalePath.toStdString());
+        QVERIFY(scales.erase("v15_x_scale") == 1 && scales.erase("v15_y_scale") == 1);
+        QFile f(scalePath);
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write(QByteArray::fromStdString(scales.dump()));
+        f.close();
+        d.verify();
+        QVERIFY(d.waitForIdle(300000));
+        QCOMPARE(d.verdictView()->state(), ui::DeviceVerdictView::State::Failed);
+        QCOMPARE(d.progressText(), QStringLiteral("failed"));
+        const QString v = d.verdictView()->verdictText();
+        QVERIFY2(v.startsWith(QStringLiteral("Device run failed: TinyEngine's code generator failed on '")) &&
+                     v.contains(QStringLiteral("49kb-int8-graph.json': KeyError: 'v15_x_scale'")) && !v.contains(QLatin1Char('\n')),
+                 qPrintable(v));
+        QVERIFY(!d.verdictView()->sramBar()->isVisible());
+        QVERIFY(d.canVerify());
     }
 };
 
