@@ -1,7 +1,9 @@
 #include "ExportDialog.h"
 
+#include "DeviceVerdictView.h"
 #include "EventWait.h"
 #include "Error.h"
+#include "device/DeviceRunner.h"
 #include "io/Text.h"
 #include "tinyengine/BoardFit.h"
 
@@ -11,6 +13,7 @@
 #include <QComboBox>
 #include <QCoreApplication>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QFutureWatcher>
 #include <QHBoxLayout>
@@ -81,6 +84,9 @@ ExportDialog::ExportDialog(ExportRequest request, QWidget* parent) : QDialog(par
     status_ = new QLabel(QStringLiteral("Press Check to quantize, build the graph and run the checker."));
     status_->setWordWrap(true);
     layout->addWidget(status_);
+    verdict_ = new DeviceVerdictView;
+    verdict_->hide();   // until the first verification
+    layout->addWidget(verdict_);
     progress_ = new QProgressBar;
     progress_->setRange(0, 100);
     progress_->setValue(0);
@@ -90,11 +96,16 @@ ExportDialog::ExportDialog(ExportRequest request, QWidget* parent) : QDialog(par
     check_ = new QPushButton(QStringLiteral("Check"));
     write_ = new QPushButton(QStringLiteral("Write files"));
     write_->setEnabled(false);
+    verify_ = new QPushButton(QStringLiteral("Verify on an emulated Cortex-M7"));
+    verify_->setToolTip(QStringLiteral("Runs the written files through TinyEngine's code generator, arm-none-eabi-gcc and QEMU (mps2-an500) and "
+                                       "compares the device's logits and training step with the workbench (docs/DEVICE_RUNNER.md)"));
+    verify_->setEnabled(false);
     cancel_ = new QPushButton(QStringLiteral("Cancel"));
     cancel_->setEnabled(false);
     auto* close = new QPushButton(QStringLiteral("Close"));
     buttons->addWidget(check_);
     buttons->addWidget(write_);
+    buttons->addWidget(verify_);
     buttons->addWidget(cancel_);
     buttons->addStretch(1);
     buttons->addWidget(close);
@@ -107,10 +118,14 @@ ExportDialog::ExportDialog(ExportRequest request, QWidget* parent) : QDialog(par
     });
     connect(check_, &QPushButton::clicked, this, &ExportDialog::check);
     connect(write_, &QPushButton::clicked, this, &ExportDialog::write);
+    connect(verify_, &QPushButton::clicked, this, &ExportDialog::verify);
     connect(cancel_, &QPushButton::clicked, this, [this] { cancel_flag_->store(true); });
     connect(close, &QPushButton::clicked, this, &QDialog::reject);
     connect(form_, &QComboBox::currentIndexChanged, this, [this] { invalidate(); });
-    connect(board_, &QComboBox::currentIndexChanged, this, [this] { invalidate(); });
+    connect(board_, &QComboBox::currentIndexChanged, this, [this] {
+        invalidate();
+        verdict_->setBoard(chosenBoard());
+    });
     connect(name_, &QLineEdit::textEdited, this, [this] { invalidate(); });
     connect(folder_, &QLineEdit::textChanged, this, [this] { write_->setEnabled(plan_ && !running_ && !folder_->text().isEmpty()); });
 }
@@ -131,6 +146,17 @@ int ExportDialog::findingCount() const { return plan_ ? static_cast<int>(plan_->
 
 QString ExportDialog::statusText() const { return status_->text(); }
 
+QString ExportDialog::progressText() const { return progress_->format(); }
+
+bool ExportDialog::canVerify() const { return verify_->isEnabled(); }
+
+std::optional<BoardProfile> ExportDialog::chosenBoard() const
+{
+    const std::string name = board_->currentData().toString().toStdString();
+    if (name.empty()) return std::nullopt;
+    return presetBoard(name);
+}
+
 void ExportDialog::invalidate()
 {
     plan_.reset();
@@ -148,6 +174,7 @@ void ExportDialog::setRunning(bool running)
     board_->setEnabled(!running);
     name_->setEnabled(!running);
     write_->setEnabled(!running && plan_ && !folder_->text().isEmpty());
+    verify_->setEnabled(!running && !written_.isEmpty());
 }
 
 JobControl ExportDialog::jobControl()
@@ -283,6 +310,8 @@ void ExportDialog::write()
         written_ = {QString::fromStdString(f.graph), QString::fromStdString(f.params), QString::fromStdString(f.scales)};
         progress_->setValue(100);
         progress_->setFormat(QStringLiteral("written"));
+        verify_->setEnabled(true);
+        verdict_->hide();   // an earlier verdict was about the files written before
         status_->setText(QStringLiteral("Wrote %1 (%2 B), %3 (%4 B) and %5.")
                              .arg(written_[0].toHtmlEscaped())
                              .arg(f.graph_bytes)
@@ -298,6 +327,83 @@ void ExportDialog::write()
             outcome->second = QStringLiteral("cancelled: nothing was written");
         } catch (const std::exception& e) {
             outcome->second = QString::fromUtf8(e.what());
+        }
+    }));
+}
+
+void ExportDialog::verify()
+{
+    if (running_ || written_.isEmpty()) return;
+    DeviceRunOptions o;
+    o.export_dir = QFileInfo(written_.front()).absolutePath().toStdString();
+    // As `tinyscope device-run` without options: two synthetic LCG images, one training step on
+    // image 0 with class 3, TinyEngine's arithmetic, the default kernel cache, a temporary build folder.
+    o.synthetic_images = 2;
+    o.labels = {3};
+    o.arithmetic = Int8Arithmetic::TinyEngine;
+    const QString inputs = QStringLiteral("2 synthetic LCG images, one training step on image 0 with class 3");
+    setRunning(true);
+    verdict_->setBoard(chosenBoard());
+    verdict_->showRunning();
+    verdict_->show();
+    progress_->setValue(0);
+    progress_->setFormat(QStringLiteral("tools: looking for the cross compiler, QEMU and Python"));
+    JobControl job = jobControl();
+    QPointer<ExportDialog> self(this);
+    job.progress = [self](std::size_t done, std::size_t total, const std::string& stage) {
+        // The seam's stages, said for people; the stage's name first.
+        QString text = QString::fromStdString(stage);
+        if (stage == "tools") text += QStringLiteral(": looking for the cross compiler, QEMU and Python");
+        else if (stage == "device") text += QStringLiteral(": TinyEngine's code generator, compile and link, QEMU run");
+        else if (stage == "compare") text += QStringLiteral(": the device's logits against Int8Forward");
+        QMetaObject::invokeMethod(
+            self, [self, done, total, text] {
+                if (!self) return;
+                self->progress_->setValue(total ? static_cast<int>(100 * done / total) : 0);
+                self->progress_->setFormat(text);
+            },
+            Qt::QueuedConnection);
+    };
+    struct Outcome {
+        std::optional<DeviceRunResult> result;
+        QString missing, error;
+        bool cancelled = false;
+    };
+    auto outcome = std::make_shared<Outcome>();
+    auto* watcher = new QFutureWatcher<void>(this);
+    connect(watcher, &QFutureWatcher<void>::finished, this, [this, watcher, outcome, inputs] {
+        watcher->deleteLater();
+        setRunning(false);
+        if (outcome->cancelled) {
+            progress_->setFormat(QStringLiteral("cancelled"));
+            verdict_->showCancelled();
+        } else if (!outcome->missing.isEmpty()) {
+            progress_->setFormat(QStringLiteral("a device tool is missing"));
+            verdict_->showMissingPackage(outcome->missing);
+        } else if (!outcome->error.isEmpty()) {
+            progress_->setFormat(QStringLiteral("failed"));
+            verdict_->showError(outcome->error);
+        } else {
+            progress_->setValue(100);
+            progress_->setFormat(QStringLiteral("verified"));
+            verdict_->showResult(*outcome->result, inputs);
+        }
+        Q_EMIT verified();
+    });
+    watcher->setFuture(QtConcurrent::run([o, job, outcome] {
+        try {
+            job.report(0, 3, "tools");
+            // Checked first so a missing package is the whole answer (runOnDevice would say the same in an error).
+            if (const std::string pkg = missingDevicePackage(); !pkg.empty()) {
+                outcome->missing = QString::fromStdString(pkg);
+                return;
+            }
+            job.check();
+            outcome->result = runOnDevice(o, job);
+        } catch (const CancelledError&) {
+            outcome->cancelled = true;
+        } catch (const std::exception& e) {
+            outcome->error = QString::fromUtf8(e.what());
         }
     }));
 }

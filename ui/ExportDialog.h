@@ -4,12 +4,17 @@
 // and the file stem, runs quantization + graph + §9 checker off the GUI thread (progress,
 // Cancel) and lists the findings *before* anything is written; Write then writes the three
 // files (all or nothing), refusing when "refuse on errors" is ticked and the checker found errors.
+// After writing, "Verify on an emulated Cortex-M7" runs the written folder through the device
+// runner (core/device/DeviceRunner.h) off the GUI thread, with the same progress bar and Cancel,
+// and shows the verdict (DeviceVerdictView).
 #include "nn/QuantizationJob.h"
+#include "tinyengine/BoardProfile.h"
 
 #include <QDialog>
 
 #include <atomic>
 #include <memory>
+#include <optional>
 
 class QCheckBox;
 class QComboBox;
@@ -20,6 +25,8 @@ class QPushButton;
 class QTreeWidget;
 
 namespace tinyscope::ui {
+
+class DeviceVerdictView;
 
 class ExportDialog : public QDialog {
     Q_OBJECT
@@ -32,6 +39,7 @@ public:
     void setBoard(const QString& name);   // a preset name, or empty for none
     void check();                       // plans the export off the GUI thread (no-op while busy)
     void write();                       // writes the checked plan off the GUI thread
+    void verify();                      // runs the written folder on the emulated Cortex-M7 (no-op while busy or before a write)
     bool waitForIdle(int timeoutMs);    // tests and screenshots
     bool busy() const { return running_; }
     bool hasPlan() const { return plan_ != nullptr; }
@@ -39,16 +47,21 @@ public:
     int findingCount() const;
     QString statusText() const;
     QStringList writtenFiles() const { return written_; }
+    QString progressText() const;       // the progress bar's stage text
+    bool canVerify() const;
+    const DeviceVerdictView* verdictView() const { return verdict_; }
 
 Q_SIGNALS:
     void checked(bool ok);
     void written(bool ok);
+    void verified();
 
 private:
     void setRunning(bool running);
     void showPlan();
     void invalidate();
     JobControl jobControl();
+    std::optional<BoardProfile> chosenBoard() const;
 
     ExportRequest request_;
     QLabel* model_;
@@ -63,6 +76,8 @@ private:
     QProgressBar* progress_;
     QPushButton* check_;
     QPushButton* write_;
+    QPushButton* verify_;
+    DeviceVerdictView* verdict_;
     QPushButton* cancel_;
     std::shared_ptr<const ExportPlan> plan_;
     QStringList written_;
