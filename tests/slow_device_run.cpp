@@ -3,7 +3,7 @@
 // board, its int8 logits equal Int8Forward in TinyEngine's arithmetic, and the instruction counts and
 // sizes are the figures of docs/DEVICE_RUNNER.md. Skips with a message when ../shared/reference/runtimes
 // or a Debian tool is missing.
-#include "TestSupport.h"
+#include "DeviceTestSupport.h"
 
 #include "data/ImageDataset.h"
 #include "device/DeviceRunner.h"
@@ -16,13 +16,9 @@
 using namespace tinyscope;
 
 // Skips (with the reason) without ../shared, its runtimes or a device tool.
-#define REQUIRE_DEVICE()                                                                                                        \
-    do {                                                                                                                        \
-        REQUIRE_SHARED();                                                                                                       \
-        if (!QFileInfo::exists(test::sharedDir() + QStringLiteral("/reference/runtimes/tinyengine")))                          \
-            QSKIP("../shared/reference/runtimes (TinyEngine, CMSIS) not found: the device runner needs them");                 \
-        if (const std::string pkg = missingDevicePackage(); !pkg.empty())                                                       \
-            QSKIP(qPrintable(QStringLiteral("a device tool is missing: install the Debian package %1").arg(QString::fromStdString(pkg)))); \
+#define REQUIRE_DEVICE()                                                           \
+    do {                                                                           \
+        if (const QString why = test::deviceUnavailable(); !why.isEmpty()) QSKIP(qPrintable(why)); \
     } while (false)
 
 class SlowDeviceRun : public QObject {

@@ -1,7 +1,7 @@
 // `tinyscope device-run` refusing what it cannot run, fast (default tier): a missing tool names its
 // Debian package, a bad export folder names the folder or file; both exit 2. The run itself on the
 // emulated Cortex-M7 is in slow_device_run.cpp.
-#include "TestSupport.h"
+#include "DeviceTestSupport.h"
 
 #include "device/DeviceRunner.h"
 #include "io/JsonFile.h"
@@ -43,31 +43,6 @@ void writeFile(const QString& path, const QByteArray& bytes)
     f.write(bytes);
 }
 
-// Processes whose command line mentions `needle` (zombies have none).
-int processesMentioning(const QString& needle)
-{
-    int n = 0;
-    QDirIterator it(QStringLiteral("/proc"), QDir::Dirs | QDir::NoDotAndDotDot);
-    while (it.hasNext()) {
-        const QString d = it.next();
-        bool isPid = false;
-        const qint64 pid = QFileInfo(d).fileName().toLongLong(&isPid);
-        if (!isPid || pid == QCoreApplication::applicationPid()) continue;
-        QFile f(d + QStringLiteral("/cmdline"));
-        if (f.open(QIODevice::ReadOnly) && QString::fromUtf8(f.readAll().replace('\0', ' ')).contains(needle)) ++n;
-    }
-    return n;
-}
-
-bool noProcessMentions(const QString& needle)
-{
-    for (int i = 0; i < 50; ++i) {   // SIGKILLed children are reaped by init shortly after
-        if (processesMentioning(needle) == 0) return true;
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    return false;
-}
-
 }  // namespace
 
 // The process's temporary folders go to `tmp` (to see that the runner leaves none behind).
@@ -85,12 +60,8 @@ class TestDeviceRun : public QObject {
     // ../shared or the device tools.
     bool exportForDevice(const QString& dir)
     {
-        if (!test::haveShared() || !QFileInfo::exists(test::sharedDir() + QStringLiteral("/reference/runtimes/tinyengine"))) {
-            QTest::qSkip("../shared/reference/runtimes not found: the device runner needs TinyEngine", __FILE__, __LINE__);
-            return false;
-        }
-        if (const std::string pkg = missingDevicePackage(); !pkg.empty()) {
-            QTest::qSkip(qPrintable(QStringLiteral("a device tool is missing: install the Debian package %1").arg(QString::fromStdString(pkg))), __FILE__, __LINE__);
+        if (const QString why = test::deviceUnavailable(); !why.isEmpty()) {
+            QTest::qSkip(qPrintable(why), __FILE__, __LINE__);
             return false;
         }
         const test::CliRun e = test::runTinyscope({QStringLiteral("export"), QStringLiteral("--model"), QStringLiteral("mcunet-5fps"), QStringLiteral("--params"),
@@ -188,7 +159,7 @@ private Q_SLOTS:
         QCOMPARE(p.exitCode(), 2);
         QCOMPARE(test::lineCount(err), 1);
         QVERIFY2(err.find("did not finish within 1 s (hang), killed; last output: ") != std::string::npos, err.c_str());
-        QVERIFY(noProcessMentions(exportDir));
+        QVERIFY(test::noProcessMentions(exportDir));
         QCOMPARE(QDir(tmp).entryList(QDir::AllEntries | QDir::NoDotAndDotDot), QStringList());
     }
 
@@ -209,14 +180,14 @@ private Q_SLOTS:
         bool running = false;
         for (int i = 0; i < 600 && !running; ++i) {
             std::this_thread::sleep_for(std::chrono::milliseconds(100));
-            running = processesMentioning(QStringLiteral("tiny_training.py -f ") + exportDir) > 0;
+            running = test::processesMentioning(QStringLiteral("tiny_training.py -f ") + exportDir) > 0;
         }
         QVERIFY(running);
         ::kill(static_cast<pid_t>(p.processId()), SIGINT);
         QVERIFY(p.waitForFinished(30000));
         QCOMPARE(p.exitStatus(), QProcess::NormalExit);
         QCOMPARE(p.exitCode(), 130);
-        QVERIFY(noProcessMentions(exportDir));
+        QVERIFY(test::noProcessMentions(exportDir));
         QVERIFY(!QFileInfo::exists(dir.path() + QStringLiteral("/build/summary.json")));
     }
 

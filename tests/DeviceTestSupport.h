@@ -1,0 +1,51 @@
+#pragma once
+// Shared by the device suites (test_device_run, slow_device_run, test_device_verify,
+// slow_device_verify): whether the emulated device can run here, and the processes of its pipeline.
+#include "TestSupport.h"
+
+#include "device/DeviceRunner.h"
+
+#include <QDirIterator>
+#include <QFile>
+
+#include <chrono>
+#include <thread>
+
+namespace tinyscope::test {
+
+// Empty when the device can run here, else why not (the test skips with it).
+inline QString deviceUnavailable()
+{
+    if (!haveShared() || !QFileInfo::exists(sharedDir() + QStringLiteral("/reference/runtimes/tinyengine")))
+        return QStringLiteral("../shared/reference/runtimes not found: the device runner needs TinyEngine");
+    if (const std::string pkg = missingDevicePackage(); !pkg.empty())
+        return QStringLiteral("a device tool is missing: install the Debian package %1").arg(QString::fromStdString(pkg));
+    return QString();
+}
+
+// Processes (other than this one) whose command line mentions `needle` (zombies have none).
+inline int processesMentioning(const QString& needle)
+{
+    int n = 0;
+    QDirIterator it(QStringLiteral("/proc"), QDir::Dirs | QDir::NoDotAndDotDot);
+    while (it.hasNext()) {
+        const QString d = it.next();
+        bool isPid = false;
+        const qint64 pid = QFileInfo(d).fileName().toLongLong(&isPid);
+        if (!isPid || pid == QCoreApplication::applicationPid()) continue;
+        QFile f(d + QStringLiteral("/cmdline"));
+        if (f.open(QIODevice::ReadOnly) && QString::fromUtf8(f.readAll().replace('\0', ' ')).contains(needle)) ++n;
+    }
+    return n;
+}
+
+inline bool noProcessMentions(const QString& needle)
+{
+    for (int i = 0; i < 50; ++i) {   // SIGKILLed children are reaped by init shortly after
+        if (processesMentioning(needle) == 0) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+}
+
+}  // namespace tinyscope::test
