@@ -13,7 +13,10 @@
 #   TS_INPUTS               a file of N int8 images (default: two synthetic images, see the docs)
 #   TS_LABELS               a file of K label bytes, one training step each (default: one byte, 3)
 #   TS_QEMU_TIMEOUT         seconds before QEMU is killed and the run reported as a hang (default 900)
-#   TS_KERNEL_CACHE         folder for compiled kernel archives keyed by genInclude.h (default WORKDIR/kernel-cache)
+#   TS_KERNEL_CACHE         folder for compiled kernel archives keyed by genInclude.h, and the QEMU plugin
+#                           (default WORKDIR/kernel-cache). Runs at the same time may share it: what they
+#                           build there is built under a private name and published by one rename, under a
+#                           flock on a lock file next to it (docs/DEVICE_RUNNER.md, "Concurrent runs").
 # Debian packages: gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm gcc python3-numpy
 #                  python3-matplotlib python3-tqdm (TinyEngine's generator imports all three).
 set -euo pipefail
@@ -41,6 +44,7 @@ need arm-none-eabi-size binutils-arm-none-eabi
 need qemu-system-arm qemu-system-arm
 need gcc gcc
 need "$PY" python3
+need flock util-linux
 [[ -f $(arm-none-eabi-gcc -print-file-name=rdimon.specs) ]] || die "newlib's rdimon.specs not found: install the Debian package libnewlib-arm-none-eabi"
 for mod in numpy:python3-numpy matplotlib:python3-matplotlib tqdm:python3-tqdm; do
   "$PY" -c "import ${mod%%:*}" 2>/dev/null || die "python module '${mod%%:*}' missing: install the Debian package ${mod##*:}"
@@ -130,30 +134,52 @@ compile() { # SRC OBJ
     || die "compile error in $1: $(grep -m1 'error' "$2.log")"
 }
 
+# The cache is shared by every run of this user (tinyscope device-run's default) and runs may be
+# concurrent. Readers take an entry only once it is complete: an archive or plugin is built under a
+# private name and appears by one rename(2) (mv -T / mv -f within the folder). Builders of the same
+# entry take turns on a flock of ENTRY.lock (released by the kernel however the holder ends, even
+# SIGKILL), so the second run waits, finds the first one's entry and reuses it instead of compiling
+# it again; it then re-checks under the lock. Lock files stay (removing one would let two holders in).
+CACHE_ROOT=${TS_KERNEL_CACHE:-$WORK/kernel-cache}
+mkdir -p "$CACHE_ROOT" || die "cannot create the kernel cache folder '$CACHE_ROOT'"
+LOCK_WAIT=${TS_QEMU_TIMEOUT:-900}
+lock_entry() { # LOCKFILE WHAT: opens LOCKFILE on fd $LOCK_FD and waits for its exclusive lock
+  exec {LOCK_FD}>"$1" || die "cannot open the lock file '$1'"
+  flock -w "$LOCK_WAIT" "$LOCK_FD" || die "waited $LOCK_WAIT s for another run building $2 (lock file '$1')"
+}
+unlock_entry() { exec {LOCK_FD}>&-; }
+
 t0=$(now)
 # TinyEngine's kernels include the generated genInclude.h, so their objects are per model; an archive
-# built for the same genInclude.h (and the same flags) is reused.
+# built for the same genInclude.h (and the same flags and compiler) is reused.
 KEY=$( (cat "$GEN/codegen/Include/genInclude.h"; echo "${CFLAGS_TE[*]} ${CFLAGS_OURS[*]}"; arm-none-eabi-gcc --version | head -n1) | sha256sum | cut -c1-16)
-CACHE=${TS_KERNEL_CACHE:-$WORK/kernel-cache}/$KEY
+CACHE=$CACHE_ROOT/$KEY
+ARCHIVE=$CACHE/libtinyengine_kernels.a
 KERNEL_CACHE_HIT=1
-if [[ ! -f $CACHE/libtinyengine_kernels.a ]]; then
-  KERNEL_CACHE_HIT=0
-  mkdir -p "${CACHE%/*}"
-  tmp=$(mktemp -d "${CACHE%/*}/tmp.XXXXXX")
-  (cd "$TE/TinyEngine/src/kernels" && find . -name '*.c' | sort) > "$tmp/sources.txt"
-  while read -r src; do
-    obj=$tmp/$(echo "${src#./}" | sed 's|/|__|g; s|\.c$|.o|')
-    echo "$TE/TinyEngine/src/kernels/${src#./} $obj"
-  done < "$tmp/sources.txt" > "$tmp/jobs.txt"
-  # shellcheck disable=SC2016
-  TE="$TE" CMSIS="$CMSIS" GEN="$GEN" DEV="$DEV" xargs -P 2 -L 1 bash -c \
-    'arm-none-eabi-gcc -mcpu=cortex-m7 -mthumb -mfpu=fpv5-sp-d16 -mfloat-abi=hard -std=c11 -Ofast -DSTM32F746xx \
-       -ffunction-sections -fdata-sections -w -I "$TE/TinyEngine/include" -I "$CMSIS/NN/Include" -I "$CMSIS/DSP/Include" \
-       -I "$CMSIS/Core/Include" -I "$GEN/codegen/Include" -c "$0" -o "$1" 2>"$1.log" || { echo "compile error in $0: $(grep -m1 error "$1.log")" >&2; exit 255; }' \
-    < "$tmp/jobs.txt" || { rm -rf "$tmp"; die "a TinyEngine kernel failed to compile (see above)"; }
-  arm-none-eabi-ar rcs "$tmp/libtinyengine_kernels.a" "$tmp"/*.o
-  rm -f "$tmp"/*.o "$tmp"/*.log "$tmp/jobs.txt"
-  rm -rf "$CACHE" && mv "$tmp" "$CACHE"
+if [[ ! -f $ARCHIVE ]]; then
+  lock_entry "$CACHE.lock" "the kernel archive $KEY"
+  if [[ ! -f $ARCHIVE ]]; then   # not published while we waited: we build it
+    KERNEL_CACHE_HIT=0
+    # Leftovers of a run killed while it held this lock (only a holder writes them, and we hold it).
+    rm -rf "$CACHE" "$CACHE".tmp.*
+    tmp=$(mktemp -d "$CACHE.tmp.XXXXXX")
+    (cd "$TE/TinyEngine/src/kernels" && find . -name '*.c' | sort) > "$tmp/sources.txt"
+    while read -r src; do
+      obj=$tmp/$(echo "${src#./}" | sed 's|/|__|g; s|\.c$|.o|')
+      echo "$TE/TinyEngine/src/kernels/${src#./} $obj"
+    done < "$tmp/sources.txt" > "$tmp/jobs.txt"
+    # shellcheck disable=SC2016
+    TE="$TE" CMSIS="$CMSIS" GEN="$GEN" DEV="$DEV" xargs -P 2 -L 1 bash -c \
+      'arm-none-eabi-gcc -mcpu=cortex-m7 -mthumb -mfpu=fpv5-sp-d16 -mfloat-abi=hard -std=c11 -Ofast -DSTM32F746xx \
+         -ffunction-sections -fdata-sections -w -I "$TE/TinyEngine/include" -I "$CMSIS/NN/Include" -I "$CMSIS/DSP/Include" \
+         -I "$CMSIS/Core/Include" -I "$GEN/codegen/Include" -c "$0" -o "$1" 2>"$1.log" || { echo "compile error in $0: $(grep -m1 error "$1.log")" >&2; exit 255; }' \
+      < "$tmp/jobs.txt" || { rm -rf "$tmp"; die "a TinyEngine kernel failed to compile (see above)"; }
+    arm-none-eabi-ar rcs "$tmp/libtinyengine_kernels.a" "$tmp"/*.o || { rm -rf "$tmp"; die "cannot archive the TinyEngine kernels in '$tmp'"; }
+    rm -f "$tmp"/*.o "$tmp"/*.log "$tmp/jobs.txt"
+    sync "$tmp/libtinyengine_kernels.a" 2>/dev/null || true   # on disk before its name is
+    mv -T "$tmp" "$CACHE" || { rm -rf "$tmp"; die "cannot publish the kernel archive as '$CACHE'"; }
+  fi
+  unlock_entry
 fi
 for src in "$GEN"/codegen/Source/*.c; do compile "$src" "$BUILD/$(basename "${src%.c}").o"; done
 compile "$GEN/tinyscope_params.c" "$BUILD/tinyscope_params.o"
@@ -167,7 +193,7 @@ arm-none-eabi-gcc "${CFLAGS_TE[@]}" "${CFLAGS_OURS[@]}" -std=c11 -Wall -Wextra -
 ELF=$BUILD/tinyengine_export.elf
 arm-none-eabi-gcc "${CFLAGS_TE[@]}" --specs=rdimon.specs -nostartfiles -T "$DEV/mps2-an500/link.ld" \
   -Wl,--gc-sections -Wl,-Map="$BUILD/link.map" -o "$ELF" \
-  "$BUILD"/*.o "$CACHE/libtinyengine_kernels.a" -lm 2>"$BUILD/link.log" \
+  "$BUILD"/*.o "$ARCHIVE" -lm 2>"$BUILD/link.log" \
   || die "link error: $(grep -m1 -E 'error|undefined|overflow' "$BUILD/link.log")"
 t1=$(now)
 COMPILE_S=$(elapsed "$t0" "$t1")
@@ -180,9 +206,20 @@ print("\n".join(u.replace("__", "/") + ".c" for u in used))
 EOF
 
 # ---------------------------------------------------------------------------------------------- plugin
-PLUGIN=${CACHE%/*}/libinsn_marks.so
-if [[ ! -f $PLUGIN || $DEV/qemu-plugin/insn_marks.c -nt $PLUGIN ]]; then
-  gcc -shared -fPIC -O2 -o "$PLUGIN" "$DEV/qemu-plugin/insn_marks.c" || die "cannot build the QEMU plugin"
+# Keyed by its source and the host compiler (two checkouts sharing the cache never replace each
+# other's plugin); built and published like the kernel archive.
+PLUGIN_KEY=$( (cat "$DEV/qemu-plugin/insn_marks.c"; gcc --version | head -n1) | sha256sum | cut -c1-16)
+PLUGIN=$CACHE_ROOT/insn_marks-$PLUGIN_KEY.so
+if [[ ! -f $PLUGIN ]]; then
+  lock_entry "$PLUGIN.lock" "the QEMU plugin"
+  if [[ ! -f $PLUGIN ]]; then
+    rm -f "$PLUGIN".tmp.*
+    tmp=$(mktemp "$PLUGIN.tmp.XXXXXX")
+    gcc -shared -fPIC -O2 -o "$tmp" "$DEV/qemu-plugin/insn_marks.c" || { rm -f "$tmp"; die "cannot build the QEMU plugin"; }
+    sync "$tmp" 2>/dev/null || true
+    mv -f "$tmp" "$PLUGIN" || { rm -f "$tmp"; die "cannot publish the QEMU plugin as '$PLUGIN'"; }
+  fi
+  unlock_entry
 fi
 MARK=$(arm-none-eabi-nm "$ELF" | awk '$3 == "tinyscope_mark" { print $1 }')
 [[ -n $MARK ]] || die "tinyscope_mark not found in $ELF"
