@@ -7,6 +7,7 @@
 
 #include <QDirIterator>
 #include <QFile>
+#include <QStandardPaths>
 
 #include <chrono>
 #include <thread>
@@ -46,6 +47,19 @@ inline bool noProcessMentions(const QString& needle)
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     return false;
+}
+
+// Fills `dir` with links to every tool the device runner looks for except qemu-system-arm, so a PATH
+// of `dir` alone shows the emulator as the missing one. False when the cross compiler is not
+// installed (or a link cannot be made).
+inline bool linkDeviceToolsButQemu(const QString& dir)
+{
+    if (QStandardPaths::findExecutable(QStringLiteral("arm-none-eabi-gcc")).isEmpty()) return false;
+    for (const char* tool : {"arm-none-eabi-gcc", "arm-none-eabi-size", "arm-none-eabi-nm", "arm-none-eabi-ar", "gcc"}) {
+        const QString t = QStandardPaths::findExecutable(QString::fromLatin1(tool));
+        if (!t.isEmpty() && !QFile::link(t, dir + QLatin1Char('/') + QLatin1String(tool))) return false;
+    }
+    return true;
 }
 
 }  // namespace tinyscope::test

@@ -86,13 +86,8 @@ private Q_SLOTS:
         QVERIFY(r.out.empty());
 
         // The cross compiler present but no emulator: PATH holds links to every tool except qemu-system-arm.
-        const QString gcc = QStandardPaths::findExecutable(QStringLiteral("arm-none-eabi-gcc"));
-        if (gcc.isEmpty()) QSKIP("gcc-arm-none-eabi is not installed: the second case needs the cross compiler without QEMU");
         QTemporaryDir bin;
-        for (const char* tool : {"arm-none-eabi-gcc", "arm-none-eabi-size", "arm-none-eabi-nm", "arm-none-eabi-ar", "gcc"}) {
-            const QString t = QStandardPaths::findExecutable(QString::fromLatin1(tool));
-            if (!t.isEmpty()) QVERIFY(QFile::link(t, bin.path() + QLatin1Char('/') + QLatin1String(tool)));
-        }
+        if (!test::linkDeviceToolsButQemu(bin.path())) QSKIP("gcc-arm-none-eabi is not installed: the second case needs the cross compiler without QEMU");
         const test::CliRun q = runWithPath({QStringLiteral("device-run"), QStringLiteral("--export"), exportDir.path()}, bin.path());
         QCOMPARE(q.code, 2);
         QCOMPARE(test::lineCount(q.err), 1);

@@ -101,13 +101,20 @@ private Q_SLOTS:
         QCOMPARE(v.verdictText(), QStringLiteral("Device differs in the training step: v9_conv_0_weight[12]: device 5, GraphInterpreter 6 (max relative error 0.5)"));
         QVERIFY2(v.trainingText().contains(QStringLiteral("classifier bias v15_bias: the device's change (0 0 0 +7 0 -5 0 0 0 0) equals the predicted change")),
                  qPrintable(v.trainingText()));
-        // Everything equal.
+        // Everything equal: the arrays and elements the step changed, and those equal only within the
+        // gradient tolerance, counted.
         r.training_match = true;
         r.max_param_rel_error = 0;
+        DeviceParamCheck w, b;
+        w.changed_device = 2097;
+        b.changed_device = 1161;
+        b.at_boundary = 2;
+        r.params = {w, b};
         v.showResult(r, QStringLiteral("2 synthetic LCG images"));
         QCOMPARE(v.state(), ui::DeviceVerdictView::State::Matches);
         QVERIFY2(v.verdictText().startsWith(QStringLiteral("Device matches the workbench: logits of 2 images equal Int8Forward (TinyEngine arithmetic); "
-                                                           "training step equals GraphInterpreter")),
+                                                           "training step equals the workbench's (GraphInterpreter + TinyEngine's update): 2 arrays, "
+                                                           "3,258 elements changed, 2 within the gradient tolerance")),
                  qPrintable(v.verdictText()));
         // The bias rule broken: named at its first element.
         r.classifier_bias_delta_predicted[5] = -4;
@@ -137,13 +144,8 @@ private Q_SLOTS:
         QVERIFY(d.verdictView()->isVisible());
         QVERIFY(d.canVerify());
 
-        const QString gcc = QStandardPaths::findExecutable(QStringLiteral("arm-none-eabi-gcc"));
-        if (gcc.isEmpty()) QSKIP("gcc-arm-none-eabi is not installed: the second case needs the cross compiler without QEMU");
         QTemporaryDir bin;
-        for (const char* tool : {"arm-none-eabi-gcc", "arm-none-eabi-size", "arm-none-eabi-nm", "arm-none-eabi-ar", "gcc"}) {
-            const QString t = QStandardPaths::findExecutable(QString::fromLatin1(tool));
-            if (!t.isEmpty()) QVERIFY(QFile::link(t, bin.path() + QLatin1Char('/') + QLatin1String(tool)));
-        }
+        if (!test::linkDeviceToolsButQemu(bin.path())) QSKIP("gcc-arm-none-eabi is not installed: the second case needs the cross compiler without QEMU");
         {
             EnvOverride path("PATH", bin.path());
             d.verify();

@@ -133,6 +133,7 @@ TrainingStepResult tinyEngineTrainingStep(const TrainingGraph& g, QuantizedParam
         const int pt = g.findParameter(out.info);
         if (pt < 0) throw InputError("gradient output '" + out.info + "' names no parameter of the graph");
         const Tensor& P = g.tensor(pt);
+        if (!params.has(out.info)) throw InputError(params.source + ": no array '" + out.info + "' for the parameter the step updates");
         NdArray& a = params.arrays.at(out.info);
         const std::vector<float>& grad = run.value(out.tensor);
         const std::string prefix = prefixOf(out.info);
