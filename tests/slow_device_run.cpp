@@ -57,6 +57,10 @@ private Q_SLOTS:
         QCOMPARE(j["stack_high_water"]["training"].get<long long>(), 21936LL);
         QCOMPARE(j["sram_bytes"].get<long long>(), 255104LL);
         QCOMPARE(j["flash_bytes"].get<long long>(), 698504LL);
+        // The workbench's figures beside them: the memory ledger's peak and the params pickle's bytes
+        // (`tinyscope export --board` reports the same two).
+        QCOMPARE(j["ledger_sram_bytes"].get<long long>(), 195944LL);
+        QCOMPARE(j["params_flash_bytes"].get<long long>(), 513151LL);
         QCOMPARE(j["board"].get<std::string>(), std::string("stm32f746"));
         QCOMPARE(j["board_fits"].get<bool>(), true);   // 320 KB SRAM, 1 MB flash
         for (const char* k : {"codegen_s", "compile_s", "emulate_s"}) QVERIFY(j[k].get<double>() > 0);

@@ -217,10 +217,11 @@ void DeviceVerdictView::showBars()
     sram_->show();
     flash_->show();
     const bool fits = r.sram_bytes <= b.sram_bytes && r.flash_bytes <= b.flash_bytes;
-    QString caption = QStringLiteral("The linked binary: SRAM = .data %1 + .bss %2 + stack high-water %3 B; flash = .text %4 + .rodata %5 + .data %1 B. ")
+    QString caption = QStringLiteral("The linked binary: SRAM = .data %1 + .bss %2 + stack high-water %3 B; flash = .text %4 + .rodata %5 + .data %1 B. "
+                                     "The workbench's figures: memory ledger peak %6 B, parameters %7 B. ")
                           .arg(thousands(r.data_bytes), thousands(r.bss_bytes),
                                thousands(std::max(r.stack_inference_bytes, r.stack_training_bytes)), thousands(r.text_bytes),
-                               thousands(r.rodata_bytes));
+                               thousands(r.rodata_bytes), thousands(r.ledger_sram_bytes), thousands(r.params_flash_bytes));
     caption += board_ ? QStringLiteral("It %1 the %2.").arg(fits ? QStringLiteral("fits") : QStringLiteral("does NOT fit"), QString::fromStdString(b.name))
                       : QStringLiteral("No board chosen: shown against the STM32F746 (TinyEngine's flags target it), which it %1.")
                             .arg(fits ? QStringLiteral("fits") : QStringLiteral("does NOT fit"));

@@ -156,6 +156,8 @@ int cmdDeviceRun(const Args& argv)
         }
         j["sram_bytes"] = r.sram_bytes;
         j["flash_bytes"] = r.flash_bytes;
+        j["ledger_sram_bytes"] = r.ledger_sram_bytes;
+        j["params_flash_bytes"] = r.params_flash_bytes;
         j["sections"] = {{"text", r.text_bytes}, {"rodata", r.rodata_bytes}, {"data", r.data_bytes}, {"bss", r.bss_bytes}};
         j["stack_high_water"] = {{"inference", r.stack_inference_bytes}, {"training", r.stack_training_bytes}};
         j["instructions_per_inference"] = perCall(r.instructions_per_inference);
@@ -198,8 +200,9 @@ int cmdDeviceRun(const Args& argv)
         if (!r.instructions_per_inference.empty()) std::cout << "  instructions   " << r.instructions_per_inference.front() << " per inference (image 0; QEMU -icount, not cycles)\n";
         if (!r.instructions_per_step.empty()) std::cout << "                 " << r.instructions_per_step.front() << " per training step\n";
         std::cout << "  SRAM           " << r.sram_bytes << " B (.data " << r.data_bytes << " + .bss " << r.bss_bytes << " + stack "
-                  << std::max(r.stack_inference_bytes, r.stack_training_bytes) << ")\n"
-                  << "  flash          " << r.flash_bytes << " B (.text " << r.text_bytes << " + .rodata " << r.rodata_bytes << " + .data " << r.data_bytes << ")\n"
+                  << std::max(r.stack_inference_bytes, r.stack_training_bytes) << "); the memory ledger's peak " << r.ledger_sram_bytes << " B\n"
+                  << "  flash          " << r.flash_bytes << " B (.text " << r.text_bytes << " + .rodata " << r.rodata_bytes << " + .data " << r.data_bytes
+                  << "); the parameters " << r.params_flash_bytes << " B\n"
                   << "  times          codegen " << r.codegen_s << " s, compile+link " << r.compile_s << " s"
                   << (r.kernel_archive_reused ? " (kernel archive reused)" : "") << ", emulation " << r.emulate_s << " s\n";
         if (board)

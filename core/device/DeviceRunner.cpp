@@ -6,6 +6,7 @@
 #include "io/AtomicFile.h"
 #include "io/DataPaths.h"
 #include "io/JsonFile.h"
+#include "tinyengine/BoardFit.h"
 #include "tinyengine/GraphImport.h"
 #include "tinyengine/Int8Forward.h"
 #include "tinyengine/TinyEngineTrainingStep.h"
@@ -548,6 +549,9 @@ DeviceRunResult runOnDevice(const DeviceRunOptions& o, const JobControl& job)
     r.summary_json = readFileBytes(summaryPath, 64u << 20);
     readSummary(r.summary_json, summaryPath, r);
     r.classes = forward.classes();
+    const BoardUse use = boardUse(im);
+    r.ledger_sram_bytes = use.sram_bytes;
+    r.params_flash_bytes = use.flash_bytes;
     // The raw logits file rather than the summary's copy: the bytes the device wrote.
     const std::string logits = readFileBytes(guard.dir + "/run/logits.bin", 64u << 20);
     const std::size_t K = static_cast<std::size_t>(r.classes);

@@ -86,6 +86,9 @@ struct DeviceRunResult {
     std::int64_t stack_inference_bytes = 0, stack_training_bytes = 0;
     std::int64_t sram_bytes = 0;            // .data + .bss + the larger stack high-water mark
     std::int64_t flash_bytes = 0;           // .text + .rodata + .data (+ .ARM.exidx/.extab) as the script sums them
+    // The workbench's figures for the same export (boardUse): the memory ledger's training peak and the
+    // params pickle's bytes, to set beside the binary's.
+    std::int64_t ledger_sram_bytes = 0, params_flash_bytes = 0;
     double codegen_s = 0, compile_s = 0, emulate_s = 0;
     bool kernel_archive_reused = false;
     std::string summary_json;               // the script's summary.json, verbatim

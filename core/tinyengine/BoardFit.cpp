@@ -20,6 +20,15 @@ BoardUse boardUse(const ExportPlan& plan)
     return u;
 }
 
+BoardUse boardUse(const ImportedGraph& im)
+{
+    BoardUse u;
+    u.sram_bytes = TrainingMemoryModel(im.network).ledger(im.scheme.resolve(im.network, "recovered scheme"), im.graph.mode).peak_bytes;
+    if (im.params)
+        for (const auto& [name, a] : im.params->arrays) u.flash_bytes += static_cast<std::int64_t>(a.data.size());
+    return u;
+}
+
 std::vector<Finding> checkBoardFit(const BoardProfile& board, const BoardUse& use)
 {
     std::vector<Finding> out;

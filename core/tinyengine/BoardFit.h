@@ -6,6 +6,7 @@
 // Torch-free.
 #include "tinyengine/BoardProfile.h"
 #include "tinyengine/ExportChecker.h"
+#include "tinyengine/GraphImport.h"
 #include "tinyengine/TinyEngineExport.h"
 
 #include <cstdint>
@@ -28,6 +29,9 @@ constexpr std::int64_t kBoardSramMargin = 80 * 1024;
 constexpr std::int64_t kBoardFlashMargin = 256 * 1024;
 
 BoardUse boardUse(const ExportPlan& plan);
+// The same figures for an export read back (the recovered network and scheme, the graph's autodiff
+// mode, the params pickle's arrays); flash 0 without params.
+BoardUse boardUse(const ImportedGraph& im);
 std::vector<Finding> checkBoardFit(const BoardProfile& board, const BoardUse& use);
 
 }  // namespace tinyscope
