@@ -12,14 +12,13 @@ BUILD_DIR=${TINYSCOPE_BUILD_DIR:-build}
 # Build toolchain and libraries (Debian packages only; nothing is downloaded at run time).
 PKGS="cmake make g++ pkg-config qt6-base-dev qt6-charts-dev qt6-svg-dev libtorch-dev
       libopenblas0-openmp libgraphviz-dev nlohmann-json3-dev zlib1g-dev libstb-dev dataset-fashion-mnist"
-# What the tests use beyond that: Python's numpy reads our params pickles; the device runner
-# (tinyscope device-run, docs/DEVICE_RUNNER.md) needs the Cortex-M toolchain, QEMU and the modules
-# TinyEngine's code generator imports.
-TEST_PKGS="python3 python3-numpy gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm python3-matplotlib python3-tqdm"
+# The device in the loop (tinyscope device-run and the Export dialog's "Verify on an emulated
+# Cortex-M7", docs/DEVICE_RUNNER.md): the Cortex-M toolchain, QEMU and the modules TinyEngine's code
+# generator imports; the tests also read our params pickles with numpy.
+DEVICE_PKGS="python3 python3-numpy gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm python3-matplotlib python3-tqdm"
 
 case "$mode" in
-  run) want="$PKGS" ;;
-  test|test-slow) want="$PKGS $TEST_PKGS" ;;
+  run|test|test-slow) want="$PKGS $DEVICE_PKGS" ;;
   *) echo "usage: ./setup.sh run|test|test-slow" >&2; exit 2 ;;
 esac
 

@@ -10,7 +10,6 @@
 #include <atomic>
 #include <csignal>
 #include <iostream>
-#include <optional>
 
 namespace tinyscope::cli {
 
@@ -75,7 +74,8 @@ int cmdDeviceRun(const Args& argv)
                      "  --arithmetic A compare with Int8Forward in TinyEngine's arithmetic (default) or the graph's\n"
                      "                 exact one (then exit 4 says where TinyEngine's kernels depart from it)\n"
                      "  --board B      SRAM and flash measured on the device against a board (models/boards/*.json\n"
-                     "                 preset or a board file; reported, not part of the exit code)\n"
+                     "                 preset or a board file; default stm32f746, the board TinyEngine's flags\n"
+                     "                 build for; reported, not part of the exit code)\n"
                      "  --keep DIR     keep the build folder there (default: a temporary folder, removed)\n"
                      "  --timeout S    kill the run after S seconds (default 1800) and report it as a hang\n"
                      "  exit 0: the device's logits and trained parameters equal the workbench's; 4: they differ (the\n"
@@ -96,8 +96,8 @@ int cmdDeviceRun(const Args& argv)
     const std::string arith = a.value("arithmetic", "tinyengine");
     if (arith == "exact") o.arithmetic = Int8Arithmetic::Exact;
     else if (arith != "tinyengine") throw InputError("--arithmetic '" + arith + "': expected tinyengine or exact");
-    std::optional<BoardProfile> board;
-    if (a.has("board")) board = loadBoard(a.value("board"));
+    // TinyEngine's flags build for the STM32F746 (-DSTM32F746xx): the default board, as in the Export dialog.
+    const BoardProfile board = loadBoard(a.value("board", "stm32f746"));
     const bool json = a.flag("json");
     JobControl job;
     // Progress on stdout (text form only), so stderr holds nothing but the one-line error of a failed run.
@@ -148,12 +148,10 @@ int cmdDeviceRun(const Args& argv)
                                     {"delta_device", r.classifier_bias_delta_device},
                                     {"delta_predicted", r.classifier_bias_delta_predicted},
                                     {"match", r.classifier_bias_delta_device == r.classifier_bias_delta_predicted}};
-        if (board) {
-            j["board"] = board->name;
-            j["board_sram_bytes"] = board->sram_bytes;
-            j["board_flash_bytes"] = board->flash_bytes;
-            j["board_fits"] = r.sram_bytes <= board->sram_bytes && r.flash_bytes <= board->flash_bytes;
-        }
+        j["board"] = board.name;
+        j["board_sram_bytes"] = board.sram_bytes;
+        j["board_flash_bytes"] = board.flash_bytes;
+        j["board_fits"] = r.sram_bytes <= board.sram_bytes && r.flash_bytes <= board.flash_bytes;
         j["sram_bytes"] = r.sram_bytes;
         j["flash_bytes"] = r.flash_bytes;
         j["ledger_sram_bytes"] = r.ledger_sram_bytes;
@@ -205,10 +203,8 @@ int cmdDeviceRun(const Args& argv)
                   << "); the parameters " << r.params_flash_bytes << " B\n"
                   << "  times          codegen " << r.codegen_s << " s, compile+link " << r.compile_s << " s"
                   << (r.kernel_archive_reused ? " (kernel archive reused)" : "") << ", emulation " << r.emulate_s << " s\n";
-        if (board)
-            std::cout << "  board          " << board->name << ": SRAM " << r.sram_bytes << " of " << board->sram_bytes << " B, flash "
-                      << r.flash_bytes << " of " << board->flash_bytes << " B: "
-                      << (r.sram_bytes <= board->sram_bytes && r.flash_bytes <= board->flash_bytes ? "fits" : "does NOT fit") << "\n";
+        std::cout << "  board          " << board.name << ": SRAM " << r.sram_bytes << " of " << board.sram_bytes << " B, flash " << r.flash_bytes << " of "
+                  << board.flash_bytes << " B: " << (r.sram_bytes <= board.sram_bytes && r.flash_bytes <= board.flash_bytes ? "fits" : "does NOT fit") << "\n";
         if (!o.keep_dir.empty()) std::cout << "  build folder   " << r.work_dir << "\n";
     }
     if (r.training_checked && !r.training_match) {
