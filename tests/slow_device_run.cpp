@@ -164,6 +164,9 @@ private Q_SLOTS:
         QCOMPARE(j["classifier_bias"]["match"].get<bool>(), true);
         QCOMPARE(j["classifier_bias"]["delta_device"][0].get<long long>(), -850881LL);
         QVERIFY2(j["training_match"].get<bool>(), j["training_difference"].dump().c_str());
+        // No --board: against the STM32F746, TinyEngine's target (222,624 B of SRAM fit its 320 KB).
+        QCOMPARE(j["board"].get<std::string>(), std::string("stm32f746"));
+        QCOMPARE(j["board_fits"].get<bool>(), true);
     }
 };
 
