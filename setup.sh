@@ -16,6 +16,9 @@ PKGS="cmake make g++ pkg-config qt6-base-dev qt6-charts-dev qt6-svg-dev libtorch
 # Cortex-M7", docs/DEVICE_RUNNER.md): the Cortex-M toolchain, QEMU and the modules TinyEngine's code
 # generator imports; the tests also read our params pickles with numpy.
 DEVICE_PKGS="python3 python3-numpy gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm python3-matplotlib python3-tqdm"
+# TensorFlow Lite Micro on the host (tflm_run, docs/DEPLOY.md): gemmlowp's fixed-point header for its
+# kernels, and flatc to turn the tests' JSON models into .tflite files with TFLite's official schema.
+DEVICE_PKGS="$DEVICE_PKGS libgemmlowp-dev flatbuffers-compiler"
 
 case "$mode" in
   run|test|test-slow) want="$PKGS $DEVICE_PKGS" ;;

@@ -1,0 +1,288 @@
+// tflm_run MODEL.tflite INPUTS.bin N [--arena BYTES]
+//
+// Runs a TFLite flatbuffer with TensorFlow Lite Micro's interpreter and reference kernels (the
+// tflm_host library, compiled from ../shared/reference/runtimes) on N inputs and prints one JSON
+// object: the input and output tensors (shape, type, scale, zero point), the op list,
+// arena_used_bytes() and, per image, the output values and the Invoke() time. INPUTS.bin holds the
+// N input tensors back to back, each exactly the input tensor's bytes (int8 for an int8 model).
+//
+// Bad input (unreadable or corrupt model, a model TFLM refuses, an arena too small, an inputs file
+// of the wrong size, bad arguments): one line on stderr, exit 2. TFLM reports its reasons through
+// MicroPrintf -> DebugLog; the DebugLog below (the host's, replacing TFLM's debug_log.cc) collects
+// them so they end up in that one line, and echoes them to stderr when the run succeeds anyway.
+// See docs/DEPLOY.md "TensorFlow Lite Micro on the host".
+#include "tensorflow/lite/micro/debug_log.h"
+#include "tensorflow/lite/micro/micro_interpreter.h"
+#include "tensorflow/lite/micro/micro_mutable_op_resolver.h"
+#include "tensorflow/lite/schema/schema_generated.h"
+#include "tensorflow/lite/schema/schema_utils.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+std::string& tflmLog() {
+  static std::string log;
+  return log;
+}
+
+}  // namespace
+
+extern "C" void DebugLog(const char* format, va_list args) {
+  char buffer[1024];
+  std::vsnprintf(buffer, sizeof buffer, format, args);
+  tflmLog() += buffer;
+}
+
+extern "C" int DebugVsnprintf(char* buffer, size_t buf_size, const char* format, va_list vlist) {
+  return std::vsnprintf(buffer, buf_size, format, vlist);
+}
+
+namespace {
+
+constexpr std::size_t kMaxModelBytes = std::size_t(256) << 20;
+constexpr std::size_t kMaxArenaBytes = std::size_t(1) << 30;
+constexpr std::size_t kDefaultArenaBytes = std::size_t(2) << 20;
+constexpr long long kMaxImages = 1000000;
+
+// TFLM's collected messages as one line: "a; b; c" (MicroPrintf ends each with "\r\n").
+std::string tflmMessages() {
+  std::string out;
+  std::string line;
+  auto flush = [&] {
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.pop_back();
+    if (!line.empty()) out += (out.empty() ? "" : "; ") + line;
+    line.clear();
+  };
+  for (char c : tflmLog()) {
+    if (c == '\r' || c == '\n') flush();
+    else line += c;
+  }
+  flush();
+  return out.empty() ? "no message from TFLM" : out;
+}
+
+[[noreturn]] void fail(const std::string& message) {
+  std::fprintf(stderr, "tflm_run: error: %s\n", message.c_str());
+  std::exit(2);
+}
+
+[[noreturn]] void failTflm(const std::string& message, TfLiteStatus status) {
+  fail(message + " (TfLiteStatus " + std::to_string(static_cast<int>(status)) + "): " + tflmMessages());
+}
+
+struct FreeDeleter {
+  void operator()(void* p) const { std::free(p); }
+};
+using AlignedBytes = std::unique_ptr<std::uint8_t, FreeDeleter>;
+
+// 16-byte aligned storage (TFLM expects aligned flatbuffers and arenas).
+AlignedBytes alignedBytes(std::size_t size) {
+  const std::size_t rounded = (size + 15) / 16 * 16;
+  void* p = std::aligned_alloc(16, rounded == 0 ? 16 : rounded);
+  if (!p) fail("out of memory allocating " + std::to_string(size) + " bytes");
+  return AlignedBytes(static_cast<std::uint8_t*>(p));
+}
+
+std::vector<char> readFile(const std::string& path, std::size_t limit, const char* what) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) fail(path + ": cannot open the " + what + " file: " + std::strerror(errno));
+  const std::streamoff size = in.tellg();
+  if (size < 0) fail(path + ": cannot read the " + what + " file");
+  if (static_cast<std::size_t>(size) > limit)
+    fail(path + ": the " + what + " file has " + std::to_string(size) + " bytes, more than the limit of " +
+         std::to_string(limit));
+  std::vector<char> bytes(static_cast<std::size_t>(size));
+  in.seekg(0);
+  if (size > 0 && !in.read(bytes.data(), size)) fail(path + ": cannot read the " + what + " file");
+  return bytes;
+}
+
+long long parseCount(const std::string& text, const char* what, long long min, long long max) {
+  char* end = nullptr;
+  errno = 0;
+  const long long value = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE || value < min || value > max)
+    fail(std::string("bad ") + what + " '" + text + "': expected an integer from " + std::to_string(min) +
+         " to " + std::to_string(max));
+  return value;
+}
+
+const char* typeName(TfLiteType type) {
+  switch (type) {
+    case kTfLiteInt8: return "int8";
+    case kTfLiteUInt8: return "uint8";
+    case kTfLiteInt16: return "int16";
+    case kTfLiteInt32: return "int32";
+    case kTfLiteInt64: return "int64";
+    case kTfLiteFloat32: return "float32";
+    case kTfLiteBool: return "bool";
+    default: return "other";
+  }
+}
+
+nlohmann::json describe(const TfLiteTensor& t) {
+  nlohmann::json shape = nlohmann::json::array();
+  for (int i = 0; i < t.dims->size; ++i) shape.push_back(t.dims->data[i]);
+  return {{"shape", shape}, {"type", typeName(t.type)}, {"bytes", t.bytes},
+          {"scale", t.params.scale}, {"zero_point", t.params.zero_point}};
+}
+
+nlohmann::json values(const TfLiteTensor& t) {
+  nlohmann::json out = nlohmann::json::array();
+  auto add = [&](auto* data) {
+    for (std::size_t i = 0; i < t.bytes / sizeof(*data); ++i) out.push_back(data[i]);
+  };
+  switch (t.type) {
+    case kTfLiteInt8: add(t.data.int8); break;
+    case kTfLiteUInt8: add(t.data.uint8); break;
+    case kTfLiteInt16: add(t.data.i16); break;
+    case kTfLiteInt32: add(t.data.i32); break;
+    case kTfLiteFloat32: add(t.data.f); break;
+    default: fail(std::string("output tensor of type ") + typeName(t.type) + " cannot be printed");
+  }
+  return out;
+}
+
+// Every builtin a Tinyscope export (docs/DEPLOY.md) and a usual small int8 classifier needs.
+using Resolver = tflite::MicroMutableOpResolver<32>;
+void addOps(Resolver& r) {
+  r.AddConv2D();
+  r.AddDepthwiseConv2D();
+  r.AddFullyConnected();
+  r.AddAdd();
+  r.AddSub();
+  r.AddMul();
+  r.AddMean();
+  r.AddAveragePool2D();
+  r.AddMaxPool2D();
+  r.AddReshape();
+  r.AddSqueeze();
+  r.AddPad();
+  r.AddConcatenation();
+  r.AddRelu();
+  r.AddRelu6();
+  r.AddHardSwish();
+  r.AddLogistic();
+  r.AddTanh();
+  r.AddQuantize();
+  r.AddDequantize();
+  r.AddSoftmax();
+  r.AddTranspose();
+  r.AddStridedSlice();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string usage = "usage: tflm_run MODEL.tflite INPUTS.bin N [--arena BYTES]";
+  std::vector<std::string> positional;
+  std::size_t arenaBytes = kDefaultArenaBytes;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--arena") {
+      if (i + 1 >= argc) fail("--arena needs a byte count; " + usage);
+      arenaBytes = static_cast<std::size_t>(parseCount(argv[++i], "--arena", 16, kMaxArenaBytes));
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      fail("unknown option '" + arg + "'; " + usage);
+    } else {
+      positional.push_back(arg);
+    }
+  }
+  if (positional.size() != 3) fail(usage);
+  const std::string modelPath = positional[0];
+  const std::string inputsPath = positional[1];
+  const long long images = parseCount(positional[2], "N", 1, kMaxImages);
+
+  // The model, verified as a TFLite flatbuffer before TFLM reads it (TFLM itself trusts the bytes).
+  const std::vector<char> file = readFile(modelPath, kMaxModelBytes, "model");
+  AlignedBytes modelBytes = alignedBytes(file.size());
+  if (!file.empty()) std::memcpy(modelBytes.get(), file.data(), file.size());
+  {
+    flatbuffers::Verifier verifier(modelBytes.get(), file.size());
+    if (file.size() < 8 || !tflite::ModelBufferHasIdentifier(modelBytes.get()))
+      fail(modelPath + ": not a TFLite flatbuffer (no \"TFL3\" file identifier at byte 4)");
+    if (!tflite::VerifyModelBuffer(verifier))
+      fail(modelPath + ": corrupt TFLite flatbuffer (the flatbuffers verifier rejects it)");
+  }
+  const tflite::Model* model = tflite::GetModel(modelBytes.get());
+  if (model->version() != TFLITE_SCHEMA_VERSION)
+    fail(modelPath + ": schema version " + std::to_string(model->version()) + ", TFLM supports " +
+         std::to_string(TFLITE_SCHEMA_VERSION));
+  if (!model->subgraphs() || model->subgraphs()->size() == 0) fail(modelPath + ": the model has no subgraph");
+
+  nlohmann::json ops = nlohmann::json::array();
+  const auto* subgraph = model->subgraphs()->Get(0);
+  if (subgraph->operators()) {
+    for (const auto* op : *subgraph->operators()) {
+      const auto* codes = model->operator_codes();
+      if (!codes || op->opcode_index() >= codes->size())
+        fail(modelPath + ": operator refers to opcode " + std::to_string(op->opcode_index()) + ", which is absent");
+      const auto code = tflite::GetBuiltinCode(codes->Get(op->opcode_index()));
+      const char* name = tflite::EnumNameBuiltinOperator(code);
+      ops.push_back(name && *name ? std::string(name) : "BUILTIN_" + std::to_string(static_cast<int>(code)));
+    }
+  }
+
+  Resolver resolver;
+  addOps(resolver);
+  AlignedBytes arena = alignedBytes(arenaBytes);
+  tflite::MicroInterpreter interpreter(model, resolver, arena.get(), arenaBytes);
+  if (interpreter.initialization_status() != kTfLiteOk)
+    failTflm(modelPath + ": TFLM refuses the model", interpreter.initialization_status());
+  if (const TfLiteStatus s = interpreter.AllocateTensors(); s != kTfLiteOk)
+    failTflm(modelPath + ": TFLM refuses the model in AllocateTensors, with an arena of " +
+             std::to_string(arenaBytes) + " bytes", s);
+  if (interpreter.inputs_size() != 1 || interpreter.outputs_size() != 1)
+    fail(modelPath + ": the model has " + std::to_string(interpreter.inputs_size()) + " inputs and " +
+         std::to_string(interpreter.outputs_size()) + " outputs; tflm_run runs models with one of each");
+  TfLiteTensor* input = interpreter.input(0);
+  TfLiteTensor* output = interpreter.output(0);
+
+  const std::vector<char> inputs = readFile(inputsPath, kMaxModelBytes * 16, "inputs");
+  const std::size_t expected = static_cast<std::size_t>(images) * input->bytes;
+  if (inputs.size() != expected)
+    fail(inputsPath + ": " + std::to_string(inputs.size()) + " bytes, expected " + std::to_string(images) +
+         " x " + std::to_string(input->bytes) + " = " + std::to_string(expected) + " bytes (" +
+         std::to_string(images) + " input tensor(s) of " + describe(*input)["shape"].dump() + " " +
+         typeName(input->type) + ")");
+
+  nlohmann::json outputs = nlohmann::json::array();
+  nlohmann::json invokeUs = nlohmann::json::array();
+  for (long long i = 0; i < images; ++i) {
+    std::memcpy(input->data.raw, inputs.data() + static_cast<std::size_t>(i) * input->bytes, input->bytes);
+    const auto start = std::chrono::steady_clock::now();
+    const TfLiteStatus s = interpreter.Invoke();
+    const auto stop = std::chrono::steady_clock::now();
+    if (s != kTfLiteOk) failTflm(modelPath + ": TFLM's Invoke fails on image " + std::to_string(i), s);
+    invokeUs.push_back(std::chrono::duration<double, std::micro>(stop - start).count());
+    outputs.push_back(values(*output));
+  }
+
+  // What TFLM logged on a successful run (warnings) still reaches stderr.
+  if (!tflmLog().empty()) std::fprintf(stderr, "tflm_run: TFLM says: %s\n", tflmMessages().c_str());
+
+  const nlohmann::json result = {
+      {"model", modelPath},
+      {"images", images},
+      {"arena_bytes", arenaBytes},
+      {"arena_used_bytes", interpreter.arena_used_bytes()},
+      {"input", describe(*input)},
+      {"output", describe(*output)},
+      {"ops", ops},
+      {"outputs", outputs},
+      {"invoke_us", invokeUs},
+  };
+  std::printf("%s\n", result.dump().c_str());
+  return 0;
+}
