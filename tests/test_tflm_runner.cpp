@@ -384,6 +384,14 @@ private Q_SLOTS:
         QCOMPARE(j["invoke_us"].size(), std::size_t(count));
         QVERIFY(j["arena_used_bytes"].get<long long>() > 0);
         QVERIFY(j["arena_used_bytes"].get<long long>() <= j["arena_bytes"].get<long long>());
+        // The breakdown: the head holds the planned activations; while ADD runs, its two inputs and
+        // its output ([1,8,8,4] int8 each) are live at once.
+        const json& bd = j["arena_breakdown"];
+        QVERIFY2(bd["head_bytes"].get<long long>() >= 3 * 8 * 8 * 4, bd.dump().c_str());
+        QCOMPARE(bd["head_bytes"].get<long long>() + bd["tail_bytes"].get<long long>(),
+                 bd["recording_arena_used_bytes"].get<long long>());
+        QCOMPARE(bd["nodes_and_registrations"]["count"].get<int>(), 5);
+        QCOMPARE(bd["eval_tensors"]["count"].get<int>(), 13);
 
         int unsaturated = 0;
         for (int i = 0; i < count; ++i) {
@@ -424,10 +432,16 @@ private Q_SLOTS:
             const auto e = large.forward(reinterpret_cast<const std::int8_t*>(imagesB.constData()) + i * large.inputBytes());
             QCOMPARE(jb["outputs"][i].get<std::vector<int>>(), std::vector<int>(e.begin(), e.end()));
         }
-        // Two activations of [1,H,W,4] int8 are live at once (the ADD's inputs); the larger model
-        // needs at least that much more arena.
+        // Two activations of [1,H,W,4] int8 are live at once (the ADD's inputs, and its output); the
+        // larger model needs at least that much more arena.
         const long long grown = jb["arena_used_bytes"].get<long long>() - ja["arena_used_bytes"].get<long long>();
         QVERIFY2(grown >= 2 * (16 * 12 - 8 * 8) * 4, qPrintable(QString::number(grown)));
+        // TFLM's greedy planner puts exactly the peak of live activations in the head: the ADD's two
+        // inputs and its output (sizes multiples of 16, so no alignment padding); the persistent
+        // tail does not depend on the resolution.
+        QCOMPARE(ja["arena_breakdown"]["head_bytes"].get<long long>(), 3LL * 8 * 8 * 4);
+        QCOMPARE(jb["arena_breakdown"]["head_bytes"].get<long long>(), 3LL * 16 * 12 * 4);
+        QCOMPARE(grown, jb["arena_breakdown"]["head_bytes"].get<long long>() - ja["arena_breakdown"]["head_bytes"].get<long long>());
     }
 
     void refusesBadInput()

@@ -14,6 +14,7 @@
 #include "tensorflow/lite/micro/debug_log.h"
 #include "tensorflow/lite/micro/micro_interpreter.h"
 #include "tensorflow/lite/micro/micro_mutable_op_resolver.h"
+#include "tensorflow/lite/micro/recording_micro_interpreter.h"
 #include "tensorflow/lite/schema/schema_generated.h"
 #include "tensorflow/lite/schema/schema_utils.h"
 
@@ -269,6 +270,35 @@ int main(int argc, char** argv) {
     outputs.push_back(values(*output));
   }
 
+  // Where the arena goes: the same model allocated once more by TFLM's RecordingMicroInterpreter.
+  // Its head (planned activations and scratch buffers) equals the run's; its tail holds the same
+  // persistent records plus the recording allocator's own, slightly larger bookkeeping objects.
+  nlohmann::json breakdown;
+  {
+    AlignedBytes recordingArena = alignedBytes(arenaBytes);
+    tflite::RecordingMicroInterpreter recording(model, resolver, recordingArena.get(), arenaBytes);
+    if (recording.AllocateTensors() != kTfLiteOk)
+      failTflm(modelPath + ": TFLM's RecordingMicroInterpreter refuses what MicroInterpreter ran", kTfLiteError);
+    const auto& allocator = recording.GetMicroAllocator();
+    const auto* arenaAllocator = allocator.GetSimpleMemoryAllocator();
+    auto used = [&](tflite::RecordedAllocationType type) {
+      const tflite::RecordedAllocation a = allocator.GetRecordedAllocation(type);
+      return nlohmann::json{{"bytes", a.used_bytes}, {"count", a.count}};
+    };
+    breakdown = {
+        {"head_bytes", arenaAllocator->GetNonPersistentUsedBytes()},
+        {"tail_bytes", arenaAllocator->GetPersistentUsedBytes()},
+        {"recording_arena_used_bytes", recording.arena_used_bytes()},
+        {"eval_tensors", used(tflite::RecordedAllocationType::kTfLiteEvalTensorData)},
+        {"persistent_tflite_tensors", used(tflite::RecordedAllocationType::kPersistentTfLiteTensorData)},
+        {"quantization_data", used(tflite::RecordedAllocationType::kPersistentTfLiteTensorQuantizationData)},
+        {"persistent_buffers", used(tflite::RecordedAllocationType::kPersistentBufferData)},
+        {"variable_tensors", used(tflite::RecordedAllocationType::kTfLiteTensorVariableBufferData)},
+        {"nodes_and_registrations", used(tflite::RecordedAllocationType::kNodeAndRegistrationArray)},
+        {"op_data", used(tflite::RecordedAllocationType::kOpData)},
+    };
+  }
+
   // What TFLM logged on a successful run (warnings) still reaches stderr.
   if (!tflmLog().empty()) std::fprintf(stderr, "tflm_run: TFLM says: %s\n", tflmMessages().c_str());
 
@@ -277,6 +307,7 @@ int main(int argc, char** argv) {
       {"images", images},
       {"arena_bytes", arenaBytes},
       {"arena_used_bytes", interpreter.arena_used_bytes()},
+      {"arena_breakdown", breakdown},
       {"input", describe(*input)},
       {"output", describe(*output)},
       {"ops", ops},
