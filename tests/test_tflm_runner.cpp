@@ -409,6 +409,23 @@ private Q_SLOTS:
         const json k = json::parse(again.out);
         QCOMPARE(k["arena_used_bytes"], j["arena_used_bytes"]);
         QCOMPARE(k["outputs"], j["outputs"]);
+        // min_arena_bytes is the least arena that works: exactly that runs (same outputs and
+        // arena_used_bytes), one byte less does not. On this small model arena_used_bytes alone is
+        // not enough: while planning, TFLM's planner keeps working lists in the free part of the
+        // arena, and here they need more than the 768 bytes of planned activations.
+        const long long minArena = j["min_arena_bytes"].get<long long>();
+        QVERIFY2(minArena > j["arena_used_bytes"].get<long long>(), r.out.c_str());
+        const Run exact = runModel(model, images, count, {QStringLiteral("--arena"), QString::number(minArena)});
+        QVERIFY2(exact.code == 0, exact.err.c_str());
+        QCOMPARE(json::parse(exact.out)["outputs"], j["outputs"]);
+        QCOMPARE(json::parse(exact.out)["arena_used_bytes"], j["arena_used_bytes"]);
+        QCOMPARE(json::parse(exact.out)["min_arena_bytes"].get<long long>(), minArena);
+        const QString less = QString::number(minArena - 1);
+        checkOneLineError(runModel(model, images, count, {QStringLiteral("--arena"), less}),
+                          qPrintable(QStringLiteral("AllocateTensors, with an arena of %1 bytes").arg(less)));
+        const QString used = QString::number(j["arena_used_bytes"].get<long long>());
+        checkOneLineError(runModel(model, images, count, {QStringLiteral("--arena"), used}),
+                          qPrintable(QStringLiteral("AllocateTensors, with an arena of %1 bytes").arg(used)));
         const Run one = runModel(model, images.left(int(net.inputBytes())), 1);
         QVERIFY2(one.code == 0, one.err.c_str());
         QCOMPARE(json::parse(one.out)["arena_used_bytes"], j["arena_used_bytes"]);
@@ -442,6 +459,9 @@ private Q_SLOTS:
         QCOMPARE(ja["arena_breakdown"]["head_bytes"].get<long long>(), 3LL * 8 * 8 * 4);
         QCOMPARE(jb["arena_breakdown"]["head_bytes"].get<long long>(), 3LL * 16 * 12 * 4);
         QCOMPARE(grown, jb["arena_breakdown"]["head_bytes"].get<long long>() - ja["arena_breakdown"]["head_bytes"].get<long long>());
+        // With 2,304 bytes of activations the planner's lists fit in the head: the least arena is
+        // arena_used_bytes itself.
+        QCOMPARE(jb["min_arena_bytes"], jb["arena_used_bytes"]);
     }
 
     void refusesBadInput()

@@ -270,15 +270,38 @@ int main(int argc, char** argv) {
     outputs.push_back(values(*output));
   }
 
+  // The least arena AllocateTensors accepts, by bisection between arena_used_bytes and the given
+  // size. It is larger than arena_used_bytes: while planning, TFLM's greedy memory planner keeps its
+  // working lists in the free part of the arena (per buffer: requirements, offsets, order), which
+  // arena_used_bytes does not count once planning is done.
+  const std::string runLog = tflmLog();
+  auto allocates = [&](std::size_t bytes) {
+    AlignedBytes trial = alignedBytes(bytes);
+    tflite::MicroInterpreter t(model, resolver, trial.get(), bytes);
+    return t.initialization_status() == kTfLiteOk && t.AllocateTensors() == kTfLiteOk;
+  };
+  std::size_t fails = interpreter.arena_used_bytes() - 1, works = arenaBytes;
+  if (allocates(fails + 1)) works = fails + 1;
+  while (works - fails > 1) {
+    const std::size_t mid = fails + (works - fails) / 2;
+    (allocates(mid) ? works : fails) = mid;
+  }
+  const std::size_t minArenaBytes = works;
+  tflmLog().clear();
+
   // Where the arena goes: the same model allocated once more by TFLM's RecordingMicroInterpreter.
   // Its head (planned activations and scratch buffers) equals the run's; its tail holds the same
   // persistent records plus the recording allocator's own, slightly larger bookkeeping objects.
+  // It gets 64 KiB more arena for those objects; should it still fail, the breakdown is null and
+  // TFLM's reason goes to stderr (the run itself succeeded).
   nlohmann::json breakdown;
-  {
-    AlignedBytes recordingArena = alignedBytes(arenaBytes);
-    tflite::RecordingMicroInterpreter recording(model, resolver, recordingArena.get(), arenaBytes);
-    if (recording.AllocateTensors() != kTfLiteOk)
-      failTflm(modelPath + ": TFLM's RecordingMicroInterpreter refuses what MicroInterpreter ran", kTfLiteError);
+  const std::size_t recordingBytes = arenaBytes + (std::size_t(64) << 10);
+  AlignedBytes recordingArena = alignedBytes(recordingBytes);
+  tflite::RecordingMicroInterpreter recording(model, resolver, recordingArena.get(), recordingBytes);
+  if (recording.AllocateTensors() != kTfLiteOk) {
+    std::fprintf(stderr, "tflm_run: no arena breakdown: TFLM's RecordingMicroInterpreter fails: %s\n",
+                 tflmMessages().c_str());
+  } else {
     const auto& allocator = recording.GetMicroAllocator();
     const auto* arenaAllocator = allocator.GetSimpleMemoryAllocator();
     auto used = [&](tflite::RecordedAllocationType type) {
@@ -298,6 +321,7 @@ int main(int argc, char** argv) {
         {"op_data", used(tflite::RecordedAllocationType::kOpData)},
     };
   }
+  tflmLog() = runLog;
 
   // What TFLM logged on a successful run (warnings) still reaches stderr.
   if (!tflmLog().empty()) std::fprintf(stderr, "tflm_run: TFLM says: %s\n", tflmMessages().c_str());
@@ -307,6 +331,7 @@ int main(int argc, char** argv) {
       {"images", images},
       {"arena_bytes", arenaBytes},
       {"arena_used_bytes", interpreter.arena_used_bytes()},
+      {"min_arena_bytes", minArenaBytes},
       {"arena_breakdown", breakdown},
       {"input", describe(*input)},
       {"output", describe(*output)},
