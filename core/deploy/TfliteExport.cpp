@@ -3,6 +3,7 @@
 #include "Error.h"
 #include "graph/ForwardLowering.h"
 #include "io/AtomicFile.h"
+#include "tinyengine/TfliteArithmetic.h"
 #include "tflite_subset_generated.h"
 
 #include <algorithm>
@@ -308,6 +309,11 @@ TfliteModel buildTflite(const Network& net, const QuantizedParams& p, const Tfli
             for (int o = 0; o < O; ++o) {
                 sw[static_cast<std::size_t>(o)] = static_cast<float>(static_cast<double>(seff[static_cast<std::size_t>(o)]) * cy.scale / cx.scale);
                 sb[static_cast<std::size_t>(o)] = static_cast<float>(static_cast<double>(static_cast<float>(cx.scale)) * sw[static_cast<std::size_t>(o)]);
+            }
+            {
+                std::vector<double>& eff = out.effective_scales[pre + "_scale"];
+                for (int o = 0; o < O; ++o)
+                    eff.push_back(tfliteEffectiveScale(static_cast<float>(cx.scale), sw[static_cast<std::size_t>(o)], static_cast<float>(cy.scale)));
             }
             // Weights: CONV_2D [O, KH, KW, I]; DEPTHWISE_CONV_2D [1, KH, KW, C]; FULLY_CONNECTED [O, I].
             std::vector<std::int8_t> wt(w.size());

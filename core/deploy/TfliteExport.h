@@ -45,6 +45,9 @@ struct TfliteModel {
     std::map<std::string, int> ops;       // op type ("CONV_2D") -> count
     TfliteTensorInfo input, output;
     Json metadata;                        // the "tinyscope" metadata as written
+    // Per conv ("<prefix>_scale"): the effective scales TFLite derives from the file's float32
+    // tensor scales, s_x·s_w[o]/s_y in double (Int8Forward's Tflite arithmetic takes them).
+    std::map<std::string, std::vector<double>> effective_scales;
     Json toJson() const;                  // {format: "tflite", bytes, ops, input, output}
 };
 
