@@ -55,7 +55,10 @@ bool sameScale(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::max(
 // TFLite's quantized activation range for a fused activation (CalculateActivationRangeQuantized).
 std::pair<int, int> fusedRange(tflite::ActivationFunctionType a, double scale, int zero)
 {
-    auto q = [&](double f) { return zero + static_cast<int>(std::lround(f / scale)); };
+    auto q = [&](double f) {   // zero + round(f / scale), kept inside int
+        const double v = static_cast<double>(zero) + std::round(f / scale);
+        return v > 1e6 ? 1000000 : v < -1e6 ? -1000000 : static_cast<int>(v);
+    };
     switch (a) {
     case tflite::ActivationFunctionType_RELU: return {std::max(-128, q(0.0)), 127};
     case tflite::ActivationFunctionType_RELU6: return {std::max(-128, q(0.0)), std::min(127, q(6.0))};
