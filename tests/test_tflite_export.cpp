@@ -221,6 +221,18 @@ std::map<std::string, int> checkModel(const Json& m, const Network& net, const Q
                                                                    : ((static_cast<std::size_t>(o) * l.kh + y) * l.kw + x) * I + c;
                             if (static_cast<std::int8_t>(wb[at]) != static_cast<std::int8_t>(p.value(pre + "_weight", ours))) fail(l, "weight layout");
                         }
+            // Fused activation: the layer's own (RELU / RELU6) only where TFLite's clamp for it is
+            // the whole int8 range, which is our clamp; else NONE.
+            {
+                const std::string fused = op["builtin_options"]["fused_activation_function"];
+                const int z = zeroOf(y_t);
+                const double q6 = z + std::round(6.0 / sy);
+                const bool reluIsInt8Range = z <= -128, relu6IsInt8Range = z <= -128 && q6 >= 127;
+                std::string want = "NONE";
+                if (l.act == Activation::ReLU && reluIsInt8Range) want = "RELU";
+                if (l.act == Activation::ReLU6 && relu6IsInt8Range) want = "RELU6";
+                if (fused != want) fail(l, "fused activation " + fused + ", expected " + want);
+            }
             // Padding and strides.
             if (!fc) {
                 const Json& o = op["builtin_options"];
@@ -349,6 +361,7 @@ private Q_SLOTS:
         QCOMPARE(built.metadata["input"]["layout"].get<std::string>(), std::string("NHWC"));
         QCOMPARE(built.metadata["macs"].get<std::int64_t>(), net.macs());
         QCOMPARE(built.metadata["peak_sram_bytes"].get<std::int64_t>(), net.peakActivationBytes());
+        qInfo("mcunet-5fps: %zu bytes, %s", built.bytes.size(), built.toJson()["ops"].dump().c_str());
     }
 
     void exactScalesAreOurs()
@@ -434,6 +447,7 @@ private Q_SLOTS:
         QCOMPARE(counts, want);
         QCOMPARE(counts["MUL"], se);
         QCOMPARE(built.toJson()["ops"]["MUL"].get<int>(), se);
+        qInfo("min subnet: %zu bytes, %s", built.bytes.size(), built.toJson()["ops"].dump().c_str());
     }
 
     void opWithoutTfliteFormIsRefusedNamingLayerAndOp()
