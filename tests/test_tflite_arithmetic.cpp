@@ -17,6 +17,13 @@
 #include "tinyengine/TfliteArithmetic.h"
 #include "zoo/NetworkBuilder.h"
 #include "zoo/ZooCatalog.h"
+#include "data/ImageDataset.h"
+#include "nn/QuantizationJob.h"
+#include "nn/Supernet.h"
+#include "nn/TorchRuntime.h"
+#include "space/SpacePresets.h"
+
+#include <QTemporaryDir>
 
 #ifdef TINYSCOPE_TFLM_REFERENCE
 #include "tensorflow/lite/kernels/internal/common.h"
@@ -380,6 +387,34 @@ private Q_SLOTS:
         p.scales = readScaleJson(test::sharedPath("reference/tinyengine/scale.json"));
         try {
             QVERIFY(compareWithReference(zooModel("mcunet-5fps"), p, 99u) > 100000);
+        } catch (const std::exception& e) {
+            QFAIL(e.what());
+        }
+    }
+
+    void int8ForwardEqualsTflmKernelsOnASupernetSubnet()
+    {
+        // Real post-training quantization: squeeze-excite gates (h-sigmoid folded into the conv,
+        // MUL broadcast), residual adds, PADs.
+        if (fashionMnistDir().empty()) QSKIP("dataset-fashion-mnist is not installed");
+        configureAllocator();
+        setTorchThreads(2);
+        QTemporaryDir dir;
+        const std::string ckpt = (dir.path() + QStringLiteral("/supernet.pth")).toStdString();
+        Supernet::initialize(loadSpace("mcunet-fmnist"), 11).save(ckpt);
+        ModelSpec spec;
+        spec.supernet = ckpt;
+        spec.space = "mcunet-fmnist";
+        spec.config = "max";
+        QuantizeOptions o;
+        o.calib_images = 16;
+        o.bn_images = 32;
+        const PreparedModel pm = prepareModel(spec, o);
+        int se = 0, hsigmoid = 0;
+        for (const Layer& l : pm.network.layers) se += l.kind == LayerKind::ChannelScale, hsigmoid += l.act == Activation::HSigmoid;
+        QVERIFY(se > 0 && hsigmoid == se);
+        try {
+            QVERIFY(compareWithReference(pm.network, pm.params, 5u) > 10000);
         } catch (const std::exception& e) {
             QFAIL(e.what());
         }
