@@ -4,8 +4,8 @@
 // nothing is copied into the repository): QuantizeMultiplier and MultiplyByQuantizedMultiplier on
 // a sweep of multipliers and inputs, ADD / MUL on every int8 pair, and a whole exported model —
 // a small network with a stride-2 conv on an even size (PAD), depthwise, residual ADD, squeeze-
-// excite MUL, pooling and the classifier, with random int8 parameters, and mcunet-5fps with MIT's
-// params — run op by op by the reference kernels on the TFLite file, equal to Int8Forward's
+// excite MUL, pooling and the classifier, with random int8 parameters; mcunet-5fps with MIT's
+// params; the largest mcunet-fmnist subnet quantized by prepareModel — run op by op by the reference kernels on the TFLite file, equal to Int8Forward's
 // Tflite arithmetic on every element of every layer.
 #include "TestSupport.h"
 
