@@ -34,6 +34,7 @@ struct OnnxCase {
     std::string name, model, input;
     std::vector<std::int64_t> shape;
     std::vector<float> expected;       // floatForward (LibTorch) logits
+    std::vector<double> exact;         // the same forward in float64 (weights and input widened)
     std::map<std::string, int> ops;
 };
 
@@ -53,6 +54,13 @@ inline OnnxCase exportOnnxCase(const PreparedModel& m, const std::string& space,
     writeFileAtomic(c.input, std::string(reinterpret_cast<const char*>(x.data_ptr<float>()), static_cast<std::size_t>(x.numel()) * 4));
     const at::Tensor y = floatForward(*m.float_model, x).contiguous();
     c.expected.assign(y.data_ptr<float>(), y.data_ptr<float>() + y.numel());
+    FloatModel wide = *m.float_model;
+    for (at::Tensor& t : wide.weight)
+        if (t.defined()) t = t.to(at::kDouble);
+    for (at::Tensor& t : wide.bias)
+        if (t.defined()) t = t.to(at::kDouble);
+    const at::Tensor y64 = floatForward(wide, x.to(at::kDouble)).contiguous();
+    c.exact.assign(y64.data_ptr<double>(), y64.data_ptr<double>() + y64.numel());
     return c;
 }
 
@@ -136,6 +144,30 @@ inline Json runOnnxRuntime(const std::vector<OnnxCase>& cases, const QString& np
     if (!node.waitForFinished(900000) || node.exitCode() != 0)
         throw std::runtime_error("node onnx_run.js failed: " + QString::fromUtf8(node.readAllStandardError()).toStdString());
     return Json::parse(node.readAllStandardOutput().toStdString());
+}
+
+struct LogitDiffs {
+    double ort_torch = 0;   // max |ONNX Runtime − LibTorch float32|
+    double ort_exact = 0;   // max |ONNX Runtime − float64|
+    double torch_exact = 0; // max |LibTorch float32 − float64|
+    double scale = 0;       // max |logit| (float64)
+};
+
+// The differences over the logits of one case; throws when ORT refused it.
+inline LogitDiffs logitDiffs(const OnnxCase& c, const Json& got)
+{
+    if (!got.is_array()) throw std::runtime_error(c.name + ": ONNX Runtime: " + got.dump());
+    if (got.size() != c.expected.size())
+        throw std::runtime_error(c.name + ": " + std::to_string(got.size()) + " logits from ONNX Runtime, " + std::to_string(c.expected.size()) + " from LibTorch");
+    LogitDiffs d;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        const double o = got[i].get<double>(), t = c.expected[i], e = c.exact[i];
+        d.ort_torch = std::max(d.ort_torch, std::fabs(o - t));
+        d.ort_exact = std::max(d.ort_exact, std::fabs(o - e));
+        d.torch_exact = std::max(d.torch_exact, std::fabs(t - e));
+        d.scale = std::max(d.scale, std::fabs(e));
+    }
+    return d;
 }
 
 // max |ONNX Runtime − LibTorch| over the logits of one case; throws when ORT refused it.

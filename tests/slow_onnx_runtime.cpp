@@ -1,7 +1,11 @@
 // Slow tier (issue 18): ONNX Runtime (npm's onnxruntime-node) on our ONNX export of the smallest,
 // the largest and 3 random subnets at every resolution of both spaces (models/spaces/*.json):
 // the demo supernet for mcunet-fmnist, ../shared's perturbed MCUNet-VWW supernet for mcunet-vww.
-// Logits must be within 1e-4 (absolute) of our LibTorch float forward; prints the max difference.
+// Logits must be within 1e-4 (absolute) of our LibTorch float forward, or, where LibTorch's own
+// float32 rounding is larger (the full-width subnets of the perturbed VWW fixture, whose float32
+// forward is 1.5e-4..2.9e-4 off its float64 forward), within twice that error: two float32 engines
+// may each be that far off the exact result. The float64 forward is computed in the same run.
+// Prints every case's differences; docs/DEPLOY.md "ONNX" has the figures.
 #include "OnnxSupport.h"
 
 #include "space/ArchSampler.h"
@@ -45,17 +49,28 @@ class SlowOnnxRuntime : public QObject {
         QCOMPARE(got.size(), cases.size());
         double worst = 0;
         std::string at;
+        int strict = 0;
         for (std::size_t i = 0; i < cases.size(); ++i) {
-            const double d = test::maxAbsDiff(cases[i], got[i]);
-            qInfo("%-28s max |ONNX Runtime - LibTorch| = %.3g", cases[i].name.c_str(), d);
+            const test::LogitDiffs x = test::logitDiffs(cases[i], got[i]);
+            const double d = x.ort_torch;
+            qInfo("%-26s |ORT-torch| %.3g  |ORT-f64| %.3g  |torch-f64| %.3g  max|logit| %.3g", cases[i].name.c_str(), d, x.ort_exact,
+                  x.torch_exact, x.scale);
             if (d >= worst) {
                 worst = d;
                 at = cases[i].name;
             }
+            strict += d <= 1e-4;
+            const double allowed = std::max(1e-4, 2 * x.torch_exact);
+            QVERIFY2(d <= allowed, qPrintable(QString::fromStdString(cases[i].name) + QStringLiteral(": |ORT - LibTorch| ") + QString::number(d) +
+                                             QStringLiteral(" > ") + QString::number(allowed)));
+            QVERIFY2(x.ort_exact <= 1e-4 + x.torch_exact,
+                     qPrintable(QString::fromStdString(cases[i].name) + QStringLiteral(": ONNX Runtime is further from float64 (") +
+                                QString::number(x.ort_exact) + QStringLiteral(") than LibTorch float32 (") + QString::number(x.torch_exact) +
+                                QStringLiteral(") + 1e-4")));
             QFile::remove(QString::fromStdString(cases[i].model));
         }
-        qInfo("%s: %zu subnets, max abs difference %.3g (%s)", spaceName.c_str(), cases.size(), worst, at.c_str());
-        QVERIFY2(worst <= 1e-4, qPrintable(QString::fromStdString(at) + QStringLiteral(": ") + QString::number(worst)));
+        qInfo("%s: %zu subnets, %d within 1e-4 absolute; max |ONNX Runtime - LibTorch| %.3g (%s)", spaceName.c_str(), cases.size(), strict, worst,
+              at.c_str());
     }
 
 private Q_SLOTS:
