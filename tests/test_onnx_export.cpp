@@ -104,7 +104,7 @@ private Q_SLOTS:
         QDir().mkpath(tmp.path() + QStringLiteral("/cli"));
         const test::CliRun r = test::runTinyscope({QStringLiteral("deploy"), QStringLiteral("--model"), QStringLiteral("mcunet-5fps"),
                                                    QStringLiteral("--format"), QStringLiteral("onnx"), QStringLiteral("--out"), out,
-                                                   QStringLiteral("--json")});
+                                                   QStringLiteral("--board"), QStringLiteral("stm32f746"), QStringLiteral("--json")});
         QVERIFY2(r.code == 0, r.err.c_str());
         const Json j = Json::parse(r.out);
         QCOMPARE(j["format"].get<std::string>(), std::string("onnx"));
@@ -120,6 +120,8 @@ private Q_SLOTS:
             QVERIFY2(j["metadata"].contains(key), key);
         QCOMPARE(j["metadata"]["macs"].get<std::string>(), std::to_string(net.macs()));
         QCOMPARE(j["metadata"]["peak_sram_bytes"].get<std::string>(), std::to_string(net.peakActivationBytes()));
+        QCOMPARE(j["board_use"]["sram_bytes"].get<std::int64_t>(), net.peakActivationBytes());
+        QCOMPARE(j["board_fits"].get<bool>(), net.peakActivationBytes() <= j["board"]["sram_bytes"].get<std::int64_t>());
 
         // A subnet of the shipped supernet (BatchNorm re-calibrated on Fashion-MNIST first): its
         // config and the cost model's figures are in the file, and the checker accepts it.

@@ -5,7 +5,7 @@
 #include "Error.h"
 #include "io/Text.h"
 #include "nn/DeployJob.h"
-#include "tinyengine/BoardFit.h"
+#include "tinyengine/BoardProfile.h"
 
 #include <iostream>
 #include <optional>
@@ -33,7 +33,7 @@ int cmdDeploy(const Args& argv)
                      "                        or a subnet of a supernet checkpoint (space default mcunet-fmnist); its BatchNorm\n"
                      "                        is re-calibrated on --calib-data (default fashion-mnist:holdout) first\n"
                      "  --int8                int8 model (tflite); calibrated on --calib-images N (default 200) of --calib-data\n"
-                     "  --board NAME|FILE     also check peak SRAM and flash against a board: " + formatList(presetBoardNames()) + "\n"
+                     "  --board NAME|FILE     also compare the int8 peak SRAM and flash with a board: " + formatList(presetBoardNames()) + "\n"
                      "  --json                print format, out, bytes, ops, input/output {shape, scale, zero_point} (float: null)\n";
         return 0;
     }
@@ -62,17 +62,14 @@ int cmdDeploy(const Args& argv)
 
     const DeployResult r = deployModel(rq);
     Json j = r.toJson();
-    std::vector<Finding> findings;
+    // The board check of an inference model: the workbench's int8 peak activation and int8 weights
+    // against the board's SRAM and flash (no runtime overheads: docs/DEPLOY.md).
+    const bool sramFits = board && r.cost.peak_sram_bytes <= board->sram_bytes;
+    const bool flashFits = board && r.cost.flash_bytes <= board->flash_bytes;
     if (board) {
-        BoardUse use;
-        use.sram_bytes = r.cost.peak_sram_bytes;
-        use.flash_bytes = r.cost.flash_bytes;
-        findings = checkBoardFit(*board, use);
-        Json f = Json::array();
-        for (const Finding& x : findings) f.push_back(x.toJson());
         j["board"] = board->toJson();
-        j["board_use"] = use.toJson();
-        j["findings"] = f;
+        j["board_use"] = {{"sram_bytes", r.cost.peak_sram_bytes}, {"flash_bytes", r.cost.flash_bytes}};
+        j["board_fits"] = sramFits && flashFits;
     }
     if (a.flag("json")) {
         std::cout << j.dump(2) << "\n";
@@ -87,10 +84,10 @@ int cmdDeploy(const Args& argv)
     std::cout << "\n  cost    " << groupThousands(r.cost.macs) << " MACs, peak SRAM " << groupThousands(r.cost.peak_sram_bytes) << " B, flash "
               << groupThousands(r.cost.flash_bytes) << " B (" << r.cost.source << ")\n";
     if (board) {
-        std::cout << "board " << board->name << " (" << board->core << "): SRAM " << groupThousands(r.cost.peak_sram_bytes) << " of "
-                  << groupThousands(board->sram_bytes) << " B, flash " << groupThousands(r.cost.flash_bytes) << " of "
-                  << groupThousands(board->flash_bytes) << " B\n";
-        for (const Finding& f : findings) std::cout << "  " << f.text() << "\n";
+        std::cout << "board " << board->name << " (" << board->core << "): peak SRAM " << groupThousands(r.cost.peak_sram_bytes) << " of "
+                  << groupThousands(board->sram_bytes) << " B (" << (sramFits ? "fits" : "does not fit") << "), flash "
+                  << groupThousands(r.cost.flash_bytes) << " of " << groupThousands(board->flash_bytes) << " B ("
+                  << (flashFits ? "fits" : "does not fit") << "; int8 figures)\n";
     }
     return 0;
 }

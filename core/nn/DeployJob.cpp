@@ -120,16 +120,19 @@ std::vector<std::pair<std::string, std::string>> deployMetadata(const PreparedMo
         for (int k = 0; k < net.num_outputs; ++k) labels.push_back(std::to_string(k));
     }
     const DeployCost c = deployCost(m, space);
+    const bool image = net.input.c == 3;
     std::vector<std::pair<std::string, std::string>> md{
         {"model", net.name},
         {"description", m.description},
         {"input_shape", Json::array({1, net.input.c, net.input.h, net.input.w}).dump()},
         {"input_size", std::to_string(net.input.h) + "x" + std::to_string(net.input.w)},
         {"layout", "NCHW"},
-        {"channel_order", "RGB"},
-        {"normalization", "(pixel / 255 - mean) / std per channel; grey images replicated to 3 channels"},
-        {"mean", floatsJson(norm.mean).dump()},
-        {"std", floatsJson(norm.std).dump()},
+        // The workbench's image pipeline (data/Image.h); models without a 3-channel input (keyword
+        // spotting features, the autoencoder) take their own features, unnormalised here.
+        {"channel_order", image ? "RGB" : "none (not an image input)"},
+        {"normalization", image ? "(pixel / 255 - mean) / std per channel; grey images replicated to 3 channels" : "none"},
+        {"mean", image ? floatsJson(norm.mean).dump() : "null"},
+        {"std", image ? floatsJson(norm.std).dump() : "null"},
         {"class_labels", Json(labels).dump()},
         {"subnet_config", m.subnet ? m.subnet->toJson().dump() : "null"},
         {"design_space", m.subnet ? spaceName(space) : ""},
