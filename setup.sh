@@ -11,17 +11,20 @@ BUILD_DIR=${TINYSCOPE_BUILD_DIR:-build}
 
 # Build toolchain and libraries (Debian packages only; nothing is downloaded at run time).
 PKGS="cmake make g++ pkg-config qt6-base-dev qt6-charts-dev qt6-svg-dev libtorch-dev
-      libopenblas0-openmp libgraphviz-dev nlohmann-json3-dev zlib1g-dev libstb-dev dataset-fashion-mnist"
+      libopenblas0-openmp libgraphviz-dev nlohmann-json3-dev zlib1g-dev libstb-dev dataset-fashion-mnist
+      flatbuffers-compiler libflatbuffers-dev libgemmlowp-dev protobuf-compiler libprotobuf-dev libonnx-dev"
 # The device in the loop (tinyscope device-run and the Export dialog's "Verify on an emulated
 # Cortex-M7", docs/DEVICE_RUNNER.md): the Cortex-M toolchain, QEMU and the modules TinyEngine's code
-# generator imports; the tests also read our params pickles with numpy.
-DEVICE_PKGS="python3 python3-numpy gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm python3-matplotlib python3-tqdm"
-# TensorFlow Lite Micro on the host (tflm_run, docs/DEPLOY.md): gemmlowp's fixed-point header for its
-# kernels, and flatc to turn the tests' JSON models into .tflite files with TFLite's official schema.
-DEVICE_PKGS="$DEVICE_PKGS libgemmlowp-dev flatbuffers-compiler"
+# generators import; the tests also read our params pickles with numpy.
+DEVICE_PKGS="python3 python3-numpy python3-flatbuffers gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm python3-matplotlib python3-tqdm"
+# Deployment checks (tinyscope deploy, docs/DEPLOY.md): onnx.checker, and npm to install ONNX
+# Runtime (onnxruntime-node) into the test folder. A Node.js that brings its own npm will do
+# (Debian's npm package conflicts with such a nodejs).
+DEPLOY_PKGS="python3-onnx"
+command -v npm >/dev/null 2>&1 || DEPLOY_PKGS="$DEPLOY_PKGS npm"
 
 case "$mode" in
-  run|test|test-slow) want="$PKGS $DEVICE_PKGS" ;;
+  run|test|test-slow) want="$PKGS $DEVICE_PKGS $DEPLOY_PKGS" ;;
   *) echo "usage: ./setup.sh run|test|test-slow" >&2; exit 2 ;;
 esac
 

@@ -23,6 +23,7 @@ std::vector<Command> graphCommands();  // GraphCommands.cpp: zoo, train-graph, m
 std::vector<Command> exportCommands(); // ExportCommands.cpp: quantize, export, inspect
 std::vector<Command> searchCommands(); // SearchCommands.cpp: train-predictor, predict, search
 std::vector<Command> deviceCommands(); // DeviceCommands.cpp: device-run
+std::vector<Command> deployCommands(); // DeployCommands.cpp: deploy
 
 int runCli(const Args& args);   // args[0] is the command name
 void printUsage();

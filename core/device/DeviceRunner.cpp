@@ -4,6 +4,7 @@
 #include "data/BatchLoader.h"
 #include "data/ImageDataset.h"
 #include "io/AtomicFile.h"
+#include "io/ChildProcess.h"
 #include "io/DataPaths.h"
 #include "io/JsonFile.h"
 #include "tinyengine/BoardFit.h"
@@ -12,90 +13,21 @@
 #include "tinyengine/TinyEngineTrainingStep.h"
 
 #include <algorithm>
-#include <cfloat>
 #include <cmath>
 #include <cerrno>
-#include <chrono>
-#include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
 #include <filesystem>
 #include <sstream>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <thread>
 #include <unistd.h>
 
-extern char** environ;
 
 namespace tinyscope {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-bool onPath(const std::string& exe)
-{
-    const char* path = std::getenv("PATH");
-    if (!path) return false;
-    std::stringstream ss(path);
-    std::string dir;
-    while (std::getline(ss, dir, ':')) {
-        if (dir.empty()) dir = ".";
-        const std::string p = dir + "/" + exe;
-        if (::access(p.c_str(), X_OK) == 0) return true;
-    }
-    return false;
-}
-
-// Runs argv (PATH lookup) with stdout captured into `out` (stderr discarded); returns the exit code,
-// -1 if it could not run.
-int runCapture(const std::vector<std::string>& argv, std::string* out)
-{
-    int fds[2];
-    if (::pipe(fds) != 0) return -1;
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-        ::close(fds[0]);
-        ::close(fds[1]);
-        return -1;
-    }
-    if (pid == 0) {
-        ::dup2(fds[1], 1);
-        const int devnull = ::open("/dev/null", O_WRONLY);
-        if (devnull >= 0) ::dup2(devnull, 2);
-        ::close(fds[0]);
-        ::close(fds[1]);
-        ::execvp(args[0], args.data());
-        ::_exit(127);
-    }
-    ::close(fds[1]);
-    char buf[4096];
-    for (;;) {
-        const ssize_t n = ::read(fds[0], buf, sizeof buf);
-        if (n > 0) {
-            if (out && out->size() < (1u << 20)) out->append(buf, static_cast<std::size_t>(n));
-        } else if (n == 0 || errno != EINTR) {
-            break;
-        }
-    }
-    ::close(fds[0]);
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-std::string lastLine(const std::string& text)
-{
-    std::string t = text;
-    while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
-    const auto nl = t.rfind('\n');
-    return nl == std::string::npos ? t : t.substr(nl + 1);
-}
 
 // The pipeline's own one-line error ("device-run: …"), else its last line.
 std::string pipelineMessage(const std::string& log)
@@ -161,79 +93,6 @@ struct WorkDirGuard {
         }
     }
 };
-
-// Runs `bash script args…` in its own process group, stdout+stderr into `logPath`; kills the group on
-// cancellation or when `timeout_s` passes. Returns the exit code.
-int runPipeline(const std::string& script, const std::vector<std::string>& args, const std::vector<std::string>& extraEnv,
-                const std::string& logPath, double timeout_s, const JobControl& job)
-{
-    std::vector<std::string> argvS{"/bin/bash", script};
-    argvS.insert(argvS.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (std::string& a : argvS) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::vector<std::string> envS;
-    for (char** e = environ; e && *e; ++e) {
-        const std::string kv = *e;
-        const std::string key = kv.substr(0, kv.find('='));
-        bool overridden = false;
-        for (const std::string& x : extraEnv) overridden = overridden || x.compare(0, key.size() + 1, key + "=") == 0;
-        if (!overridden) envS.push_back(kv);
-    }
-    envS.insert(envS.end(), extraEnv.begin(), extraEnv.end());
-    std::vector<char*> envp;
-    for (std::string& a : envS) envp.push_back(a.data());
-    envp.push_back(nullptr);
-
-    const int logFd = ::open(logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (logFd < 0) throw InputError("cannot write '" + logPath + "': " + std::strerror(errno));
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-        ::close(logFd);
-        throw InputError(std::string("cannot start the device pipeline: ") + std::strerror(errno));
-    }
-    if (pid == 0) {
-        ::setpgid(0, 0);
-        ::dup2(logFd, 1);
-        ::dup2(logFd, 2);
-        const int devnull = ::open("/dev/null", O_RDONLY);
-        if (devnull >= 0) ::dup2(devnull, 0);
-        ::execve(argv[0], argv.data(), envp.data());
-        ::_exit(127);
-    }
-    ::close(logFd);
-    ::setpgid(pid, pid);   // also from the parent, so the group exists before any kill
-    const auto start = std::chrono::steady_clock::now();
-    auto killGroup = [&] {
-        ::kill(-pid, SIGKILL);
-        int st = 0;
-        while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-    };
-    for (;;) {
-        int status = 0;
-        const pid_t r = ::waitpid(pid, &status, WNOHANG);
-        if (r == pid) {
-            ::kill(-pid, SIGKILL);   // nothing of the group outlives the script (e.g. a QEMU it started)
-            return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-        }
-        if (job.cancelled()) {
-            killGroup();
-            throw CancelledError();
-        }
-        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        if (elapsed > timeout_s) {
-            killGroup();
-            std::string log;
-            try {
-                log = readFileBytes(logPath, 64u << 20);
-            } catch (const std::exception&) {
-            }
-            throw InputError("the pipeline did not finish within " + std::to_string(static_cast<long long>(timeout_s)) +
-                             " s (hang), killed; last output: " + (lastLine(log).empty() ? "(none)" : lastLine(log)));
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-}
 
 std::int64_t jsonInt(const Json& j, const char* key, const std::string& source)
 {
@@ -535,10 +394,13 @@ DeviceRunResult runOnDevice(const DeviceRunOptions& o, const JobControl& job)
     const std::string logPath = guard.dir + "/pipeline.log";
 
     job.report(1, 3, "device");
-    const int rc = runPipeline(script, {fs::absolute(o.export_dir).string(), guard.dir},
-                               {"TS_INPUTS=" + inputsPath, "TS_LABELS=" + labelsPath, "TS_KERNEL_CACHE=" + cache,
-                                "TS_QEMU_TIMEOUT=" + std::to_string(static_cast<long long>(o.timeout_s))},
-                               logPath, o.timeout_s, job);
+    ProcessGroupRun run;
+    run.argv = {"/bin/bash", script, fs::absolute(o.export_dir).string(), guard.dir};
+    run.extra_env = {"TS_INPUTS=" + inputsPath, "TS_LABELS=" + labelsPath, "TS_KERNEL_CACHE=" + cache,
+                     "TS_QEMU_TIMEOUT=" + std::to_string(static_cast<long long>(o.timeout_s))};
+    run.log_path = logPath;
+    run.timeout_s = o.timeout_s;
+    const int rc = runProcessGroup(run, job);
     if (rc != 0) {
         const std::string log = readFileBytes(logPath, 64u << 20);
         throw InputError("" + pipelineMessage(log) + (rc == 2 ? "" : " (pipeline exit " + std::to_string(rc) + ")"));

@@ -64,7 +64,7 @@ std::string ModelSpec::describe() const
     return zoo + " (seeded initialisation, untrained)";
 }
 
-PreparedModel prepareModel(const ModelSpec& spec, const QuantizeOptions& o, const JobControl& job)
+PreparedModel prepareFloatModel(const ModelSpec& spec, const QuantizeOptions& o, const JobControl& job)
 {
     configureAllocator();
     setTorchThreads(o.threads);
@@ -89,13 +89,8 @@ PreparedModel prepareModel(const ModelSpec& spec, const QuantizeOptions& o, cons
         co.images = o.bn_images;
         calibrateBn(sub, *calib, co, job);
         m.network = networkFromSubnet(space, config, "subnet");
-        auto fm = std::make_shared<FloatModel>(floatModelFromSubnet(m.network, sub));
-        job.report(2, 3, "calibrating activations");
-        const at::Tensor images = calibrationImages(o.calib_data, o.calib_images, config.image_size, o.threads, &m.calib_images);
-        m.params = quantizeModel(*fm, images);
-        m.params.source = m.description;
-        m.float_model = fm;
-        job.report(3, 3, "quantized");
+        m.float_model = std::make_shared<FloatModel>(floatModelFromSubnet(m.network, sub));
+        m.subnet = config;
         return m;
     }
     if (spec.zoo.empty()) throw InputError("give the model: a zoo name (tinyscope zoo list) or --supernet CKPT --config CFG");
@@ -120,16 +115,27 @@ PreparedModel prepareModel(const ModelSpec& spec, const QuantizeOptions& o, cons
         }
         return m;
     }
-    const std::string obstacle = loweringObstacle(m.network);
-    if (!obstacle.empty()) throw InputError(m.network.name + ": " + obstacle);
-    if (m.network.input.c != 3) throw InputError(m.network.name + ": quantizing needs image inputs (3 channels); this model takes " + std::to_string(m.network.input.c));
     ZooModule module(m.network, spec.seed);
     module->eval();
-    auto fm = std::make_shared<FloatModel>(floatModelFromZoo(*module));
+    m.float_model = std::make_shared<FloatModel>(floatModelFromZoo(*module));
+    return m;
+}
+
+PreparedModel prepareModel(const ModelSpec& spec, const QuantizeOptions& o, const JobControl& job)
+{
+    if (spec.supernet.empty() && !spec.zoo.empty() && spec.params.empty()) {
+        const Network net = zooModel(spec.zoo);
+        const std::string obstacle = loweringObstacle(net);
+        if (!obstacle.empty()) throw InputError(net.name + ": " + obstacle);
+        if (net.input.c != 3) throw InputError(net.name + ": quantizing needs image inputs (3 channels); this model takes " + std::to_string(net.input.c));
+    }
+    PreparedModel m = prepareFloatModel(spec, o, job);
+    if (m.from_pickle) return m;
+    if (m.subnet) job.report(2, 3, "calibrating activations");
     const at::Tensor images = calibrationImages(o.calib_data, o.calib_images, m.network.input.h, o.threads, &m.calib_images);
-    m.params = quantizeModel(*fm, images);
+    m.params = quantizeModel(*m.float_model, images);
     m.params.source = m.description;
-    m.float_model = fm;
+    if (m.subnet) job.report(3, 3, "quantized");
     return m;
 }
 

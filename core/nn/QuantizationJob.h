@@ -5,9 +5,11 @@
 // calibration images, compare float and int8 top-1 on a dataset, and plan a TinyEngine export.
 #include "JobControl.h"
 #include "tinyengine/TinyEngineExport.h"
+#include "space/SubnetConfig.h"
 #include "zoo/Network.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace tinyscope {
@@ -36,9 +38,15 @@ struct PreparedModel {
     bool from_pickle = false;              // the int8 weights were read, not quantized here
     std::size_t calib_images = 0;
     std::shared_ptr<const FloatModel> float_model;   // null when the float model is unknown (pickle without scales)
+    std::optional<SubnetConfig> subnet;    // the config of a supernet subnet (of spec.space)
 };
 
 PreparedModel prepareModel(const ModelSpec& spec, const QuantizeOptions& options, const JobControl& job = {});
+// The float model only, no int8 parameters (except a zoo model's params pickle, read as it is):
+// a supernet subnet is BN re-calibrated on options.calib_data as prepareModel does; a zoo model
+// without params is seeded (any layer kind; the reader of the float model refuses what it
+// cannot express).
+PreparedModel prepareFloatModel(const ModelSpec& spec, const QuantizeOptions& options, const JobControl& job = {});
 
 struct QuantizeReport {
     std::string model, description, data;

@@ -27,9 +27,14 @@ std::int32_t truncateSaturating(float f)
 
 }  // namespace
 
-const char* int8ArithmeticName(Int8Arithmetic a) { return a == Int8Arithmetic::TinyEngine ? "tinyengine" : "exact"; }
+const char* int8ArithmeticName(Int8Arithmetic a)
+{
+    return a == Int8Arithmetic::TinyEngine ? "tinyengine" : a == Int8Arithmetic::Tflite ? "tflite" : "exact";
+}
 
-Int8Forward::Int8Forward(const TrainingGraph& g, const QuantizedParams& p, Int8Arithmetic arithmetic) : g_(g), arith_(arithmetic)
+Int8Forward::Int8Forward(const TrainingGraph& g, const QuantizedParams& p, Int8Arithmetic arithmetic,
+                         const std::map<std::string, std::vector<double>>* effectiveScales)
+    : g_(g), arith_(arithmetic)
 {
     const std::vector<std::string> bad = paramsMismatches(g, p);
     for (const std::string& m : bad)
@@ -66,6 +71,17 @@ Int8Forward::Int8Forward(const TrainingGraph& g, const QuantizedParams& p, Int8A
             s.zx = static_cast<std::int32_t>(scalar(op.inputs[3]));
             s.zy = static_cast<std::int32_t>(scalar(op.inputs[4]));
             s.scale = p.floats(g.tensor(op.inputs[5]).name);
+            if (arith_ == Int8Arithmetic::Tflite) {
+                const std::string& key = g.tensor(op.inputs[5]).name;
+                const std::vector<double>* given = nullptr;
+                if (effectiveScales)
+                    if (const auto it = effectiveScales->find(key); it != effectiveScales->end()) given = &it->second;
+                if (given && given->size() != s.scale.size())
+                    throw InputError("int8 forward: " + std::to_string(given->size()) + " TFLite effective scales for '" + key + "', the conv has " +
+                                     std::to_string(s.scale.size()) + " channels");
+                for (std::size_t o = 0; o < s.scale.size(); ++o)
+                    s.mult.push_back(quantizeMultiplier(given ? (*given)[o] : static_cast<double>(s.scale[o])));
+            }
             if (first) {
                 const std::string w = g.tensor(op.inputs[1]).name;
                 const std::string key = w.substr(0, w.size() - 7) + "_x_scale";   // strip "_weight"
@@ -85,6 +101,10 @@ Int8Forward::Int8Forward(const TrainingGraph& g, const QuantizedParams& p, Int8A
             s.fzy = scalar(op.inputs[6]), s.sy = scalar(op.inputs[7]);
             s.shape1 = g.tensor(op.inputs[0]).shape;
             s.shape2 = g.tensor(op.inputs[1]).shape;
+            if (arith_ == Int8Arithmetic::Tflite) {
+                if (op.kind == OpKind::McuAdd) s.add = std::make_shared<const TfliteAdd>(s.s1, s.s2, s.sy);
+                else s.mult.push_back(tfliteMulMultiplier(s.s1, s.s2, s.sy));
+            }
             break;
         case OpKind::McuTruncate:
         case OpKind::McuMean:
@@ -152,7 +172,12 @@ void Int8Forward::execute(const Step& s, std::vector<std::vector<std::int32_t>>&
             }
             const float b = static_cast<float>(s.bias[static_cast<std::size_t>(o)]), sc = s.scale[static_cast<std::size_t>(o)];
             std::int32_t* y = &out[static_cast<std::size_t>(o) * plane];
-            if (arith_ == Int8Arithmetic::TinyEngine) {
+            if (arith_ == Int8Arithmetic::Tflite) {   // TFLM's ConvPerChannel: int32 acc + bias, fixed-point requantisation
+                const std::uint32_t bu = static_cast<std::uint32_t>(s.bias[static_cast<std::size_t>(o)]);
+                const QuantizedMultiplier& m = s.mult[static_cast<std::size_t>(o)];
+                for (int i = 0; i < plane; ++i)
+                    y[i] = multiplyByQuantizedMultiplier(static_cast<std::int32_t>(bu + static_cast<std::uint32_t>(acc[static_cast<std::size_t>(i)])), m) + s.zy;
+            } else if (arith_ == Int8Arithmetic::TinyEngine) {
                 // The bias starts TinyEngine's int32 accumulator and the sum wraps (MIT parks dead
                 // channels at bias -2^31); the product with the scale is truncated.
                 const std::uint32_t bu = static_cast<std::uint32_t>(s.bias[static_cast<std::size_t>(o)]);
@@ -175,7 +200,7 @@ void Int8Forward::execute(const Step& s, std::vector<std::vector<std::int32_t>>&
     case OpKind::McuMean: {
         const std::vector<std::int32_t>& x = v[static_cast<std::size_t>(s.in[0])];
         const int hw = s.H * s.W;
-        if (arith_ == Int8Arithmetic::TinyEngine) {   // avg_pooling: rounded integer division
+        if (arith_ == Int8Arithmetic::TinyEngine || arith_ == Int8Arithmetic::Tflite) {   // avg_pooling / AVERAGE_POOL_2D: rounded integer division
             for (int c = 0; c < s.C; ++c) {
                 std::int32_t sum = 0;
                 for (int i = 0; i < hw; ++i) sum += x[static_cast<std::size_t>(c) * hw + i];
@@ -199,6 +224,15 @@ void Int8Forward::execute(const Step& s, std::vector<std::vector<std::int32_t>>&
         // Operands are [1,C,H,W] or a [1,C,1,1] gate broadcast over H, W.
         const std::int64_t plane = s.outShape.size() == 4 ? static_cast<std::int64_t>(s.outShape[2]) * s.outShape[3] : 1;
         const bool aGate = shapeElems(s.shape1) != s.n, bGate = shapeElems(s.shape2) != s.n;
+        if (arith_ == Int8Arithmetic::Tflite) {
+            const auto z1 = static_cast<std::int32_t>(s.z1), z2 = static_cast<std::int32_t>(s.z2), zy = static_cast<std::int32_t>(s.fzy);
+            for (std::int64_t i = 0; i < s.n; ++i) {
+                const std::int32_t x1 = a[static_cast<std::size_t>(aGate ? i / plane : i)] - z1;
+                const std::int32_t x2 = b[static_cast<std::size_t>(bGate ? i / plane : i)] - z2;
+                out[static_cast<std::size_t>(i)] = (mul ? multiplyByQuantizedMultiplier(x1 * x2, s.mult[0]) : s.add->apply(x1, x2)) + zy;
+            }
+            break;
+        }
         for (std::int64_t i = 0; i < s.n; ++i) {
             const float x1 = static_cast<float>(a[static_cast<std::size_t>(aGate ? i / plane : i)]);
             const float x2 = static_cast<float>(b[static_cast<std::size_t>(bGate ? i / plane : i)]);

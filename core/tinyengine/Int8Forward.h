@@ -7,26 +7,39 @@
 //  * TinyEngine: what TinyEngine's float-requantisation kernels (-FR) compute on the device
 //    (docs/DEVICE_RUNNER.md): conv sums in int32 with wrap-around, (int32)((float)acc · scale)
 //    truncated toward zero (saturating, as the Cortex-M's VCVT), add with C's round (half away
-//    from zero) after adding z_y, average pooling (sum ± ⌊HW/2⌋) / HW in integer division.
+//    from zero) after adding z_y, average pooling (sum ± ⌊HW/2⌋) / HW in integer division;
+//  * Tflite: what TensorFlow Lite Micro's reference int8 kernels compute on the exported
+//    TFLite file (deploy/TfliteExport.h, tinyengine/TfliteArithmetic.h): int32 fixed-point
+//    multipliers from QuantizeMultiplier of each conv channel's effective scale (pass the
+//    file's, TfliteModel::effective_scales, to be exact; else s_eff), gemmlowp's rounding;
+//    ADD with left_shift 20 and per-input multipliers; MUL with one multiplier; average
+//    pooling rounding half away from zero.
 // Torch-free; thread-safe (const) once built.
 #include "JobControl.h"
 #include "data/ImageDataset.h"
 #include "graph/TrainingGraph.h"
 #include "tinyengine/QuantizedParams.h"
+#include "tinyengine/TfliteArithmetic.h"
 
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
 #include <vector>
 
 namespace tinyscope {
 
-enum class Int8Arithmetic { Exact, TinyEngine };
-const char* int8ArithmeticName(Int8Arithmetic a);   // "exact", "tinyengine"
+enum class Int8Arithmetic { Exact, TinyEngine, Tflite };
+const char* int8ArithmeticName(Int8Arithmetic a);   // "exact", "tinyengine", "tflite"
 
 class Int8Forward {
 public:
     // Checks that `params` has every forward parameter with the graph's shape; the input scale
     // is the stem's `<prefix>_x_scale` from scale.json. Throws InputError naming what is missing.
-    Int8Forward(const TrainingGraph& g, const QuantizedParams& params, Int8Arithmetic arithmetic = Int8Arithmetic::Exact);
+    // `effectiveScales` (Tflite only): per conv scale parameter ("<prefix>_scale") the effective
+    // scale TFLite derives from the file's float32 tensor scales; convs not in it use s_eff.
+    Int8Forward(const TrainingGraph& g, const QuantizedParams& params, Int8Arithmetic arithmetic = Int8Arithmetic::Exact,
+                const std::map<std::string, std::vector<double>>* effectiveScales = nullptr);
 
     int classes() const { return classes_; }
     double inputScale() const { return in_scale_; }
@@ -54,6 +67,9 @@ private:
         float z1 = 0, z2 = 0, s1 = 0, s2 = 0, sy = 1, fzy = 0;
         std::int64_t n = 0;            // output elements
         std::vector<int> shape1, shape2, outShape;   // broadcast (multiply gate)
+        // Tflite arithmetic
+        std::vector<QuantizedMultiplier> mult;       // conv: per channel; multiply: one
+        std::shared_ptr<const TfliteAdd> add;
     };
     const TrainingGraph& g_;
     std::vector<Step> steps_;

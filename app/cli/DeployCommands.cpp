@@ -1,0 +1,104 @@
+// tinyscope deploy  (a subnet or zoo model written as an inference file: ONNX; TFLite to come)
+#include "cli/Cli.h"
+#include "cli/CliArgs.h"
+
+#include "Error.h"
+#include "io/Text.h"
+#include "nn/DeployJob.h"
+#include "tinyengine/BoardProfile.h"
+
+#include <iostream>
+#include <optional>
+
+namespace tinyscope::cli {
+
+namespace {
+
+int cmdDeploy(const Args& argv)
+{
+    CliArgs a(argv, {"model", "params", "scales", "supernet", "config", "space", "seed", "format", "calib-data", "calib-images", "threads",
+                     "board", "out"},
+              {"int8", "json", "help"});
+    if (a.flag("help")) {
+        std::cout << "usage: tinyscope deploy (--supernet CKPT --config C.json | --model ZOO [--params P.pkl]) --format tflite|onnx\n"
+                     "                        [--int8 --calib-data D --calib-images N] [--board B] --out FILE [--json]\n"
+                     "  Writes the model as one inference file (docs/DEPLOY.md), atomically; nothing on an error.\n"
+                     "  onnx: float32, opset 13, NCHW input [1,3,R,R] normalised as the workbench does ((pixel/255 - 0.5)/0.5),\n"
+                     "        BatchNorm folded into the convs, logits [1,K]; metadata: input size, channel order, mean/std,\n"
+                     "        class labels, the subnet config and the workbench's MACs / peak SRAM / flash.\n"
+                     "  tflite: not implemented on this branch yet.\n"
+                     "  --model NAME          a zoo model (tinyscope zoo list): seeded weights (--seed S), or the float weights\n"
+                     "                        of its int8 --params FILE (+ --scales FILE, default scale.json beside it)\n"
+                     "  --supernet CKPT --config CFG.json|max|min [--space NAME|FILE]\n"
+                     "                        or a subnet of a supernet checkpoint (space default mcunet-fmnist); its BatchNorm\n"
+                     "                        is re-calibrated on --calib-data (default fashion-mnist:holdout) first\n"
+                     "  --int8                int8 model (tflite); calibrated on --calib-images N (default 200) of --calib-data\n"
+                     "  --board NAME|FILE     also compare the int8 peak SRAM and flash with a board: " + formatList(presetBoardNames()) + "\n"
+                     "  --json                print format, out, bytes, ops, input/output {shape, scale, zero_point} (float: null)\n";
+        return 0;
+    }
+    if (!a.has("format")) throw InputError("give the format: --format tflite|onnx");
+    if (!a.has("out")) throw InputError("give the output file: --out FILE");
+    DeployRequest rq;
+    rq.format = parseDeployFormat(a.value("format"));
+    rq.out = a.value("out");
+    rq.int8 = a.flag("int8");
+    std::optional<BoardProfile> board;
+    if (a.has("board")) board = loadBoard(a.value("board"));
+    ModelSpec& m = rq.model;
+    m.zoo = a.value("model");
+    m.params = a.value("params");
+    m.scales = a.value("scales");
+    m.supernet = a.value("supernet");
+    m.config = a.value("config");
+    m.space = a.value("space");
+    m.seed = static_cast<std::uint64_t>(a.int64Value("seed", 0, 0, kMaxSeed));
+    if (m.zoo.empty() && m.supernet.empty()) throw InputError("give the model: --model NAME or --supernet CKPT --config CFG");
+    if (!m.params.empty() && m.zoo.empty()) throw InputError("--params gives the weights of a zoo model: add --model NAME");
+    if (!m.config.empty() && m.supernet.empty()) throw InputError("--config needs --supernet CKPT");
+    rq.quantize.calib_data = a.value("calib-data", rq.quantize.calib_data);
+    rq.quantize.calib_images = static_cast<std::size_t>(a.int64Value("calib-images", static_cast<long long>(rq.quantize.calib_images), 1, kMaxImages));
+    rq.quantize.threads = a.intValue("threads", 2, 1, kMaxThreads);
+
+    const DeployResult r = deployModel(rq);
+    Json j = r.toJson();
+    // The board check of an inference model: the workbench's int8 peak activation and int8 weights
+    // against the board's SRAM and flash (no runtime overheads: docs/DEPLOY.md).
+    const bool sramFits = board && r.cost.peak_sram_bytes <= board->sram_bytes;
+    const bool flashFits = board && r.cost.flash_bytes <= board->flash_bytes;
+    if (board) {
+        j["board"] = board->toJson();
+        j["board_use"] = {{"sram_bytes", r.cost.peak_sram_bytes}, {"flash_bytes", r.cost.flash_bytes}};
+        j["board_fits"] = sramFits && flashFits;
+    }
+    if (a.flag("json")) {
+        std::cout << j.dump(2) << "\n";
+        return 0;
+    }
+    std::cout << r.model << ": " << r.description << "\n"
+              << "wrote " << r.out << " (" << deployFormatName(r.format) << ", " << groupThousands(static_cast<std::int64_t>(r.bytes)) << " B)\n"
+              << "  input   " << r.input.name << " " << Json(r.input.shape).dump() << " " << r.input.type << "\n"
+              << "  output  " << r.output.name << " " << Json(r.output.shape).dump() << " " << r.output.type << "\n"
+              << "  ops    ";
+    for (const auto& [op, n] : r.ops) std::cout << " " << op << " " << n;
+    std::cout << "\n  cost    " << groupThousands(r.cost.macs) << " MACs, peak SRAM " << groupThousands(r.cost.peak_sram_bytes) << " B, flash "
+              << groupThousands(r.cost.flash_bytes) << " B (" << r.cost.source << ")\n";
+    if (board) {
+        std::cout << "board " << board->name << " (" << board->core << "): peak SRAM " << groupThousands(r.cost.peak_sram_bytes) << " of "
+                  << groupThousands(board->sram_bytes) << " B (" << (sramFits ? "fits" : "does not fit") << "), flash "
+                  << groupThousands(r.cost.flash_bytes) << " of " << groupThousands(board->flash_bytes) << " B ("
+                  << (flashFits ? "fits" : "does not fit") << "; int8 figures)\n";
+    }
+    return 0;
+}
+
+}  // namespace
+
+std::vector<Command> deployCommands()
+{
+    return {
+        {"deploy", "write a subnet or zoo model as an inference file (ONNX float; TFLite int8 to come)", cmdDeploy},
+    };
+}
+
+}  // namespace tinyscope::cli

@@ -1,0 +1,176 @@
+#include "nn/DeployJob.h"
+
+#include "Error.h"
+#include "cost/CostModel.h"
+#include "data/Image.h"
+#include "io/OutputPaths.h"
+#include "nn/PostTrainingQuantizer.h"
+#include "space/SpacePresets.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+
+namespace tinyscope {
+
+namespace {
+
+std::vector<float> floats(const at::Tensor& t)
+{
+    const at::Tensor c = t.detach().to(at::kFloat).contiguous();
+    return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+}
+
+std::string spaceName(const std::string& space) { return space.empty() ? "mcunet-fmnist" : space; }
+
+Json floatsJson(const float (&v)[3]) { return Json::array({v[0], v[1], v[2]}); }
+
+DeployResult deployOnnx(const DeployRequest& rq, const JobControl& job)
+{
+    requireWritableFile(rq.out, "--out");   // before any work
+    if (rq.int8) throw InputError("--int8 with --format onnx: the ONNX export is float32 only (QDQ int8 is not written yet); drop --int8");
+    const PreparedModel m = prepareFloatModel(rq.model, rq.quantize, job);
+    if (!m.float_model)
+        throw InputError(rq.model.params + ": the float model needs the scales (scale.json beside the params pickle, or --scales FILE)");
+    job.check();
+    const OnnxSource src = onnxSource(m, rq.model.space);
+    const OnnxModel model = buildOnnxModel(src);
+    job.check();
+    writeOnnxModel(model, rq.out);
+    DeployResult r;
+    r.format = DeployFormat::Onnx;
+    r.out = rq.out;
+    r.model = m.network.name;
+    r.description = m.description;
+    r.bytes = model.bytes.size();
+    r.ops = model.ops;
+    r.input = {model.input_name, model.input_shape, "float32", std::nullopt, std::nullopt};
+    r.output = {model.output_name, model.output_shape, "float32", std::nullopt, std::nullopt};
+    r.cost = deployCost(m, rq.model.space);
+    r.metadata = src.metadata;
+    return r;
+}
+
+}  // namespace
+
+DeployFormat parseDeployFormat(const std::string& name)
+{
+    if (name == "onnx") return DeployFormat::Onnx;
+    if (name == "tflite") return DeployFormat::TFLite;
+    throw InputError("--format: '" + name + "' is not a deploy format (tflite, onnx)");
+}
+
+const char* deployFormatName(DeployFormat f) { return f == DeployFormat::Onnx ? "onnx" : "tflite"; }
+
+Json DeployTensor::toJson() const
+{
+    return {{"name", name},
+            {"shape", shape},
+            {"type", type},
+            {"scale", scale ? Json(*scale) : Json(nullptr)},
+            {"zero_point", zero_point ? Json(*zero_point) : Json(nullptr)}};
+}
+
+Json DeployResult::toJson() const
+{
+    Json meta = Json::object();
+    for (const auto& [k, v] : metadata) meta[k] = v;
+    return {{"format", deployFormatName(format)},
+            {"out", out},
+            {"bytes", bytes},
+            {"ops", ops},
+            {"input", input.toJson()},
+            {"output", output.toJson()},
+            {"model", model},
+            {"description", description},
+            {"cost", {{"macs", cost.macs}, {"peak_sram_bytes", cost.peak_sram_bytes}, {"flash_bytes", cost.flash_bytes}, {"source", cost.source}}},
+            {"metadata", meta}};
+}
+
+DeployCost deployCost(const PreparedModel& m, const std::string& space)
+{
+    DeployCost c;
+    if (m.subnet) {
+        const DesignSpace s = loadSpace(spaceName(space));
+        const CostSummary sum = CostModel(s).summary(*m.subnet);
+        c.macs = sum.macs;
+        c.peak_sram_bytes = sum.peak_activation_bytes;
+        c.flash_bytes = sum.flash_bytes;
+        c.source = "cost model";
+        return c;
+    }
+    c.macs = m.network.macs();
+    c.peak_sram_bytes = m.network.peakActivationBytes();
+    for (int ci = 0; ci < m.network.numConvs(); ++ci) {   // int8 weights + int32 biases, as CostSummary::flash_bytes
+        const Layer& l = m.network.conv(ci);
+        c.flash_bytes += l.weightElems() + 4 * static_cast<std::int64_t>(l.cout);
+    }
+    c.source = "network table";
+    return c;
+}
+
+std::vector<std::pair<std::string, std::string>> deployMetadata(const PreparedModel& m, const std::string& space)
+{
+    const Network& net = m.network;
+    const Normalization norm;
+    std::vector<std::string> labels;
+    if (m.subnet) labels = loadSpace(spaceName(space)).class_names;
+    if (static_cast<int>(labels.size()) != net.num_outputs) {
+        labels.clear();
+        for (int k = 0; k < net.num_outputs; ++k) labels.push_back(std::to_string(k));
+    }
+    const DeployCost c = deployCost(m, space);
+    const bool image = net.input.c == 3;
+    std::vector<std::pair<std::string, std::string>> md{
+        {"model", net.name},
+        {"description", m.description},
+        {"input_shape", Json::array({1, net.input.c, net.input.h, net.input.w}).dump()},
+        {"input_size", std::to_string(net.input.h) + "x" + std::to_string(net.input.w)},
+        {"layout", "NCHW"},
+        // The workbench's image pipeline (data/Image.h); models without a 3-channel input (keyword
+        // spotting features, the autoencoder) take their own features, unnormalised here.
+        {"channel_order", image ? "RGB" : "none (not an image input)"},
+        {"normalization", image ? "(pixel / 255 - mean) / std per channel; grey images replicated to 3 channels" : "none"},
+        {"mean", image ? floatsJson(norm.mean).dump() : "null"},
+        {"std", image ? floatsJson(norm.std).dump() : "null"},
+        {"class_labels", Json(labels).dump()},
+        {"subnet_config", m.subnet ? m.subnet->toJson().dump() : "null"},
+        {"design_space", m.subnet ? spaceName(space) : ""},
+        {"macs", std::to_string(c.macs)},
+        {"peak_sram_bytes", std::to_string(c.peak_sram_bytes)},
+        {"flash_bytes", std::to_string(c.flash_bytes)},
+        {"cost_source", c.source == "cost model" ? "tinyscope cost (MACs with the lab's 4x BN term, int8 peak activation, int8 weights + int32 biases)"
+                                                 : "tinyscope zoo table (conv MACs, int8 peak activation, int8 weights + int32 biases)"},
+    };
+    return md;
+}
+
+OnnxSource onnxSource(const PreparedModel& m, const std::string& space)
+{
+    if (!m.float_model) throw InputError(m.description + ": no float model to export");
+    const FloatModel& f = *m.float_model;
+    OnnxSource s;
+    s.network = f.net;
+    s.weight.resize(f.net.layers.size());
+    s.bias.resize(f.net.layers.size());
+    for (std::size_t i = 0; i < f.net.layers.size(); ++i) {
+        if (i < f.weight.size() && f.weight[i].defined()) s.weight[i] = floats(f.weight[i]);
+        if (i < f.bias.size() && f.bias[i].defined()) s.bias[i] = floats(f.bias[i]);
+    }
+    s.metadata = deployMetadata(m, space);
+    s.doc = m.description + " — float32, BatchNorm folded; written by tinyscope deploy";
+    return s;
+}
+
+// The one place that picks the writer of a format.
+DeployResult deployModel(const DeployRequest& rq, const JobControl& job)
+{
+    if (rq.out.empty()) throw InputError("give the output file: --out FILE");
+    switch (rq.format) {
+    case DeployFormat::Onnx: return deployOnnx(rq, job);
+    case DeployFormat::TFLite: throw InputError("--format tflite: not implemented on this branch yet");
+    }
+    throw InputError("unknown deploy format");
+}
+
+}  // namespace tinyscope
