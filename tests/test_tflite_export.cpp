@@ -8,6 +8,7 @@
 // squeeze-and-excite blocks quantized by prepareModel. Refusals: ops without a TFLite form,
 // inconsistent tensor quantization; nothing is left behind when a model is refused.
 #include "TestSupport.h"
+#include "TfliteSchema.h"
 
 #include "Error.h"
 #include "data/ImageDataset.h"
@@ -55,19 +56,10 @@ Json decode(const std::string& bytes)
     if (!f.open(QIODevice::WriteOnly) || f.write(bytes.data(), static_cast<qint64>(bytes.size())) != static_cast<qint64>(bytes.size()))
         throw std::runtime_error("cannot write the model for flatc");
     f.close();
-    // Debian's flatc 2.0.8 predates `(deprecated)` on enum values, union members and tables (three
-    // lines of the official schema, all about REDUCE_WINDOW): the attribute is dropped there, in a
-    // temporary copy; every name, field id and value stays the official one.
-    QFile official(QString::fromStdString(test::sharedPath(kSchema)));
-    if (!official.open(QIODevice::ReadOnly)) throw std::runtime_error("cannot read the official schema");
-    QStringList lines = QString::fromUtf8(official.readAll()).split(QLatin1Char('\n'));
-    for (QString& line : lines)
-        if (!line.contains(QLatin1Char(':'))) line.replace(QStringLiteral(" (deprecated)"), QString());
+    // The official schema, in a temporary copy Debian's flatc reads (TfliteSchema.h).
     const QString schema = dir.filePath(QStringLiteral("schema.fbs"));
-    QFile s(schema);
-    if (!s.open(QIODevice::WriteOnly)) throw std::runtime_error("cannot write the schema");
-    s.write(lines.join(QLatin1Char('\n')).toUtf8());
-    s.close();
+    if (test::writeFlatcReadableSchema(QString::fromStdString(test::sharedPath(kSchema)), schema) < 0)
+        throw std::runtime_error("cannot copy the official schema");
     QProcess p;
     p.start(flatc(), {QStringLiteral("--json"), QStringLiteral("--strict-json"), QStringLiteral("--raw-binary"), QStringLiteral("--defaults-json"),
                       QStringLiteral("-o"), dir.path(), schema, QStringLiteral("--"), model});

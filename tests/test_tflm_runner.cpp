@@ -5,6 +5,8 @@
 // (QuantizeMultiplier: frexp into a Q31 multiplier and a shift; MultiplyByQuantizedMultiplier:
 // gemmlowp's saturating rounding doubling high multiply, then a rounding right shift). Bad input
 // (corrupt model, unknown op, wrong input size, tiny arena) gives one line and exit 2.
+#include "TfliteSchema.h"
+
 #include <QDir>
 #include <QFile>
 #include <QProcess>
@@ -28,10 +30,7 @@ namespace {
 
 QString tflmDir() { return QStringLiteral(TINYSCOPE_SHARED_DIR "/reference/runtimes/tflite-micro"); }
 QString tflmRunBinary() { return QStringLiteral(TINYSCOPE_TFLM_RUN); }
-QString officialSchema()
-{
-    return tflmDir() + QStringLiteral("/tensorflow/compiler/mlir/lite/schema/schema.fbs");
-}
+QString officialSchema() { return tinyscope::test::officialTfliteSchema(QStringLiteral(TINYSCOPE_SHARED_DIR)); }
 
 // ---- the oracle: TFLM's documented int8 arithmetic, written out -------------------------------
 
@@ -348,17 +347,10 @@ private Q_SLOTS:
         QVERIFY2(!QStandardPaths::findExecutable(QStringLiteral("flatc")).isEmpty(),
                  "flatc is missing: Debian package flatbuffers-compiler (./setup.sh test installs it)");
         QVERIFY(tmp_.isValid());
-        // Debian's flatc (2.0.8) does not parse the newer "(deprecated)" attribute on an enum value
-        // or a union member (REDUCE_WINDOW, ReduceWindowOptions); the official schema is used with
-        // exactly those two attributes removed (no field id, type or value changes), in a temporary folder.
-        QString text = QString::fromUtf8(readBytes(officialSchema()));
-        QVERIFY2(!text.isEmpty(), qPrintable(officialSchema()));
-        const qsizetype before = text.size();
-        text.replace(QStringLiteral("REDUCE_WINDOW = 205 (deprecated),"), QStringLiteral("REDUCE_WINDOW = 205,"));
-        text.replace(QStringLiteral("ReduceWindowOptions (deprecated),"), QStringLiteral("ReduceWindowOptions,"));
-        QCOMPARE(before - text.size(), qsizetype(2 * QStringLiteral(" (deprecated)").size()));
+        // The official schema, in a copy Debian's flatc reads (TfliteSchema.h): three
+        // "(deprecated)" attributes dropped, all on REDUCE_WINDOW; no name, id or value changes.
         schema_ = tmp_.filePath(QStringLiteral("schema.fbs"));
-        QVERIFY(writeBytes(schema_, text.toUtf8()));
+        QCOMPARE(tinyscope::test::writeFlatcReadableSchema(officialSchema(), schema_), 3);
     }
 
     // Outputs equal the oracle on every image; shapes, quantization, ops and the arena are reported.
