@@ -6,6 +6,11 @@
 // gemmlowp's saturating rounding doubling high multiply, then a rounding right shift). Bad input
 // (corrupt model, unknown op, wrong input size, tiny arena) gives one line and exit 2.
 #include "TfliteSchema.h"
+#include "deploy/TfliteExport.h"
+#include "graph/ForwardLowering.h"
+#include "tinyengine/Int8Forward.h"
+#include "tinyengine/QuantizedParams.h"
+#include "zoo/ZooCatalog.h"
 
 #include <QDir>
 #include <QFile>
@@ -20,6 +25,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -454,6 +460,54 @@ private Q_SLOTS:
         // With 2,304 bytes of activations the planner's lists fit in the head: the least arena is
         // arena_used_bytes itself.
         QCOMPARE(jb["min_arena_bytes"], jb["arena_used_bytes"]);
+    }
+
+    // The project's own export of a real network, run by TFLM's interpreter: mcunet-5fps with MIT's
+    // int8 params (28 CONV_2D, 14 DEPTHWISE_CONV_2D, 7 ADD, 5 PAD, AVERAGE_POOL_2D, RESHAPE,
+    // FULLY_CONNECTED) gives the same int8 logits as Int8Forward with TFLite's arithmetic.
+    void runsTheMcunetExportLikeInt8Forward()
+    {
+        const QString params = QStringLiteral(TINYSCOPE_SHARED_DIR "/reference/tinyengine/full-int8-params.pkl");
+        const QString scales = QStringLiteral(TINYSCOPE_SHARED_DIR "/reference/tinyengine/scale.json");
+        if (!QFileInfo::exists(params) || !QFileInfo::exists(scales))
+            QSKIP(qPrintable(QStringLiteral("MIT's mcunet-5fps params are absent (%1)").arg(params)));
+        using namespace tinyscope;
+        QuantizedParams p = readParamsPickle(params.toStdString());
+        p.scales = readScaleJson(scales.toStdString());
+        const Network net = zooModel("mcunet-5fps");
+        const QString model = tmp_.filePath(QStringLiteral("mcunet-5fps.tflite"));
+        const TfliteModel built = writeTflite(model.toStdString(), net, p);
+        const TrainingGraph g = lowerForward(net);
+        const Int8Forward ours(g, p, Int8Arithmetic::Tflite, &built.effective_scales);
+
+        const int count = 3;
+        std::mt19937 rng(5);
+        const Shape3 in = net.input;
+        QByteArray nhwcImages;
+        std::vector<std::vector<int>> expected;
+        for (int i = 0; i < count; ++i) {
+            std::vector<std::int8_t> chw(static_cast<std::size_t>(in.elems())), nhwc(chw.size());
+            for (int ch = 0; ch < in.c; ++ch)
+                for (int y = 0; y < in.h; ++y)
+                    for (int x = 0; x < in.w; ++x) {
+                        const auto b = static_cast<std::int8_t>(rng() & 0xff);
+                        chw[(static_cast<std::size_t>(ch) * in.h + y) * in.w + x] = b;
+                        nhwc[(static_cast<std::size_t>(y) * in.w + x) * in.c + ch] = b;
+                    }
+            nhwcImages.append(reinterpret_cast<const char*>(nhwc.data()), static_cast<qsizetype>(nhwc.size()));
+            const std::vector<std::int8_t> logits = ours.run(chw);
+            expected.emplace_back(logits.begin(), logits.end());
+        }
+        const Run r = runModel(model, nhwcImages, count);
+        QVERIFY2(r.code == 0, r.err.c_str());
+        const json j = json::parse(r.out);
+        QCOMPARE(j["input"]["shape"], json({1, in.h, in.w, in.c}));
+        QCOMPARE(j["output"]["shape"], json({1, 10}));
+        std::map<std::string, int> ops;
+        for (const auto& op : j["ops"]) ++ops[op.get<std::string>()];
+        QCOMPARE(ops, built.ops);
+        for (int i = 0; i < count; ++i) QCOMPARE(j["outputs"][i].get<std::vector<int>>(), expected[static_cast<std::size_t>(i)]);
+        QVERIFY(j["arena_used_bytes"].get<long long>() > j["arena_breakdown"]["head_bytes"].get<long long>());
     }
 
     void refusesBadInput()
