@@ -11,6 +11,8 @@
 
 #include <QTemporaryDir>
 
+#include <cmath>
+
 using namespace tinyscope;
 
 namespace {
@@ -175,6 +177,29 @@ private Q_SLOTS:
                  qPrintable(msg));
     }
 
+    void deployWritesInt8TfliteWithItsJson()
+    {
+        // The same command, --format tflite: MIT's int8 mcunet-5fps as written by deploy/TfliteExport
+        // (test_tflite_export decodes such a file against the official schema; test_tflm_runner runs it).
+        REQUIRE_SHARED();
+        const QString out = tmp.path() + QStringLiteral("/mcunet.tflite");
+        const test::CliRun r = test::runTinyscope({QStringLiteral("deploy"), QStringLiteral("--model"), QStringLiteral("mcunet-5fps"), QStringLiteral("--params"),
+                                                   QString::fromStdString(test::sharedPath("reference/tinyengine/full-int8-params.pkl")),
+                                                   QStringLiteral("--format"), QStringLiteral("tflite"), QStringLiteral("--out"), out, QStringLiteral("--json")});
+        QVERIFY2(r.code == 0, r.err.c_str());
+        const Json j = Json::parse(r.out);
+        QCOMPARE(j["format"].get<std::string>(), std::string("tflite"));
+        QCOMPARE(j["bytes"].get<long long>(), QFileInfo(out).size());
+        QCOMPARE(j["ops"]["CONV_2D"].get<int>(), 28);
+        QCOMPARE(j["ops"]["DEPTHWISE_CONV_2D"].get<int>(), 14);
+        QCOMPARE(j["ops"]["FULLY_CONNECTED"].get<int>(), 1);
+        QCOMPARE(j["input"]["shape"], Json::parse("[1, 128, 128, 3]"));
+        QCOMPARE(j["input"]["zero_point"].get<int>(), 0);
+        QCOMPARE(j["output"]["shape"], Json::parse("[1, 10]"));
+        QCOMPARE(j["output"]["zero_point"].get<int>(), -34);
+        QVERIFY(std::fabs(j["output"]["scale"].get<double>() - 0.169803) < 1e-6);
+    }
+
     void badOutputAndFormatAreOneLine()
     {
         const QString missing = tmp.path() + QStringLiteral("/no/such/folder/m.onnx");
@@ -186,10 +211,6 @@ private Q_SLOTS:
         QVERIFY(!QFileInfo::exists(tmp.path() + QStringLiteral("/no")));
 
         const QString out = tmp.path() + QStringLiteral("/fmt.onnx");
-        r = test::runTinyscope({QStringLiteral("deploy"), QStringLiteral("--model"), QStringLiteral("mcunet-5fps"), QStringLiteral("--format"),
-                                QStringLiteral("tflite"), QStringLiteral("--out"), out});
-        QCOMPARE(r.code, 2);
-        QVERIFY2(r.err.find("tflite: not implemented on this branch yet") != std::string::npos, r.err.c_str());
         r = test::runTinyscope({QStringLiteral("deploy"), QStringLiteral("--model"), QStringLiteral("mcunet-5fps"), QStringLiteral("--format"),
                                 QStringLiteral("onnx"), QStringLiteral("--int8"), QStringLiteral("--out"), out});
         QCOMPARE(r.code, 2);

@@ -107,7 +107,16 @@ TinyEngineTfliteReport runTinyEngineTfliteCodegen(const std::string& tflitePath,
         const std::string peak = lineAfter(log, "TINYSCOPE_PEAK ");
         if (peak.empty()) throw InputError("TinyEngine's TFLite code generator printed no peak: " + lastLine(log));
         r.accepted = true;
-        r.peak_bytes = std::stoll(peak);
+        r.activation_bytes = std::stoll(peak);
+        const std::string header = readFileBytes(templ + "/codegen/Include/genModel.h", 256u << 20);
+        auto define = [&](const std::string& name) -> std::int64_t {
+            const std::string key = "#define " + name + " ";
+            const auto at = header.find(key);
+            if (at == std::string::npos) throw InputError("TinyEngine's generated genModel.h has no " + name);
+            return std::stoll(header.substr(at + key.size(), 24));
+        };
+        r.peak_bytes = define("PEAK_MEM");
+        r.model_bytes = define("MODEL_SIZE");
         for (const char* sub : {"/codegen/Include", "/codegen/Source"})
             for (const auto& e : fs::directory_iterator(templ + sub, ec)) r.generated_files += e.is_regular_file() ? 1 : 0;
         return r;

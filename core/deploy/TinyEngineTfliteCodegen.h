@@ -2,7 +2,8 @@
 // TinyEngine's own TFLite inference code generator run on an exported .tflite
 // (code_generator.CodegenUtilTFlite.GenerateSourceFilesFromTFlite of ../shared/reference/runtimes/
 // tinyengine, with Debian's python3-numpy and python3-flatbuffers): does it accept the model, and the
-// peak memory its scheduler plans (the "input_output" buffer it returns; docs/DEPLOY.md). The
+// memory its scheduler plans (the "input_output" buffer it returns, and genModel.h's PEAK_MEM and
+// MODEL_SIZE; docs/DEPLOY.md). The
 // generator writes ./codegen into a temporary folder, removed afterwards. Qt-free, torch-free.
 #include "JobControl.h"
 
@@ -14,7 +15,9 @@ namespace tinyscope {
 struct TinyEngineTfliteReport {
     bool accepted = false;
     std::string refusal;             // when not accepted: the generator's last error line (e.g. an unsupported op)
-    std::int64_t peak_bytes = 0;     // the scheduled activation arena ("input_output") when accepted
+    std::int64_t activation_bytes = 0;   // the scheduled activation arena (the generator's "input_output" buffer)
+    std::int64_t peak_bytes = 0;     // genModel.h's PEAK_MEM: the arena + the im2col (sbuf) and kernel (kbuf) buffers
+    std::int64_t model_bytes = 0;    // genModel.h's MODEL_SIZE: the weights and biases it lays out in flash
     int generated_files = 0;         // files under codegen/{Include,Source}
     double seconds = 0;
 };

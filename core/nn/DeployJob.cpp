@@ -1,5 +1,7 @@
 #include "nn/DeployJob.h"
 
+#include "deploy/TfliteExport.h"
+
 #include "Error.h"
 #include "cost/CostModel.h"
 #include "data/Image.h"
@@ -48,6 +50,38 @@ DeployResult deployOnnx(const DeployRequest& rq, const JobControl& job)
     r.output = {model.output_name, model.output_shape, "float32", std::nullopt, std::nullopt};
     r.cost = deployCost(m, rq.model.space);
     r.metadata = src.metadata;
+    return r;
+}
+
+// TFLite is int8 only: the model quantized as `quantize` / `export` do (activation ranges from
+// --calib-images of --calib-data; a zoo model with an int8 params pickle as it is), then written by
+// deploy/TfliteExport. --int8 is implied.
+DeployResult deployTflite(const DeployRequest& rq, const JobControl& job)
+{
+    requireWritableFile(rq.out, "--out");   // before any work
+    const PreparedModel m = prepareModel(rq.model, rq.quantize, job);
+    if (const std::string why = tfliteObstacle(m.network); !why.empty()) throw InputError(why + "; nothing written");
+    job.check();
+    TfliteMetadata meta;
+    meta.labels = deployLabels(m, rq.model.space);
+    meta.config = m.subnet ? m.subnet->toJson() : Json(nullptr);
+    meta.description = m.description + " — int8; written by tinyscope deploy";
+    if (m.subnet) meta.extra["design_space"] = spaceName(rq.model.space);
+    const TfliteModel t = writeTflite(rq.out, m.network, m.params, meta);
+    auto tensor = [](const char* name, const TfliteTensorInfo& i) {
+        return DeployTensor{name, std::vector<std::int64_t>(i.shape.begin(), i.shape.end()), "int8", i.scale, i.zero_point};
+    };
+    DeployResult r;
+    r.format = DeployFormat::TFLite;
+    r.out = rq.out;
+    r.model = m.network.name;
+    r.description = m.description;
+    r.bytes = t.bytes.size();
+    r.ops = t.ops;
+    r.input = tensor("input", t.input);
+    r.output = tensor("output", t.output);
+    r.cost = deployCost(m, rq.model.space);
+    r.metadata = deployMetadata(m, rq.model.space);
     return r;
 }
 
@@ -109,16 +143,22 @@ DeployCost deployCost(const PreparedModel& m, const std::string& space)
     return c;
 }
 
+std::vector<std::string> deployLabels(const PreparedModel& m, const std::string& space)
+{
+    std::vector<std::string> labels;
+    if (m.subnet) labels = loadSpace(spaceName(space)).class_names;
+    if (static_cast<int>(labels.size()) != m.network.num_outputs) {
+        labels.clear();
+        for (int k = 0; k < m.network.num_outputs; ++k) labels.push_back(std::to_string(k));
+    }
+    return labels;
+}
+
 std::vector<std::pair<std::string, std::string>> deployMetadata(const PreparedModel& m, const std::string& space)
 {
     const Network& net = m.network;
     const Normalization norm;
-    std::vector<std::string> labels;
-    if (m.subnet) labels = loadSpace(spaceName(space)).class_names;
-    if (static_cast<int>(labels.size()) != net.num_outputs) {
-        labels.clear();
-        for (int k = 0; k < net.num_outputs; ++k) labels.push_back(std::to_string(k));
-    }
+    const std::vector<std::string> labels = deployLabels(m, space);
     const DeployCost c = deployCost(m, space);
     const bool image = net.input.c == 3;
     std::vector<std::pair<std::string, std::string>> md{
@@ -168,7 +208,7 @@ DeployResult deployModel(const DeployRequest& rq, const JobControl& job)
     if (rq.out.empty()) throw InputError("give the output file: --out FILE");
     switch (rq.format) {
     case DeployFormat::Onnx: return deployOnnx(rq, job);
-    case DeployFormat::TFLite: throw InputError("--format tflite: not implemented on this branch yet");
+    case DeployFormat::TFLite: return deployTflite(rq, job);
     }
     throw InputError("unknown deploy format");
 }

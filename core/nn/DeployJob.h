@@ -1,7 +1,8 @@
 #pragma once
 // tinyscope deploy as a call with a torch-free interface (CLI; the GUI's Deploy dialog later):
 // pick a model as quantize/export do (ModelSpec), then write it in an inference format. ONNX:
-// the float model (BN folded) through deploy/OnnxExport; TFLite: not on this branch yet.
+// the float model (BN folded) through deploy/OnnxExport; TFLite: the int8 model (quantized as
+// `quantize` does) through deploy/TfliteExport.
 // docs/DEPLOY.md.
 #include "JobControl.h"
 #include "deploy/OnnxExport.h"
@@ -65,6 +66,8 @@ DeployResult deployModel(const DeployRequest& request, const JobControl& job = {
 // The pieces, for the tests and the GUI.
 DeployCost deployCost(const PreparedModel& m, const std::string& space);
 std::vector<std::pair<std::string, std::string>> deployMetadata(const PreparedModel& m, const std::string& space);
+// The class labels: the design space's class names for a subnet, else "0" … "K-1".
+std::vector<std::string> deployLabels(const PreparedModel& m, const std::string& space);
 // A float model as the ONNX writer's plain arrays (m.float_model must be set).
 OnnxSource onnxSource(const PreparedModel& m, const std::string& space);
 
