@@ -7,6 +7,7 @@
 // excite MUL, pooling and the classifier, with random int8 parameters; mcunet-5fps with MIT's
 // params; the largest mcunet-fmnist subnet quantized by prepareModel — run op by op by the reference kernels on the TFLite file, equal to Int8Forward's
 // Tflite arithmetic on every element of every layer.
+#include "QuantizedSubnet.h"
 #include "TestSupport.h"
 
 #include "Error.h"
@@ -400,16 +401,7 @@ private Q_SLOTS:
         configureAllocator();
         setTorchThreads(2);
         QTemporaryDir dir;
-        const std::string ckpt = (dir.path() + QStringLiteral("/supernet.pth")).toStdString();
-        Supernet::initialize(loadSpace("mcunet-fmnist"), 11).save(ckpt);
-        ModelSpec spec;
-        spec.supernet = ckpt;
-        spec.space = "mcunet-fmnist";
-        spec.config = "max";
-        QuantizeOptions o;
-        o.calib_images = 16;
-        o.bn_images = 32;
-        const PreparedModel pm = prepareModel(spec, o);
+        const PreparedModel pm = test::quantizedSubnet(dir.path(), 11, "max", 16, 32);
         int se = 0, hsigmoid = 0;
         for (const Layer& l : pm.network.layers) se += l.kind == LayerKind::ChannelScale, hsigmoid += l.act == Activation::HSigmoid;
         QVERIFY(se > 0 && hsigmoid == se);

@@ -7,6 +7,7 @@
 // "tinyscope" metadata. Models: mcunet-5fps with MIT's int8 params, a design-space subnet with
 // squeeze-and-excite blocks quantized by prepareModel. Refusals: ops without a TFLite form,
 // inconsistent tensor quantization; nothing is left behind when a model is refused.
+#include "QuantizedSubnet.h"
 #include "TestSupport.h"
 #include "TfliteSchema.h"
 
@@ -406,17 +407,7 @@ private Q_SLOTS:
         REQUIRE_FLATC();
         if (fashionMnistDir().empty()) QSKIP("dataset-fashion-mnist is not installed");
         QTemporaryDir dir;
-        const DesignSpace space = loadSpace("mcunet-fmnist");
-        const std::string ckpt = (dir.path() + QStringLiteral("/supernet.pth")).toStdString();
-        Supernet::initialize(space, 7).save(ckpt);
-        ModelSpec spec;
-        spec.supernet = ckpt;
-        spec.space = "mcunet-fmnist";
-        spec.config = "min";
-        QuantizeOptions o;
-        o.calib_images = 16;
-        o.bn_images = 32;
-        const PreparedModel pm = prepareModel(spec, o);
+        const PreparedModel pm = test::quantizedSubnet(dir.path(), 7, "min", 16, 32);
         int se = 0;
         for (const Layer& l : pm.network.layers) se += l.kind == LayerKind::ChannelScale;
         QVERIFY2(se > 0, "the min subnet of mcunet-fmnist has squeeze-and-excite blocks");

@@ -1,6 +1,7 @@
 // tinyscope deploy  (a subnet or zoo model written as an inference file: ONNX; TFLite to come)
 #include "cli/Cli.h"
 #include "cli/CliArgs.h"
+#include "cli/ModelArgs.h"
 
 #include "Error.h"
 #include "io/Text.h"
@@ -45,20 +46,8 @@ int cmdDeploy(const Args& argv)
     rq.int8 = a.flag("int8");
     std::optional<BoardProfile> board;
     if (a.has("board")) board = loadBoard(a.value("board"));
-    ModelSpec& m = rq.model;
-    m.zoo = a.value("model");
-    m.params = a.value("params");
-    m.scales = a.value("scales");
-    m.supernet = a.value("supernet");
-    m.config = a.value("config");
-    m.space = a.value("space");
-    m.seed = static_cast<std::uint64_t>(a.int64Value("seed", 0, 0, kMaxSeed));
-    if (m.zoo.empty() && m.supernet.empty()) throw InputError("give the model: --model NAME or --supernet CKPT --config CFG");
-    if (!m.params.empty() && m.zoo.empty()) throw InputError("--params gives the weights of a zoo model: add --model NAME");
-    if (!m.config.empty() && m.supernet.empty()) throw InputError("--config needs --supernet CKPT");
-    rq.quantize.calib_data = a.value("calib-data", rq.quantize.calib_data);
-    rq.quantize.calib_images = static_cast<std::size_t>(a.int64Value("calib-images", static_cast<long long>(rq.quantize.calib_images), 1, kMaxImages));
-    rq.quantize.threads = a.intValue("threads", 2, 1, kMaxThreads);
+    rq.model = modelFromArgs(a);
+    rq.quantize = quantizeFromArgs(a);
 
     const DeployResult r = deployModel(rq);
     Json j = r.toJson();

@@ -1,6 +1,7 @@
 // tinyscope quantize | export | inspect  (int8 quantization, TinyEngine export and import)
 #include "cli/Cli.h"
 #include "cli/CliArgs.h"
+#include "cli/ModelArgs.h"
 
 #include "Error.h"
 #include "graph/MemoryLedger.h"
@@ -28,31 +29,6 @@ const char* kModelOptions =
     "  --calib-data DATASET  images for activation ranges and BN re-calibration (default fashion-mnist:holdout)\n"
     "  --calib-images N      calibration images (default 200)\n"
     "  --threads N           worker threads (default 2)\n";
-
-ModelSpec modelFromArgs(const CliArgs& a)
-{
-    ModelSpec m;
-    m.zoo = a.value("model");
-    m.params = a.value("params");
-    m.scales = a.value("scales");
-    m.supernet = a.value("supernet");
-    m.config = a.value("config");
-    m.space = a.value("space");
-    m.seed = static_cast<std::uint64_t>(a.int64Value("seed", 0, 0, kMaxSeed));
-    if (m.zoo.empty() && m.supernet.empty()) throw InputError("give the model: --model NAME or --supernet CKPT --config CFG");
-    if (!m.params.empty() && m.zoo.empty()) throw InputError("--params gives the int8 weights of a zoo model: add --model NAME");
-    if (!m.config.empty() && m.supernet.empty()) throw InputError("--config needs --supernet CKPT");
-    return m;
-}
-
-QuantizeOptions quantizeFromArgs(const CliArgs& a)
-{
-    QuantizeOptions o;
-    o.calib_data = a.value("calib-data", o.calib_data);
-    o.calib_images = static_cast<std::size_t>(a.int64Value("calib-images", static_cast<long long>(o.calib_images), 1, kMaxImages));
-    o.threads = a.intValue("threads", 2, 1, kMaxThreads);
-    return o;
-}
 
 std::string percent(double v) { return formatFixed(v, 2) + " %"; }
 

@@ -1,0 +1,13 @@
+#pragma once
+// The model and quantization flags that quantize, export and deploy share: --model NAME [--params P
+// [--scales S]] [--seed S] | --supernet CKPT --config CFG [--space S]; --calib-data, --calib-images,
+// --threads.
+#include "cli/CliArgs.h"
+#include "nn/QuantizationJob.h"
+
+namespace tinyscope::cli {
+
+ModelSpec modelFromArgs(const CliArgs& a);        // InputError for a missing or inconsistent choice
+QuantizeOptions quantizeFromArgs(const CliArgs& a);
+
+}  // namespace tinyscope::cli
