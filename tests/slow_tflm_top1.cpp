@@ -1,0 +1,103 @@
+// Slow tier: TensorFlow Lite Micro (tflm_run, built on the host from ../shared) on 1,000 real
+// Fashion-MNIST test images of the TFLite file `tinyscope deploy` writes for mcunet-5fps with MIT's
+// int8 params: every image's int8 logits equal Int8Forward in TFLM's arithmetic (with the file's
+// effective scales), so top-1 is equal too. Skips with a message without ../shared, tflm_run or the
+// dataset.
+#include "TestSupport.h"
+
+#include "data/BatchLoader.h"
+#include "data/ImageDataset.h"
+#include "deploy/TfliteExport.h"
+#include "graph/ForwardLowering.h"
+#include "io/JsonFile.h"
+#include "tinyengine/Int8Forward.h"
+#include "tinyengine/QuantizedParams.h"
+#include "zoo/ZooCatalog.h"
+
+#include <QFile>
+#include <QProcess>
+#include <QTemporaryDir>
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
+using namespace tinyscope;
+
+class SlowTflmTop1 : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void thousandImagesGiveOurLogitsExactly()
+    {
+        REQUIRE_SHARED();
+        const QString runner = QStringLiteral(TINYSCOPE_TFLM_RUN);
+        if (runner.isEmpty() || !QFileInfo::exists(runner)) QSKIP("tflm_run was not built (no ../shared/reference/runtimes/tflite-micro or libgemmlowp-dev at configure time)");
+        if (fashionMnistDir().empty()) QSKIP("dataset-fashion-mnist is not installed");
+        QTemporaryDir dir;
+        QuantizedParams p = readParamsPickle(test::sharedPath("reference/tinyengine/full-int8-params.pkl"));
+        p.scales = readScaleJson(test::sharedPath("reference/tinyengine/scale.json"));
+        const Network net = zooModel("mcunet-5fps");
+        const std::string model = (dir.path() + QStringLiteral("/mcunet-5fps.tflite")).toStdString();
+        const TfliteModel built = writeTflite(model, net, p);
+        const TrainingGraph g = lowerForward(net);
+        const Int8Forward ours(g, p, Int8Arithmetic::Tflite, &built.effective_scales);
+
+        const std::size_t count = 1000;
+        const std::unique_ptr<ImageDataset> data = openDataset("fashion-mnist:test");
+        std::vector<std::size_t> items(count);
+        for (std::size_t i = 0; i < count; ++i) items[i] = i;
+        const int R = net.input.h;
+        const Batch b = loadBatch(*data, items, R);
+        QCOMPARE(b.size(), count);
+        const std::size_t per = static_cast<std::size_t>(3) * R * R;
+        std::vector<std::vector<std::int8_t>> chw(count);
+        QByteArray nhwc;
+        for (std::size_t i = 0; i < count; ++i) {
+            chw[i] = ours.quantizeInput(&b.pixels[i * per]);
+            for (int y = 0; y < R; ++y)
+                for (int x = 0; x < R; ++x)
+                    for (int c = 0; c < 3; ++c) nhwc.append(static_cast<char>(chw[i][(static_cast<std::size_t>(c) * R + y) * R + x]));
+        }
+        const QString inputs = dir.path() + QStringLiteral("/inputs.bin");
+        QFile f(inputs);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(nhwc);
+        f.close();
+
+        // TFLM in its own process while the workbench computes the same 1,000 images on two threads.
+        QProcess tflm;
+        tflm.start(runner, {QString::fromStdString(model), inputs, QString::number(count)});
+        std::vector<std::vector<std::int8_t>> mine(count);
+        std::atomic<std::size_t> next{0};
+        auto work = [&] {
+            for (std::size_t i = next++; i < count; i = next++) mine[i] = ours.run(chw[i]);
+        };
+        std::thread helper(work);
+        work();
+        helper.join();
+        QVERIFY(tflm.waitForFinished(600000));
+        QCOMPARE(tflm.exitCode(), 0);
+        const Json j = Json::parse(tflm.readAllStandardOutput().toStdString());
+        QCOMPARE(j["outputs"].size(), count);
+
+        std::size_t equal = 0, top1Tflm = 0, top1Ours = 0;
+        std::string first;
+        for (std::size_t i = 0; i < count; ++i) {
+            const std::vector<int> t = j["outputs"][i].get<std::vector<int>>();
+            const std::vector<int> o(mine[i].begin(), mine[i].end());
+            if (t == o) ++equal;
+            else if (first.empty()) first = "image " + std::to_string(i) + ": TFLM " + Json(t).dump() + ", ours " + Json(o).dump();
+            const auto argmax = [](const std::vector<int>& v) { return static_cast<int>(std::max_element(v.begin(), v.end()) - v.begin()); };
+            top1Tflm += argmax(t) == b.labels[i];
+            top1Ours += argmax(o) == b.labels[i];
+        }
+        qInfo("1,000 Fashion-MNIST images: %zu equal; top-1 TFLM %zu, ours %zu; arena_used_bytes %lld", equal, top1Tflm, top1Ours,
+              j["arena_used_bytes"].get<long long>());
+        QVERIFY2(equal == count, first.c_str());
+        QCOMPARE(top1Tflm, top1Ours);
+    }
+};
+
+QTEST_GUILESS_MAIN(SlowTflmTop1)
+#include "slow_tflm_top1.moc"
