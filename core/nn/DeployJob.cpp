@@ -27,6 +27,18 @@ std::string spaceName(const std::string& space) { return space.empty() ? "mcunet
 
 Json floatsJson(const float (&v)[3]) { return Json::array({v[0], v[1], v[2]}); }
 
+// What every format's result shares: the request's file, the model and the workbench's figures.
+DeployResult resultOf(DeployFormat format, const DeployRequest& rq, const PreparedModel& m)
+{
+    DeployResult r;
+    r.format = format;
+    r.out = rq.out;
+    r.model = m.network.name;
+    r.description = m.description;
+    r.cost = deployCost(m, rq.model.space);
+    return r;
+}
+
 DeployResult deployOnnx(const DeployRequest& rq, const JobControl& job)
 {
     requireWritableFile(rq.out, "--out");   // before any work
@@ -39,16 +51,11 @@ DeployResult deployOnnx(const DeployRequest& rq, const JobControl& job)
     const OnnxModel model = buildOnnxModel(src);
     job.check();
     writeOnnxModel(model, rq.out);
-    DeployResult r;
-    r.format = DeployFormat::Onnx;
-    r.out = rq.out;
-    r.model = m.network.name;
-    r.description = m.description;
+    DeployResult r = resultOf(DeployFormat::Onnx, rq, m);
     r.bytes = model.bytes.size();
     r.ops = model.ops;
     r.input = {model.input_name, model.input_shape, "float32", std::nullopt, std::nullopt};
     r.output = {model.output_name, model.output_shape, "float32", std::nullopt, std::nullopt};
-    r.cost = deployCost(m, rq.model.space);
     r.metadata = src.metadata;
     return r;
 }
@@ -71,16 +78,11 @@ DeployResult deployTflite(const DeployRequest& rq, const JobControl& job)
     auto tensor = [](const char* name, const TfliteTensorInfo& i) {
         return DeployTensor{name, std::vector<std::int64_t>(i.shape.begin(), i.shape.end()), "int8", i.scale, i.zero_point};
     };
-    DeployResult r;
-    r.format = DeployFormat::TFLite;
-    r.out = rq.out;
-    r.model = m.network.name;
-    r.description = m.description;
+    DeployResult r = resultOf(DeployFormat::TFLite, rq, m);
     r.bytes = t.bytes.size();
     r.ops = t.ops;
     r.input = tensor("input", t.input);
     r.output = tensor("output", t.output);
-    r.cost = deployCost(m, rq.model.space);
     r.metadata = deployMetadata(m, rq.model.space);
     return r;
 }
