@@ -1,0 +1,122 @@
+// Deploy speed (issue 18, docs/BENCHMARKS.md "Deploy"): for one subnet (default: the max subnet of the
+// shipped demo supernet at its resolution) the time `deployModel` takes to write float ONNX and int8
+// TFLite (BN re-calibration and int8 calibration included), then the int8 inference time of the same
+// TFLite model in TensorFlow Lite Micro on the host (tflm_run, its own invoke timer) beside our
+// Int8Forward in TFLM's arithmetic, in the same run on the same random images; the outputs must agree.
+//   bench_deploy [SUPERNET.pth] [CONFIG|max|min] [IMAGES]
+#include "BenchTiming.h"
+
+#include "Error.h"
+#include "deploy/TfliteExport.h"
+#include "graph/ForwardLowering.h"
+#include "io/AtomicFile.h"
+#include "io/DataPaths.h"
+#include "io/JsonFile.h"
+#include "nn/DeployJob.h"
+#include "nn/QuantizationJob.h"
+#include "nn/TorchRuntime.h"
+#include "tinyengine/Int8Forward.h"
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+
+using namespace tinyscope;
+
+namespace {
+
+double secondsOf(const std::function<void()>& f)
+{
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string run(const std::string& cmd)
+{
+    std::string out;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    if (!p) return out;
+    char buf[65536];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    ::pclose(p);
+    return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+try {
+    configureAllocator();
+    setTorchThreads(2);
+    bench::printMachine();
+    const std::string supernet = argc > 1 ? argv[1] : dataRoot() + "/models/supernets/mcunet-fmnist.pth";
+    const std::string config = argc > 2 ? argv[2] : "max";
+    const int images = argc > 3 ? std::max(1, std::atoi(argv[3])) : 50;
+    const std::string tmp = "/tmp/bench_deploy_" + std::to_string(::getpid());
+    std::filesystem::create_directories(tmp);
+
+    DeployRequest rq;
+    rq.model.supernet = supernet;
+    rq.model.config = config;
+    rq.quantize.calib_images = 100;
+    rq.format = DeployFormat::Onnx;
+    rq.out = tmp + "/model.onnx";
+    DeployResult onnx, tfl;
+    const double onnxS = secondsOf([&] { onnx = deployModel(rq); });
+    rq.format = DeployFormat::TFLite;
+    rq.out = tmp + "/model.tflite";
+    const double tfliteS = secondsOf([&] { tfl = deployModel(rq); });
+    std::printf("subnet %s of %s, input %s\n", config.c_str(), supernet.c_str(), tfl.input.toJson()["shape"].dump().c_str());
+    std::printf("deploy (BN re-calibration + writer): onnx %.2f s (%llu B), tflite %.2f s incl. int8 calibration on 100 images (%llu B)\n", onnxS,
+                static_cast<unsigned long long>(onnx.bytes), tfliteS, static_cast<unsigned long long>(tfl.bytes));
+
+    // The same int8 model in memory for Int8Forward (TFLM's arithmetic with the file's scales).
+    const PreparedModel m = prepareModel(rq.model, rq.quantize);
+    const TfliteModel built = buildTflite(m.network, m.params);
+    const TrainingGraph g = lowerForward(m.network);
+    const Int8Forward ours(g, m.params, Int8Arithmetic::Tflite, &built.effective_scales);
+    const Shape3 in = m.network.input;
+    std::mt19937 rng(1);
+    std::vector<std::vector<std::int8_t>> chw(static_cast<std::size_t>(images));
+    std::string nhwc;
+    for (auto& img : chw) {
+        img.resize(static_cast<std::size_t>(in.elems()));
+        for (auto& b : img) b = static_cast<std::int8_t>(rng() & 0xff);
+        for (int y = 0; y < in.h; ++y)
+            for (int x = 0; x < in.w; ++x)
+                for (int c = 0; c < in.c; ++c) nhwc.push_back(static_cast<char>(img[(static_cast<std::size_t>(c) * in.h + y) * in.w + x]));
+    }
+    writeFileAtomic(tmp + "/in.tflite", built.bytes);
+    writeFileAtomic(tmp + "/in.bin", nhwc);
+    std::vector<std::vector<std::int8_t>> mine(chw.size());
+    const double oursUs = bench::timeUs(images, [&](int i) { mine[static_cast<std::size_t>(i)] = ours.run(chw[static_cast<std::size_t>(i)]); }, 3);
+#ifdef TINYSCOPE_TFLM_RUN
+    const std::string out = run(std::string(TINYSCOPE_TFLM_RUN) + " " + tmp + "/in.tflite " + tmp + "/in.bin " + std::to_string(images));
+    const Json j = Json::parse(out);
+    std::vector<double> us;
+    for (const Json& v : j["invoke_us"]) us.push_back(v.get<double>());
+    int equal = 0;
+    for (int i = 0; i < images; ++i) {
+        const std::vector<int> t = j["outputs"][i].get<std::vector<int>>();
+        equal += t == std::vector<int>(mine[static_cast<std::size_t>(i)].begin(), mine[static_cast<std::size_t>(i)].end());
+    }
+    const double tflmUs = bench::median(us);
+    std::printf("int8 inference per image (%d random images): TFLM (reference kernels, host) %.0f us median, Int8Forward (TFLite arithmetic) %.0f us best-of-3 mean: ratio TFLM/ours %.2f; outputs equal on %d of %d; TFLM arena_used_bytes %lld\n",
+                images, tflmUs, oursUs, tflmUs / oursUs, equal, images, j["arena_used_bytes"].get<long long>());
+#else
+    std::printf("int8 inference per image: Int8Forward %.0f us; tflm_run was not built (no ../shared/reference/runtimes)\n", oursUs);
+#endif
+    std::filesystem::remove_all(tmp);
+    return 0;
+} catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_deploy: %s\n", e.what());
+    return 2;
+}
