@@ -1,15 +1,17 @@
-// Slow tier: TensorFlow Lite Micro (tflm_run, built on the host from ../shared) on 1,000 real
-// Fashion-MNIST test images of the TFLite file `tinyscope deploy` writes for mcunet-5fps with MIT's
-// int8 params: every image's int8 logits equal Int8Forward in TFLM's arithmetic (with the file's
-// effective scales), so top-1 is equal too. Skips with a message without ../shared, tflm_run or the
-// dataset.
+// Slow tier: TensorFlow Lite Micro (tflm_run, built on the host from ../shared) on real Fashion-MNIST
+// test images of the TFLite files deploy writes — mcunet-5fps with MIT's int8 params (1,000 images) and
+// the demo supernet's max subnet with squeeze-and-excite (500 images): every image's int8 logits equal
+// Int8Forward in TFLM's arithmetic (with the file's effective scales), so top-1 is equal too. Skips
+// with a message without ../shared, tflm_run or the dataset.
 #include "TestSupport.h"
 
 #include "data/BatchLoader.h"
 #include "data/ImageDataset.h"
 #include "deploy/TfliteExport.h"
 #include "graph/ForwardLowering.h"
+#include "io/DataPaths.h"
 #include "io/JsonFile.h"
+#include "nn/QuantizationJob.h"
 #include "tinyengine/Int8Forward.h"
 #include "tinyengine/QuantizedParams.h"
 #include "zoo/ZooCatalog.h"
@@ -24,30 +26,24 @@
 
 using namespace tinyscope;
 
+#define REQUIRE_TFLM()                                                                                                        \
+    do {                                                                                                                      \
+        if (QStringLiteral(TINYSCOPE_TFLM_RUN).isEmpty() || !QFileInfo::exists(QStringLiteral(TINYSCOPE_TFLM_RUN)))              \
+            QSKIP("tflm_run was not built (no ../shared/reference/runtimes/tflite-micro or libgemmlowp-dev at configure time)"); \
+        if (fashionMnistDir().empty()) QSKIP("dataset-fashion-mnist is not installed");                                        \
+    } while (false)
+
 class SlowTflmTop1 : public QObject {
     Q_OBJECT
 
-private Q_SLOTS:
-    void thousandImagesGiveOurLogitsExactly()
+    // `count` Fashion-MNIST test images through tflm_run on `model` and through `ours`: every logit
+    // vector equal, top-1 equal.
+    void compareOnFashionMnist(const std::string& model, const Int8Forward& ours, int resolution, std::size_t count, const QString& dir)
     {
-        REQUIRE_SHARED();
-        const QString runner = QStringLiteral(TINYSCOPE_TFLM_RUN);
-        if (runner.isEmpty() || !QFileInfo::exists(runner)) QSKIP("tflm_run was not built (no ../shared/reference/runtimes/tflite-micro or libgemmlowp-dev at configure time)");
-        if (fashionMnistDir().empty()) QSKIP("dataset-fashion-mnist is not installed");
-        QTemporaryDir dir;
-        QuantizedParams p = readParamsPickle(test::sharedPath("reference/tinyengine/full-int8-params.pkl"));
-        p.scales = readScaleJson(test::sharedPath("reference/tinyengine/scale.json"));
-        const Network net = zooModel("mcunet-5fps");
-        const std::string model = (dir.path() + QStringLiteral("/mcunet-5fps.tflite")).toStdString();
-        const TfliteModel built = writeTflite(model, net, p);
-        const TrainingGraph g = lowerForward(net);
-        const Int8Forward ours(g, p, Int8Arithmetic::Tflite, &built.effective_scales);
-
-        const std::size_t count = 1000;
         const std::unique_ptr<ImageDataset> data = openDataset("fashion-mnist:test");
         std::vector<std::size_t> items(count);
         for (std::size_t i = 0; i < count; ++i) items[i] = i;
-        const int R = net.input.h;
+        const int R = resolution;
         const Batch b = loadBatch(*data, items, R);
         QCOMPARE(b.size(), count);
         const std::size_t per = static_cast<std::size_t>(3) * R * R;
@@ -59,15 +55,15 @@ private Q_SLOTS:
                 for (int x = 0; x < R; ++x)
                     for (int c = 0; c < 3; ++c) nhwc.append(static_cast<char>(chw[i][(static_cast<std::size_t>(c) * R + y) * R + x]));
         }
-        const QString inputs = dir.path() + QStringLiteral("/inputs.bin");
+        const QString inputs = dir + QStringLiteral("/inputs.bin");
         QFile f(inputs);
         QVERIFY(f.open(QIODevice::WriteOnly));
         f.write(nhwc);
         f.close();
 
-        // TFLM in its own process while the workbench computes the same 1,000 images on two threads.
+        // TFLM in its own process while the workbench computes the same images on two threads.
         QProcess tflm;
-        tflm.start(runner, {QString::fromStdString(model), inputs, QString::number(count)});
+        tflm.start(QStringLiteral(TINYSCOPE_TFLM_RUN), {QString::fromStdString(model), inputs, QString::number(count)});
         std::vector<std::vector<std::int8_t>> mine(count);
         std::atomic<std::size_t> next{0};
         auto work = [&] {
@@ -77,7 +73,7 @@ private Q_SLOTS:
         work();
         helper.join();
         QVERIFY(tflm.waitForFinished(600000));
-        QCOMPARE(tflm.exitCode(), 0);
+        QVERIFY2(tflm.exitCode() == 0, tflm.readAllStandardError().constData());
         const Json j = Json::parse(tflm.readAllStandardOutput().toStdString());
         QCOMPARE(j["outputs"].size(), count);
 
@@ -92,10 +88,49 @@ private Q_SLOTS:
             top1Tflm += argmax(t) == b.labels[i];
             top1Ours += argmax(o) == b.labels[i];
         }
-        qInfo("1,000 Fashion-MNIST images: %zu equal; top-1 TFLM %zu, ours %zu; arena_used_bytes %lld", equal, top1Tflm, top1Ours,
+        qInfo("%zu Fashion-MNIST images: %zu equal; top-1 TFLM %zu, ours %zu; arena_used_bytes %lld", count, equal, top1Tflm, top1Ours,
               j["arena_used_bytes"].get<long long>());
         QVERIFY2(equal == count, first.c_str());
         QCOMPARE(top1Tflm, top1Ours);
+    }
+
+private Q_SLOTS:
+    void thousandImagesGiveOurLogitsExactly()
+    {
+        REQUIRE_SHARED();
+        REQUIRE_TFLM();
+        QTemporaryDir dir;
+        QuantizedParams p = readParamsPickle(test::sharedPath("reference/tinyengine/full-int8-params.pkl"));
+        p.scales = readScaleJson(test::sharedPath("reference/tinyengine/scale.json"));
+        const Network net = zooModel("mcunet-5fps");
+        const std::string model = (dir.path() + QStringLiteral("/mcunet-5fps.tflite")).toStdString();
+        const TfliteModel built = writeTflite(model, net, p);
+        const TrainingGraph g = lowerForward(net);
+        const Int8Forward ours(g, p, Int8Arithmetic::Tflite, &built.effective_scales);
+        compareOnFashionMnist(model, ours, net.input.h, 1000, dir.path());
+    }
+
+    // A design-space subnet with squeeze-and-excite (MUL) and h-sigmoid: the max subnet of the shipped
+    // demo supernet, quantized as deploy does, on 500 images.
+    void theDemoSupernetsMaxSubnetWithSqueezeExcite()
+    {
+        REQUIRE_TFLM();
+        QTemporaryDir dir;
+        ModelSpec spec;
+        spec.supernet = dataRoot() + "/models/supernets/mcunet-fmnist.pth";
+        spec.config = "max";
+        QuantizeOptions o;
+        o.calib_images = 100;
+        const PreparedModel pm = prepareModel(spec, o);
+        int se = 0;
+        for (const Layer& l : pm.network.layers) se += l.kind == LayerKind::ChannelScale;
+        QVERIFY(se > 0);
+        const std::string model = (dir.path() + QStringLiteral("/max.tflite")).toStdString();
+        const TfliteModel built = writeTflite(model, pm.network, pm.params);
+        QVERIFY(built.ops.at("MUL") == se);
+        const TrainingGraph g = lowerForward(pm.network);
+        const Int8Forward ours(g, pm.params, Int8Arithmetic::Tflite, &built.effective_scales);
+        compareOnFashionMnist(model, ours, pm.network.input.h, 500, dir.path());
     }
 };
 
