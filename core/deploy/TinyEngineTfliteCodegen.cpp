@@ -38,25 +38,9 @@ except Exception as e:
 print("TINYSCOPE_PEAK %d" % int(peak))
 )PY";
 
-std::string lineAfter(const std::string& log, const std::string& key)
-{
-    std::istringstream in(log);
-    std::string line, found;
-    while (std::getline(in, line))
-        if (line.rfind(key, 0) == 0) found = line.substr(key.size());
-    return found;
-}
-
 }  // namespace
 
-std::string missingTinyEngineTflitePackage()
-{
-    if (::access("/usr/bin/python3", X_OK) != 0) return "python3";
-    if (runCapture({"/usr/bin/python3", "-c", "import numpy, flatbuffers"}, nullptr) != 0)
-        for (const auto& [mod, pkg] : {std::pair<const char*, const char*>{"numpy", "python3-numpy"}, {"flatbuffers", "python3-flatbuffers"}})
-            if (runCapture({"/usr/bin/python3", "-c", std::string("import ") + mod}, nullptr) != 0) return pkg;
-    return "";
-}
+std::string missingTinyEngineTflitePackage() { return missingPythonPackage({{"numpy", "python3-numpy"}, {"flatbuffers", "python3-flatbuffers"}}); }
 
 std::string tinyEngineRoot()
 {
@@ -78,17 +62,8 @@ TinyEngineTfliteReport runTinyEngineTfliteCodegen(const std::string& tflitePath,
     std::error_code ec;
     if (!fs::is_regular_file(tflitePath, ec)) throw InputError("'" + tflitePath + "' is not a file");
 
-    const char* tmp = std::getenv("TMPDIR");
-    std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/tinyscope-tecodegen-XXXXXX";
-    if (!::mkdtemp(templ.data())) throw InputError("cannot create a temporary folder under '" + templ + "': " + std::strerror(errno));
-    struct Remove {
-        std::string dir;
-        ~Remove()
-        {
-            std::error_code e;
-            fs::remove_all(dir, e);
-        }
-    } remove{templ};
+    const TemporaryFolder work("tinyscope-tecodegen");
+    const std::string& templ = work.path();
 
     ProcessGroupRun run;
     run.argv = {"/usr/bin/python3", "-c", kDriver, te, fs::absolute(tflitePath).string()};
@@ -102,9 +77,9 @@ TinyEngineTfliteReport runTinyEngineTfliteCodegen(const std::string& tflitePath,
     TinyEngineTfliteReport r;
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const std::string log = readFileBytes(run.log_path, 64u << 20);
-    if (rc == 4) throw InputError("TinyEngine's TFLite code generator cannot be imported: " + lineAfter(log, "TINYSCOPE_IMPORT "));
+    if (rc == 4) throw InputError("TinyEngine's TFLite code generator cannot be imported: " + lastLineAfter(log, "TINYSCOPE_IMPORT "));
     if (rc == 0) {
-        const std::string peak = lineAfter(log, "TINYSCOPE_PEAK ");
+        const std::string peak = lastLineAfter(log, "TINYSCOPE_PEAK ");
         if (peak.empty()) throw InputError("TinyEngine's TFLite code generator printed no peak: " + lastLine(log));
         r.accepted = true;
         r.activation_bytes = std::stoll(peak);
@@ -121,7 +96,7 @@ TinyEngineTfliteReport runTinyEngineTfliteCodegen(const std::string& tflitePath,
             for (const auto& e : fs::directory_iterator(templ + sub, ec)) r.generated_files += e.is_regular_file() ? 1 : 0;
         return r;
     }
-    r.refusal = rc == 3 ? lineAfter(log, "TINYSCOPE_REFUSED ") : "exit " + std::to_string(rc) + ": " + lastLine(log);
+    r.refusal = rc == 3 ? lastLineAfter(log, "TINYSCOPE_REFUSED ") : "exit " + std::to_string(rc) + ": " + lastLine(log);
     return r;
 }
 

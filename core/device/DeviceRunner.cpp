@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -32,11 +33,7 @@ namespace {
 // The pipeline's own one-line error ("device-run: …"), else its last line.
 std::string pipelineMessage(const std::string& log)
 {
-    std::istringstream in(log);
-    std::string line, found;
-    while (std::getline(in, line))
-        if (line.rfind("device-run: ", 0) == 0) found = line.substr(12);
-    if (!found.empty()) return found;
+    if (std::string found = lastLineAfter(log, "device-run: "); !found.empty()) return found;
     const std::string last = lastLine(log);
     return last.empty() ? "(no output)" : last;
 }
@@ -65,34 +62,24 @@ ExportFiles findExportFiles(const std::string& dir)
     return {one(graphs, "*-graph.json"), one(pickles, "*.pkl (params pickle)"), one(scales, "scale.json")};
 }
 
-std::string makeWorkDir(const std::string& keep)
-{
-    if (!keep.empty()) {
-        std::error_code ec;
-        fs::create_directories(keep, ec);
-        if (ec || !fs::is_directory(keep)) throw InputError("cannot create the keep folder '" + keep + "': " + ec.message());
-        return fs::absolute(keep).string();
-    }
-    const char* tmp = std::getenv("TMPDIR");
-    std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/tinyscope-device-XXXXXX";
-    std::vector<char> buf(templ.begin(), templ.end());
-    buf.push_back('\0');
-    if (!::mkdtemp(buf.data())) throw InputError("cannot create a temporary folder under '" + templ + "': " + std::strerror(errno));
-    return buf.data();
-}
-
-// Removes the temporary build folder on every way out unless it is kept.
-struct WorkDirGuard {
+// The build folder: `keep` (created) when given, else a temporary folder removed on every way out.
+struct WorkDir {
+    std::optional<TemporaryFolder> temporary;
     std::string dir;
-    bool remove = false;
-    ~WorkDirGuard()
-    {
-        if (remove && !dir.empty()) {
-            std::error_code ec;
-            fs::remove_all(dir, ec);
-        }
-    }
 };
+
+void makeWorkDir(const std::string& keep, WorkDir& w)
+{
+    if (keep.empty()) {
+        w.temporary.emplace("tinyscope-device");
+        w.dir = w.temporary->path();
+        return;
+    }
+    std::error_code ec;
+    fs::create_directories(keep, ec);
+    if (ec || !fs::is_directory(keep)) throw InputError("cannot create the keep folder '" + keep + "': " + ec.message());
+    w.dir = fs::absolute(keep).string();
+}
 
 std::int64_t jsonInt(const Json& j, const char* key, const std::string& source)
 {
@@ -101,10 +88,10 @@ std::int64_t jsonInt(const Json& j, const char* key, const std::string& source)
 }
 
 // The script's summary.json into `r` (a summary the script did not finish is an InputError naming it).
-void readSummary(const std::string& text, const std::string& summaryPath, DeviceRunResult& r)
+Json readSummary(const std::string& text, const std::string& summaryPath, DeviceRunResult& r)
 {
+    const Json s = parseJson(text, summaryPath);
     try {
-        const Json s = parseJson(text, summaryPath);
         r.images = static_cast<int>(jsonInt(s, "images", summaryPath));
         r.steps = static_cast<int>(jsonInt(s, "steps", summaryPath));
         for (const Json& v : s.at("instructions_per_inference")) r.instructions_per_inference.push_back(v.get<std::int64_t>());
@@ -126,6 +113,7 @@ void readSummary(const std::string& text, const std::string& summaryPath, Device
     } catch (const Json::exception& e) {
         throw InputError(summaryPath + ": " + e.what());
     }
+    return s;
 }
 
 // The device's parameter table (summary.json "updated_params", the harness's dump order) and its
@@ -135,9 +123,8 @@ void readSummary(const std::string& text, const std::string& summaryPath, Device
 // bias lives on the device as offsetRBias, an accumulator that starts at TinyEngine's fold residual:
 // its value is the export's bias + (accumulator − residual).
 void trainingCheck(const ImportedGraph& im, const std::vector<std::vector<std::int8_t>>& images, const std::vector<int>& labels,
-                   const std::string& work, DeviceRunResult& r, const JobControl& job)
+                   const Json& s, const std::string& work, DeviceRunResult& r, const JobControl& job)
 {
-    const Json s = parseJson(r.summary_json, work + "/summary.json");
     if (!s.contains("updated_params") || !s["updated_params"].is_array() || labels.empty() || r.steps != static_cast<int>(labels.size())) return;
     compareTrainingSteps(im, images, labels, s["updated_params"], readFileBytes(work + "/run/params_before.bin", 256u << 20),
                          readFileBytes(work + "/run/params_steps.bin", 1u << 30), r, job);
@@ -299,12 +286,7 @@ std::string missingDevicePackage()
     if (runCapture({"arm-none-eabi-gcc", "-print-file-name=rdimon.specs"}, &specs) != 0) return "gcc-arm-none-eabi";
     specs = lastLine(specs);
     if (specs.empty() || specs.find('/') == std::string::npos || ::access(specs.c_str(), R_OK) != 0) return "libnewlib-arm-none-eabi";
-    if (::access("/usr/bin/python3", X_OK) != 0) return "python3";
-    // One interpreter for the three modules (matplotlib alone takes a second to import); one each only to name the missing one.
-    if (runCapture({"/usr/bin/python3", "-c", "import numpy, matplotlib, tqdm"}, nullptr) != 0)
-        for (const auto& [mod, pkg] : {std::pair<const char*, const char*>{"numpy", "python3-numpy"}, {"matplotlib", "python3-matplotlib"}, {"tqdm", "python3-tqdm"}})
-            if (runCapture({"/usr/bin/python3", "-c", std::string("import ") + mod}, nullptr) != 0) return pkg;
-    return "";
+    return missingPythonPackage({{"numpy", "python3-numpy"}, {"matplotlib", "python3-matplotlib"}, {"tqdm", "python3-tqdm"}});
 }
 
 std::vector<std::vector<std::int8_t>> lcgImages(int count, int channels, int height, int width)
@@ -383,7 +365,8 @@ DeviceRunResult runOnDevice(const DeviceRunOptions& o, const JobControl& job)
     }
 
     DeviceRunResult r;
-    WorkDirGuard guard{makeWorkDir(o.keep_dir), o.keep_dir.empty()};
+    WorkDir guard;
+    makeWorkDir(o.keep_dir, guard);
     r.work_dir = guard.dir;
     const std::string inputsPath = guard.dir + "/inputs.bin", labelsPath = guard.dir + "/labels.bin";
     writeFileAtomic(inputsPath, inputs);
@@ -409,7 +392,7 @@ DeviceRunResult runOnDevice(const DeviceRunOptions& o, const JobControl& job)
     // The summary.
     const std::string summaryPath = guard.dir + "/summary.json";
     r.summary_json = readFileBytes(summaryPath, 64u << 20);
-    readSummary(r.summary_json, summaryPath, r);
+    const Json summary = readSummary(r.summary_json, summaryPath, r);
     r.classes = forward.classes();
     const BoardUse use = boardUse(im);
     r.ledger_sram_bytes = use.sram_bytes;
@@ -436,7 +419,7 @@ DeviceRunResult runOnDevice(const DeviceRunOptions& o, const JobControl& job)
         r.device_logits.push_back(dev);
         r.workbench_logits.push_back(ours);
     }
-    trainingCheck(im, images, labelValues, guard.dir, r, job);
+    trainingCheck(im, images, labelValues, summary, guard.dir, r, job);
     job.report(3, 3, "compare");
     return r;
 }

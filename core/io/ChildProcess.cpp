@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
 #include <sstream>
 #include <sys/wait.h>
 #include <thread>
@@ -78,6 +79,41 @@ std::string lastLine(const std::string& text)
     while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
     const auto nl = t.rfind('\n');
     return nl == std::string::npos ? t : t.substr(nl + 1);
+}
+
+std::string lastLineAfter(const std::string& text, const std::string& prefix)
+{
+    std::istringstream in(text);
+    std::string line, found;
+    while (std::getline(in, line))
+        if (line.rfind(prefix, 0) == 0) found = line.substr(prefix.size());
+    return found;
+}
+
+std::string missingPythonPackage(const std::vector<std::pair<std::string, std::string>>& modules)
+{
+    if (::access("/usr/bin/python3", X_OK) != 0) return "python3";
+    std::string all = "import ";
+    for (std::size_t i = 0; i < modules.size(); ++i) all += (i ? ", " : "") + modules[i].first;
+    if (modules.empty() || runCapture({"/usr/bin/python3", "-c", all}, nullptr) == 0) return "";
+    for (const auto& [mod, pkg] : modules)
+        if (runCapture({"/usr/bin/python3", "-c", "import " + mod}, nullptr) != 0) return pkg;
+    return "";
+}
+
+TemporaryFolder::TemporaryFolder(const std::string& stem)
+{
+    const char* tmp = std::getenv("TMPDIR");
+    std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/" + stem + "-XXXXXX";
+    if (!::mkdtemp(templ.data())) throw InputError("cannot create a temporary folder under '" + templ + "': " + std::strerror(errno));
+    path_ = templ;
+}
+
+TemporaryFolder::~TemporaryFolder()
+{
+    if (keep || path_.empty()) return;
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
 }
 
 int runProcessGroup(const ProcessGroupRun& run, const JobControl& job)

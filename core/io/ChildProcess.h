@@ -5,6 +5,7 @@
 #include "JobControl.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tinyscope {
@@ -18,6 +19,28 @@ int runCapture(const std::vector<std::string>& argv, std::string* out);
 
 // The last non-empty line of `text` (trailing newlines dropped).
 std::string lastLine(const std::string& text);
+// The rest of the last line of `text` that starts with `prefix` ("" when none does).
+std::string lastLineAfter(const std::string& text, const std::string& prefix);
+
+// The Debian package of the first Python module /usr/bin/python3 cannot import (`modules`: module,
+// package pairs; "python3" when there is no interpreter), "" when all import. One interpreter checks
+// them all; one per module only to name the missing one.
+std::string missingPythonPackage(const std::vector<std::pair<std::string, std::string>>& modules);
+
+// A folder made by mkdtemp under $TMPDIR (default /tmp) named `stem`-XXXXXX, removed with everything
+// in it when the object goes, unless `keep` is set. Throws InputError when it cannot be made.
+class TemporaryFolder {
+public:
+    explicit TemporaryFolder(const std::string& stem);
+    ~TemporaryFolder();
+    TemporaryFolder(const TemporaryFolder&) = delete;
+    TemporaryFolder& operator=(const TemporaryFolder&) = delete;
+    const std::string& path() const { return path_; }
+    bool keep = false;
+
+private:
+    std::string path_;
+};
 
 struct ProcessGroupRun {
     std::vector<std::string> argv;          // argv[0] is a path (no PATH lookup)

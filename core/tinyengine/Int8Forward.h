@@ -42,6 +42,7 @@ public:
                 const std::map<std::string, std::vector<double>>* effectiveScales = nullptr);
 
     int classes() const { return classes_; }
+    int logitsTensor() const { return logits_; }   // the tensor of runAll's result that run() returns
     double inputScale() const { return in_scale_; }
     int inputZero() const { return in_zero_; }
 

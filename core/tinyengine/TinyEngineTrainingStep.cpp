@@ -126,7 +126,8 @@ TrainingStepResult tinyEngineTrainingStep(const TrainingGraph& g, QuantizedParam
     }
 
     TrainingStepResult r;
-    r.logits = forward.run(image);
+    const std::vector<std::int32_t>& logits = fwd[static_cast<std::size_t>(forward.logitsTensor())];
+    r.logits.assign(logits.begin(), logits.end());
     r.loss = run.loss();
     for (const GraphOutput& out : g.outputs) {
         if (out.kind != GradientKind::Bias && out.kind != GradientKind::Weight) continue;
