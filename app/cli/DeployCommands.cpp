@@ -1,13 +1,16 @@
-// tinyscope deploy  (a subnet or zoo model written as an inference file: ONNX; TFLite to come)
+// tinyscope deploy  (a subnet or zoo model written as an inference file: int8 TFLite or float ONNX;
+// --compare-memory: the three-engine memory table of the written TFLite file)
 #include "cli/Cli.h"
 #include "cli/CliArgs.h"
 #include "cli/ModelArgs.h"
 
 #include "Error.h"
 #include "io/Text.h"
+#include "deploy/DeployMemory.h"
 #include "nn/DeployJob.h"
 #include "tinyengine/BoardProfile.h"
 
+#include <iomanip>
 #include <iostream>
 #include <optional>
 
@@ -17,9 +20,9 @@ namespace {
 
 int cmdDeploy(const Args& argv)
 {
-    CliArgs a(argv, {"model", "params", "scales", "supernet", "config", "space", "seed", "format", "calib-data", "calib-images", "threads",
+    CliArgs a(argv, {"model", "params", "scales", "supernet", "config", "space", "seed", "format", "calib-data", "calib-images", "bn-images", "threads",
                      "board", "out"},
-              {"int8", "json", "help"});
+              {"int8", "json", "compare-memory", "help"});
     if (a.flag("help")) {
         std::cout << "usage: tinyscope deploy (--supernet CKPT --config C.json | --model ZOO [--params P.pkl]) --format tflite|onnx\n"
                      "                        [--int8 --calib-data D --calib-images N] [--board B] --out FILE [--json]\n"
@@ -36,7 +39,12 @@ int cmdDeploy(const Args& argv)
                      "                        or a subnet of a supernet checkpoint (space default mcunet-fmnist); its BatchNorm\n"
                      "                        is re-calibrated on --calib-data (default fashion-mnist:holdout) first\n"
                      "  --int8                int8 model (tflite); calibrated on --calib-images N (default 200) of --calib-data\n"
+                     "  --bn-images N         a subnet's BatchNorm re-calibration images (default 2000)\n"
                      "  --board NAME|FILE     also compare the int8 peak SRAM and flash with a board: " + formatList(presetBoardNames()) + "\n"
+                     "  --compare-memory      (tflite) run the written file through TensorFlow Lite Micro (tflm_run) and TinyEngine's\n"
+                     "                        TFLite code generator: our peak SRAM beside TFLM's arena (head, tail, the op where\n"
+                     "                        its live set peaks) and TinyEngine's scheduled arena and PEAK_MEM, each with the\n"
+                     "                        reason it differs (JSON: \"memory\"); with --board, each figure against its SRAM\n"
                      "  --json                print format, out, bytes, ops, input/output {shape, scale, zero_point} (float: null)\n";
         return 0;
     }
@@ -50,6 +58,9 @@ int cmdDeploy(const Args& argv)
     if (a.has("board")) board = loadBoard(a.value("board"));
     rq.model = modelFromArgs(a);
     rq.quantize = quantizeFromArgs(a);
+    const bool compare = a.flag("compare-memory");
+    if (compare && rq.format != DeployFormat::TFLite)
+        throw InputError("--compare-memory compares the engines that run an int8 TFLite file: use it with --format tflite");
 
     const DeployResult r = deployModel(rq);
     Json j = r.toJson();
@@ -61,6 +72,16 @@ int cmdDeploy(const Args& argv)
         j["board"] = board->toJson();
         j["board_use"] = {{"sram_bytes", r.cost.peak_sram_bytes}, {"flash_bytes", r.cost.flash_bytes}};
         j["board_fits"] = sramFits && flashFits;
+    }
+    std::optional<DeployMemoryComparison> memory;
+    if (compare) {
+        std::int64_t inputBytes = 1;
+        for (const auto d : r.input.shape) inputBytes *= d;
+        memory = compareDeployMemory(r.out, inputBytes, r.input.zero_point.value_or(0), r.cost.peak_sram_bytes, r.cost.flash_bytes);
+        j["memory"] = memory->toJson();
+        if (board)
+            for (auto& row : j["memory"]["rows"])
+                if (row["total"].get<bool>() && !row["bytes"].is_null()) row["fits_board_sram"] = row["bytes"].get<std::int64_t>() <= board->sram_bytes;
     }
     if (a.flag("json")) {
         std::cout << j.dump(2) << "\n";
@@ -80,6 +101,16 @@ int cmdDeploy(const Args& argv)
                   << groupThousands(r.cost.flash_bytes) << " of " << groupThousands(board->flash_bytes) << " B ("
                   << (flashFits ? "fits" : "does not fit") << "; int8 figures)\n";
     }
+    if (memory) {
+        std::cout << "memory, three engines" << (board ? " (against " + board->name + "'s " + groupThousands(board->sram_bytes) + " B SRAM)" : "")
+                  << ":\n";
+        for (const auto& row : memory->rows()) {
+            const std::string bytes = row.bytes ? groupThousands(*row.bytes) + " B" : "-";
+            std::cout << "  " << std::left << std::setw(11) << row.engine << std::setw(38) << row.figure << std::right << std::setw(12) << bytes;
+            if (board && row.bytes && row.total) std::cout << (*row.bytes <= board->sram_bytes ? "  fits" : "  does not fit");
+            std::cout << "\n      " << row.why << "\n";
+        }
+    }
     return 0;
 }
 
@@ -88,7 +119,7 @@ int cmdDeploy(const Args& argv)
 std::vector<Command> deployCommands()
 {
     return {
-        {"deploy", "write a subnet or zoo model as an inference file (ONNX float; TFLite int8 to come)", cmdDeploy},
+        {"deploy", "write a subnet or zoo model as an inference file (int8 TFLite or float ONNX), optionally compare its memory on three engines", cmdDeploy},
     };
 }
 

@@ -28,13 +28,14 @@ const char* kModelOptions =
     "                        or a subnet of a supernet checkpoint (space default mcunet-fmnist)\n"
     "  --calib-data DATASET  images for activation ranges and BN re-calibration (default fashion-mnist:holdout)\n"
     "  --calib-images N      calibration images (default 200)\n"
+    "  --bn-images N         a subnet's BatchNorm re-calibration images (default 2000)\n"
     "  --threads N           worker threads (default 2)\n";
 
 std::string percent(double v) { return formatFixed(v, 2) + " %"; }
 
 int cmdQuantize(const Args& argv)
 {
-    CliArgs a(argv, {"model", "params", "scales", "supernet", "config", "space", "seed", "calib-data", "calib-images", "data", "images", "threads"},
+    CliArgs a(argv, {"model", "params", "scales", "supernet", "config", "space", "seed", "calib-data", "calib-images", "bn-images", "data", "images", "threads"},
               {"json", "help"});
     if (a.flag("help")) {
         std::cout << "usage: tinyscope quantize (--model NAME [--params FILE] | --supernet CKPT --config CFG) [--calib-data DATASET]\n"
@@ -81,7 +82,7 @@ void printFindings(const std::vector<Finding>& findings, std::ostream& os)
 
 int cmdExport(const Args& argv)
 {
-    CliArgs a(argv, {"model", "params", "scales", "supernet", "config", "space", "seed", "calib-data", "calib-images", "threads", "scheme",
+    CliArgs a(argv, {"model", "params", "scales", "supernet", "config", "space", "seed", "calib-data", "calib-images", "bn-images", "threads", "scheme",
                      "out", "mode", "name", "board"},
               {"strict", "json", "help"});
     if (a.flag("help")) {

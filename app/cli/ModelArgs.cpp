@@ -26,6 +26,7 @@ QuantizeOptions quantizeFromArgs(const CliArgs& a)
     QuantizeOptions o;
     o.calib_data = a.value("calib-data", o.calib_data);
     o.calib_images = static_cast<std::size_t>(a.int64Value("calib-images", static_cast<long long>(o.calib_images), 1, kMaxImages));
+    o.bn_images = static_cast<std::size_t>(a.int64Value("bn-images", static_cast<long long>(o.bn_images), 1, kMaxImages));
     o.threads = a.intValue("threads", 2, 1, kMaxThreads);
     return o;
 }

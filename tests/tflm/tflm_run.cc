@@ -12,6 +12,8 @@
 // them so they end up in that one line, and echoes them to stderr when the run succeeds anyway.
 // See docs/DEPLOY.md "TensorFlow Lite Micro on the host".
 #include "tensorflow/lite/micro/debug_log.h"
+#include "tensorflow/lite/micro/memory_planner/greedy_memory_planner.h"
+#include "tensorflow/lite/micro/micro_allocator.h"
 #include "tensorflow/lite/micro/micro_interpreter.h"
 #include "tensorflow/lite/micro/micro_mutable_op_resolver.h"
 #include "tensorflow/lite/micro/recording_micro_interpreter.h"
@@ -153,6 +155,82 @@ nlohmann::json values(const TfLiteTensor& t) {
     default: fail(std::string("output tensor of type ") + typeName(t.type) + " cannot be printed");
   }
   return out;
+}
+
+// TFLM's greedy memory planner, recording what the allocator asks of it: one buffer per tensor that
+// needs arena space (in tensor index order), then one per scratch buffer a kernel requested, each with
+// its size (aligned to 16) and lifetime in TFLM's allocation scopes (the graph input at 0, op i at i + 1).
+class PlanRecorder : public tflite::GreedyMemoryPlanner {
+ public:
+  struct Buffer {
+    int size, first, last;
+  };
+  TfLiteStatus AddBuffer(int size, int first_time_used, int last_time_used) override {
+    buffers.push_back({size, first_time_used, last_time_used});
+    return GreedyMemoryPlanner::AddBuffer(size, first_time_used, last_time_used);
+  }
+  TfLiteStatus AddBuffer(int size, int first_time_used, int last_time_used, int offline_offset) override {
+    buffers.push_back({size, first_time_used, last_time_used});
+    return GreedyMemoryPlanner::AddBuffer(size, first_time_used, last_time_used, offline_offset);
+  }
+  std::vector<Buffer> buffers;
+  // TFLM hides operator delete (TF_LITE_REMOVE_VIRTUAL_DELETE); a class with a virtual destructor
+  // compiled with exceptions needs one it can reach. This object lives on the stack: never called.
+  static void operator delete(void* p) { ::operator delete(p); }
+};
+
+// Where the head goes, op by op: the planner's buffers named (tensors by their name in the file,
+// scratch buffers by the op that asked), the bytes live during each op (its inputs, outputs and
+// scratch, plus every activation kept for a later op), and the op where that sum is largest. The
+// planned head can only be larger than that peak (fragmentation of the greedy placement).
+nlohmann::json memoryPlan(const tflite::Model* model, const nlohmann::json& ops, PlanRecorder& planner) {
+  const auto* subgraph = model->subgraphs()->Get(0);
+  const auto* buffers = model->buffers();
+  std::vector<int> arenaTensors;   // the tensors that need arena space, in the allocator's order
+  for (std::size_t i = 0; i < subgraph->tensors()->size(); ++i) {
+    const auto* t = subgraph->tensors()->Get(i);
+    const bool constant = buffers && t->buffer() < buffers->size() && buffers->Get(t->buffer())->data() &&
+                          buffers->Get(t->buffer())->data()->size() > 0;
+    if (!constant && !t->is_variable()) arenaTensors.push_back(static_cast<int>(i));
+  }
+  const int scopes = static_cast<int>(ops.size()) + 1;
+  std::vector<long long> live(static_cast<std::size_t>(scopes), 0);
+  nlohmann::json named = nlohmann::json::array();
+  std::size_t tensorSlot = 0;
+  for (const auto& b : planner.buffers) {
+    nlohmann::json entry = {{"bytes", b.size}, {"first_op", b.first - 1}, {"last_op", b.last - 1}};
+    // Zero-byte tensors are not planned, so skip candidates until the size matches.
+    while (tensorSlot < arenaTensors.size()) {
+      const auto* t = subgraph->tensors()->Get(arenaTensors[tensorSlot]);
+      std::size_t bytes = 1;
+      if (t->shape())
+        for (int d : *t->shape()) bytes *= static_cast<std::size_t>(d);
+      if (t->type() == tflite::TensorType_INT32 || t->type() == tflite::TensorType_FLOAT32) bytes *= 4;
+      ++tensorSlot;
+      if (bytes > 0 && static_cast<int>((bytes + 15) / 16 * 16) == b.size) {
+        entry["tensor"] = t->name() ? t->name()->str() : "tensor " + std::to_string(arenaTensors[tensorSlot - 1]);
+        break;
+      }
+    }
+    if (!entry.contains("tensor")) entry["scratch_of_op"] = b.first - 1;
+    for (int s = std::max(b.first, 0); s <= std::min(b.last, scopes - 1); ++s) live[static_cast<std::size_t>(s)] += b.size;
+    named.push_back(entry);
+  }
+  int peakScope = 0;
+  for (int s = 1; s < scopes; ++s)
+    if (live[static_cast<std::size_t>(s)] > live[static_cast<std::size_t>(peakScope)]) peakScope = s;
+  nlohmann::json atPeak = nlohmann::json::array();
+  for (const auto& e : named)
+    if (e["first_op"].get<int>() + 1 <= peakScope && peakScope <= e["last_op"].get<int>() + 1) atPeak.push_back(e);
+  nlohmann::json perOp = nlohmann::json::array();
+  for (int s = 1; s < scopes; ++s) perOp.push_back(live[static_cast<std::size_t>(s)]);
+  return {{"planned_bytes", planner.GetMaximumMemorySize()},
+          {"live_peak_bytes", live[static_cast<std::size_t>(peakScope)]},
+          {"live_peak_op", peakScope - 1},
+          {"live_peak_op_type", peakScope >= 1 ? ops[static_cast<std::size_t>(peakScope - 1)] : nlohmann::json("input")},
+          {"live_at_peak", atPeak},
+          {"live_bytes_per_op", perOp},
+          {"buffers", named}};
 }
 
 // Every builtin a Tinyscope export (docs/DEPLOY.md) and a usual small int8 classifier needs.
@@ -321,6 +399,19 @@ int main(int argc, char** argv) {
         {"op_data", used(tflite::RecordedAllocationType::kOpData)},
     };
   }
+
+  // The head, op by op: the same model allocated with a planner that records its buffers.
+  nlohmann::json plan;
+  {
+    PlanRecorder planner;
+    AlignedBytes planArena = alignedBytes(arenaBytes);
+    tflite::MicroAllocator* allocator = tflite::MicroAllocator::Create(planArena.get(), arenaBytes, &planner);
+    tflite::MicroInterpreter planned(model, resolver, allocator);
+    if (!allocator || planned.AllocateTensors() != kTfLiteOk)
+      std::fprintf(stderr, "tflm_run: no memory plan: TFLM's allocator fails: %s\n", tflmMessages().c_str());
+    else
+      plan = memoryPlan(model, ops, planner);
+  }
   tflmLog() = runLog;
 
   // What TFLM logged on a successful run (warnings) still reaches stderr.
@@ -333,6 +424,7 @@ int main(int argc, char** argv) {
       {"arena_used_bytes", interpreter.arena_used_bytes()},
       {"min_arena_bytes", minArenaBytes},
       {"arena_breakdown", breakdown},
+      {"memory_plan", plan},
       {"input", describe(*input)},
       {"output", describe(*output)},
       {"ops", ops},
