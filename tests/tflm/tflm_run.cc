@@ -173,7 +173,14 @@ class PlanRecorder : public tflite::GreedyMemoryPlanner {
     buffers.push_back({size, first_time_used, last_time_used});
     return GreedyMemoryPlanner::AddBuffer(size, first_time_used, last_time_used, offline_offset);
   }
+  // The allocator asks while it plans; afterwards the planner's working lists (in the arena's free
+  // part) are gone, so the answer is kept here.
+  size_t GetMaximumMemorySize() override {
+    planned = GreedyMemoryPlanner::GetMaximumMemorySize();
+    return planned;
+  }
   std::vector<Buffer> buffers;
+  size_t planned = 0;
   // TFLM hides operator delete (TF_LITE_REMOVE_VIRTUAL_DELETE); a class with a virtual destructor
   // compiled with exceptions needs one it can reach. This object lives on the stack: never called.
   static void operator delete(void* p) { ::operator delete(p); }
@@ -224,7 +231,7 @@ nlohmann::json memoryPlan(const tflite::Model* model, const nlohmann::json& ops,
     if (e["first_op"].get<int>() + 1 <= peakScope && peakScope <= e["last_op"].get<int>() + 1) atPeak.push_back(e);
   nlohmann::json perOp = nlohmann::json::array();
   for (int s = 1; s < scopes; ++s) perOp.push_back(live[static_cast<std::size_t>(s)]);
-  return {{"planned_bytes", planner.GetMaximumMemorySize()},
+  return {{"planned_bytes", planner.planned},
           {"live_peak_bytes", live[static_cast<std::size_t>(peakScope)]},
           {"live_peak_op", peakScope - 1},
           {"live_peak_op_type", peakScope >= 1 ? ops[static_cast<std::size_t>(peakScope - 1)] : nlohmann::json("input")},
