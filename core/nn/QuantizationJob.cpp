@@ -59,7 +59,7 @@ at::Tensor calibrationImages(const std::string& spec, std::size_t n, int resolut
 
 std::string ModelSpec::describe() const
 {
-    if (!supernet.empty()) return "subnet " + config + " of " + supernet;
+    if (!supernet.empty()) return "subnet " + (subnet ? subnet->toJson().dump() : config) + " of " + supernet;
     if (!params.empty()) return zoo + " with " + params;
     return zoo + " (seeded initialisation, untrained)";
 }
@@ -76,9 +76,16 @@ PreparedModel prepareFloatModel(const ModelSpec& spec, const QuantizeOptions& o,
         ArchSampler sampler(space);
         SubnetConfig config;
         const std::string which = spec.config.empty() ? "max" : spec.config;
-        if (which == "max") config = sampler.fullMaxConfig(*std::max_element(space.resolutions.begin(), space.resolutions.end()));
-        else if (which == "min") config = sampler.minConfig(*std::min_element(space.resolutions.begin(), space.resolutions.end()));
-        else config = SubnetConfig::loadFile(which, space);
+        if (spec.subnet) {
+            config = *spec.subnet;
+            config.validate(space, "the subnet");
+        } else if (which == "max") {
+            config = sampler.fullMaxConfig(*std::max_element(space.resolutions.begin(), space.resolutions.end()));
+        } else if (which == "min") {
+            config = sampler.minConfig(*std::min_element(space.resolutions.begin(), space.resolutions.end()));
+        } else {
+            config = SubnetConfig::loadFile(which, space);
+        }
         job.report(0, 3, "loading the supernet");
         const Supernet supernet = Supernet::load(space, spec.supernet);
         Subnet sub = supernet.extract(config);

@@ -20,6 +20,7 @@ struct ModelSpec {
     std::string zoo;                       // zoo model name (with `params`, or seeded weights)
     std::string params, scales;            // int8 weights of the zoo model; scales default to scale.json beside the pickle
     std::string supernet, config, space;   // or a subnet config of a supernet checkpoint (space default mcunet-fmnist)
+    std::optional<SubnetConfig> subnet;    // the subnet itself (the GUI), instead of `config` (a file, "max" or "min")
     std::uint64_t seed = 0;                // zoo model without params: PyTorch's default initialisation, seeded
     std::string describe() const;
 };
