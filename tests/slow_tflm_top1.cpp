@@ -2,7 +2,8 @@
 // test images of the TFLite files deploy writes — mcunet-5fps with MIT's int8 params (1,000 images) and
 // the demo supernet's max subnet with squeeze-and-excite (500 images): every image's int8 logits equal
 // Int8Forward in TFLM's arithmetic (with the file's effective scales), so top-1 is equal too. Skips
-// with a message without ../shared, tflm_run or the dataset.
+// with a message without ../shared, tflm_run or the dataset. Also the smallest (96) and largest (160)
+// subnets of the MCUNet-VWW space on 100 images each.
 #include "TestSupport.h"
 
 #include "data/BatchLoader.h"
@@ -131,6 +132,39 @@ private Q_SLOTS:
         const TrainingGraph g = lowerForward(pm.network);
         const Int8Forward ours(g, pm.params, Int8Arithmetic::Tflite, &built.effective_scales);
         compareOnFashionMnist(model, ours, pm.network.input.h, 500, dir.path());
+    }
+
+    // The MCUNet-VWW space (../shared's perturbed supernet, 2 classes): its smallest subnet at 96 and
+    // its largest at 160, quantized as deploy does (BN on 200 images, int8 ranges on 100), on 100
+    // Fashion-MNIST images each (grey, resized: the check is equality, not accuracy).
+    void theVwwSpacesSmallestAndLargestSubnets_data()
+    {
+        QTest::addColumn<QString>("config");
+        QTest::addColumn<int>("resolution");
+        QTest::newRow("min@96") << QStringLiteral("min") << 96;
+        QTest::newRow("max@160") << QStringLiteral("max") << 160;
+    }
+    void theVwwSpacesSmallestAndLargestSubnets()
+    {
+        REQUIRE_SHARED();
+        REQUIRE_TFLM();
+        QFETCH(QString, config);
+        QFETCH(int, resolution);
+        QTemporaryDir dir;
+        ModelSpec spec;
+        spec.supernet = test::sharedPath("reference/mcunet-vww/ofa_mcunet384_vww_seed0_perturbed.pth");
+        spec.space = "mcunet-vww";
+        spec.config = config.toStdString();
+        QuantizeOptions o;
+        o.bn_images = 200;
+        o.calib_images = 100;
+        const PreparedModel pm = prepareModel(spec, o);
+        QCOMPARE(pm.network.input.h, resolution);
+        const std::string model = (dir.path() + QStringLiteral("/vww.tflite")).toStdString();
+        const TfliteModel built = writeTflite(model, pm.network, pm.params);
+        const TrainingGraph g = lowerForward(pm.network);
+        const Int8Forward ours(g, pm.params, Int8Arithmetic::Tflite, &built.effective_scales);
+        compareOnFashionMnist(model, ours, resolution, 100, dir.path());
     }
 };
 
