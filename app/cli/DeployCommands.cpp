@@ -25,7 +25,8 @@ int cmdDeploy(const Args& argv)
               {"int8", "json", "compare-memory", "help"});
     if (a.flag("help")) {
         std::cout << "usage: tinyscope deploy (--supernet CKPT --config C.json | --model ZOO [--params P.pkl]) --format tflite|onnx\n"
-                     "                        [--int8 --calib-data D --calib-images N] [--board B] --out FILE [--json]\n"
+                     "                        [--int8 --calib-data D --calib-images N] [--bn-images N] [--board B] [--compare-memory]\n"
+                     "                        --out FILE [--json]\n"
                      "  Writes the model as one inference file (docs/DEPLOY.md), atomically; nothing on an error.\n"
                      "  onnx: float32, opset 13, NCHW input [1,3,R,R] normalised as the workbench does ((pixel/255 - 0.5)/0.5),\n"
                      "        BatchNorm folded into the convs, logits [1,K]; metadata: input size, channel order, mean/std,\n"
