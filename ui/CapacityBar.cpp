@@ -12,7 +12,6 @@ namespace {
 
 QString kb(std::int64_t bytes) { return QString::number(static_cast<double>(bytes) / 1024.0, 'f', 1) + QStringLiteral(" KB"); }
 
-constexpr int kLabelWidth = 56;   // "SRAM", "flash"
 constexpr int kBarHeight = 18;
 
 }  // namespace
@@ -40,6 +39,12 @@ void CapacityBar::clear()
     update();
 }
 
+void CapacityBar::setLabelWidth(int px)
+{
+    labelWidth_ = std::max(0, px);
+    update();
+}
+
 QString CapacityBar::text() const
 {
     if (used_ < 0) return QString();
@@ -60,17 +65,17 @@ void CapacityBar::paintEvent(QPaintEvent*)
     p.setRenderHint(QPainter::Antialiasing, false);
     const QFontMetrics fm = fontMetrics();
     const int textTop = 0, barTop = fm.height() + 4;
-    const QRect bar(kLabelWidth, barTop, std::max(10, width() - kLabelWidth - 2), kBarHeight);
+    const QRect bar(labelWidth_, barTop, std::max(10, width() - labelWidth_ - 2), kBarHeight);
     // The label, vertically centred on the bar; the figures above the bar (they never overlap it).
     p.setPen(palette().color(QPalette::WindowText));
     QFont bold = font();
     bold.setBold(true);
     p.setFont(bold);
-    p.drawText(QRect(0, barTop, kLabelWidth - 6, kBarHeight), Qt::AlignLeft | Qt::AlignVCenter, label_);
+    p.drawText(QRect(0, barTop, labelWidth_ - 6, kBarHeight), Qt::AlignLeft | Qt::AlignVCenter, label_);
     p.setFont(font());
     const QColor red(0xb0, 0x00, 0x20), fill(0x2e, 0x7d, 0x32);
     p.setPen(over() ? red : palette().color(QPalette::WindowText));
-    p.drawText(QRect(kLabelWidth, textTop, bar.width(), fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
+    p.drawText(QRect(labelWidth_, textTop, bar.width(), fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
                fm.elidedText(text(), Qt::ElideRight, bar.width()));
     p.setPen(QPen(QColor(0x60, 0x60, 0x60), 1));
     p.setBrush(QColor(0xee, 0xee, 0xee));

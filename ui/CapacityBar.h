@@ -16,6 +16,9 @@ public:
     // capacity <= 0: no capacity (the figure alone). `capacityName` names what the capacity is ("stm32f746").
     void setBytes(std::int64_t used, std::int64_t capacity, const QString& capacityName);
     void clear();
+    // The width kept for the label on the left (default 56 px: "SRAM", "flash"); longer labels
+    // ("TinyEngine") need more.
+    void setLabelWidth(int px);
 
     std::int64_t used() const { return used_; }
     std::int64_t capacity() const { return capacity_; }
@@ -31,6 +34,7 @@ protected:
 private:
     QString label_, capacityName_;
     std::int64_t used_ = -1, capacity_ = 0;
+    int labelWidth_ = 56;
 };
 
 }  // namespace tinyscope::ui

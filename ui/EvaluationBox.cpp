@@ -2,6 +2,7 @@
 
 #include "AppState.h"
 #include "ChartStyle.h"
+#include "DeployDialog.h"
 #include "EventWait.h"
 
 #include "data/ImageDataset.h"
@@ -88,9 +89,13 @@ EvaluationBox::EvaluationBox(AppState* state, QWidget* parent) : QGroupBox(QStri
     cancel_ = new QPushButton(QStringLiteral("Cancel"));
     cancel_->setEnabled(false);
     auto* classifyB = new QPushButton(QStringLiteral("Classify image…"));
+    auto* deployB = new QPushButton(QStringLiteral("Deploy…"));
+    deployB->setToolTip(QStringLiteral("Write the selected subnet of this supernet as an int8 TFLite or float ONNX file, "
+                                       "and compare its memory on three engines (docs/DEPLOY.md)"));
     buttons->addWidget(run_);
     buttons->addWidget(cancel_);
     buttons->addWidget(classifyB);
+    buttons->addWidget(deployB);
     lay->addLayout(buttons);
     progress_ = new QProgressBar;
     progress_->setRange(0, 100);
@@ -132,6 +137,7 @@ EvaluationBox::EvaluationBox(AppState* state, QWidget* parent) : QGroupBox(QStri
         saveSettings();
     });
     connect(run_, &QPushButton::clicked, this, &EvaluationBox::evaluate);
+    connect(deployB, &QPushButton::clicked, this, [this] { openDeployDialog(); });
     connect(cancel_, &QPushButton::clicked, this, [this] {
         if (stop_) *stop_ = true;
         progress_->setFormat(QStringLiteral("cancelling…"));
@@ -229,6 +235,24 @@ bool EvaluationBox::prepareRequest(EvaluationRequest& rq, const QString& title)
     }
     rq.supernet = supernet_->text().toStdString();
     return true;
+}
+
+DeployDialog* EvaluationBox::openDeployDialog()
+{
+    EvaluationRequest rq;
+    if (!prepareRequest(rq, QStringLiteral("Deploy"))) return nullptr;
+    if (rq.supernet.empty()) {
+        QMessageBox::warning(this, QStringLiteral("Deploy"), QStringLiteral("Choose a supernet checkpoint first."));
+        return nullptr;
+    }
+    ModelSpec spec;
+    spec.supernet = rq.supernet;
+    spec.space = rq.space.name;
+    spec.subnet = rq.config;
+    auto* d = new DeployDialog(spec, QString(), this);
+    d->setAttribute(Qt::WA_DeleteOnClose);
+    d->show();
+    return d;
 }
 
 void EvaluationBox::evaluate()

@@ -26,6 +26,7 @@ struct EvaluationRequest;
 namespace tinyscope::ui {
 
 class AppState;
+class DeployDialog;
 
 class EvaluationBox : public QGroupBox {
     Q_OBJECT
@@ -38,6 +39,10 @@ public:
     bool waitForIdle(int timeoutMs);        // for screenshots and tests
     void classify(const QString& imagePath);   // on a worker thread; emits classified()
     bool busy() const { return running_; }
+    // "Deploy…": the Deploy dialog on the selected subnet, mapped into the supernet's space as
+    // Evaluate maps it (prepareRequest), opened non-modal; nullptr after a warning (no supernet, a
+    // subnet the supernet's space cannot hold).
+    DeployDialog* openDeployDialog();
     // A supernet file is chosen and exists, and the data can be opened (no dialog needed).
     bool ready() const;
     QString resultText() const;

@@ -2,6 +2,7 @@
 
 #include "AppState.h"
 #include "ChartStyle.h"
+#include "DeployDialog.h"
 #include "DiagramExport.h"
 #include "ErrorBox.h"
 #include "LiveLineChart.h"
@@ -211,6 +212,11 @@ SearchPanel::SearchPanel(AppState* state, const QString& historyPath, QWidget* p
     auto* winnerButtons = new QHBoxLayout;
     winnerButtons->addWidget(use_);
     winnerButtons->addWidget(measure_);
+    deploy_ = new QPushButton(QStringLiteral("Deploy…"));
+    deploy_->setToolTip(QStringLiteral("Write the winner, on the shipped supernet, as an int8 TFLite or float ONNX file and "
+                                       "compare its memory on three engines (docs/DEPLOY.md)"));
+    deploy_->setEnabled(false);
+    winnerButtons->addWidget(deploy_);
     wl->addWidget(winner_);
     wl->addLayout(winnerButtons);
     wl->addWidget(diagram_, 1);
@@ -281,6 +287,7 @@ SearchPanel::SearchPanel(AppState* state, const QString& historyPath, QWidget* p
     connect(run_, &QPushButton::clicked, this, [this] { startSearch(true); });
     connect(cancelButton_, &QPushButton::clicked, this, &SearchPanel::cancel);
     connect(use_, &QPushButton::clicked, this, &SearchPanel::useWinner);
+    connect(deploy_, &QPushButton::clicked, this, [this] { deployWinner(); });
     connect(measure_, &QPushButton::clicked, this, [this] { measureWinner(0); });
     connect(&measureWatcher_, &QFutureWatcher<void>::finished, this, [this] {
         measureProgress_.clear();
@@ -821,6 +828,7 @@ void SearchPanel::showWinner(const Json& best)
     if (!best.is_object()) {
         winner_->setText(QStringLiteral("<i>no subnet</i>"));
         use_->setEnabled(false);
+        deploy_->setEnabled(false);
         measure_->setEnabled(measuring());
         diagram_->setSvg(QByteArray());
         winnerBase_ = winner_->text();
@@ -860,6 +868,7 @@ void SearchPanel::showWinner(const Json& best)
         winner_->setText(winner_->text() + QStringLiteral("<br><i>%1</i>").arg(QString::fromUtf8(e.what()).toHtmlEscaped()));
     }
     measure_->setEnabled(use_->isEnabled() || measuring());
+    deploy_->setEnabled(use_->isEnabled());
     winnerBase_ = winner_->text();
     refreshWinnerText();
 }
@@ -957,6 +966,25 @@ void SearchPanel::useWinner()
     } catch (const std::exception& e) {
         status_->setText(QString::fromUtf8(e.what()).toHtmlEscaped());
     }
+}
+
+DeployDialog* SearchPanel::deployWinner()
+{
+    if (!shownBest_.is_object()) return nullptr;
+    ModelSpec spec;
+    try {
+        const EvaluationRequest rq = shippedSupernetRequest();
+        spec.supernet = rq.supernet;
+        spec.space = rq.space.name;
+        spec.subnet = transferConfig(SubnetConfig::fromJson(shownBest_["config"], state_->space(), "winner"), state_->space(), rq.space);
+    } catch (const std::exception& e) {
+        status_->setText(QString::fromUtf8(e.what()).toHtmlEscaped());
+        return nullptr;
+    }
+    auto* d = new DeployDialog(spec, QString::fromStdString(spec.space) + QStringLiteral("-winner"), this);
+    d->setAttribute(Qt::WA_DeleteOnClose);
+    d->show();
+    return d;
 }
 
 void SearchPanel::refreshHistoryTable()

@@ -36,6 +36,8 @@ class TrainingMemoryLimit;
 
 namespace tinyscope::ui {
 
+class DeployDialog;
+
 class AppState;
 class LiveLineChart;
 class SvgGraphView;
@@ -61,6 +63,9 @@ public:
     bool busy() const;
     void reopen(int historyRow);                // shows a stored run
     void useWinner();                           // selects the winner in the other panels
+    // "Deploy…": the Deploy dialog on the shown winner mapped onto the shipped supernet (as
+    // measureWinner maps it), non-modal; nullptr (and a status line) when there is no winner or supernet.
+    DeployDialog* deployWinner();
     // Measures the shown winner on the shipped supernet off the GUI thread (`images` test images,
     // 0: all; BN re-calibrated on 2,000 holdout images), the lab's search_and_measure_acc; a winner
     // of another space is transferred (same blocks). winnerMeasured() says when; the winner's text
@@ -156,6 +161,7 @@ private:
     QLabel* winner_;
     QPushButton* use_;
     QPushButton* measure_;
+    QPushButton* deploy_;
     QTableWidget* table_;
     QTimer* liveTimer_;
     Json shownSample_, shownPareto_, shownConstraints_;

@@ -1,0 +1,106 @@
+#pragma once
+// "Deploy…" as a dialog (issue 18, docs/DEPLOY.md "Deploy dialog"): the caller (the Design-space
+// panel's evaluator, the Search panel's winner) gives the model; the dialog takes the format (int8
+// TFLite / float ONNX), the calibration and BN re-calibration image counts, a board and the output
+// file, and runs deployModel off the GUI thread (progress with the job's stage, Cancel; the file is
+// written atomically at the end, so a cancelled or failed run leaves none). For TFLite the same job
+// then compares the memory on three engines (compareDeployMemory: ours, TinyEngine, TFLM) and shows
+// the table and each engine's total against the board's SRAM (CapacityBar), ours flash against its flash.
+#include "deploy/DeployMemory.h"
+#include "nn/DeployJob.h"
+#include "tinyengine/BoardProfile.h"
+
+#include <QDialog>
+#include <QElapsedTimer>
+
+#include <atomic>
+#include <memory>
+#include <optional>
+
+class QComboBox;
+class QGroupBox;
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+class QTableWidget;
+class QVBoxLayout;
+
+namespace tinyscope::ui {
+
+class CapacityBar;
+
+class DeployDialog : public QDialog {
+    Q_OBJECT
+public:
+    // `stem` names the default output file (~/tinyscope-deploy/<stem>.tflite); empty: "<space>-subnet"
+    // for a subnet, the zoo name for a zoo model.
+    explicit DeployDialog(ModelSpec model, const QString& stem = QString(), QWidget* parent = nullptr);
+    ~DeployDialog() override;
+
+    const ModelSpec& model() const { return model_; }
+    void setFormat(DeployFormat format);   // the output file's extension follows
+    DeployFormat format() const;
+    void setCalibrationImages(int n);
+    void setBnImages(int n);
+    void setBoard(const QString& name);    // a preset name
+    QString boardName() const;
+    void setOutputFile(const QString& path);
+    QString outputFile() const;
+
+    void deploy();                         // starts the job off the GUI thread (no-op while busy)
+    void cancel();                         // asks the job to stop
+    bool waitForIdle(int timeoutMs);       // tests and screenshots
+    bool busy() const { return running_; }
+
+    QString statusText() const;            // the one-line outcome (an error's text)
+    QString progressText() const;          // the progress bar's stage text
+    QString summaryText() const;           // the written file's summary, plain text
+    const std::optional<DeployResult>& result() const { return result_; }
+    const std::optional<DeployMemoryComparison>& memory() const { return memory_; }
+    const QTableWidget* memoryTable() const { return table_; }
+    bool memoryShown() const;              // the three-engine table and bars are visible
+    // The bars of the engines' totals against the board's SRAM (engine name → bar), and ours flash.
+    const CapacityBar* sramBar(const QString& engine) const;
+    const CapacityBar* flashBar() const { return flash_; }
+
+Q_SIGNALS:
+    void deployed(bool ok);
+
+private:
+    void setRunning(bool running);
+    void clearResult();
+    void showResult();
+    void showMemory(const BoardProfile& board);
+    QString defaultOutput(DeployFormat format) const;
+    void fitTable();
+
+    ModelSpec model_;
+    QString stem_;
+    QLabel* modelLine_;
+    QComboBox* format_;
+    QSpinBox* calib_;
+    QSpinBox* bn_;
+    QComboBox* board_;
+    QLineEdit* out_;
+    QPushButton* browse_;
+    QPushButton* deploy_;
+    QPushButton* cancel_;
+    QProgressBar* progress_;
+    QLabel* status_;
+    QLabel* summary_;
+    QGroupBox* memoryBox_;
+    QLabel* memoryCaption_;
+    QWidget* bars_;
+    QVBoxLayout* barsLayout_;
+    CapacityBar* flash_;
+    QTableWidget* table_;
+    std::optional<DeployResult> result_;
+    std::optional<DeployMemoryComparison> memory_;
+    QElapsedTimer clock_;
+    bool running_ = false;
+    std::shared_ptr<std::atomic<bool>> cancel_flag_ = std::make_shared<std::atomic<bool>>(false);
+};
+
+}  // namespace tinyscope::ui
