@@ -8,6 +8,7 @@
 
 #include "data/ImageDataset.h"
 #include "io/JsonFile.h"
+#include "nn/EvaluationJob.h"
 
 #include <QImage>
 #include <QProcess>
@@ -30,6 +31,9 @@ inline void runAndCheckScreenshots(const QString& dir, bool measure)
     // With the reference files beside the repository: MIT's graph opened, the export dialog's findings.
     if (haveShared())
         names << QStringLiteral("training-graph-opened") << QStringLiteral("export-dialog") << QStringLiteral("export-dialog-findings");
+    // With the shipped supernet and Debian's Fashion-MNIST package (its calibration images): the
+    // Deploy dialog after an int8 TFLite deploy of the selected subnet.
+    if (!shippedSupernetPath().empty() && !fashionMnistDir().empty()) names << QStringLiteral("deploy-dialog");
     // With Debian's Fashion-MNIST package: the Fashion-MNIST predictor checked on the shipped
     // supernet, and a Fashion-MNIST search winner measured on it; never with --no-measure.
     const QStringList measured = {QStringLiteral("predictor-check"), QStringLiteral("search-measured")};

@@ -17,6 +17,7 @@
 #include "EventWait.h"
 #include "SearchPanel.h"
 #include "cost/CostModel.h"
+#include "nn/AccuracyPredictor.h"
 #include "data/ImageDataset.h"
 #include "deploy/TinyEngineTfliteCodegen.h"
 #include "io/Text.h"
@@ -266,6 +267,37 @@ private Q_SLOTS:
         QCOMPARE(d->model().space, std::string("mcunet-fmnist"));
         QVERIFY(d->model().subnet.has_value());
         QVERIFY(*d->model().subnet == transferConfig(state.subnet(), state.space(), target));
+        QCOMPARE(state.space().name, std::string("mcunet-vww"));   // the panel's default space: the mapping is not the identity
+        QVERIFY(d->model().subnet->image_size != state.subnet().image_size);
+        d->close();
+    }
+
+    void searchPanelDeploysTheWinnerOnTheShippedSupernet()
+    {
+        // A VWW search's winner: the same blocks on the shipped Fashion-MNIST supernet, as
+        // "Measure on the supernet" maps it.
+        if (shippedSupernetPath().empty()) QSKIP("the shipped supernet models/supernets/mcunet-fmnist.pth is absent");
+        QTemporaryDir dir;
+        ui::AppState state;
+        ui::SearchPanel panel(&state, dir.path() + QStringLiteral("/history.json"));
+        QVERIFY(panel.deployWinner() == nullptr);   // no winner yet
+        panel.setOracle(std::make_shared<AccuracyPredictor>(AccuracyPredictor::load(shippedPredictorPath(state.space().name), state.space())));
+        SearchOptions o = panel.options();
+        o.seed = 1;
+        panel.setOptions(o);
+        QSignalSpy finished(&panel, &ui::SearchPanel::searchFinished);
+        panel.startSearch(false);
+        QVERIFY(finished.wait(60000));
+        QVERIFY(panel.lastResult());
+        ui::DeployDialog* d = panel.deployWinner();
+        QVERIFY(d);
+        const DesignSpace target = presetSpace("mcunet-fmnist");
+        QCOMPARE(d->model().supernet, shippedSupernetPath());
+        QCOMPARE(d->model().space, std::string("mcunet-fmnist"));
+        QVERIFY(d->model().subnet.has_value());
+        QVERIFY(*d->model().subnet == transferConfig(panel.lastResult()->best.config, state.space(), target));
+        QVERIFY(d->model().subnet->image_size != panel.lastResult()->best.config.image_size);   // VWW → Fashion-MNIST
+        QVERIFY(d->outputFile().endsWith(QStringLiteral("/mcunet-fmnist-winner.tflite")));
         d->close();
     }
 };

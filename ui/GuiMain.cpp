@@ -1,6 +1,7 @@
 #include "GuiMain.h"
 
 #include "AppState.h"
+#include "DeployDialog.h"
 #include "DesignSpacePanel.h"
 #include "EvaluationBox.h"
 #include "MainWindow.h"
@@ -22,6 +23,7 @@
 #include <QDir>
 #include <QEventLoop>
 #include <QFileInfo>
+#include <QTemporaryDir>
 #include <QTabWidget>
 #include <QTimer>
 
@@ -101,6 +103,16 @@ int writeScreenshots(MainWindow& window, const char* dir, bool measure)
         ds->evaluationBox()->setImageCounts(1000, 500);   // a quick, representative run
         ds->evaluationBox()->evaluate();
         ds->evaluationBox()->waitForIdle(300000);
+        // The Deploy dialog after an int8 TFLite deploy of that subnet with the dialog's defaults:
+        // the summary, the three-engine memory table and each engine's total against the board.
+        QTemporaryDir deployDir;
+        if (DeployDialog* deploy = ds->evaluationBox()->openDeployDialog()) {
+            deploy->setOutputFile(deployDir.path() + QStringLiteral("/") + QFileInfo(deploy->outputFile()).fileName());
+            deploy->deploy();
+            deploy->waitForIdle(300000);
+            written += saveGrab(deploy, base + QStringLiteral("deploy-dialog.png"));
+            deploy->close();
+        }
     }
     // The inspector on MIT's demo: mcunet-5fps with the published "49kb" scheme, graph laid out.
     TrainingInspectorPanel* ti = window.trainingInspectorPanel();
