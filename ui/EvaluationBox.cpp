@@ -95,8 +95,8 @@ EvaluationBox::EvaluationBox(AppState* state, QWidget* parent) : QGroupBox(QStri
     buttons->addWidget(run_);
     buttons->addWidget(cancel_);
     buttons->addWidget(classifyB);
-    buttons->addWidget(deployB);
     lay->addLayout(buttons);
+    lay->addWidget(deployB);   // its own row: the three above already fill the side panel's width
     progress_ = new QProgressBar;
     progress_->setRange(0, 100);
     progress_->setValue(0);
