@@ -345,9 +345,14 @@ void DeployDialog::deploy()
     QPointer<DeployDialog> self(this);
     const bool tflite = rq.format == DeployFormat::TFLite;
     job.progress = [self, comparing, tflite](std::size_t done, std::size_t total, const std::string& stage) {
-        const double f = total ? static_cast<double>(done) / static_cast<double>(total) : 0.0;
+        double f = total ? static_cast<double>(done) / static_cast<double>(total) : 0.0;
+        QString text = stageText(stage);
+        // BN re-calibration reports its images inside prepareModel's second third.
+        if (stage == "calibrating BN") {
+            f = (1.0 + f) / 3.0;
+            text += QStringLiteral(" %1/%2").arg(done).arg(total);
+        }
         const int value = comparing->load() ? 70 + static_cast<int>(30 * f) : static_cast<int>((tflite ? 70 : 100) * f);
-        const QString text = stageText(stage);
         QMetaObject::invokeMethod(
             self, [self, value, text] {
                 if (!self || !self->running_) return;
