@@ -5,7 +5,7 @@
 // total against the board; an ONNX deploy shows the summary only; Cancel leaves no file and the
 // dialog usable; an unwritable output folder is one line; the Design-space and Search panels open
 // it on the subnet mapped onto the supernet's space. Screenshots go to screenshots/ in the test's
-// working folder. Skips with a message without the shipped supernet or Debian's Fashion-MNIST
+// working folder; calibration data that is not there is one line. Skips with a message without the shipped supernet or Debian's Fashion-MNIST
 // (the calibration images), and the engine checks without ../shared's runtimes.
 #include "TestSupport.h"
 
@@ -183,6 +183,16 @@ private Q_SLOTS:
         d.setFormat(DeployFormat::Onnx);
         QCOMPARE(d.outputFile(), dir.path() + QStringLiteral("/new/min.onnx"));   // the extension follows the format
         d.setBnImages(50);
+        QCOMPARE(d.calibrationData(), QStringLiteral("fashion-mnist:holdout"));   // the default: never the test split
+        // Calibration data that is not there: one line naming it, no file.
+        const QString missing = dir.path() + QStringLiteral("/no-such-images");
+        d.setCalibrationData(missing);
+        d.deploy();
+        QVERIFY(d.waitForIdle(120000));
+        QVERIFY(!d.result().has_value());
+        QVERIFY2(d.statusText().contains(missing) && !d.statusText().contains(QLatin1Char('\n')), qPrintable(d.statusText()));
+        QVERIFY(!QFileInfo::exists(dir.path() + QStringLiteral("/new/min.onnx")));
+        d.setCalibrationData(QStringLiteral("fashion-mnist:holdout"));
         d.deploy();
         QVERIFY(d.waitForIdle(120000));
         QVERIFY2(d.result().has_value(), qPrintable(d.statusText()));

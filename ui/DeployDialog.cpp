@@ -107,16 +107,31 @@ DeployDialog::DeployDialog(ModelSpec model, const QString& stem, QWidget* parent
     format_->addItem(QStringLiteral("TFLite, int8 — TensorFlow Lite Micro, TinyEngine, ST Edge AI, Netron"), int(DeployFormat::TFLite));
     format_->addItem(QStringLiteral("ONNX, float32 — ONNX Runtime and everything else"), int(DeployFormat::Onnx));
     form->addRow(QStringLiteral("Format"), format_);
+    data_ = new QComboBox;
+    data_->setEditable(true);
+    data_->addItems({QStringLiteral("fashion-mnist:holdout"), QStringLiteral("fashion-mnist:fit")});
+    data_->setToolTip(QStringLiteral("The images BatchNorm is re-calibrated on and the int8 ranges are calibrated on (never the test "
+                                     "split): fashion-mnist:holdout|fit, or a folder of class sub-folders / IDX files"));
+    auto* dataBrowse = new QPushButton(QStringLiteral("…"));
+    dataBrowse->setMaximumWidth(30);
+    auto* dataRow = new QHBoxLayout;
+    dataRow->addWidget(data_, 1);
+    dataRow->addWidget(dataBrowse);
+    form->addRow(QStringLiteral("Calibration data"), dataRow);
+    connect(dataBrowse, &QPushButton::clicked, this, [this] {
+        const QString d = QFileDialog::getExistingDirectory(this, QStringLiteral("Calibration images (class sub-folders or IDX files)"));
+        if (!d.isEmpty()) data_->setCurrentText(d);
+    });
     calib_ = new QSpinBox;
     calib_->setRange(1, 100000);
     calib_->setValue(200);
-    calib_->setToolTip(QStringLiteral("Images of fashion-mnist:holdout whose activations set the int8 scales and zero points "
+    calib_->setToolTip(QStringLiteral("Images of the calibration data whose activations set the int8 scales and zero points "
                                       "(TFLite only; `tinyscope deploy --calib-images`, default 200)"));
     form->addRow(QStringLiteral("Calibration images"), calib_);
     bn_ = new QSpinBox;
     bn_->setRange(1, 100000);
     bn_->setValue(500);
-    bn_->setToolTip(QStringLiteral("A subnet's BatchNorm statistics are re-computed on these holdout images before export. The CLI's "
+    bn_->setToolTip(QStringLiteral("A subnet's BatchNorm statistics are re-computed on these calibration images before export. The CLI's "
                                    "default is 2,000 (--bn-images); 500 is the dialog's default because it takes a quarter of the time"));
     auto* bnRow = new QHBoxLayout;
     bnRow->addWidget(bn_);
@@ -239,6 +254,10 @@ DeployFormat DeployDialog::format() const { return static_cast<DeployFormat>(for
 
 void DeployDialog::setCalibrationImages(int n) { calib_->setValue(n); }
 
+void DeployDialog::setCalibrationData(const QString& data) { data_->setCurrentText(data); }
+
+QString DeployDialog::calibrationData() const { return data_->currentText().trimmed(); }
+
 void DeployDialog::setBnImages(int n) { bn_->setValue(n); }
 
 void DeployDialog::setBoard(const QString& name)
@@ -282,6 +301,7 @@ void DeployDialog::setRunning(bool running)
     cancel_->setEnabled(running);
     format_->setEnabled(!running);
     calib_->setEnabled(!running && format() == DeployFormat::TFLite);
+    data_->setEnabled(!running);
     bn_->setEnabled(!running && !model_.supernet.empty());
     out_->setEnabled(!running);
     browse_->setEnabled(!running);
@@ -308,6 +328,7 @@ void DeployDialog::deploy()
     if (out.startsWith(QStringLiteral("~/"))) out = QDir::homePath() + out.mid(1);
     rq.out = out.toStdString();
     rq.quantize.calib_images = static_cast<std::size_t>(calib_->value());
+    rq.quantize.calib_data = calibrationData().toStdString();
     rq.quantize.bn_images = static_cast<std::size_t>(bn_->value());
     clearResult();
     progress_->setValue(0);

@@ -1,8 +1,8 @@
 #pragma once
 // "Deploy…" as a dialog (issue 18, docs/DEPLOY.md "Deploy dialog"): the caller (the Design-space
 // panel's evaluator, the Search panel's winner) gives the model; the dialog takes the format (int8
-// TFLite / float ONNX), the calibration and BN re-calibration image counts, a board and the output
-// file, and runs deployModel off the GUI thread (progress with the job's stage, Cancel; the file is
+// TFLite / float ONNX), the calibration data and its image counts (int8 ranges, BN re-calibration),
+// a board and the output file, and runs deployModel off the GUI thread (progress with the job's stage, Cancel; the file is
 // written atomically at the end, so a cancelled or failed run leaves none). For TFLite the same job
 // then compares the memory on three engines (compareDeployMemory: ours, TinyEngine, TFLM) and shows
 // the table and each engine's total against the board's SRAM (CapacityBar), ours flash against its flash.
@@ -43,6 +43,8 @@ public:
     void setFormat(DeployFormat format);   // the output file's extension follows
     DeployFormat format() const;
     void setCalibrationImages(int n);
+    void setCalibrationData(const QString& data);   // a dataset name (fashion-mnist:holdout) or folder
+    QString calibrationData() const;
     void setBnImages(int n);
     void setBoard(const QString& name);    // a preset name
     QString boardName() const;
@@ -80,6 +82,7 @@ private:
     QString stem_;
     QLabel* modelLine_;
     QComboBox* format_;
+    QComboBox* data_;
     QSpinBox* calib_;
     QSpinBox* bn_;
     QComboBox* board_;
