@@ -32,8 +32,9 @@ inline void runAndCheckScreenshots(const QString& dir, bool measure)
     if (haveShared())
         names << QStringLiteral("training-graph-opened") << QStringLiteral("export-dialog") << QStringLiteral("export-dialog-findings");
     // With the shipped supernet and Debian's Fashion-MNIST package (its calibration images): the
-    // Deploy dialog after an int8 TFLite deploy of the selected subnet.
-    if (!shippedSupernetPath().empty() && !fashionMnistDir().empty()) names << QStringLiteral("deploy-dialog");
+    // Deploy dialog after an int8 TFLite deploy of the selected subnet (also as on a 1280×720 screen).
+    if (!shippedSupernetPath().empty() && !fashionMnistDir().empty())
+        names << QStringLiteral("deploy-dialog") << QStringLiteral("deploy-dialog-1280x720");
     // With Debian's Fashion-MNIST package: the Fashion-MNIST predictor checked on the shipped
     // supernet, and a Fashion-MNIST search winner measured on it; never with --no-measure.
     const QStringList measured = {QStringLiteral("predictor-check"), QStringLiteral("search-measured")};

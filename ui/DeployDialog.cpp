@@ -21,6 +21,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPointer>
+#include <QScrollArea>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSpinBox>
@@ -187,7 +188,11 @@ DeployDialog::DeployDialog(ModelSpec model, const QString& stem, QWidget* parent
     summary_->setWordWrap(true);
     summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     summary_->hide();
-    layout->addWidget(summary_);
+    // The result (summary, bars, table) scrolls, so the dialog fits a 1280×720 screen.
+    auto* results = new QWidget;
+    auto* resultsLayout = new QVBoxLayout(results);
+    resultsLayout->setContentsMargins(0, 0, 0, 0);
+    resultsLayout->addWidget(summary_);
 
     memoryBox_ = new QGroupBox(QStringLiteral("One memory figure, three engines"));
     auto* ml = new QVBoxLayout(memoryBox_);
@@ -212,7 +217,12 @@ DeployDialog::DeployDialog(ModelSpec model, const QString& stem, QWidget* parent
     table_->setMinimumHeight(150);
     ml->addWidget(table_, 1);
     memoryBox_->hide();
-    layout->addWidget(memoryBox_, 1);
+    resultsLayout->addWidget(memoryBox_, 1);
+    auto* scroll = new QScrollArea;
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setWidget(results);
+    layout->addWidget(scroll, 1);
     resize(1000, 820);   // the whole table of a TFLite deploy in view (its reasons wrap)
 
     connect(browse_, &QPushButton::clicked, this, [this] {

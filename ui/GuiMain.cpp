@@ -111,6 +111,9 @@ int writeScreenshots(MainWindow& window, const char* dir, bool measure)
             deploy->deploy();
             deploy->waitForIdle(300000);
             written += saveGrab(deploy, base + QStringLiteral("deploy-dialog.png"));
+            // The same on a 1280×720 screen (a dialog there has at most ~660 px below its title bar).
+            deploy->resize(1280, 660);
+            written += saveGrab(deploy, base + QStringLiteral("deploy-dialog-1280x720.png"));
             deploy->close();
         }
     }
