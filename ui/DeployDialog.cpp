@@ -439,10 +439,7 @@ void DeployDialog::deploy()
         // an error here keeps it and says so.
         comparing->store(true);
         try {
-            const DeployResult& r = *outcome->result;
-            std::int64_t inputBytes = 1;
-            for (const auto d : r.input.shape) inputBytes *= d;
-            outcome->memory = compareDeployMemory(r.out, inputBytes, r.input.zero_point.value_or(0), r.cost.peak_sram_bytes, r.cost.flash_bytes, job);
+            outcome->memory = compareDeployMemory(*outcome->result, job);
         } catch (const CancelledError&) {
             outcome->memoryCancelled = true;
         } catch (const std::exception& e) {

@@ -6,7 +6,6 @@
 
 #include "Error.h"
 #include "io/Text.h"
-#include "deploy/DeployMemory.h"
 #include "nn/DeployJob.h"
 #include "tinyengine/BoardProfile.h"
 
@@ -76,9 +75,7 @@ int cmdDeploy(const Args& argv)
     }
     std::optional<DeployMemoryComparison> memory;
     if (compare) {
-        std::int64_t inputBytes = 1;
-        for (const auto d : r.input.shape) inputBytes *= d;
-        memory = compareDeployMemory(r.out, inputBytes, r.input.zero_point.value_or(0), r.cost.peak_sram_bytes, r.cost.flash_bytes);
+        memory = compareDeployMemory(r);
         j["memory"] = memory->toJson();
         if (board)
             for (auto& row : j["memory"]["rows"])

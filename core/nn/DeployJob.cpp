@@ -215,4 +215,12 @@ DeployResult deployModel(const DeployRequest& rq, const JobControl& job)
     throw InputError("unknown deploy format");
 }
 
+DeployMemoryComparison compareDeployMemory(const DeployResult& r, const JobControl& job)
+{
+    if (r.format != DeployFormat::TFLite) throw InputError("the memory comparison runs an int8 TFLite file; " + r.out + " is not one");
+    std::int64_t inputBytes = 1;
+    for (const auto d : r.input.shape) inputBytes *= d;
+    return compareDeployMemory(r.out, inputBytes, r.input.zero_point.value_or(0), r.cost.peak_sram_bytes, r.cost.flash_bytes, job);
+}
+
 }  // namespace tinyscope

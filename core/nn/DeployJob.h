@@ -5,6 +5,7 @@
 // `quantize` does) through deploy/TfliteExport.
 // docs/DEPLOY.md.
 #include "JobControl.h"
+#include "deploy/DeployMemory.h"
 #include "deploy/OnnxExport.h"
 #include "io/JsonFile.h"
 #include "nn/QuantizationJob.h"
@@ -62,6 +63,10 @@ struct DeployResult {
 // Prepares the model, builds the file in memory (refusing an inexpressible layer, naming it),
 // then writes it atomically. Nothing is written on any error.
 DeployResult deployModel(const DeployRequest& request, const JobControl& job = {});
+
+// The written int8 TFLite file of `r` on TFLM and TinyEngine beside our figures (one input of the
+// file's zero point; deploy/DeployMemory.h). `tinyscope deploy --compare-memory` and the Deploy dialog.
+DeployMemoryComparison compareDeployMemory(const DeployResult& r, const JobControl& job = {});
 
 // The pieces, for the tests and the GUI.
 DeployCost deployCost(const PreparedModel& m, const std::string& space);
