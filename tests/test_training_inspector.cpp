@@ -22,6 +22,8 @@
 #include "graph/MemoryLedger.h"
 #include "graph/PublishedSchemes.h"
 #include "graph/SchemeEdit.h"
+#include "io/DataPaths.h"
+#include "nn/QuantizationJob.h"
 #include "space/ArchSampler.h"
 #include "zoo/NetworkBuilder.h"
 #include "zoo/SubnetNetwork.h"
@@ -412,6 +414,26 @@ private Q_SLOTS:
         QVERIFY2(panel.bannerText().contains(QStringLiteral("squeeze-excite")), qPrintable(panel.bannerText()));
         panel.applyBiasOnly(5);
         compareLedgers(m->ledger(), TrainingMemoryModel(net).ledger(SparseScheme::biasOnly(5).resolve(net)));
+    }
+
+    // Issue 19: the panel compared the entry's key ("subnet") with its display name, so the
+    // design-space subnet went out as zoo model "subnet" and every export failed ("unknown zoo model").
+    void theDesignSpaceSubnetIsExportedFromItsSupernet()
+    {
+        if (findModelFile("supernets/mcunet-fmnist.pth").empty()) QSKIP("the shipped demo supernet is absent");
+        AppState state;
+        TrainingInspectorPanel panel(&state);
+        QVERIFY(panel.selectModel(TrainingInspectorPanel::subnetEntryName()));
+        panel.applyBiasOnly(5);
+        ExportRequest rq = panel.exportRequest();
+        QVERIFY2(rq.model.zoo.empty(), rq.model.zoo.c_str());
+        QVERIFY(!rq.model.supernet.empty() && fileExists(rq.model.supernet));
+        QCOMPARE(rq.model.space, std::string("mcunet-fmnist"));
+        // And the export is planned: the subnet's int8 graph with the chosen scheme.
+        rq.quantize.bn_images = 50;
+        rq.quantize.calib_images = 20;
+        const ExportPlan plan = planModelExport(rq);
+        QVERIFY(!plan.graph.ops.empty());
     }
 
     void anyTrainingGraphCanBeShownAndInspected()

@@ -550,7 +550,7 @@ ExportRequest TrainingInspectorPanel::exportRequest() const
     ExportRequest rq;
     rq.scheme = schemeFile.toStdString();
     const QString model = currentModel();
-    if (model == subnetEntryName()) {
+    if (model == QLatin1String(kSubnetKey)) {
         // The selected subnet with the weights the evaluator uses (the shipped demo supernet).
         QSettings st;
         const std::string space = st.value(QStringLiteral("eval/space"), QStringLiteral("mcunet-fmnist")).toString().toStdString();
