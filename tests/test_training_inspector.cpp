@@ -12,6 +12,7 @@
 #include "MainWindow.h"
 #include "NodeInspector.h"
 #include "SvgGraphView.h"
+#include "TrainingGraphFile.h"
 #include "TrainingGraphPane.h"
 #include "TrainingInspectorPanel.h"
 #include "TrainingLayerModel.h"
@@ -434,6 +435,25 @@ private Q_SLOTS:
         rq.quantize.calib_images = 20;
         const ExportPlan plan = planModelExport(rq);
         QVERIFY(!plan.graph.ops.empty());
+    }
+
+    // Issue 19: after File → Open training graph the picker kept naming the previous model (and
+    // Export took that model). Now it names the zoo model the graph's network is.
+    void thePickerNamesTheOpenedGraphsModel()
+    {
+        REQUIRE_SHARED();
+        AppState state;
+        TrainingInspectorPanel panel(&state);
+        QVERIFY(panel.selectModel(TrainingInspectorPanel::subnetEntryName()));
+        const QString graph = QString::fromStdString(test::sharedPath("reference/tinyengine/49kb-int8-graph.json"));
+        const ImportedGraph im = openTrainingGraph(graph);
+        panel.showImportedGraph(im);
+        QCOMPARE(panel.currentModel(), QStringLiteral("mcunet-5fps"));
+        QCOMPARE(panel.layerModel()->network().numConvs(), im.network.numConvs());   // the opened graph stays shown
+        const ExportRequest rq = panel.exportRequest();
+        QCOMPARE(rq.model.zoo, std::string("mcunet-5fps"));
+        QVERIFY(!companionParams(graph).isEmpty());
+        QCOMPARE(QString::fromStdString(rq.model.params), companionParams(graph));
     }
 
     void anyTrainingGraphCanBeShownAndInspected()

@@ -44,6 +44,7 @@
 #include <QTableView>
 #include <QTextDocumentFragment>
 #include <QSettings>
+#include <QSignalBlocker>
 #include <QToolButton>
 #include <QUndoStack>
 #include <QVBoxLayout>
@@ -53,6 +54,22 @@ namespace tinyscope::ui {
 namespace {
 
 const char* kSubnetKey = "subnet";
+const char* kOpenedKey = "opened";   // a graph opened from a file whose network is no zoo model
+
+// The zoo model whose network the opened graph's is (same input, convs and parameters), or "".
+QString matchingZooModel(const Network& net)
+{
+    for (const std::string& n : zooModelNames()) {
+        try {
+            const Network z = zooModel(n);
+            if (z.input.c == net.input.c && z.input.h == net.input.h && z.input.w == net.input.w && z.numConvs() == net.numConvs() &&
+                z.params() == net.params())
+                return QString::fromStdString(n);
+        } catch (const std::exception&) {
+        }
+    }
+    return {};
+}
 
 QString kb(std::int64_t bytes, int decimals = 1) { return QStringLiteral("%1 KB").arg(static_cast<double>(bytes) / 1024.0, 0, 'f', decimals); }
 QString bytesText(std::int64_t b) { return QString::fromStdString(groupThousands(b)) + QStringLiteral(" B"); }
@@ -367,6 +384,10 @@ ResolvedScheme TrainingInspectorPanel::startingScheme(const Network& net) const
 void TrainingInspectorPanel::rebuildForModel()
 {
     const QString key = currentModel();
+    if (key == QLatin1String(kOpenedKey) && opened_) {
+        showOpenedGraph();
+        return;
+    }
     std::shared_ptr<Network> net;
     try {
         if (key == QLatin1String(kSubnetKey))
@@ -526,19 +547,37 @@ void TrainingInspectorPanel::setModelWeights(const QString& model, const QString
 
 void TrainingInspectorPanel::showImportedGraph(const ImportedGraph& im)
 {
+    const QString title = QFileInfo(QString::fromStdString(im.source)).fileName();
+    // The picker names what is shown (issue 19: it kept naming the previous model): the zoo model the
+    // graph's network is, whose Export then takes the opened params, or an "opened: <file>" entry.
+    const QString zoo = matchingZooModel(im.network);
+    if (!zoo.isEmpty() && im.params) {
+        const QString params = companionParams(QString::fromStdString(im.source));
+        if (!params.isEmpty()) weights_[zoo] = params;
+    }
+    {
+        const QSignalBlocker quiet(modelBox_);
+        int i = zoo.isEmpty() ? -1 : modelBox_->findData(zoo);
+        if (i < 0) {
+            i = modelBox_->findData(QString::fromLatin1(kOpenedKey));
+            if (i < 0) {
+                modelBox_->addItem(QString(), QString::fromLatin1(kOpenedKey));
+                i = modelBox_->count() - 1;
+            }
+            modelBox_->setItemText(i, QStringLiteral("opened: ") + title);
+        }
+        modelBox_->setCurrentIndex(i);
+    }
+    opened_ = std::make_shared<ImportedGraph>(im);
+    showOpenedGraph();
+}
+
+void TrainingInspectorPanel::showOpenedGraph()
+{
+    const ImportedGraph& im = *opened_;
     auto net = std::make_shared<const Network>(im.network);
     const ResolvedScheme scheme = im.scheme.resolve(im.network, im.source);
-    const QString title = QFileInfo(QString::fromStdString(im.source)).fileName();
-    if (im.params) {
-        const QString params = companionParams(QString::fromStdString(im.source));
-        // The int8 weights ride along for Export of the model the picker shows (a mismatched
-        // pickle is refused by the exporter with the tensor named).
-        if (!params.isEmpty()) {
-            weights_[QString::fromStdString(im.network.name)] = params;
-            weights_[currentModel()] = params;
-        }
-    }
-    showTrainingGraph(im.graph, title, net, &scheme);
+    showTrainingGraph(im.graph, QFileInfo(QString::fromStdString(im.source)).fileName(), net, &scheme);
 }
 
 ExportRequest TrainingInspectorPanel::exportRequest() const
@@ -550,6 +589,9 @@ ExportRequest TrainingInspectorPanel::exportRequest() const
     ExportRequest rq;
     rq.scheme = schemeFile.toStdString();
     const QString model = currentModel();
+    if (model == QLatin1String(kOpenedKey))
+        throw InputError("the opened graph's network is no zoo model, so it cannot be exported again from here: choose a zoo model or "
+                         "the design-space subnet");
     if (model == QLatin1String(kSubnetKey)) {
         // The selected subnet with the weights the evaluator uses (the shipped demo supernet).
         QSettings st;

@@ -91,6 +91,7 @@ private:
     void onSchemeChanged();
     void onSubnetChanged();
     void rebuildForModel();
+    void showOpenedGraph();
     void refreshTotals();
     void refreshBanner();
     void syncGraph();
@@ -107,6 +108,7 @@ private:
     TrainingGraphPane* pane_;
     QTableView* table_;
     QComboBox* modelBox_;
+    std::shared_ptr<const ImportedGraph> opened_;   // the graph last opened from a file
     QComboBox* modeBox_;
     QComboBox* publishedBox_;
     QToolButton* loadPublished_;
