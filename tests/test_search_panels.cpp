@@ -316,6 +316,32 @@ private Q_SLOTS:
         QCOMPARE(panel.lastResult()->constraints.find("KBPeakMemory")->max, 150.0);
         QCOMPARE(panel.historyRows(), 1);   // an edit that is not a drag is recorded
     }
+
+    // Issue 19: live mode switched itself off once a search took 100 ms or more (with the
+    // fine-tuning limit on: 222 ms), so moving a limit did nothing. A slow search re-runs too.
+    void movingALimitReRunsASlowSearchToo()
+    {
+        ui::AppState state;
+        ui::SearchPanel panel(&state, tmp.path() + QStringLiteral("/slow-live.json"));
+        panel.setOracle(std::make_shared<AccuracyPredictor>(AccuracyPredictor::load(shippedPredictorPath("mcunet-vww"), state.space())));
+        SearchOptions o = panel.options();
+        o.population = 100;
+        o.generations = 50;
+        panel.setOptions(o);
+        panel.setTrainingLimit(300, QStringLiteral("bias-only:12+pw1:3@1/4"), true);
+        QSignalSpy finished(&panel, &ui::SearchPanel::searchFinished);
+        panel.startSearch(false);
+        QVERIFY(finished.wait(120000));
+        // The case in question: a search of 100 ms or more (about 1 s on the 2-core machine).
+        QVERIFY2(panel.lastResult()->seconds >= 0.1, qPrintable(QString::number(panel.lastResult()->seconds)));
+        finished.clear();
+        auto* spin = panel.findChildren<QDoubleSpinBox*>().at(1);   // the peak-SRAM limit
+        spin->setValue(150);
+        QVERIFY2(finished.wait(120000), qPrintable(panel.statusText()));
+        QCOMPARE(panel.lastResult()->constraints.find("KBPeakMemory")->max, 150.0);
+        QVERIFY(panel.lastResult()->best.cost.peak_activation_bytes <= 150 * 1024);
+        QVERIFY2(panel.statusText().contains(QStringLiteral("re-run live")), qPrintable(panel.statusText()));
+    }
 };
 
 QTEST_MAIN(TestSearchPanels)

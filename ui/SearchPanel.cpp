@@ -143,7 +143,9 @@ SearchPanel::SearchPanel(AppState* state, const QString& historyPath, QWidget* p
     form->addRow(QStringLiteral("Seed"), seed_);
     side->addWidget(algoBox);
 
-    live_ = new QCheckBox(QStringLiteral("Live: re-run while a limit moves (searches under 100 ms)"));
+    live_ = new QCheckBox(QStringLiteral("Live: re-run while a limit moves"));
+    live_->setToolTip(QStringLiteral("Each limit change runs the search again. A search under 100 ms restarts at once; a slower one "
+                                     "finishes first, then runs with the latest limits, so results follow the limits at its pace"));
     live_->setChecked(true);
     side->addWidget(live_);
     auto* buttons = new QHBoxLayout;
@@ -553,7 +555,8 @@ void SearchPanel::setBusy(bool on)
 void SearchPanel::onLimitEdited(bool fromDrag)
 {
     if (restoring_) return;
-    if (!live_->isChecked() || lastSeconds_ >= kLiveSeconds) {
+    // Issue 19: live mode used to switch itself off, mid-drag, once a search took 100 ms or more.
+    if (!live_->isChecked()) {
         if (!busy()) status_->setText(QStringLiteral("Limits changed: press Run."));
         return;
     }
@@ -564,8 +567,9 @@ void SearchPanel::onLimitEdited(bool fromDrag)
 void SearchPanel::startSearch(bool record)
 {
     if (busy()) {
-        // A newer request replaces the running one (live slider moves).
-        cancel_ = true;
+        // A newer request replaces the running one (live slider moves): a fast search is cancelled
+        // and restarted; a slow one finishes first (else it would never finish during a drag).
+        if (lastSeconds_ < kLiveSeconds) cancel_ = true;
         rerunPending_ = true;
         rerunRecord_ = rerunRecord_ || record;
         return;
@@ -660,7 +664,9 @@ void SearchPanel::finishSearch()
                          .arg(r.cancelled ? QStringLiteral("Cancelled after") : QStringLiteral("Done:"))
                          .arg(QString::fromStdString(groupThousands(static_cast<std::int64_t>(r.evaluated.size()))))
                          .arg(r.seconds * 1e3, 0, 'f', 1)
-                         .arg(r.seconds < kLiveSeconds && live_->isChecked() ? QStringLiteral(" — limits re-run live") : QString())
+                         .arg(!live_->isChecked()         ? QString()
+                              : r.seconds < kLiveSeconds ? QStringLiteral(" — limits re-run live")
+                                                         : QStringLiteral(" — limits re-run live at this pace"))
                          .arg(job->record || r.cancelled ? QString() : QStringLiteral(" (live preview: not in the history)")));
     Q_EMIT searchFinished(!r.cancelled);
 }
