@@ -51,6 +51,11 @@ if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release
 fi
 cmake --build "$BUILD_DIR" -j "$jobs"
+# The benchmark programs (bench/, outside `all`): not needed by the default test tier, so CI's cold
+# build skips them; `run` and `test-slow` build them, so they never rot unseen.
+if [ "$mode" != test ]; then
+  cmake --build "$BUILD_DIR" -j "$jobs" --target benchmarks
+fi
 
 # Test tiers (tests/README.md): the default one checks behaviour on small inputs; the slow one
 # reaches statistical targets on full data.
