@@ -23,6 +23,7 @@
 #include <QSignalSpy>
 #include <QProcess>
 #include <QSettings>
+#include <QtCharts/QChartView>
 #include <QSpinBox>
 #include <QTemporaryDir>
 
@@ -81,6 +82,15 @@ private Q_SLOTS:
         QCOMPARE(correct, r.correct);
         QCOMPARE(diagonal, r.correct);
         QCOMPARE(cells, r.images);
+        // Issue 19: another subnet marks the result stale (text and chart); the evaluated one unmarks it.
+        QVERIFY(!box->resultStale());
+        w.designSpacePanel()->selectLabMax();
+        QVERIFY(box->resultStale());
+        QVERIFY2(box->resultText().contains(QStringLiteral("Stale:")), qPrintable(box->resultText()));
+        QVERIFY(box->perClassView()->chart()->title().contains(QStringLiteral("stale")));
+        w.designSpacePanel()->selectMin();
+        QVERIFY(!box->resultStale());
+        QVERIFY(!box->resultText().contains(QStringLiteral("Stale:")));
         // Classifying a dropped image runs off the GUI thread and lists the best five classes.
         const QString img = tmp.path() + QStringLiteral("/gray.png");
         QImage gray(28, 28, QImage::Format_Grayscale8);

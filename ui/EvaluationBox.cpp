@@ -40,6 +40,7 @@
 namespace tinyscope::ui {
 
 namespace {
+QString perClassTitle(double top1) { return QStringLiteral("Top-1 per class (all: %1 %)").arg(top1, 0, 'f', 1); }
 QString shippedSupernet() { return QString::fromStdString(shippedSupernetPath()); }
 QString spaceFromCard(const QString& ckpt) { return QString::fromStdString(supernetCardSpace(ckpt.toStdString())); }
 }  // namespace
@@ -153,6 +154,8 @@ EvaluationBox::EvaluationBox(AppState* state, QWidget* parent) : QGroupBox(QStri
     });
     connect(data_, &QComboBox::currentTextChanged, this, [this] { saveSettings(); });
     connect(state_, &AppState::subnetChanged, this, &EvaluationBox::refreshNotes);
+    connect(state_, &AppState::subnetChanged, this, &EvaluationBox::refreshStale);
+    connect(state_, &AppState::spaceChanged, this, &EvaluationBox::refreshStale);
     refreshNotes();
 }
 
@@ -308,8 +311,12 @@ void EvaluationBox::evaluate()
         text += last_.calibration_images ? QStringLiteral(", BN re-calibrated on %1 holdout images").arg(last_.calibration_images)
                                          : QStringLiteral(", BN statistics of the checkpoint");
         if (last_.skipped) text += QStringLiteral("<br>%1 unreadable images skipped").arg(last_.skipped);
-        result_->setText(text);
+        resultHtml_ = text;
+        evaluatedSpace_ = QString::fromStdString(state_->space().name);
+        evaluatedSubnet_ = std::make_shared<const SubnetConfig>(state_->subnet());
         showPerClass(last_, rq.space.class_names);
+        stale_ = true;   // forces the refresh below to draw the fresh state
+        refreshStale();
         Q_EMIT state_->message(QStringLiteral("Evaluated: top-1 %1 %").arg(last_.top1, 0, 'f', 2));
         Q_EMIT evaluated(true);
     });
@@ -337,6 +344,23 @@ bool EvaluationBox::waitForIdle(int timeoutMs)
 
 QString EvaluationBox::resultText() const { return result_->text(); }
 
+void EvaluationBox::refreshStale()
+{
+    if (!evaluatedSubnet_) return;
+    const bool stale = evaluatedSpace_ != QString::fromStdString(state_->space().name) || !(*evaluatedSubnet_ == state_->subnet());
+    if (stale == stale_) return;
+    stale_ = stale;
+    result_->setText(stale ? QStringLiteral("<span style='color:#b26a00'><b>Stale:</b> this result is for an earlier subnet; press "
+                                            "Evaluate for the selected one.</span><br><span style='color:#888'>%1</span>")
+                                 .arg(resultHtml_)
+                           : resultHtml_);
+    if (QChart* chart = perClass_->chart()) {
+        const QString title = perClassTitle(last_.top1);
+        chart->setTitle(stale ? title + QStringLiteral(" — stale: an earlier subnet") : title);
+        chart->setOpacity(stale ? 0.45 : 1.0);
+    }
+}
+
 void EvaluationBox::showPerClass(const EvalResult& r, const std::vector<std::string>& classNames)
 {
     perClassBars_ = r.classes;
@@ -354,7 +378,7 @@ void EvaluationBox::showPerClass(const EvalResult& r, const std::vector<std::str
     series->setLabelsVisible(true);
     series->setLabelsFormat(QStringLiteral("@value"));
     series->setLabelsPrecision(3);
-    QChart* chart = styledChart(QStringLiteral("Top-1 per class (all: %1 %)").arg(r.top1, 0, 'f', 1));
+    QChart* chart = styledChart(perClassTitle(r.top1));
     chart->addSeries(series);
     chart->legend()->hide();
     auto* y = new QBarCategoryAxis;

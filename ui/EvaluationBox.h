@@ -4,6 +4,7 @@
 // and classify a dropped image. Defaults to the shipped Fashion-MNIST supernet and Debian's
 // Fashion-MNIST data, so it works with no file dialog.
 #include "nn/EvaluationTypes.h"
+#include "space/SubnetConfig.h"
 
 #include <QGroupBox>
 
@@ -48,6 +49,10 @@ public:
     QString resultText() const;
     const EvalResult& lastResult() const { return last_; }
     int perClassBars() const { return perClassBars_; }   // classes in the per-class chart (tests)
+    // The shown result belongs to another subnet or space than the selected one (issue 19: it stayed
+    // on screen unmarked after Random, "Use this subnet" or a space change). Marked in the text and
+    // the chart's title; unmarked when the evaluated subnet is selected again.
+    bool resultStale() const { return stale_; }
     // The per-class chart, for the owner to place (the Design-space panel shows it in a tab beside
     // the peak-memory chart); perClassShown() is emitted when it has a new result.
     QChartView* perClassView() const { return perClass_; }
@@ -65,6 +70,7 @@ private:
     // Space, transferred config and supernet of the current selection; false after a warning dialog.
     bool prepareRequest(EvaluationRequest& rq, const QString& title);
     void refreshNotes();
+    void refreshStale();
     void showPerClass(const EvalResult& r, const std::vector<std::string>& classNames);
 
     AppState* state_;
@@ -77,6 +83,10 @@ private:
     QPushButton* cancel_;
     QProgressBar* progress_;
     QLabel* result_;
+    QString resultHtml_;          // the last result's text, without the stale mark
+    QString evaluatedSpace_;      // the selection the shown result was computed for
+    std::shared_ptr<const SubnetConfig> evaluatedSubnet_;
+    bool stale_ = false;
     QLabel* note_;
     QListWidget* classes_;
     QChartView* perClass_;   // top-1 per class of the last evaluation (hidden until there is one)
