@@ -59,6 +59,16 @@ class TestSearchPanels : public QObject {
         return dir;
     }
 
+    // A Search panel on the shipped VWW predictor with a search of the given size.
+    static void prepareSearch(ui::SearchPanel& panel, const ui::AppState& state, int population, int generations)
+    {
+        panel.setOracle(std::make_shared<AccuracyPredictor>(AccuracyPredictor::load(shippedPredictorPath("mcunet-vww"), state.space())));
+        SearchOptions o = panel.options();
+        o.population = population;
+        o.generations = generations;
+        panel.setOptions(o);
+    }
+
 private Q_SLOTS:
     void initTestCase()
     {
@@ -296,11 +306,7 @@ private Q_SLOTS:
     {
         ui::AppState state;
         ui::SearchPanel panel(&state, tmp.path() + QStringLiteral("/live.json"));
-        panel.setOracle(std::make_shared<AccuracyPredictor>(AccuracyPredictor::load(shippedPredictorPath("mcunet-vww"), state.space())));
-        SearchOptions o = panel.options();
-        o.population = 10;
-        o.generations = 4;
-        panel.setOptions(o);
+        prepareSearch(panel, state, 10, 4);
         QSignalSpy finished(&panel, &ui::SearchPanel::searchFinished);
         panel.startSearch(false);
         QVERIFY(finished.wait(30000));
@@ -323,11 +329,7 @@ private Q_SLOTS:
     {
         ui::AppState state;
         ui::SearchPanel panel(&state, tmp.path() + QStringLiteral("/slow-live.json"));
-        panel.setOracle(std::make_shared<AccuracyPredictor>(AccuracyPredictor::load(shippedPredictorPath("mcunet-vww"), state.space())));
-        SearchOptions o = panel.options();
-        o.population = 100;
-        o.generations = 50;
-        panel.setOptions(o);
+        prepareSearch(panel, state, 100, 50);
         panel.setTrainingLimit(300, QStringLiteral("bias-only:12+pw1:3@1/4"), true);
         QSignalSpy finished(&panel, &ui::SearchPanel::searchFinished);
         panel.startSearch(false);
