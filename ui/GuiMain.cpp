@@ -20,6 +20,8 @@
 #include "graph/TrainingGraph.h"
 
 #include <QApplication>
+#include <QSettings>
+#include <QThreadPool>
 #include <QDir>
 #include <QEventLoop>
 #include <QFileInfo>
@@ -27,6 +29,7 @@
 #include <QTabWidget>
 #include <QTimer>
 
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <cstring>
@@ -260,7 +263,16 @@ int runGui(int argc, char** argv)
         return n > 0 ? 0 : 1;
     }
     window.show();
-    return app.exec();
+    return finishGui(app.exec());
+}
+
+int finishGui(int exitCode, int graceMs)
+{
+    QThreadPool* pool = QThreadPool::globalInstance();
+    if (pool->activeThreadCount() == 0 || pool->waitForDone(graceMs)) return exitCode;
+    QSettings().sync();
+    std::fflush(nullptr);
+    std::_Exit(exitCode);
 }
 
 }  // namespace tinyscope::ui
