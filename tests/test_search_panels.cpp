@@ -323,6 +323,26 @@ private Q_SLOTS:
         QCOMPARE(panel.historyRows(), 1);   // an edit that is not a drag is recorded
     }
 
+    // Issue 19: re-opening a VWW run while the Fashion-MNIST space was active clamped its limits to
+    // that space's ranges. The run's space comes back with it, and its limits as they were.
+    void reopeningARunRestoresItsSpace()
+    {
+        ui::AppState state;
+        ui::SearchPanel panel(&state, tmp.path() + QStringLiteral("/reopen-space.json"));
+        prepareSearch(panel, state, 10, 4);
+        panel.setLimit("millionMACs", 60, true);
+        panel.setLimit("KBPeakMemory", 250, true);
+        QSignalSpy finished(&panel, &ui::SearchPanel::searchFinished);
+        panel.startSearch(true);
+        QVERIFY(finished.wait(30000));
+        const std::string limits = panel.lastResult()->constraints.describe();
+        state.setSpace(presetSpace("mcunet-fmnist"), QStringLiteral("mcunet-fmnist"));
+        panel.reopen(0);
+        QCOMPARE(state.space().name, std::string("mcunet-vww"));
+        QCOMPARE(panel.constraints().describe(), limits);
+        QCOMPARE(panel.constraints().find("millionMACs")->max, 60.0);
+    }
+
     // Issue 19: live mode switched itself off once a search took 100 ms or more (with the
     // fine-tuning limit on: 222 ms), so moving a limit did nothing. A slow search re-runs too.
     void movingALimitReRunsASlowSearchToo()

@@ -28,6 +28,7 @@
 #include <QMessageBox>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QSignalBlocker>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTabWidget>
@@ -220,6 +221,11 @@ void DesignSpacePanel::rebuildForSpace()
 {
     const DesignSpace& s = state_->space();
     syncing_ = true;
+    {
+        // The picker follows a space set elsewhere (e.g. a search run re-opened in its own space).
+        const QSignalBlocker quiet(spaceBox_);
+        if (const int i = spaceBox_->findText(state_->spaceSource()); i >= 0) spaceBox_->setCurrentIndex(i);
+    }
     resolutionBox_->clear();
     for (int r : s.resolutions) resolutionBox_->addItem(QString::number(r), r);
     widthBox_->clear();

@@ -14,6 +14,7 @@
 #include "io/Text.h"
 #include "nn/EvaluationJob.h"
 #include "search/Feasibility.h"
+#include "space/SpacePresets.h"
 #include "search/TrainingMemoryLimit.h"
 #include "viz/ArchDiagram.h"
 #include "viz/GraphvizRenderer.h"
@@ -1026,6 +1027,18 @@ void SearchPanel::reopen(int row)
 {
     if (row < 0 || row >= static_cast<int>(history_->runs().size())) return;
     const SearchRunRecord& r = history_->runs()[static_cast<std::size_t>(row)];
+    // Issue 19: a run re-opened in another space had its limits clamped to that space's ranges and
+    // its winner marked invalid. The run's own (preset) space comes back with it.
+    if (r.space != state_->space().name) {
+        try {
+            state_->setSpace(presetSpace(r.space), QString::fromStdString(r.space));
+        } catch (const std::exception&) {
+            status_->setText(QStringLiteral("This run was made in space %1, which is not a preset: open that space in the Design-space "
+                                            "panel, then re-open the run.")
+                                 .arg(QString::fromStdString(r.space).toHtmlEscaped()));
+            return;
+        }
+    }
     try {
         setOptions(searchOptionsFromJson(JsonPath("history", r.result["options"])));
         const Json definitions = r.result.contains("constraint_definitions") ? r.result["constraint_definitions"] : Json::object();
