@@ -1,6 +1,7 @@
 // The CLI as a user runs it: JSON shapes, exact values, and bad input as one line on stderr
 // with exit code 2.
 #include "TestSupport.h"
+#include "Version.h"
 
 #include "io/AtomicFile.h"
 #include "io/Text.h"
@@ -22,6 +23,16 @@ class TestCli : public QObject {
     QTemporaryDir tmp;
 
 private Q_SLOTS:
+    // The version comes from CMake's project(VERSION), the one place it is written (issue 19: the
+    // About box had its own copy).
+    void versionIsTheProjects()
+    {
+        const auto r = test::runTinyscope({"--version"});
+        QCOMPARE(r.code, 0);
+        QCOMPARE(QString::fromStdString(r.out), QStringLiteral("tinyscope %1\n").arg(QStringLiteral(TINYSCOPE_PROJECT_VERSION)));
+        QCOMPARE(std::string(tinyscopeVersion()), std::string(TINYSCOPE_PROJECT_VERSION));
+    }
+
     void costJsonOfOneSubnet()
     {
         Run r = run({QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--json")});

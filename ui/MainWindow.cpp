@@ -9,6 +9,7 @@
 #include "PredictorPanel.h"
 #include "SearchPanel.h"
 
+#include "Version.h"
 #include "io/JsonFile.h"
 
 #include <QApplication>
@@ -84,7 +85,7 @@ void MainWindow::buildMenus()
                            QStringLiteral("<b>Tinyscope</b> %1<br>Hardware-aware architecture search and on-device "
                                           "training inspection for tiny networks on microcontrollers.<br><br>"
                                           "Qt %2 · LibTorch · Graphviz")
-                               .arg(QStringLiteral("0.1"), QString::fromLatin1(qVersion())));
+                               .arg(QString::fromLatin1(tinyscopeVersion()), QString::fromLatin1(qVersion())));
     });
 }
 

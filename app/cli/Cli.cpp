@@ -1,6 +1,7 @@
 #include "cli/Cli.h"
 
 #include "Error.h"
+#include "Version.h"
 
 #include <iostream>
 #include <new>
@@ -22,7 +23,8 @@ std::vector<Command> allCommands()
 void printUsage()
 {
     std::cout << "usage: tinyscope [gui [--screenshot DIR [--no-measure]]]   open the workbench (or render every panel)\n"
-                 "       tinyscope <command> [options]                       run a command\n\ncommands:\n";
+                 "       tinyscope <command> [options]                       run a command\n"
+                 "       tinyscope --version                                 print the version\n\ncommands:\n";
     for (const Command& c : allCommands()) {
         std::string n = c.name;
         n.resize(16, ' ');
@@ -36,6 +38,10 @@ int runCli(const Args& args)
     const std::string& name = args.front();
     if (name == "help" || name == "--help" || name == "-h") {
         printUsage();
+        return 0;
+    }
+    if (name == "--version" || name == "version") {
+        std::cout << "tinyscope " << tinyscopeVersion() << "\n";
         return 0;
     }
     for (const Command& c : allCommands()) {

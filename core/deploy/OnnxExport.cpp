@@ -1,6 +1,7 @@
 #include "deploy/OnnxExport.h"
 
 #include "Error.h"
+#include "Version.h"
 #include "io/AtomicFile.h"
 
 #include "onnx.pb.h"   // generated from Debian's onnx.proto (package tinyscope.onnx), core/CMakeLists.txt
@@ -138,7 +139,7 @@ OnnxModel buildOnnxModel(const OnnxSource& s)
     onnx::ModelProto model;
     model.set_ir_version(kIrVersion);
     model.set_producer_name("tinyscope");
-    model.set_producer_version(TINYSCOPE_VERSION);
+    model.set_producer_version(tinyscopeVersion());
     model.set_model_version(1);
     model.set_doc_string(s.doc);
     onnx::OperatorSetIdProto& opset = *model.add_opset_import();

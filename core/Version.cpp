@@ -1,0 +1,7 @@
+#include "Version.h"
+
+namespace tinyscope {
+
+const char* tinyscopeVersion() { return TINYSCOPE_VERSION; }
+
+}  // namespace tinyscope
