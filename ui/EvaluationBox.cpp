@@ -289,7 +289,10 @@ void EvaluationBox::evaluate()
     };
     auto* watcher = new QFutureWatcher<void>(this);
     auto outcome = std::make_shared<std::pair<EvalResult, QString>>();
-    connect(watcher, &QFutureWatcher<void>::finished, this, [this, watcher, outcome, rq] {
+    // The selection the result is for: the one at the start (the user may move on while it runs).
+    auto asked = std::make_shared<const SubnetConfig>(state_->subnet());
+    const QString askedSpace = QString::fromStdString(state_->space().name);
+    connect(watcher, &QFutureWatcher<void>::finished, this, [this, watcher, outcome, rq, asked, askedSpace] {
         watcher->deleteLater();
         setRunning(false);
         if (!outcome->second.isEmpty()) {
@@ -312,11 +315,10 @@ void EvaluationBox::evaluate()
                                          : QStringLiteral(", BN statistics of the checkpoint");
         if (last_.skipped) text += QStringLiteral("<br>%1 unreadable images skipped").arg(last_.skipped);
         resultHtml_ = text;
-        evaluatedSpace_ = QString::fromStdString(state_->space().name);
-        evaluatedSubnet_ = std::make_shared<const SubnetConfig>(state_->subnet());
+        evaluatedSpace_ = askedSpace;
+        evaluatedSubnet_ = asked;
         showPerClass(last_, rq.space.class_names);
-        stale_ = true;   // forces the refresh below to draw the fresh state
-        refreshStale();
+        showStale(isStale());
         Q_EMIT state_->message(QStringLiteral("Evaluated: top-1 %1 %").arg(last_.top1, 0, 'f', 2));
         Q_EMIT evaluated(true);
     });
@@ -344,11 +346,18 @@ bool EvaluationBox::waitForIdle(int timeoutMs)
 
 QString EvaluationBox::resultText() const { return result_->text(); }
 
+bool EvaluationBox::isStale() const
+{
+    return evaluatedSpace_ != QString::fromStdString(state_->space().name) || !(*evaluatedSubnet_ == state_->subnet());
+}
+
 void EvaluationBox::refreshStale()
 {
-    if (!evaluatedSubnet_) return;
-    const bool stale = evaluatedSpace_ != QString::fromStdString(state_->space().name) || !(*evaluatedSubnet_ == state_->subnet());
-    if (stale == stale_) return;
+    if (evaluatedSubnet_ && isStale() != stale_) showStale(!stale_);
+}
+
+void EvaluationBox::showStale(bool stale)
+{
     stale_ = stale;
     result_->setText(stale ? QStringLiteral("<span style='color:#b26a00'><b>Stale:</b> this result is for an earlier subnet; press "
                                             "Evaluate for the selected one.</span><br><span style='color:#888'>%1</span>")

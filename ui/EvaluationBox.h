@@ -70,7 +70,9 @@ private:
     // Space, transferred config and supernet of the current selection; false after a warning dialog.
     bool prepareRequest(EvaluationRequest& rq, const QString& title);
     void refreshNotes();
-    void refreshStale();
+    void refreshStale();           // on a selection change: mark or unmark the shown result
+    bool isStale() const;          // the selection differs from the evaluated one
+    void showStale(bool stale);
     void showPerClass(const EvalResult& r, const std::vector<std::string>& classNames);
 
     AppState* state_;
