@@ -16,6 +16,7 @@
 #include "predict/FixedOrderGemm.h"
 #include "space/ArchSampler.h"
 #include "space/SpacePresets.h"
+#include "workspace/ShippedModels.h"
 
 #include <ATen/ATen.h>
 

@@ -14,6 +14,7 @@
 #include "search/Feasibility.h"
 #include "search/TrainingMemoryLimit.h"
 #include "space/SpacePresets.h"
+#include "workspace/ShippedModels.h"
 
 #include <algorithm>
 #include <chrono>

@@ -9,6 +9,7 @@
 #include "data/ImageDataset.h"
 #include "io/JsonFile.h"
 #include "nn/EvaluationJob.h"
+#include "workspace/ShippedModels.h"
 
 #include <QImage>
 #include <QProcess>

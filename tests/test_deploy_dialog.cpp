@@ -24,9 +24,13 @@
 #include "nn/EvaluationJob.h"
 #include "space/ArchSampler.h"
 #include "space/SpacePresets.h"
+#include "workspace/ShippedModels.h"
+#include "workspace/Workspace.h"
+#include "space/SpaceTransfer.h"
 
 #include <QApplication>
 #include <QSignalSpy>
+#include <QTimer>
 #include <QStandardPaths>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -267,28 +271,32 @@ private Q_SLOTS:
     void designSpacePanelDeploysTheSubnetOnItsSupernet()
     {
         if (shippedSupernetPath().empty()) QSKIP("the shipped supernet models/supernets/mcunet-fmnist.pth is absent");
-        ui::AppState state;
+        ui::AppState state;   // the default workspace: the Fashion-MNIST space and its supernet
         ui::DesignSpacePanel panel(&state);
         panel.selectRandom();
-        const DesignSpace target = presetSpace("mcunet-fmnist");
         ui::DeployDialog* d = panel.evaluationBox()->openDeployDialog();
         QVERIFY(d);
         QCOMPARE(d->model().supernet, shippedSupernetPath());
         QCOMPARE(d->model().space, std::string("mcunet-fmnist"));
         QVERIFY(d->model().subnet.has_value());
-        QVERIFY(*d->model().subnet == transferConfig(state.subnet(), state.space(), target));
-        QCOMPARE(state.space().name, std::string("mcunet-vww"));   // the panel's default space: the mapping is not the identity
-        QVERIFY(d->model().subnet->image_size != state.subnet().image_size);
+        QVERIFY(*d->model().subnet == state.subnet());   // the selected subnet itself: no transfer
         d->close();
+        // Lab 3's VWW workspace has no supernet: Deploy is refused (with a message), not mapped silently.
+        state.setWorkspace(shippedWorkspace("lab3-vww"));
+        QTimer::singleShot(0, [] {
+            if (QWidget* m = QApplication::activeModalWidget()) m->close();
+        });
+        QVERIFY(panel.evaluationBox()->openDeployDialog() == nullptr);
     }
 
     void searchPanelDeploysTheWinnerOnTheShippedSupernet()
     {
-        // A VWW search's winner: the same blocks on the shipped Fashion-MNIST supernet, as
-        // "Measure on the supernet" maps it.
+        // A search in Lab 3's VWW workspace (no supernet of its own): the winner's blocks on the
+        // shipped Fashion-MNIST supernet, transferred as "Measure on the supernet" does and named so.
         if (shippedSupernetPath().empty()) QSKIP("the shipped supernet models/supernets/mcunet-fmnist.pth is absent");
         QTemporaryDir dir;
         ui::AppState state;
+        state.setWorkspace(shippedWorkspace("lab3-vww"));
         ui::SearchPanel panel(&state, dir.path() + QStringLiteral("/history.json"));
         QVERIFY(panel.deployWinner() == nullptr);   // no winner yet
         panel.setOracle(std::make_shared<AccuracyPredictor>(AccuracyPredictor::load(shippedPredictorPath(state.space().name), state.space())));

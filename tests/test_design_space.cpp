@@ -5,7 +5,11 @@
 #include "Error.h"
 #include "io/AtomicFile.h"
 #include "space/SpacePresets.h"
+#include "space/SpaceTransfer.h"
 #include "space/SubnetConfig.h"
+#include "space/ArchSampler.h"
+#include "workspace/ShippedModels.h"
+#include "workspace/Workspace.h"
 
 #include <QTemporaryDir>
 
@@ -110,6 +114,58 @@ private Q_SLOTS:
         writeFileAtomic(p, "second");
         QCOMPARE(readFileBytes(p), std::string("second"));
         QVERIFY(QDir(tmp.path()).entryList(QDir::Files).filter(QStringLiteral(".tmp-")).isEmpty());
+    }
+
+    // Issue 19: a workspace keeps a space with its own supernet, predictor and data.
+    void workspacesKeepTheirArtefactsTogether()
+    {
+        QCOMPARE(shippedWorkspaceNames(), (std::vector<std::string>{"fashion-mnist", "lab3-vww"}));
+        const Workspace f = shippedWorkspace("fashion-mnist");
+        QCOMPARE(f.space.name, std::string("mcunet-fmnist"));
+        QCOMPARE(f.data, std::string("fashion-mnist:test"));
+        QCOMPARE(f.predictor, shippedPredictorPath("mcunet-fmnist"));
+        QVERIFY(!f.predictor.empty());   // models/predictors/mcunet-fmnist.bin is in the repository
+        if (!f.supernet.empty()) {
+            QCOMPARE(supernetCardSpace(f.supernet), f.space.name);
+            QCOMPARE(f.evaluationBlocker(), std::string());
+        }
+        const Workspace v = shippedWorkspace("lab3-vww");
+        QCOMPARE(v.space.name, std::string("mcunet-vww"));
+        QVERIFY(v.supernet.empty());
+        QVERIFY(v.data.empty());
+        QVERIFY2(v.evaluationBlocker().find("no supernet of space mcunet-vww") != std::string::npos, v.evaluationBlocker().c_str());
+        QCOMPARE(v.search_limits, (std::vector<std::pair<std::string, double>>{{"millionMACs", 60}, {"KBPeakMemory", 250}}));
+        QCOMPARE(errorOf([] { shippedWorkspace("vww"); }), std::string("unknown workspace 'vww' (shipped: fashion-mnist, lab3-vww)"));
+
+        // A preset space brings its workspace; a file that reuses the name with another structure does not.
+        QCOMPARE(workspaceForSpace(presetSpace("mcunet-vww"), "x.json").name, std::string("lab3-vww"));
+        QCOMPARE(workspaceForSpace(presetSpace("mcunet-vww"), "x.json").space_source, std::string("x.json"));
+        DesignSpace changed = presetSpace("mcunet-fmnist");
+        changed.resolutions = {28};
+        const Workspace bare = workspaceForSpace(changed, "mine.json");
+        QCOMPARE(bare.name, std::string("mcunet-fmnist"));
+        QVERIFY(bare.supernet.empty() && bare.predictor.empty() && bare.search_limits.empty());
+
+        // A checkpoint's card decides its space: refused for another space, or that space's workspace.
+        const std::string ckpt = write("net.pth", "not read");
+        write("net.json", R"({"space": "mcunet-fmnist"})");
+        QCOMPARE(errorOf([&] { withSupernet(v, ckpt); }),
+                 "the checkpoint " + ckpt + " belongs to space mcunet-fmnist (its card says so), not to mcunet-vww");
+        const Workspace opened = workspaceForCheckpoint(ckpt, v);
+        QCOMPARE(opened.name, std::string("fashion-mnist"));
+        QCOMPARE(opened.supernet, ckpt);
+        const std::string bareCkpt = write("nocard.pth", "not read");
+        QCOMPARE(workspaceForCheckpoint(bareCkpt, v).name, std::string("lab3-vww"));   // no card: the current space
+
+        // Measuring without a supernet of its own goes to the shipped one, transferred and said so.
+        if (shippedSupernetPath().empty()) return;
+        const SupernetTarget t = supernetTarget(v);
+        QVERIFY(t.transferred);
+        QCOMPARE(t.space.name, std::string("mcunet-fmnist"));
+        QCOMPARE(t.supernet, shippedSupernetPath());
+        QVERIFY(!supernetTarget(f).transferred);
+        const SubnetConfig moved = transferConfig(ArchSampler(v.space).minConfig(160), v.space, t.space);
+        QCOMPARE(moved.image_size, 36);   // the largest of each space
     }
 };
 

@@ -10,6 +10,7 @@
 #include "space/ArchSampler.h"
 #include "space/PyRandom.h"
 #include "space/SpacePresets.h"
+#include "workspace/ShippedModels.h"
 
 #include <QImage>
 #include <QProcess>

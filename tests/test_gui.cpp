@@ -9,6 +9,9 @@
 #include "EvaluationBox.h"
 #include "nn/Supernet.h"
 #include "space/SpacePresets.h"
+#include "workspace/ShippedModels.h"
+#include "workspace/Workspace.h"
+#include "PredictorPanel.h"
 #include "MainWindow.h"
 #include "SvgGraphView.h"
 #include "data/ImageDataset.h"
@@ -25,6 +28,8 @@
 #include <QSignalSpy>
 #include <QProcess>
 #include <QSettings>
+#include <QLabel>
+#include <QPushButton>
 #include <QtCharts/QChartView>
 #include <QSpinBox>
 #include <QTemporaryDir>
@@ -49,12 +54,9 @@ private Q_SLOTS:
         if (fashionMnistDir().empty()) QSKIP("dataset-fashion-mnist is not installed");
         const QString ckpt = tmp.path() + QStringLiteral("/init.pth");
         Supernet::initialize(presetSpace("mcunet-fmnist"), 5).save(ckpt.toStdString());
-        QSettings s;
-        s.setValue(QStringLiteral("eval/supernet"), ckpt);
-        s.setValue(QStringLiteral("eval/space"), QStringLiteral("mcunet-fmnist"));
-        s.setValue(QStringLiteral("eval/data"), QStringLiteral("fashion-mnist:test"));
-        s.sync();
         ui::MainWindow w;
+        w.state()->useSupernet(ckpt);   // no card beside it: a checkpoint of the workspace's space
+        QCOMPARE(QString::fromStdString(w.state()->workspace().supernet), ckpt);
         ui::EvaluationBox* box = w.designSpacePanel()->evaluationBox();
         QVERIFY(box->ready());
         w.designSpacePanel()->selectMin();
@@ -105,8 +107,64 @@ private Q_SLOTS:
         auto* list = box->findChild<QListWidget*>();
         QCOMPARE(list->count(), 5);
         QVERIFY(list->item(0)->text().contains(QLatin1Char('%')));
-        // Remembered for the next start.
-        QCOMPARE(QSettings().value(QStringLiteral("eval/supernet")).toString(), ckpt);
+        // Another supernet for the same space keeps the subnet but marks the result stale.
+        w.state()->useSupernet(QString::fromStdString(shippedSupernetPath()));
+        QVERIFY(box->resultStale());
+    }
+
+    // Issue 19: the first start costed and searched in the VWW space (2 classes, 96-160 px) with the
+    // VWW predictor while evaluation silently mapped the subnet onto the Fashion-MNIST supernet.
+    // Now the first start opens one coherent workspace, and the VWW one says why it cannot measure.
+    void theFirstStartOpensACoherentWorkspace()
+    {
+        ui::MainWindow w;
+        const Workspace& ws = w.state()->workspace();
+        QCOMPARE(ws.name, std::string("fashion-mnist"));
+        QCOMPARE(w.state()->space().name, std::string("mcunet-fmnist"));
+        QCOMPARE(w.state()->space().n_classes, 10);
+        QVERIFY(w.windowTitle().contains(QStringLiteral("Fashion-MNIST")));
+        // The predictor is the space's own, and so is the supernet (its card names the same space).
+        QVERIFY(w.predictorPanel()->predictor());
+        QCOMPARE(w.predictorPanel()->predictor()->card().space_name, std::string("mcunet-fmnist"));
+        if (!shippedSupernetPath().empty()) {
+            QCOMPARE(ws.supernet, shippedSupernetPath());
+            QCOMPARE(supernetCardSpace(ws.supernet), w.state()->space().name);
+            if (!fashionMnistDir().empty()) QVERIFY(w.designSpacePanel()->evaluationBox()->ready());
+        }
+        // The diagram's classifier has the workspace's classes (it ended "FC → 2" beside a 10-class chart).
+        QVERIFY2(w.designSpacePanel()->diagramDot().find("AvgPool + FC → 10\"") != std::string::npos, w.designSpacePanel()->diagramDot().c_str());
+
+        // Lab 3's VWW workspace: its predictor, no supernet, so evaluation is off and says why.
+        w.state()->setWorkspace(shippedWorkspace("lab3-vww"));
+        QCOMPARE(w.state()->space().name, std::string("mcunet-vww"));
+        QCOMPARE(w.predictorPanel()->predictor()->card().space_name, std::string("mcunet-vww"));
+        ui::EvaluationBox* box = w.designSpacePanel()->evaluationBox();
+        QVERIFY(!box->ready());
+        auto buttonNamed = [box](const QString& text) -> QPushButton* {
+            for (QPushButton* b : box->findChildren<QPushButton*>())
+                if (b->text() == text) return b;
+            return nullptr;
+        };
+        auto* run = buttonNamed(QStringLiteral("Evaluate"));
+        QVERIFY(run && !run->isEnabled());
+        const QLabel* note = nullptr;
+        for (QLabel* l : box->findChildren<QLabel*>())
+            if (l->text().contains(QStringLiteral("Evaluation is off"))) note = l;
+        QVERIFY(note);
+        QVERIFY2(note->text().contains(QStringLiteral("mcunet-vww")), qPrintable(note->text()));
+        // One click back to the measurable workspace.
+        auto* back = buttonNamed(QStringLiteral("Switch to the Fashion-MNIST workspace"));
+        QVERIFY(back && back->isVisibleTo(box));
+        back->click();
+        QCOMPARE(w.state()->workspace().name, std::string("fashion-mnist"));
+        QVERIFY(!back->isVisibleTo(box));
+        // A checkpoint whose card names another space opens that space's workspace with it.
+        if (!shippedSupernetPath().empty()) {
+            w.state()->setWorkspace(shippedWorkspace("lab3-vww"));
+            w.state()->useSupernet(QString::fromStdString(shippedSupernetPath()));
+            QCOMPARE(w.state()->workspace().name, std::string("fashion-mnist"));
+            QCOMPARE(w.state()->space().name, std::string("mcunet-fmnist"));
+        }
     }
 
     // Issue 19: quitting during a graph layout (Graphviz cannot be interrupted) kept the process
@@ -145,6 +203,7 @@ private Q_SLOTS:
     void panelFollowsTheSelectedSubnet()
     {
         ui::MainWindow w;
+        w.state()->setWorkspace(shippedWorkspace("lab3-vww"));   // the lab's exact numbers
         ui::DesignSpacePanel* panel = w.designSpacePanel();
         panel->selectMin();
         QCOMPARE(panel->report().summary.macs, std::int64_t(8302128));

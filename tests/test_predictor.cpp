@@ -13,6 +13,7 @@
 #include "predict/PredictionMetrics.h"
 #include "space/ArchSampler.h"
 #include "space/SpacePresets.h"
+#include "workspace/ShippedModels.h"
 
 #include <QProcessEnvironment>
 #include <QTemporaryDir>

@@ -10,6 +10,7 @@
 #include "search/Feasibility.h"
 #include "space/ArchEncoder.h"
 #include "space/SpacePresets.h"
+#include "workspace/ShippedModels.h"
 
 #include <QProcess>
 

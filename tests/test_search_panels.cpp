@@ -17,6 +17,8 @@
 #include "io/Text.h"
 #include "io/JsonFile.h"
 #include "space/SpacePresets.h"
+#include "workspace/ShippedModels.h"
+#include "workspace/Workspace.h"
 
 #include <QDoubleSpinBox>
 
@@ -81,6 +83,7 @@ private Q_SLOTS:
     {
         REQUIRE_SHARED();
         ui::AppState state;
+        state.setWorkspace(shippedWorkspace("lab3-vww"));   // the lab's space
         ui::PredictorPanel panel(&state);
         QVERIFY2(panel.predictor() && panel.predictor()->trained(), "the shipped predictor is loaded out of the box");
         panel.setDatasetPath(smallDataset());
@@ -118,6 +121,7 @@ private Q_SLOTS:
         // Out of the box for both spaces: the shipped predictor of the new space and the accuracy
         // dataset it was trained on, evaluated on its held-out fifth (1,200 of 6,000 pairs).
         ui::AppState state;
+        state.setWorkspace(shippedWorkspace("lab3-vww"));   // the lab's space
         ui::PredictorPanel panel(&state);
         state.setSpace(presetSpace("mcunet-fmnist"), QStringLiteral("mcunet-fmnist"));
         QVERIFY(panel.predictor());
@@ -153,6 +157,7 @@ private Q_SLOTS:
     {
         REQUIRE_SHARED();
         ui::AppState state;
+        state.setWorkspace(shippedWorkspace("lab3-vww"));   // the lab's space
         ui::PredictorPanel panel(&state);
         auto before = panel.predictor();
         panel.setDatasetPath(smallDataset());
@@ -172,6 +177,7 @@ private Q_SLOTS:
     {
         const QString historyPath = tmp.path() + QStringLiteral("/history.json");
         ui::AppState state;
+        state.setWorkspace(shippedWorkspace("lab3-vww"));   // the lab's space
         ui::SearchPanel panel(&state, historyPath);
         auto pred = std::make_shared<AccuracyPredictor>(AccuracyPredictor::load(shippedPredictorPath("mcunet-vww"), state.space()));
         panel.setOracle(pred);
@@ -268,6 +274,7 @@ private Q_SLOTS:
     {
         const QString historyPath = tmp.path() + QStringLiteral("/train-history.json");
         ui::AppState state;
+        state.setWorkspace(shippedWorkspace("lab3-vww"));   // the lab's space
         ui::SearchPanel panel(&state, historyPath);
         panel.setOracle(std::make_shared<AccuracyPredictor>(AccuracyPredictor::load(shippedPredictorPath("mcunet-vww"), state.space())));
         panel.setTrainingLimit(200, QStringLiteral("bias-only:12+pw1:3@1/4"), true);
@@ -305,6 +312,7 @@ private Q_SLOTS:
     void movingALimitReRunsAFastSearchLive()
     {
         ui::AppState state;
+        state.setWorkspace(shippedWorkspace("lab3-vww"));   // the lab's space
         ui::SearchPanel panel(&state, tmp.path() + QStringLiteral("/live.json"));
         prepareSearch(panel, state, 10, 4);
         QSignalSpy finished(&panel, &ui::SearchPanel::searchFinished);
@@ -328,6 +336,7 @@ private Q_SLOTS:
     void reopeningARunRestoresItsSpace()
     {
         ui::AppState state;
+        state.setWorkspace(shippedWorkspace("lab3-vww"));   // the lab's space
         ui::SearchPanel panel(&state, tmp.path() + QStringLiteral("/reopen-space.json"));
         prepareSearch(panel, state, 10, 4);
         panel.setLimit("millionMACs", 60, true);
@@ -348,6 +357,7 @@ private Q_SLOTS:
     void movingALimitReRunsASlowSearchToo()
     {
         ui::AppState state;
+        state.setWorkspace(shippedWorkspace("lab3-vww"));   // the lab's space
         ui::SearchPanel panel(&state, tmp.path() + QStringLiteral("/slow-live.json"));
         prepareSearch(panel, state, 100, 50);
         panel.setTrainingLimit(300, QStringLiteral("bias-only:12+pw1:3@1/4"), true);

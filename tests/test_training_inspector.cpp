@@ -9,6 +9,7 @@
 #include "TestSupport.h"
 
 #include "AppState.h"
+#include "workspace/Workspace.h"
 #include "MainWindow.h"
 #include "NodeInspector.h"
 #include "SvgGraphView.h"
@@ -430,6 +431,16 @@ private Q_SLOTS:
         QVERIFY2(rq.model.zoo.empty(), rq.model.zoo.c_str());
         QVERIFY(!rq.model.supernet.empty() && fileExists(rq.model.supernet));
         QCOMPARE(rq.model.space, std::string("mcunet-fmnist"));
+        QCOMPARE(rq.name, std::string("subnet"));   // the workspace's own supernet: no transfer
+        // In Lab 3's VWW workspace (no supernet) the shipped one is used, and the export says so.
+        state.setWorkspace(shippedWorkspace("lab3-vww"));
+        QVERIFY(panel.selectModel(TrainingInspectorPanel::subnetEntryName()));
+        panel.applyBiasOnly(5);
+        QCOMPARE(panel.exportRequest().name, std::string("subnet-transferred-to-mcunet-fmnist"));
+        state.setWorkspace(shippedWorkspace("fashion-mnist"));
+        QVERIFY(panel.selectModel(TrainingInspectorPanel::subnetEntryName()));
+        panel.applyBiasOnly(5);
+        rq = panel.exportRequest();
         // And the export is planned: the subnet's int8 graph with the chosen scheme.
         rq.quantize.bn_images = 50;
         rq.quantize.calib_images = 20;

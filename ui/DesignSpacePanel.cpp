@@ -10,6 +10,7 @@
 #include "io/Text.h"
 #include "space/ArchSampler.h"
 #include "space/SpacePresets.h"
+#include "workspace/Workspace.h"
 #include "viz/ArchDiagram.h"
 #include "viz/GraphvizRenderer.h"
 
@@ -45,11 +46,17 @@ DesignSpacePanel::DesignSpacePanel(AppState* state, QWidget* parent) : QWidget(p
     side_ = new QVBoxLayout(controls);
     auto* form = new QFormLayout;
     spaceBox_ = new QComboBox;
-    for (const std::string& n : presetSpaceNames()) spaceBox_->addItem(QString::fromStdString(n));
+    // The shipped workspaces (space + supernet + predictor + data), then any space file.
+    for (const std::string& n : shippedWorkspaceNames()) {
+        const Workspace w = shippedWorkspace(n);
+        spaceBox_->addItem(QStringLiteral("%1 (%2)").arg(QString::fromStdString(w.title), QString::fromStdString(w.space.name)),
+                           QString::fromStdString(n));
+    }
     spaceBox_->addItem(QStringLiteral("Open space JSON…"));
+    spaceBox_->setToolTip(QStringLiteral("A workspace is a design space with the supernet, predictor and data made for it"));
     resolutionBox_ = new QComboBox;
     widthBox_ = new QComboBox;
-    form->addRow(QStringLiteral("Space"), spaceBox_);
+    form->addRow(QStringLiteral("Workspace"), spaceBox_);
     form->addRow(QStringLiteral("Resolution"), resolutionBox_);
     form->addRow(QStringLiteral("Width"), widthBox_);
     side_->addLayout(form);
@@ -187,7 +194,7 @@ DesignSpacePanel::DesignSpacePanel(AppState* state, QWidget* parent) : QWidget(p
                 }
                 state_->setSpace(DesignSpace::loadFile(path.toStdString()), path);
             } else {
-                state_->setSpace(presetSpace(spaceBox_->itemText(index).toStdString()), spaceBox_->itemText(index));
+                state_->setWorkspace(shippedWorkspace(spaceBox_->itemData(index).toString().toStdString()));
             }
         } catch (const std::exception& e) {
             QMessageBox::warning(this, QStringLiteral("Design space"), QString::fromUtf8(e.what()));
@@ -224,7 +231,7 @@ void DesignSpacePanel::rebuildForSpace()
     {
         // The picker follows a space set elsewhere (e.g. a search run re-opened in its own space).
         const QSignalBlocker quiet(spaceBox_);
-        if (const int i = spaceBox_->findText(state_->spaceSource()); i >= 0) spaceBox_->setCurrentIndex(i);
+        syncPicker();
     }
     resolutionBox_->clear();
     for (int r : s.resolutions) resolutionBox_->addItem(QString::number(r), r);
@@ -265,9 +272,14 @@ void DesignSpacePanel::rebuildForSpace()
         blocks_->setCellWidget(b, 2, k);
         blocks_->setCellWidget(b, 3, e);
     }
-    for (int i = 0; i < spaceBox_->count() - 1; ++i)
-        if (spaceBox_->itemText(i) == state_->spaceSource()) spaceBox_->setCurrentIndex(i);
+    syncPicker();
     syncing_ = false;
+}
+
+void DesignSpacePanel::syncPicker()
+{
+    const int i = spaceBox_->findData(QString::fromStdString(state_->workspace().name));
+    if (i >= 0) spaceBox_->setCurrentIndex(i);
 }
 
 void DesignSpacePanel::syncControls()
@@ -295,8 +307,7 @@ void DesignSpacePanel::syncControls()
         for (int col = 0; col < 2; ++col)
             blocks_->item(b, col)->setForeground(active ? palette().text() : palette().placeholderText());
     }
-    for (int i = 0; i < spaceBox_->count() - 1; ++i)
-        if (spaceBox_->itemText(i) == state_->spaceSource()) spaceBox_->setCurrentIndex(i);
+    syncPicker();
     syncing_ = false;
 }
 

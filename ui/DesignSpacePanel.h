@@ -52,6 +52,7 @@ protected:
 private:
     void rebuildForSpace();
     void syncControls();
+    void syncPicker();   // the workspace picker shows the current workspace
     void refresh();
     void onControlsEdited();
     SubnetConfig configFromControls() const;

@@ -9,7 +9,7 @@
 #include "io/DataPaths.h"
 #include "io/JsonFile.h"
 #include "nn/EvaluationJob.h"
-#include "space/SpacePresets.h"
+#include "workspace/Workspace.h"
 
 #include <QComboBox>
 #include <QCoreApplication>
@@ -26,7 +26,6 @@
 #include <QMessageBox>
 #include <QProgressBar>
 #include <QPushButton>
-#include <QSettings>
 #include <QSpinBox>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -41,8 +40,6 @@ namespace tinyscope::ui {
 
 namespace {
 QString perClassTitle(double top1) { return QStringLiteral("Top-1 per class (all: %1 %)").arg(top1, 0, 'f', 1); }
-QString shippedSupernet() { return QString::fromStdString(shippedSupernetPath()); }
-QString spaceFromCard(const QString& ckpt) { return QString::fromStdString(supernetCardSpace(ckpt.toStdString())); }
 }  // namespace
 
 EvaluationBox::EvaluationBox(AppState* state, QWidget* parent) : QGroupBox(QStringLiteral("Evaluate on a supernet"), parent), state_(state)
@@ -57,9 +54,6 @@ EvaluationBox::EvaluationBox(AppState* state, QWidget* parent) : QGroupBox(QStri
     row->addWidget(supernet_);
     row->addWidget(browse);
     form->addRow(QStringLiteral("Supernet"), row);
-    space_ = new QComboBox;
-    for (const std::string& n : presetSpaceNames()) space_->addItem(QString::fromStdString(n));
-    form->addRow(QStringLiteral("Its space"), space_);
     data_ = new QComboBox;
     data_->setEditable(true);
     data_->addItems({QStringLiteral("fashion-mnist:test"), QStringLiteral("fashion-mnist:holdout")});
@@ -107,6 +101,10 @@ EvaluationBox::EvaluationBox(AppState* state, QWidget* parent) : QGroupBox(QStri
     note_->setWordWrap(true);
     note_->setStyleSheet(QStringLiteral("color: #555"));
     lay->addWidget(note_);
+    switchWorkspace_ = new QPushButton(QStringLiteral("Switch to the Fashion-MNIST workspace"));
+    switchWorkspace_->setToolTip(QStringLiteral("Its space, shipped supernet, predictor and Debian's Fashion-MNIST data: "
+                                                "everything there can be measured"));
+    lay->addWidget(switchWorkspace_);
     result_ = new QLabel(QStringLiteral("No evaluation yet."));
     result_->setWordWrap(true);
     result_->setTextFormat(Qt::RichText);
@@ -121,21 +119,22 @@ EvaluationBox::EvaluationBox(AppState* state, QWidget* parent) : QGroupBox(QStri
     classes_->item(0)->setForeground(QColor(0x77, 0x77, 0x77));
     lay->addWidget(classes_);
 
-    loadSettings();
+    showWorkspace();
     connect(browse, &QPushButton::clicked, this, [this] {
         QString p = QFileDialog::getOpenFileName(this, QStringLiteral("Supernet checkpoint"), supernet_->text(),
                                                  QStringLiteral("PyTorch checkpoint (*.pth *.pt *.tar);;All files (*)"));
-        if (p.isEmpty()) return;
-        supernet_->setText(p);
-        const QString sp = spaceFromCard(p);
-        if (!sp.isEmpty()) space_->setCurrentText(sp);
-        saveSettings();
-        refreshNotes();
+        if (!p.isEmpty()) useSupernet(p);
+    });
+    connect(supernet_, &QLineEdit::editingFinished, this, [this] {
+        if (supernet_->text() != QString::fromStdString(state_->workspace().supernet)) useSupernet(supernet_->text());
+    });
+    connect(switchWorkspace_, &QPushButton::clicked, this, [this] {
+        state_->setWorkspace(shippedWorkspace(shippedWorkspaceNames().front()));
     });
     connect(browseData, &QPushButton::clicked, this, [this] {
         QString p = QFileDialog::getExistingDirectory(this, QStringLiteral("Dataset folder (class sub-folders or IDX files)"));
         if (!p.isEmpty()) data_->setCurrentText(p);
-        saveSettings();
+        refreshNotes();
     });
     connect(run_, &QPushButton::clicked, this, &EvaluationBox::evaluate);
     connect(deployB, &QPushButton::clicked, this, [this] { openDeployDialog(); });
@@ -148,12 +147,8 @@ EvaluationBox::EvaluationBox(AppState* state, QWidget* parent) : QGroupBox(QStri
                                                  QStringLiteral("Images (*.png *.jpg *.jpeg)"));
         if (!p.isEmpty()) classify(p);
     });
-    connect(space_, &QComboBox::currentTextChanged, this, [this] {
-        saveSettings();
-        refreshNotes();
-    });
-    connect(data_, &QComboBox::currentTextChanged, this, [this] { saveSettings(); });
-    connect(state_, &AppState::subnetChanged, this, &EvaluationBox::refreshNotes);
+    connect(data_, &QComboBox::currentTextChanged, this, &EvaluationBox::refreshNotes);
+    connect(state_, &AppState::workspaceChanged, this, &EvaluationBox::showWorkspace);
     connect(state_, &AppState::subnetChanged, this, &EvaluationBox::refreshStale);
     connect(state_, &AppState::spaceChanged, this, &EvaluationBox::refreshStale);
     refreshNotes();
@@ -165,33 +160,31 @@ EvaluationBox::~EvaluationBox()
     waitForIdle(60000);
 }
 
-void EvaluationBox::loadSettings()
+void EvaluationBox::showWorkspace()
 {
-    QSettings s;
-    QString ckpt = s.value(QStringLiteral("eval/supernet")).toString();
-    if (ckpt.isEmpty() || !QFileInfo::exists(ckpt)) ckpt = shippedSupernet();
-    supernet_->setText(ckpt);
-    QString sp = s.value(QStringLiteral("eval/space")).toString();
-    if (sp.isEmpty()) sp = spaceFromCard(ckpt);
-    if (sp.isEmpty()) sp = QStringLiteral("mcunet-fmnist");
-    space_->setCurrentText(sp);
-    const QString data = s.value(QStringLiteral("eval/data"), QStringLiteral("fashion-mnist:test")).toString();
-    data_->setCurrentText(data);
+    const Workspace& w = state_->workspace();
+    supernet_->setText(QString::fromStdString(w.supernet));
+    supernet_->setPlaceholderText(w.hasSupernet() ? QString()
+                                                  : QStringLiteral("none for space %1: choose a checkpoint of it").arg(QString::fromStdString(w.space.name)));
+    data_->setCurrentText(QString::fromStdString(w.data));
+    refreshNotes();
+    refreshStale();
 }
 
-void EvaluationBox::saveSettings()
+void EvaluationBox::useSupernet(const QString& checkpoint)
 {
-    QSettings s;
-    s.setValue(QStringLiteral("eval/supernet"), supernet_->text());
-    s.setValue(QStringLiteral("eval/space"), space_->currentText());
-    s.setValue(QStringLiteral("eval/data"), data_->currentText());
+    try {
+        state_->useSupernet(checkpoint);
+    } catch (const std::exception& e) {
+        QMessageBox::warning(this, QStringLiteral("Supernet"), QString::fromUtf8(e.what()));
+        showWorkspace();
+    }
 }
-
-QString EvaluationBox::supernetSpaceName() const { return space_->currentText(); }
 
 bool EvaluationBox::ready() const
 {
-    if (supernet_->text().isEmpty() || !QFileInfo::exists(supernet_->text())) return false;
+    const Workspace& w = state_->workspace();
+    if (!w.hasSupernet() || !QFileInfo::exists(QString::fromStdString(w.supernet)) || data_->currentText().isEmpty()) return false;
     return !data_->currentText().startsWith(QStringLiteral("fashion-mnist")) || !fashionMnistDir().empty();
 }
 
@@ -200,25 +193,24 @@ void EvaluationBox::refreshNotes()
     QStringList notes;
     if (data_->currentText().startsWith(QStringLiteral("fashion-mnist")) && fashionMnistDir().empty())
         notes << QStringLiteral("Fashion-MNIST is missing: install the Debian package <b>dataset-fashion-mnist</b>.");
-    if (supernet_->text().isEmpty())
-        notes << QStringLiteral("No supernet: the shipped demo supernet (models/supernets/mcunet-fmnist.pth) was not found; choose a checkpoint.");
-    try {
-        const DesignSpace target = presetSpace(supernetSpaceName().toStdString());
-        if (target.name != state_->space().name) {
-            SubnetConfig c = transferConfig(state_->subnet(), state_->space(), target);
-            notes << QStringLiteral("Evaluates the selected blocks in space %1 at %2 px.").arg(QString::fromStdString(target.name)).arg(c.image_size);
-        }
-    } catch (const std::exception& e) {
-        notes << QString::fromUtf8(e.what());
-    }
+    const Workspace& w = state_->workspace();
+    if (!w.hasSupernet())
+        notes << QStringLiteral("Evaluation is off in workspace %1: %2. Choose a checkpoint trained in space %3, or switch "
+                                "to the Fashion-MNIST workspace.")
+                     .arg(QString::fromStdString(w.title).toHtmlEscaped(), QString::fromStdString(w.evaluationBlocker()).toHtmlEscaped(),
+                          QString::fromStdString(w.space.name).toHtmlEscaped());
+    else if (data_->currentText().isEmpty())
+        notes << QStringLiteral("Choose the data to evaluate on (a folder of class sub-folders, or IDX files).");
     note_->setText(notes.join(QStringLiteral("<br>")));
     note_->setVisible(!notes.isEmpty());
+    switchWorkspace_->setVisible(!w.hasSupernet() && w.name != shippedWorkspaceNames().front());
+    run_->setEnabled(!running_ && ready());
 }
 
 void EvaluationBox::setRunning(bool running)
 {
     running_ = running;
-    run_->setEnabled(!running);
+    run_->setEnabled(!running && ready());
     cancel_->setEnabled(running);
     if (running) {
         progress_->setValue(0);
@@ -228,15 +220,16 @@ void EvaluationBox::setRunning(bool running)
 
 bool EvaluationBox::prepareRequest(EvaluationRequest& rq, const QString& title)
 {
-    // The selected subnet in the supernet's space (same blocks, resolution of the same rank).
-    try {
-        rq.space = presetSpace(supernetSpaceName().toStdString());
-        rq.config = transferConfig(state_->subnet(), state_->space(), rq.space);
-    } catch (const std::exception& e) {
-        QMessageBox::warning(this, title, QString::fromUtf8(e.what()));
+    // The selected subnet on the workspace's supernet (of the same space: no transfer).
+    const Workspace& w = state_->workspace();
+    if (!w.hasSupernet()) {
+        QMessageBox::warning(this, title, QStringLiteral("Workspace %1: %2.").arg(QString::fromStdString(w.title), QString::fromStdString(w.evaluationBlocker())));
         return false;
     }
-    rq.supernet = supernet_->text().toStdString();
+    rq.space = w.space;
+    rq.config = state_->subnet();
+    rq.supernet = w.supernet;
+    if (!w.calib_data.empty()) rq.calib_data = w.calib_data;
     return true;
 }
 
@@ -244,10 +237,6 @@ DeployDialog* EvaluationBox::openDeployDialog()
 {
     EvaluationRequest rq;
     if (!prepareRequest(rq, QStringLiteral("Deploy"))) return nullptr;
-    if (rq.supernet.empty()) {
-        QMessageBox::warning(this, QStringLiteral("Deploy"), QStringLiteral("Choose a supernet checkpoint first."));
-        return nullptr;
-    }
     ModelSpec spec;
     spec.supernet = rq.supernet;
     spec.space = rq.space.name;
@@ -267,11 +256,6 @@ void EvaluationBox::evaluate()
     rq.images = static_cast<std::size_t>(images_->value());
     rq.calibrate = calibImages_->value() > 0;
     rq.calibration.images = static_cast<std::size_t>(calibImages_->value());
-    if (rq.supernet.empty()) {
-        QMessageBox::warning(this, QStringLiteral("Evaluate"), QStringLiteral("Choose a supernet checkpoint first."));
-        return;
-    }
-    saveSettings();
     setRunning(true);
     stop_ = std::make_shared<std::atomic<bool>>(false);
     auto stop = stop_;
@@ -291,7 +275,7 @@ void EvaluationBox::evaluate()
     auto outcome = std::make_shared<std::pair<EvalResult, QString>>();
     // The selection the result is for: the one at the start (the user may move on while it runs).
     auto asked = std::make_shared<const SubnetConfig>(state_->subnet());
-    const QString askedSpace = QString::fromStdString(state_->space().name);
+    const QString askedSpace = QString::fromStdString(state_->space().name + "|" + state_->workspace().supernet);
     connect(watcher, &QFutureWatcher<void>::finished, this, [this, watcher, outcome, rq, asked, askedSpace] {
         watcher->deleteLater();
         setRunning(false);
@@ -348,7 +332,8 @@ QString EvaluationBox::resultText() const { return result_->text(); }
 
 bool EvaluationBox::isStale() const
 {
-    return evaluatedSpace_ != QString::fromStdString(state_->space().name) || !(*evaluatedSubnet_ == state_->subnet());
+    return evaluatedSpace_ != QString::fromStdString(state_->space().name + "|" + state_->workspace().supernet) ||
+           !(*evaluatedSubnet_ == state_->subnet());
 }
 
 void EvaluationBox::refreshStale()
@@ -359,7 +344,7 @@ void EvaluationBox::refreshStale()
 void EvaluationBox::showStale(bool stale)
 {
     stale_ = stale;
-    result_->setText(stale ? QStringLiteral("<span style='color:#b26a00'><b>Stale:</b> this result is for an earlier subnet; press "
+    result_->setText(stale ? QStringLiteral("<span style='color:#b26a00'><b>Stale:</b> this result is for an earlier subnet or supernet; press "
                                             "Evaluate for the selected one.</span><br><span style='color:#888'>%1</span>")
                                  .arg(resultHtml_)
                            : resultHtml_);

@@ -1,8 +1,9 @@
 #pragma once
-// The Design-space panel's evaluator: choose a supernet checkpoint and a dataset (remembered),
-// Evaluate the selected subnet off the GUI thread (progress, Cancel, result beside the costs),
-// and classify a dropped image. Defaults to the shipped Fashion-MNIST supernet and Debian's
-// Fashion-MNIST data, so it works with no file dialog.
+// The Design-space panel's evaluator: Evaluate the selected subnet on the workspace's supernet
+// off the GUI thread (progress, Cancel, result beside the costs), and classify a dropped image.
+// The supernet and data come with the workspace (AppState); choosing another checkpoint changes
+// the workspace's supernet, or opens the workspace of the space its card names. In a workspace
+// without a supernet (Lab 3's VWW space) evaluation is off and says why: no silent transfer.
 #include "nn/EvaluationTypes.h"
 #include "space/SubnetConfig.h"
 
@@ -63,10 +64,9 @@ Q_SIGNALS:
     void perClassShown();   // an evaluation's per-class chart is ready (perClassView())
 
 private:
-    void loadSettings();
-    void saveSettings();
+    void showWorkspace();                        // supernet, data and notes of the workspace
+    void useSupernet(const QString& checkpoint);   // AppState::useSupernet, a warning on refusal
     void setRunning(bool running);
-    QString supernetSpaceName() const;
     // Space, transferred config and supernet of the current selection; false after a warning dialog.
     bool prepareRequest(EvaluationRequest& rq, const QString& title);
     void refreshNotes();
@@ -77,7 +77,6 @@ private:
 
     AppState* state_;
     QLineEdit* supernet_;
-    QComboBox* space_;
     QComboBox* data_;
     QSpinBox* images_;
     QSpinBox* calibImages_;
@@ -86,10 +85,11 @@ private:
     QProgressBar* progress_;
     QLabel* result_;
     QString resultHtml_;          // the last result's text, without the stale mark
-    QString evaluatedSpace_;      // the selection the shown result was computed for
+    QString evaluatedSpace_;      // the space and supernet the shown result was computed with
     std::shared_ptr<const SubnetConfig> evaluatedSubnet_;
     bool stale_ = false;
     QLabel* note_;
+    QPushButton* switchWorkspace_;
     QListWidget* classes_;
     QChartView* perClass_;   // top-1 per class of the last evaluation (hidden until there is one)
     int perClassBars_ = 0;

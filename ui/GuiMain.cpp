@@ -16,6 +16,7 @@
 #include "io/DataPaths.h"
 #include "io/OutputPaths.h"
 #include "space/SpacePresets.h"
+#include "workspace/Workspace.h"
 
 #include "graph/TrainingGraph.h"
 
@@ -67,6 +68,8 @@ bool runAndWait(Panel* panel, Signal done, const std::function<void()>& start, i
 // user's history).
 void prepareSearchPanels(MainWindow& window, const QString& dir)
 {
+    // Lab 3's searches, in its VWW workspace; the default workspace comes back afterwards.
+    window.state()->setWorkspace(shippedWorkspace("lab3-vww"));
     PredictorPanel* pred = window.predictorPanel();
     if (pred->predictor() && !pred->datasetPath().isEmpty() && QFileInfo::exists(pred->datasetPath()))
         runAndWait(pred, &PredictorPanel::jobFinished, [pred] { pred->startEvaluation(); }, 120000);
@@ -101,6 +104,8 @@ int writeScreenshots(MainWindow& window, const char* dir, bool measure)
     ds->selectLabMax();
     written += saveGrab(&window, base + QStringLiteral("design-space-max.png"));
     prepareSearchPanels(window, QString::fromLocal8Bit(dir));
+    window.state()->setWorkspace(shippedWorkspace("fashion-mnist"));
+    ds->selectLabMax();
     // An evaluation result on the shipped supernet (when it and the data are there).
     if (ds->evaluationBox()->ready()) {
         ds->evaluationBox()->setImageCounts(1000, 500);   // a quick, representative run
@@ -138,7 +143,9 @@ int writeScreenshots(MainWindow& window, const char* dir, bool measure)
         window.tabs()->setCurrentWidget(p.widget);
         written += saveGrab(&window, base + p.stem + QStringLiteral(".png"));
     }
-    // A third search that must also fit fine-tuning with a sparse-update pattern in 200 KB.
+    // A third search (Lab 3's space again) that must also fit fine-tuning with a sparse-update
+    // pattern in 200 KB.
+    window.state()->setWorkspace(shippedWorkspace("lab3-vww"));
     SearchPanel* search = window.searchPanel();
     window.tabs()->setCurrentWidget(search);
     search->setTrainingLimit(200, QStringLiteral("bias-only:12+pw1:3@1/4"), true);
@@ -186,7 +193,7 @@ int writeScreenshots(MainWindow& window, const char* dir, bool measure)
     // measured on the shipped supernet (2,000 test images each, to keep screenshots quick), when it
     // and the data are there, unless `measure` is off (about a minute of CPU: --no-measure).
     if (measure && ds->evaluationBox()->ready()) {
-        window.state()->setSpace(presetSpace("mcunet-fmnist"), QStringLiteral("mcunet-fmnist"));
+        window.state()->setWorkspace(shippedWorkspace("fashion-mnist"));
         PredictorPanel* pred = window.predictorPanel();
         window.tabs()->setCurrentWidget(pred);
         runAndWait(pred, &PredictorPanel::jobFinished, [pred] { pred->startCheck(20, 2000); }, 300000);

@@ -23,7 +23,6 @@ namespace tinyscope::ui {
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
 {
-    setWindowTitle(QStringLiteral("Tinyscope"));
     state_ = new AppState(this);
     tabs_ = new QTabWidget;
     tabs_->setDocumentMode(true);
@@ -41,7 +40,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     setCentralWidget(tabs_);
     buildMenus();
     connect(state_, &AppState::message, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
-    statusBar()->showMessage(QStringLiteral("Space %1 — pick a subnet, or press Random").arg(state_->spaceSource()));
+    auto showWorkspace = [this] {
+        setWindowTitle(QStringLiteral("Tinyscope — %1").arg(state_->workspaceTitle()));
+    };
+    connect(state_, &AppState::workspaceChanged, this, showWorkspace);
+    showWorkspace();
+    statusBar()->showMessage(QStringLiteral("Workspace %1 (space %2) — pick a subnet, or press Random")
+                                 .arg(state_->workspaceTitle(), QString::fromStdString(state_->space().name)));
     resize(1600, 1000);
 }
 

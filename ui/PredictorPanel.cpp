@@ -246,7 +246,7 @@ PredictorPanel::PredictorPanel(AppState* state, QWidget* parent) : QWidget(paren
         // one shipped for the new space, if any.
         if (predictor_ && predictor_->card().space_fingerprint == spaceFingerprint(state_->space())) return;
         predictor_.reset();
-        const std::string shipped = shippedPredictorPath(state_->space().name);
+        const std::string shipped = state_->workspace().predictor;
         try {
             if (!shipped.empty())
                 predictor_ = std::make_shared<AccuracyPredictor>(AccuracyPredictor::load(shipped, state_->space()));
@@ -264,7 +264,7 @@ PredictorPanel::PredictorPanel(AppState* state, QWidget* parent) : QWidget(paren
     });
 
     // Out of the box: the predictor shipped for the space, and its dataset if it is at hand.
-    const std::string shipped = shippedPredictorPath(state_->space().name);
+    const std::string shipped = state_->workspace().predictor;
     if (!shipped.empty()) {
         try {
             predictor_ = std::make_shared<AccuracyPredictor>(AccuracyPredictor::load(shipped, state_->space()));

@@ -18,6 +18,8 @@
 #include "search/TrainingMemoryLimit.h"
 #include "viz/ArchDiagram.h"
 #include "viz/GraphvizRenderer.h"
+#include "space/SpaceTransfer.h"
+#include "workspace/Workspace.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -209,8 +211,9 @@ SearchPanel::SearchPanel(AppState* state, const QString& historyPath, QWidget* p
     use_->setToolTip(QStringLiteral("Select the winner in the Design-space panel"));
     use_->setEnabled(false);
     measure_ = new QPushButton(QStringLiteral("Measure on the supernet"));
-    measure_->setToolTip(QStringLiteral("Top-1 of the winner on the shipped supernet: all Fashion-MNIST test images, BN "
-                                        "re-calibrated on 2,000 holdout images (a VWW winner is transferred: same blocks)"));
+    measure_->setToolTip(QStringLiteral("Top-1 of the winner on the workspace's supernet: all its test images, BN re-calibrated "
+                                        "on 2,000 holdout images. A workspace without a supernet (Lab 3's VWW) measures on the "
+                                        "Fashion-MNIST one, the winner transferred (same blocks) and labelled so"));
     measure_->setEnabled(false);
     auto* winnerButtons = new QHBoxLayout;
     winnerButtons->addWidget(use_);
@@ -314,14 +317,16 @@ SearchPanel::SearchPanel(AppState* state, const QString& historyPath, QWidget* p
         if (!p.isEmpty()) exportHistory(p);
     });
     connect(&watcher_, &QFutureWatcher<void>::finished, this, &SearchPanel::finishSearch);
-    connect(state_, &AppState::spaceChanged, this, &SearchPanel::syncRanges);
+    connect(state_, &AppState::spaceChanged, this, [this] {
+        syncRanges();
+        applyWorkspaceLimits();
+    });
 
     setOptions(SearchOptions());
     syncRanges();
-    setLimit("millionMACs", 60, true);
-    setLimit("KBPeakMemory", 250, true);
     setLimit("params", 1000000, false);
     setLimit("KBFlash", 1000, false);
+    applyWorkspaceLimits();
     setHistoryPath(historyPath);
 }
 
@@ -449,6 +454,13 @@ void SearchPanel::syncRanges()
                                        QString::fromStdString(r->quantity->unit)));
     }
     restoring_ = false;
+}
+
+void SearchPanel::applyWorkspaceLimits()
+{
+    // Limits of one space rarely mean anything in another (VWW's 250 KB is more than the whole
+    // Fashion-MNIST space needs): a workspace brings its own starting limits.
+    for (const auto& [key, value] : state_->workspace().search_limits) setLimit(key, value, true);
 }
 
 void SearchPanel::setLimit(const std::string& key, double value, bool enabled)
@@ -888,7 +900,7 @@ void SearchPanel::refreshWinnerText()
     } else if (!measurement_.measured_by.empty() && shownBest_.is_object() && measurement_.search_space == state_->space().name &&
                shownBest_["config"] == measurement_.searched.toJson()) {
         const WinnerMeasurement& m = measurement_;
-        line = QStringLiteral("<br><b>measured %1 %</b> top-1 on %2 test images (shipped supernet, %3%4 at %5 px%6)")
+        line = QStringLiteral("<br><b>measured %1 %</b> top-1 on %2 test images (supernet of %3%4 at %5 px%6)")
                    .arg(m.measured, 0, 'f', 2)
                    .arg(QString::fromStdString(groupThousands(static_cast<std::int64_t>(m.evaluation.images))))
                    .arg(m.transferred ? QStringLiteral("the same blocks in ") : QString())
@@ -917,18 +929,21 @@ void SearchPanel::measureWinner(int images)
     r.best.accuracy = shownBest_["predicted_accuracy"].get<double>();
     r.oracle = oracle_ ? oracle_->describe() : std::string();
     const DesignSpace space = state_->space();
+    const Workspace workspace = state_->workspace();
     measureCancel_ = false;
     measureProgress_ = QStringLiteral("measuring on the supernet…");
     measure_->setText(QStringLiteral("Cancel measuring"));
     measure_->setEnabled(true);
     refreshWinnerText();
     QPointer<SearchPanel> self(this);
-    measureWatcher_.setFuture(QtConcurrent::run([this, self, r, space, images] {
+    measureWatcher_.setFuture(QtConcurrent::run([this, self, r, space, workspace, images] {
         bool ok = false;
         WinnerMeasurement m;
         QString error;
         try {
-            EvaluationRequest rq = shippedSupernetRequest();
+            const SupernetTarget target = supernetTarget(workspace);
+            EvaluationRequest rq = supernetRequest(target.supernet);
+            rq.space = target.space;
             rq.images = static_cast<std::size_t>(images);
             SupernetAccuracyOracle oracle(rq);
             JobControl job;
@@ -980,10 +995,12 @@ DeployDialog* SearchPanel::deployWinner()
     if (!shownBest_.is_object()) return nullptr;
     ModelSpec spec;
     try {
-        const EvaluationRequest rq = shippedSupernetRequest();
-        spec.supernet = rq.supernet;
-        spec.space = rq.space.name;
-        spec.subnet = transferConfig(SubnetConfig::fromJson(shownBest_["config"], state_->space(), "winner"), state_->space(), rq.space);
+        // The workspace's supernet, or the shipped one with the winner transferred (the dialog's
+        // title names the supernet's space).
+        const SupernetTarget target = supernetTarget(state_->workspace());
+        spec.supernet = target.supernet;
+        spec.space = target.space.name;
+        spec.subnet = transferConfig(SubnetConfig::fromJson(shownBest_["config"], state_->space(), "winner"), state_->space(), target.space);
     } catch (const std::exception& e) {
         status_->setText(QString::fromUtf8(e.what()).toHtmlEscaped());
         return nullptr;

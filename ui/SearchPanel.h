@@ -103,6 +103,7 @@ private:
     void buildTrainingLimit(QVBoxLayout* into);
     void checkTrainingPattern();
     void syncRanges();
+    void applyWorkspaceLimits();   // the workspace's starting limits (Workspace::search_limits)
     void onLimitEdited(bool fromDrag);
     void onGeneration(const GenerationStats& g, const SearchCandidate& best);
     void finishSearch();

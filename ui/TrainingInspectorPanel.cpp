@@ -24,6 +24,8 @@
 #include "io/Text.h"
 #include "zoo/SubnetNetwork.h"
 #include "zoo/ZooCatalog.h"
+#include "space/SpaceTransfer.h"
+#include "workspace/Workspace.h"
 
 #include <QAction>
 #include <QComboBox>
@@ -43,7 +45,6 @@
 #include <QStyledItemDelegate>
 #include <QTableView>
 #include <QTextDocumentFragment>
-#include <QSettings>
 #include <QSignalBlocker>
 #include <QToolButton>
 #include <QUndoStack>
@@ -593,19 +594,16 @@ ExportRequest TrainingInspectorPanel::exportRequest() const
         throw InputError("the opened graph's network is no zoo model, so it cannot be exported again from here: choose a zoo model or "
                          "the design-space subnet");
     if (model == QLatin1String(kSubnetKey)) {
-        // The selected subnet with the weights the evaluator uses (the shipped demo supernet).
-        QSettings st;
-        const std::string space = st.value(QStringLiteral("eval/space"), QStringLiteral("mcunet-fmnist")).toString().toStdString();
-        std::string ckpt = st.value(QStringLiteral("eval/supernet")).toString().toStdString();
-        if (ckpt.empty() || !fileExists(ckpt)) ckpt = findModelFile("supernets/mcunet-fmnist.pth");
-        if (ckpt.empty()) throw InputError("no supernet to take the subnet's weights from (models/supernets/mcunet-fmnist.pth)");
-        const SubnetConfig c = transferConfig(state_->subnet(), state_->space(), presetSpace(space));
+        // The selected subnet with the weights of the workspace's supernet (in a workspace
+        // without one, the shipped supernet's, the subnet transferred: named so in the export).
+        const SupernetTarget target = supernetTarget(state_->workspace());
+        const SubnetConfig c = transferConfig(state_->subnet(), state_->space(), target.space);
         const std::string cfg = (scratch_->path() + QStringLiteral("/subnet.json")).toStdString();
         writeJsonFile(cfg, c.toJson());
-        rq.model.supernet = ckpt;
+        rq.model.supernet = target.supernet;
         rq.model.config = cfg;
-        rq.model.space = space;
-        rq.name = "subnet";
+        rq.model.space = target.space.name;
+        rq.name = target.transferred ? "subnet-transferred-to-" + target.space.name : "subnet";
     } else {
         rq.model.zoo = model.toStdString();
         rq.model.params = weights_.value(model).toStdString();

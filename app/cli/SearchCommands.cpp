@@ -20,6 +20,8 @@
 #include "space/SpacePresets.h"
 #include "viz/ArchDiagram.h"
 #include "viz/GraphvizRenderer.h"
+#include "workspace/ShippedModels.h"
+#include "space/SpaceTransfer.h"
 
 #include <cstdio>
 #include <iostream>

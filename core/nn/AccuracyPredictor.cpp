@@ -153,11 +153,6 @@ void putLE(std::string& out, T v)
 
 }  // namespace
 
-std::string shippedPredictorPath(const std::string& spaceName)
-{
-    return findModelFile("predictors/" + spaceName + ".bin");
-}
-
 std::pair<std::string, std::string> predictorFilePaths(const std::string& path)
 {
     const std::string stem = stemOf(path);

@@ -79,9 +79,6 @@ private:
     std::unique_ptr<Impl> d_;
 };
 
-// The predictor shipped for a space: models/predictors/<space name>.bin, "" if there is none.
-std::string shippedPredictorPath(const std::string& spaceName);
-
 // "X.bin" / "X.json" / "X" -> {"X.bin", "X.json"}
 std::pair<std::string, std::string> predictorFilePaths(const std::string& path);
 

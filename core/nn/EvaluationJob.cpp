@@ -6,6 +6,7 @@
 #include "nn/Evaluator.h"
 #include "nn/TorchRuntime.h"
 #include "space/SpacePresets.h"
+#include "workspace/ShippedModels.h"
 
 #include <sys/stat.h>
 
@@ -73,8 +74,6 @@ std::vector<ClassScore> runClassification(const EvaluationRequest& rq, const std
     return classifyImage(sub, img, rq.space.class_names);
 }
 
-std::string shippedSupernetPath() { return findModelFile("supernets/mcunet-fmnist.pth"); }
-
 EvaluationRequest supernetRequest(const std::string& checkpoint)
 {
     EvaluationRequest rq;
@@ -89,40 +88,6 @@ EvaluationRequest shippedSupernetRequest()
     const std::string path = shippedSupernetPath();
     if (path.empty()) throw InputError("the shipped supernet (models/supernets/mcunet-fmnist.pth) was not found");
     return supernetRequest(path);
-}
-
-std::string supernetCardSpace(const std::string& checkpoint)
-{
-    const std::string ext = ".pth";
-    if (checkpoint.size() <= ext.size() || checkpoint.compare(checkpoint.size() - ext.size(), ext.size(), ext) != 0) return "";
-    const std::string card = checkpoint.substr(0, checkpoint.size() - ext.size()) + ".json";
-    if (!fileExists(card)) return "";
-    try {
-        const Json j = readJsonFile(card);
-        return j.is_object() && j.contains("space") && j["space"].is_string() ? j["space"].get<std::string>() : "";
-    } catch (const std::exception&) {
-        return "";   // not a card: no opinion on the space
-    }
-}
-
-SubnetConfig transferConfig(const SubnetConfig& c, const DesignSpace& from, const DesignSpace& to)
-{
-    if (from.name == to.name) return c;
-    auto same = [&]() {
-        if (from.maxBlocks() != to.maxBlocks() || from.numStages() != to.numStages() || from.numWidths() != to.numWidths())
-            return false;
-        for (int s = 0; s < from.numStages(); ++s)
-            if (from.stages[static_cast<std::size_t>(s)].max_blocks != to.stages[static_cast<std::size_t>(s)].max_blocks) return false;
-        return true;
-    };
-    if (!same())
-        throw InputError("the subnet of space '" + from.name + "' has another block layout than space '" + to.name +
-                         "'; select a subnet of '" + to.name + "'");
-    SubnetConfig out = c;
-    const int rank = from.resolutionIndex(c.image_size);
-    out.image_size = to.resolutions[static_cast<std::size_t>(std::min<int>(std::max(rank, 0), static_cast<int>(to.resolutions.size()) - 1))];
-    out.validate(to, "subnet transferred to space '" + to.name + "'");
-    return out;
 }
 
 }  // namespace tinyscope

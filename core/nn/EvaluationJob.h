@@ -26,19 +26,11 @@ EvalResult runEvaluation(const EvaluationRequest& request, const JobControl& job
 // Ranked classes of one image file (BN re-calibrated like runEvaluation when `calibrate`).
 std::vector<ClassScore> runClassification(const EvaluationRequest& request, const std::string& imagePath);
 
-// The shipped demo supernet (models/supernets/mcunet-fmnist.pth, space mcunet-fmnist); "" if absent.
-std::string shippedSupernetPath();
 // A request on `checkpoint` in its card's space (mcunet-fmnist without a card), with the default
 // data (all fashion-mnist:test images) and calibration (2,000 holdout images); `config` is left
 // to the caller.
 EvaluationRequest supernetRequest(const std::string& checkpoint);
 // supernetRequest on the shipped supernet; throws InputError when it is absent.
 EvaluationRequest shippedSupernetRequest();
-// The space a checkpoint belongs to by its card (<stem>.json beside <stem>.pth, field "space"); "" if none.
-std::string supernetCardSpace(const std::string& checkpoint);
-
-// The same blocks in another space of the family (same block layout, widths and choices), with
-// the resolution of the same rank (clamped). Throws InputError when the spaces differ in structure.
-SubnetConfig transferConfig(const SubnetConfig& config, const DesignSpace& from, const DesignSpace& to);
 
 }  // namespace tinyscope

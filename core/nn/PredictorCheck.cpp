@@ -1,6 +1,7 @@
 #include "nn/PredictorCheck.h"
 
 #include "Error.h"
+#include "space/SpaceTransfer.h"
 
 #include <cmath>
 #include <numeric>

@@ -1,6 +1,7 @@
 #include "nn/WinnerMeasurement.h"
 
 #include "Error.h"
+#include "space/SpaceTransfer.h"
 
 namespace tinyscope {
 
