@@ -53,7 +53,7 @@ private Q_SLOTS:
         for (const char* f : {"share/tinyscope/models/spaces/mcunet-fmnist.json", "share/tinyscope/models/supernets/mcunet-fmnist.pth",
                               "share/tinyscope/models/predictors/mcunet-fmnist.bin", "share/tinyscope/models/boards/stm32f746.json",
                               "share/tinyscope/datasets/mcunet-fmnist-accdata/mcunet-fmnist_shard0of1_card.json",
-                              "share/applications/tinyscope.desktop",
+                              "share/tinyscope/resources/palette.json", "share/applications/tinyscope.desktop",
                               "share/icons/hicolor/scalable/apps/tinyscope.svg"})
             QVERIFY2(QFileInfo::exists(at(QLatin1String(f))), f);
         // The device pipeline is run as a program (core/device/DeviceRunner).
