@@ -58,8 +58,15 @@ private Q_SLOTS:
             QVERIFY2(QFileInfo::exists(at(QLatin1String(f))), f);
         // The device pipeline is run as a program (core/device/DeviceRunner).
         QVERIFY(QFileInfo(at(QStringLiteral("share/tinyscope/resources/device/run_export.sh"))).isExecutable());
-        // Only the program: no test suite, benchmark or helper program is installed.
+        // Only the program: no test suite, benchmark or helper program is installed; TFLM's runner
+        // (deploy --compare-memory, when this build made it) where deploy/TflmRunner looks first.
         QCOMPARE(QDir(at(QStringLiteral("bin"))).entryList(QDir::Files | QDir::NoDotAndDotDot), QStringList{QStringLiteral("tinyscope")});
+#ifdef TINYSCOPE_INSTALLS_TFLM_RUN
+        QCOMPARE(QDir(at(QStringLiteral("libexec/tinyscope"))).entryList(QDir::Files | QDir::NoDotAndDotDot), QStringList{QStringLiteral("tflm_run")});
+        QVERIFY(QFileInfo(at(QStringLiteral("libexec/tinyscope/tflm_run"))).isExecutable());
+#else
+        QVERIFY(!QFileInfo::exists(at(QStringLiteral("libexec"))));
+#endif
     }
 
     void desktopEntryStartsTheGuiWithTheIcon()
