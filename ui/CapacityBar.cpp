@@ -1,5 +1,6 @@
 #include "CapacityBar.h"
 
+#include "Palette.h"
 #include "io/Text.h"
 
 #include <QPainter>
@@ -73,12 +74,12 @@ void CapacityBar::paintEvent(QPaintEvent*)
     p.setFont(bold);
     p.drawText(QRect(0, barTop, labelWidth_ - 6, kBarHeight), Qt::AlignLeft | Qt::AlignVCenter, label_);
     p.setFont(font());
-    const QColor red(0xb0, 0x00, 0x20), fill(0x2e, 0x7d, 0x32);
+    const QColor red = paletteColor("status.error"), fill = paletteColor("status.fits");
     p.setPen(over() ? red : palette().color(QPalette::WindowText));
     p.drawText(QRect(labelWidth_, textTop, bar.width(), fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
                fm.elidedText(text(), Qt::ElideRight, bar.width()));
-    p.setPen(QPen(QColor(0x60, 0x60, 0x60), 1));
-    p.setBrush(QColor(0xee, 0xee, 0xee));
+    p.setPen(QPen(paletteColor("capacity.frame"), 1));
+    p.setBrush(paletteColor("capacity.empty"));
     p.drawRect(bar.adjusted(0, 0, -1, -1));
     if (used_ < 0) return;
     // Without a capacity the bar is full (the figure is all there is); over it, the capacity is a
@@ -91,7 +92,7 @@ void CapacityBar::paintEvent(QPaintEvent*)
     if (capacity_ > 0 && !over()) {
         p.fillRect(usedRect, fill);
     } else if (capacity_ <= 0) {
-        p.fillRect(usedRect, QColor(0x78, 0x90, 0x9c));
+        p.fillRect(usedRect, paletteColor("capacity.unbounded"));
     } else {
         const int cap = at(capacity_);
         p.fillRect(QRect(usedRect.left(), usedRect.top(), cap, usedRect.height()), fill);

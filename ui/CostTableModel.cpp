@@ -1,5 +1,6 @@
 #include "CostTableModel.h"
 
+#include "Palette.h"
 #include "io/Text.h"
 
 #include <QBrush>
@@ -67,7 +68,7 @@ QVariant CostTableModel::data(const QModelIndex& index, int role) const
     } else if (role == Qt::TextAlignmentRole) {
         if (index.column() >= Macs || index.column() == Index) return int(Qt::AlignRight | Qt::AlignVCenter);
     } else if (role == Qt::BackgroundRole && r.peak) {
-        return QBrush(QColor(255, 221, 214));
+        return QBrush(paletteColor("table.peak"));
     } else if (role == Qt::ToolTipRole && r.layer.type == "Conv2d") {
         return QStringLiteral("%1×%1 conv, stride %2, groups %3%4")
             .arg(r.layer.kernel)

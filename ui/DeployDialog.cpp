@@ -1,5 +1,6 @@
 #include "DeployDialog.h"
 
+#include "Palette.h"
 #include "CapacityBar.h"
 #include "EventWait.h"
 
@@ -137,7 +138,7 @@ DeployDialog::DeployDialog(ModelSpec model, const QString& stem, QWidget* parent
     auto* bnRow = new QHBoxLayout;
     bnRow->addWidget(bn_);
     auto* bnNote = new QLabel(QStringLiteral("BatchNorm re-calibration; more is slower (the CLI uses 2,000)"));
-    bnNote->setStyleSheet(QStringLiteral("color: #555"));
+    bnNote->setStyleSheet(QStringLiteral("color: %1").arg(paletteName("text.note")));
     bnRow->addWidget(bnNote, 1);
     form->addRow(QStringLiteral("BN images"), bnRow);
     bn_->setEnabled(!model_.supernet.empty());
@@ -359,7 +360,7 @@ void DeployDialog::deploy()
             throw InputError("Output file " + rq.out + ": cannot create a file in " + folder + ": " + probe.errorString().toStdString());
     } catch (const std::exception& e) {
         progress_->setFormat(QStringLiteral("not written"));
-        status_->setText(QStringLiteral("<span style='color:#b00020'>%1</span>").arg(QString::fromUtf8(e.what()).toHtmlEscaped()));
+        status_->setText(QStringLiteral("<span style='color:%1'>%2</span>").arg(paletteName("status.error"), QString::fromUtf8(e.what()).toHtmlEscaped()));
         Q_EMIT deployed(false);
         return;
     }
@@ -406,7 +407,7 @@ void DeployDialog::deploy()
         if (outcome->cancelled || !outcome->error.isEmpty()) {
             progress_->setFormat(outcome->cancelled ? QStringLiteral("cancelled") : QStringLiteral("failed"));
             const QString text = outcome->cancelled ? QStringLiteral("Cancelled: nothing was written.") : outcome->error;
-            status_->setText(QStringLiteral("<span style='color:#b00020'>%1</span>").arg(text.toHtmlEscaped()));
+            status_->setText(QStringLiteral("<span style='color:%1'>%2</span>").arg(paletteName("status.error"), text.toHtmlEscaped()));
             Q_EMIT deployed(false);
             return;
         }
@@ -419,7 +420,7 @@ void DeployDialog::deploy()
                              .arg(memory_ ? QStringLiteral(", the memory compared on three engines") : QString());
         if (outcome->memoryCancelled) status += QStringLiteral(" The memory comparison was cancelled.");
         else if (!outcome->memoryError.isEmpty())
-            status += QStringLiteral(" <span style='color:#b00020'>The memory comparison failed: %1</span>").arg(outcome->memoryError.toHtmlEscaped());
+            status += QStringLiteral(" <span style='color:%1'>The memory comparison failed: %2</span>").arg(paletteName("status.error"), outcome->memoryError.toHtmlEscaped());
         status_->setText(status);
         showResult();
         Q_EMIT deployed(true);
@@ -515,7 +516,7 @@ void DeployDialog::showMemory(const BoardProfile& board)
         if (row.bytes || withBar.contains(engine)) continue;
         auto* why = new QLabel(QStringLiteral("<b>%1</b>: no figure — %2").arg(engine, QString::fromStdString(row.why).toHtmlEscaped()));
         why->setWordWrap(true);
-        why->setStyleSheet(QStringLiteral("color: #8a5a00"));
+        why->setStyleSheet(QStringLiteral("color: %1").arg(paletteName("status.warn-dark")));
         why->setToolTip(QString::fromStdString(row.why));
         barsLayout_->addWidget(why);
         withBar << engine;

@@ -1,5 +1,6 @@
 #include "DeviceVerdictView.h"
 
+#include "Palette.h"
 #include "CapacityBar.h"
 #include "io/Text.h"
 
@@ -12,7 +13,7 @@ namespace tinyscope::ui {
 
 namespace {
 
-const QString kGreen = QStringLiteral("#1b5e20"), kRed = QStringLiteral("#b00020"), kGrey = QStringLiteral("#555555");
+const QString kGreen = paletteName("status.pass"), kRed = paletteName("status.error"), kGrey = paletteName("text.note");
 
 QString thousands(std::int64_t v) { return QString::fromStdString(groupThousands(v)); }
 

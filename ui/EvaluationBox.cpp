@@ -1,5 +1,6 @@
 #include "EvaluationBox.h"
 
+#include "Palette.h"
 #include "AppState.h"
 #include "ChartStyle.h"
 #include "DeployDialog.h"
@@ -99,7 +100,7 @@ EvaluationBox::EvaluationBox(AppState* state, QWidget* parent) : QGroupBox(QStri
     lay->addWidget(progress_);
     note_ = new QLabel;
     note_->setWordWrap(true);
-    note_->setStyleSheet(QStringLiteral("color: #555"));
+    note_->setStyleSheet(QStringLiteral("color: %1").arg(paletteName("text.note")));
     lay->addWidget(note_);
     switchWorkspace_ = new QPushButton(QStringLiteral("Switch to the Fashion-MNIST workspace"));
     switchWorkspace_->setToolTip(QStringLiteral("Its space, shipped supernet, predictor and Debian's Fashion-MNIST data: "
@@ -116,7 +117,7 @@ EvaluationBox::EvaluationBox(AppState* state, QWidget* parent) : QGroupBox(QStri
     classes_->setMaximumHeight(110);
     classes_->setToolTip(QStringLiteral("Drop an image on the panel to classify it"));
     classes_->addItem(QStringLiteral("Drop an image on the panel, or press Classify image…"));
-    classes_->item(0)->setForeground(QColor(0x77, 0x77, 0x77));
+    classes_->item(0)->setForeground(paletteColor("text.faint"));
     lay->addWidget(classes_);
 
     showWorkspace();
@@ -344,9 +345,9 @@ void EvaluationBox::refreshStale()
 void EvaluationBox::showStale(bool stale)
 {
     stale_ = stale;
-    result_->setText(stale ? QStringLiteral("<span style='color:#b26a00'><b>Stale:</b> this result is for an earlier subnet or supernet; press "
-                                            "Evaluate for the selected one.</span><br><span style='color:#888'>%1</span>")
-                                 .arg(resultHtml_)
+    result_->setText(stale ? QStringLiteral("<span style='color:%1'><b>Stale:</b> this result is for an earlier subnet or supernet; "
+                                            "press Evaluate for the selected one.</span><br><span style='color:%2'>%3</span>")
+                                 .arg(paletteName("status.warn"), paletteName("text.dim"), resultHtml_)
                            : resultHtml_);
     if (QChart* chart = perClass_->chart()) {
         const QString title = perClassTitle(last_.top1);
@@ -361,7 +362,7 @@ void EvaluationBox::showPerClass(const EvalResult& r, const std::vector<std::str
     if (r.classes == 0) return;
     // Horizontal bars, first class on top; the overall top-1 as the title.
     auto* set = new QBarSet(QStringLiteral("top-1 %"));
-    set->setColor(QColor(0x1f, 0x77, 0xb4));
+    set->setColor(paletteColor("chart.series"));
     QStringList names;
     for (int c = r.classes - 1; c >= 0; --c) {
         *set << r.classTop1(c);

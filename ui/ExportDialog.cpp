@@ -1,5 +1,6 @@
 #include "ExportDialog.h"
 
+#include "Palette.h"
 #include "DeviceVerdictView.h"
 #include "EventWait.h"
 #include "Error.h"
@@ -223,7 +224,7 @@ void ExportDialog::check()
         setRunning(false);
         if (!plan_) {
             progress_->setFormat(outcome->second == QStringLiteral("cancelled") ? QStringLiteral("cancelled") : QStringLiteral("failed"));
-            status_->setText(QStringLiteral("<span style='color:#b00020'>%1</span>").arg(outcome->second.toHtmlEscaped()));
+            status_->setText(QStringLiteral("<span style='color:%1'>%2</span>").arg(paletteName("status.error"), outcome->second.toHtmlEscaped()));
             Q_EMIT checked(false);
             return;
         }
@@ -262,7 +263,7 @@ void ExportDialog::showPlan()
     for (const Finding& f : p.findings) {
         auto* item = new QTreeWidgetItem({f.error() ? QStringLiteral("error") : QStringLiteral("warning"), QString::fromStdString(f.spec + " " + f.rule),
                                           QString::fromStdString(f.where), QString::fromStdString(f.message)});
-        item->setForeground(0, f.error() ? QColor(0xb0, 0x00, 0x20) : QColor(0xa0, 0x60, 0x00));
+        item->setForeground(0, paletteColor(f.error() ? "status.error" : "status.finding"));
         item->setToolTip(3, QString::fromStdString(f.message));
         findings_->addTopLevelItem(item);
     }
@@ -302,7 +303,7 @@ void ExportDialog::write()
         setRunning(false);
         if (!outcome->second.isEmpty()) {
             progress_->setFormat(QStringLiteral("not written"));
-            status_->setText(QStringLiteral("<span style='color:#b00020'>%1</span>").arg(outcome->second.toHtmlEscaped()));
+            status_->setText(QStringLiteral("<span style='color:%1'>%2</span>").arg(paletteName("status.error"), outcome->second.toHtmlEscaped()));
             Q_EMIT written(false);
             return;
         }

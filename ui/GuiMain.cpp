@@ -26,6 +26,7 @@
 #include <QDir>
 #include <QEventLoop>
 #include <QFileInfo>
+#include <QIcon>
 #include <QTemporaryDir>
 #include <QTabWidget>
 #include <QTimer>
@@ -263,6 +264,7 @@ int runGui(int argc, char** argv)
     QApplication app(qargc, argv);
     QApplication::setApplicationName(QStringLiteral("tinyscope"));
     QApplication::setOrganizationName(QStringLiteral("tinyscope"));
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/tinyscope.svg")));   // resources/tinyscope.qrc
     MainWindow window;
     if (shotDir) {
         int n = writeScreenshots(window, shotDir, measure);

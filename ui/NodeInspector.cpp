@@ -1,5 +1,6 @@
 #include "NodeInspector.h"
 
+#include "Palette.h"
 #include "graph/TrainingGraph.h"
 #include "io/Text.h"
 #include "viz/TrainingGraphDot.h"
@@ -68,8 +69,8 @@ NodeInspector::NodeInspector(QWidget* parent) : QTextBrowser(parent)
     setOpenExternalLinks(false);
     document()->setDefaultStyleSheet(QStringLiteral(
         "h3 { margin: 0 0 4px 0; } table { border-collapse: collapse; } td, th { padding: 1px 4px; } "
-        "th { text-align: left; color: #555; font-weight: normal; border-bottom: 1px solid #ccc; } "
-        ".k { color: #555; } .tag { padding: 1px 4px; }"));
+        "th { text-align: left; color: %1; font-weight: normal; border-bottom: 1px solid %2; } "
+        ".k { color: %1; } .tag { padding: 1px 4px; }").arg(paletteName("text.note"), paletteName("rule")));
     connect(this, &QTextBrowser::anchorClicked, this, [this](const QUrl& url) {
         const QString s = url.toString();
         if (s.startsWith(QStringLiteral("op:"))) Q_EMIT opLinkActivated(s.mid(3).toInt());
@@ -80,7 +81,7 @@ NodeInspector::NodeInspector(QWidget* parent) : QTextBrowser(parent)
 void NodeInspector::showHint(const QString& html)
 {
     op_ = -1;
-    setHtml(QStringLiteral("<p style='color:#666'>%1</p>").arg(html));
+    setHtml(QStringLiteral("<p style='color:%1'>%2</p>").arg(paletteName("text.caption"), html));
 }
 
 void NodeInspector::showOp(const TrainingGraph& g, int op, const Network* net)
@@ -97,7 +98,7 @@ void NodeInspector::showOp(const TrainingGraph& g, int op, const Network* net)
     for (const GraphOutput& out : g.outputs)
         if (out.tensor == o.output) status += QStringLiteral(": <b>%1</b>").arg(esc(out.info));
 
-    QString h = QStringLiteral("<h3>%1 <span style='color:#777'>#%2</span></h3>").arg(QString::fromLatin1(opTypeName(o.kind))).arg(op);
+    QString h = QStringLiteral("<h3>%1 <span style='color:%2'>#%3</span></h3>").arg(QString::fromLatin1(opTypeName(o.kind)), paletteName("text.faint"), QString::number(op));
     h += QStringLiteral("<p><span class=tag style='background:%1; border:1px solid %2'>%3</span></p>")
              .arg(QString::fromLatin1(st.fill), QString::fromLatin1(st.border), status);
     h += QStringLiteral("<table>");

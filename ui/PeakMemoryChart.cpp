@@ -1,5 +1,7 @@
 #include "PeakMemoryChart.h"
 
+#include "Palette.h"
+
 #include <QtCharts/QBarCategoryAxis>
 #include <QtCharts/QBarSet>
 #include <QtCharts/QLineSeries>
@@ -26,8 +28,8 @@ void PeakMemoryChart::setReport(const CostReport& report, double budgetKB)
     delete old;
     auto* normal = new QBarSet(QStringLiteral("peak-memory term (KB)"));
     auto* peak = new QBarSet(QStringLiteral("peak"));
-    normal->setColor(QColor(0x4c, 0x78, 0xa8));
-    peak->setColor(QColor(0xd6, 0x27, 0x28));
+    normal->setColor(paletteColor("chart.peak-term"));
+    peak->setColor(paletteColor("highlight"));
     QStringList cats;
     double maxKB = budgetKB;
     for (const PeakTerm& t : report.peak_terms) {
@@ -51,7 +53,7 @@ void PeakMemoryChart::setReport(const CostReport& report, double budgetKB)
 
     auto* budget = new QLineSeries();
     budget->setName(QStringLiteral("SRAM budget %1 KB").arg(budgetKB, 0, 'f', 0));
-    QPen pen(QColor(0x2c, 0xa0, 0x2c));
+    QPen pen(paletteColor("chart.budget"));
     pen.setStyle(Qt::DashLine);
     pen.setWidth(2);
     budget->setPen(pen);

@@ -1,5 +1,6 @@
 #include "PredictorPanel.h"
 
+#include "Palette.h"
 #include "AppState.h"
 #include "ChartStyle.h"
 #include "ErrorBox.h"
@@ -174,8 +175,8 @@ PredictorPanel::PredictorPanel(AppState* state, QWidget* parent) : QWidget(paren
     // ---- right: loss / MAE per epoch, predicted vs measured
     loss_ = new LiveLineChart(QStringLiteral("Training: L1 loss and validation MAE per epoch"), QStringLiteral("epoch"),
                               QStringLiteral("accuracy points"), true);
-    loss_->addSeries(QStringLiteral("train L1 (points)"), QColor(0x1f, 0x77, 0xb4), true);
-    loss_->addSeries(QStringLiteral("validation MAE (points)"), QColor(0xd6, 0x27, 0x28), true);
+    loss_->addSeries(QStringLiteral("train L1 (points)"), paletteColor("chart.series"), true);
+    loss_->addSeries(QStringLiteral("validation MAE (points)"), paletteColor("highlight"), true);
     loss_->setMinimumHeight(220);
 
     scatterView_ = new QChartView;
@@ -593,7 +594,9 @@ void PredictorPanel::showScatter(const std::vector<double>& predicted, const std
     pts->setName(fresh ? QStringLiteral("fresh subnets (measured on test images)") : QStringLiteral("held-out subnets"));
     pts->setMarkerSize(fresh ? 9 : 4);
     pts->setBorderColor(Qt::transparent);
-    pts->setColor(QColor(31, 119, 180, 110));
+    QColor ptColour = paletteColor("chart.series");
+    ptColour.setAlpha(110);
+    pts->setColor(ptColour);
     double lo = 1e9, hi = -1e9;
     QList<QPointF> points;
     points.reserve(static_cast<qsizetype>(predicted.size()));
@@ -606,7 +609,7 @@ void PredictorPanel::showScatter(const std::vector<double>& predicted, const std
     scatterPoints_ = static_cast<int>(points.size());
     auto* diag = new QLineSeries;
     diag->setName(QStringLiteral("y = x"));
-    QPen pen(QColor(0xd6, 0x27, 0x28));
+    QPen pen(paletteColor("highlight"));
     pen.setWidth(2);
     pen.setStyle(Qt::DashLine);
     diag->setPen(pen);

@@ -1,5 +1,6 @@
 #include "SearchPanel.h"
 
+#include "Palette.h"
 #include "AppState.h"
 #include "ChartStyle.h"
 #include "DeployDialog.h"
@@ -169,14 +170,14 @@ SearchPanel::SearchPanel(AppState* state, const QString& historyPath, QWidget* p
     side->addWidget(status_);
     oracleLabel_ = new QLabel;
     oracleLabel_->setWordWrap(true);
-    oracleLabel_->setStyleSheet(QStringLiteral("color: #555"));
+    oracleLabel_->setStyleSheet(QStringLiteral("color: %1").arg(paletteName("text.note")));
     side->addWidget(oracleLabel_);
     side->addStretch(1);
 
     // ---- charts: convergence and Pareto front
     convergence_ = new LiveLineChart(QStringLiteral("Convergence"), QStringLiteral("generation"), QStringLiteral("top-1 (%)"), false);
-    convergence_->addSeries(QStringLiteral("best so far"), QColor(0xd6, 0x27, 0x28));
-    convergence_->addSeries(QStringLiteral("population mean"), QColor(0x1f, 0x77, 0xb4));
+    convergence_->addSeries(QStringLiteral("best so far"), paletteColor("highlight"));
+    convergence_->addSeries(QStringLiteral("population mean"), paletteColor("chart.series"));
 
     auto* paretoBox = new QWidget;
     auto* pl = new QVBoxLayout(paretoBox);
@@ -419,9 +420,9 @@ void SearchPanel::checkTrainingPattern()
 {
     try {
         TrainingSchemePattern::parse(trainPattern_->text().toStdString());
-        trainNote_->setText(QStringLiteral("<span style='color:#555'>inference peak + extra memory of the pattern ≤ budget</span>"));
+        trainNote_->setText(QStringLiteral("<span style='color:%1'>inference peak + extra memory of the pattern ≤ budget</span>").arg(paletteName("text.note")));
     } catch (const std::exception& e) {
-        trainNote_->setText(QStringLiteral("<span style='color:#c62828'>%1</span>").arg(QString::fromUtf8(e.what()).toHtmlEscaped()));
+        trainNote_->setText(QStringLiteral("<span style='color:%1'>%2</span>").arg(paletteName("search.error"), QString::fromUtf8(e.what()).toHtmlEscaped()));
     }
 }
 
@@ -603,12 +604,12 @@ void SearchPanel::startSearch(bool record)
         job->options.validate();
         requireFeasible(job->space, job->constraints);   // exact and fast: answer at once
     } catch (const InfeasibleError& e) {
-        status_->setText(QStringLiteral("<span style='color:#c62828'><b>Impossible:</b> %1</span>")
-                             .arg(QString::fromUtf8(e.what()).toHtmlEscaped()));
+        status_->setText(QStringLiteral("<span style='color:%1'><b>Impossible:</b> %2</span>")
+                             .arg(paletteName("search.error"), QString::fromUtf8(e.what()).toHtmlEscaped()));
         Q_EMIT searchFinished(false);
         return;
     } catch (const std::exception& e) {
-        status_->setText(QStringLiteral("<span style='color:#c62828'>%1</span>").arg(QString::fromUtf8(e.what()).toHtmlEscaped()));
+        status_->setText(QStringLiteral("<span style='color:%1'>%2</span>").arg(paletteName("search.error"), QString::fromUtf8(e.what()).toHtmlEscaped()));
         Q_EMIT searchFinished(false);
         return;
     }
@@ -658,7 +659,7 @@ void SearchPanel::finishSearch()
     }
     if (!job) return;
     if (!job->error.empty()) {
-        status_->setText(QStringLiteral("<span style='color:#c62828'>%1</span>").arg(QString::fromStdString(job->error).toHtmlEscaped()));
+        status_->setText(QStringLiteral("<span style='color:%1'>%2</span>").arg(paletteName("search.error"), QString::fromStdString(job->error).toHtmlEscaped()));
         Q_EMIT searchFinished(false);
         return;
     }
@@ -705,7 +706,7 @@ void SearchPanel::showResult(const Json& result, const std::vector<SearchCandida
     if (!w.empty()) {
         QStringList lines;
         for (const Json& s : w) lines << QString::fromStdString(s.get<std::string>()).toHtmlEscaped();
-        winner_->setText(winner_->text() + QStringLiteral("<br><span style='color:#b26a00'>⚠ %1</span>").arg(lines.join(QStringLiteral("<br>⚠ "))));
+        winner_->setText(winner_->text() + QStringLiteral("<br><span style='color:%1'>⚠ %2</span>").arg(paletteName("status.warn"), lines.join(QStringLiteral("<br>⚠ "))));
     }
 }
 
@@ -766,8 +767,8 @@ void SearchPanel::showPareto(const Json& sample, const Json& pareto, const Json&
         s->attachAxis(y);
     };
     // Colour = the other cost, in five bands (viridis).
-    static const QColor band[5] = {QColor(0x44, 0x01, 0x54), QColor(0x3b, 0x52, 0x8b), QColor(0x21, 0x91, 0x8c),
-                                   QColor(0x5e, 0xc9, 0x62), QColor(0xe0, 0xc8, 0x10)};
+    static const QColor band[5] = {paletteColor("pareto.band0"), paletteColor("pareto.band1"), paletteColor("pareto.band2"),
+                                   paletteColor("pareto.band3"), paletteColor("pareto.band4")};
     if (!pts.empty()) {
         const double width = chi > clo ? (chi - clo) / 5 : 1;
         std::vector<QScatterSeries*> series(5, nullptr);
@@ -794,7 +795,7 @@ void SearchPanel::showPareto(const Json& sample, const Json& pareto, const Json&
         });
         auto* front = new QLineSeries;
         front->setName(QStringLiteral("Pareto front"));
-        QPen fp(QColor(0x22, 0x22, 0x22));
+        QPen fp(paletteColor("chart.front"));
         fp.setWidth(2);
         front->setPen(fp);
         double bestAcc = -1e300;
@@ -812,7 +813,7 @@ void SearchPanel::showPareto(const Json& sample, const Json& pareto, const Json&
         if (xi == 2) lim *= 1e-3;   // params are plotted in thousands
         auto* line = new QLineSeries;
         line->setName(QStringLiteral("limit %1").arg(QString::fromStdString(formatQuantity(lim))));
-        QPen lp(QColor(0xc6, 0x28, 0x28));
+        QPen lp(paletteColor("search.error"));
         lp.setStyle(Qt::DashLine);
         lp.setWidth(2);
         line->setPen(lp);
@@ -827,7 +828,7 @@ void SearchPanel::showPareto(const Json& sample, const Json& pareto, const Json&
         w->setName(QStringLiteral("winner"));
         w->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
         w->setMarkerSize(13);
-        w->setColor(QColor(0xd6, 0x27, 0x28));
+        w->setColor(paletteColor("highlight"));
         w->setBorderColor(Qt::black);
         w->append(b.cost[xi], b.accuracy);
         attach(w);

@@ -1,5 +1,7 @@
 #include "SvgGraphView.h"
 
+#include "Palette.h"
+
 #include <QGraphicsRectItem>
 #include <algorithm>
 #include <cmath>
@@ -83,8 +85,11 @@ void SvgGraphView::setOverlayText(const QString& text)
 {
     if (!overlay_) {
         overlay_ = new QLabel(viewport());
-        overlay_->setStyleSheet(QStringLiteral("QLabel { background: rgba(255, 248, 220, 235); border: 1px solid #d9b44a; "
-                                               "border-radius: 4px; padding: 4px 10px; color: #4a3b10; }"));
+        const QColor bg = paletteColor("overlay.background");
+        overlay_->setStyleSheet(QStringLiteral("QLabel { background: rgba(%1, %2, %3, 235); border: 1px solid %4; "
+                                               "border-radius: 4px; padding: 4px 10px; color: %5; }")
+                                    .arg(QString::number(bg.red()), QString::number(bg.green()), QString::number(bg.blue()),
+                                         paletteName("overlay.border"), paletteName("overlay.text")));
     }
     overlay_->setText(text);
     overlay_->setWordWrap(true);
@@ -211,7 +216,7 @@ bool SvgGraphView::selectNode(const QString& name)
     if (it == nodeRects_.constEnd()) return false;
     selected_ = name;
     if (!marker_) {
-        marker_ = scene()->addRect(QRectF(), QPen(QColor(0xd6, 0x27, 0x28), 3), Qt::NoBrush);
+        marker_ = scene()->addRect(QRectF(), QPen(paletteColor("highlight"), 3), Qt::NoBrush);
         marker_->setZValue(10);
     }
     marker_->setRect(it.value().adjusted(-4, -4, 4, 4));

@@ -1,5 +1,6 @@
 #include "TrainingInspectorPanel.h"
 
+#include "Palette.h"
 #include "ExportDialog.h"
 #include "TrainingGraphFile.h"
 #include "io/DataPaths.h"
@@ -121,16 +122,17 @@ QLabel* card()
     auto* l = new QLabel;
     l->setTextFormat(Qt::RichText);
     l->setFrameShape(QFrame::StyledPanel);
-    l->setStyleSheet(QStringLiteral("QLabel { background: #fafafa; border: 1px solid #d8d8d8; border-radius: 4px; padding: 4px 8px; }"));
+    l->setStyleSheet(QStringLiteral("QLabel { background: %1; border: 1px solid %2; border-radius: 4px; padding: 4px 8px; }")
+                         .arg(paletteName("card.background"), paletteName("card.border")));
     l->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
     return l;
 }
 
-QString cardHtml(const QString& title, const QString& value, const QString& note, const QString& colour = QStringLiteral("#222"))
+QString cardHtml(const QString& title, const QString& value, const QString& note, const QString& colour = paletteName("text.strong"))
 {
-    return QStringLiteral("<div style='color:#666'>%1</div><div style='font-size:15pt; font-weight:600; color:%2'>%3</div>"
-                          "<div style='color:#666'>%4</div>")
-        .arg(title, colour, value, note);
+    return QStringLiteral("<div style='color:%5'>%1</div><div style='font-size:15pt; font-weight:600; color:%2'>%3</div>"
+                          "<div style='color:%5'>%4</div>")
+        .arg(title, colour, value, note, paletteName("text.caption"));
 }
 
 }  // namespace
@@ -268,7 +270,8 @@ TrainingInspectorPanel::TrainingInspectorPanel(AppState* state, QWidget* parent)
     banner_ = new QLabel;
     banner_->setWordWrap(true);
     banner_->setTextFormat(Qt::RichText);
-    banner_->setStyleSheet(QStringLiteral("QLabel { background: #fff4d6; border: 1px solid #e3c26b; border-radius: 4px; padding: 3px 8px; }"));
+    banner_->setStyleSheet(QStringLiteral("QLabel { background: %1; border: 1px solid %2; border-radius: 4px; padding: 3px 8px; }")
+                               .arg(paletteName("banner.background"), paletteName("banner.border")));
     root->addWidget(banner_);
 
     // ---- table + chart | graph
@@ -637,7 +640,7 @@ void TrainingInspectorPanel::refreshTotals()
     totals_[0]->setToolTip(QStringLiteral("%1 (%2 bits)").arg(bytesText(e.total())).arg(e.totalBits()));
     totals_[1]->setText(cardHtml(QStringLiteral("Training peak SRAM"), kb(m.peak_bytes),
                                  QStringLiteral("with reordering · %1 without").arg(kb(m.peak_bytes_no_reorder)),
-                                 m.peak_bytes > budget ? QStringLiteral("#b3261e") : QStringLiteral("#222")));
+                                 paletteName(m.peak_bytes > budget ? "status.over" : "text.strong")));
     totals_[1]->setToolTip(QStringLiteral("schedule peak: %1 with operator reordering / in-place update, %2 without")
                                .arg(bytesText(m.peak_bytes), bytesText(m.peak_bytes_no_reorder)));
     totals_[2]->setText(cardHtml(QStringLiteral("Inference peak SRAM"), kb(m.inference_peak_bytes),
@@ -648,7 +651,7 @@ void TrainingInspectorPanel::refreshTotals()
     totals_[3]->setText(cardHtml(QStringLiteral("Inference peak + extra vs %1 KB").arg(budget_->value(), 0, 'f', 0), kb(total),
                                  fits ? QStringLiteral("fits, %1 to spare").arg(kb(budget - total))
                                       : QStringLiteral("exceeds the budget by %1").arg(kb(total - budget)),
-                                 fits ? QStringLiteral("#2e7d32") : QStringLiteral("#b3261e")));
+                                 paletteName(fits ? "status.fits" : "status.over")));
     totals_[3]->setToolTip(QStringLiteral("%1 + %2 = %3 (the training-budget search's constraint)")
                                .arg(bytesText(m.inference_peak_bytes), bytesText(e.total()), bytesText(total)));
 }

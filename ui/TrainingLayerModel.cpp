@@ -1,5 +1,6 @@
 #include "TrainingLayerModel.h"
 
+#include "Palette.h"
 #include "Error.h"
 #include "graph/PublishedSchemes.h"
 #include "graph/SchemeEdit.h"
@@ -276,12 +277,12 @@ QVariant TrainingLayerModel::data(const QModelIndex& index, int role) const
         return {};
     }
     if (role == Qt::BackgroundRole) {
-        if (col == Warning && !warningsOf(ci).isEmpty()) return QBrush(QColor(0xfd, 0xe2, 0xa4));
-        if (u.weight()) return QBrush(QColor(0xe3, 0xf2, 0xdf));   // weight (and bias) updated
-        if (u.bias) return QBrush(QColor(0xfd, 0xf0, 0xe2));       // bias only
+        if (col == Warning && !warningsOf(ci).isEmpty()) return QBrush(paletteColor("layers.warning"));
+        if (u.weight()) return QBrush(paletteColor("layers.weight"));   // weight (and bias) updated
+        if (u.bias) return QBrush(paletteColor("layers.bias"));       // bias only
         return {};
     }
-    if (role == Qt::ForegroundRole && !u.bias && !u.weight() && col != Warning) return QBrush(QColor(0x70, 0x70, 0x70));
+    if (role == Qt::ForegroundRole && !u.bias && !u.weight() && col != Warning) return QBrush(paletteColor("text.frozen"));
     return {};
 }
 

@@ -1,5 +1,7 @@
 #include "TrainingMemoryChart.h"
 
+#include "Palette.h"
+
 #include <QtCharts/QBarSet>
 #include <QtCharts/QLegendMarker>
 #include <QtCharts/QLineSeries>
@@ -21,7 +23,7 @@ TrainingMemoryChart::TrainingMemoryChart(QWidget* parent) : QChartView(parent)
     setChart(c);
 
     const char* names[] = {"masks", "biases", "saved inputs", "weights"};
-    const QColor colours[] = {QColor(0x9e, 0xc5, 0xe8), QColor(0xf2, 0xa3, 0x5e), QColor(0x7a, 0xb8, 0x6e), QColor(0x3f, 0x7f, 0x3a)};
+    const QColor colours[] = {paletteColor("memory.masks"), paletteColor("memory.biases"), paletteColor("memory.saved-inputs"), paletteColor("memory.weights")};
     bars_ = new QStackedBarSeries;
     for (int i = 0; i < 4; ++i) {
         sets_[i] = new QBarSet(QString::fromUtf8(names[i]));
@@ -34,12 +36,12 @@ TrainingMemoryChart::TrainingMemoryChart(QWidget* parent) : QChartView(parent)
 
     total_ = new QLineSeries;
     total_->setName(QStringLiteral("inference peak + extra from here on (right axis)"));
-    QPen tp(QColor(0x6a, 0x4e, 0xa3));
+    QPen tp(paletteColor("memory.total"));
     tp.setWidthF(2);
     total_->setPen(tp);
     c->addSeries(total_);
     budget_ = new QLineSeries;
-    QPen bp(QColor(0xd6, 0x27, 0x28));
+    QPen bp(paletteColor("highlight"));
     bp.setStyle(Qt::DashLine);
     bp.setWidthF(2);
     budget_->setPen(bp);
@@ -60,7 +62,7 @@ TrainingMemoryChart::TrainingMemoryChart(QWidget* parent) : QChartView(parent)
     y2_ = new QValueAxis;
     y2_->setTitleText(QStringLiteral("KB total"));
     y2_->setLabelFormat(QStringLiteral("%.0f"));
-    y2_->setLinePenColor(QColor(0x6a, 0x4e, 0xa3));
+    y2_->setLinePenColor(paletteColor("memory.total"));
     c->addAxis(x_, Qt::AlignBottom);
     c->addAxis(y_, Qt::AlignLeft);
     c->addAxis(y2_, Qt::AlignRight);

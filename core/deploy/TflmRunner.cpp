@@ -3,6 +3,7 @@
 #include "Error.h"
 #include "io/AtomicFile.h"
 #include "io/ChildProcess.h"
+#include "io/DataPaths.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -25,8 +26,13 @@ const char* tflmRunOverride()
 
 std::string tflmRunBinary()
 {
-    const std::string path = tflmRunOverride() ? tflmRunOverride() : TINYSCOPE_TFLM_RUN_BUILT;
-    return ::access(path.c_str(), X_OK) == 0 ? path : "";
+    if (const char* env = tflmRunOverride()) return ::access(env, X_OK) == 0 ? env : "";
+    // Installed (cmake --install: <prefix>/bin/tinyscope, <prefix>/libexec/tinyscope/tflm_run), else this build's.
+    if (const std::string exe = executableDir(); !exe.empty()) {
+        const std::string installed = exe + "/../libexec/tinyscope/tflm_run";
+        if (::access(installed.c_str(), X_OK) == 0) return fs::weakly_canonical(installed).string();
+    }
+    return ::access(TINYSCOPE_TFLM_RUN_BUILT, X_OK) == 0 ? TINYSCOPE_TFLM_RUN_BUILT : "";
 }
 
 std::string tflmRunMissing()

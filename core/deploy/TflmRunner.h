@@ -41,7 +41,8 @@ struct TflmRunReport {
     Json breakdown;                      // tflm_run's arena_breakdown (recorded allocations by type)
 };
 
-// The tflm_run this build made ($TINYSCOPE_TFLM_RUN overrides it); "" when it was not built.
+// The tflm_run installed beside the program (<prefix>/libexec/tinyscope), else the one this build made
+// ($TINYSCOPE_TFLM_RUN overrides both); "" when there is none.
 std::string tflmRunBinary();
 // Why there is no tflm_run ("" when there is one): names what configure lacked.
 std::string tflmRunMissing();

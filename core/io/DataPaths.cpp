@@ -54,6 +54,8 @@ void setExecutablePath(const std::string& argv0)
     }
 }
 
+std::string executableDir() { return exeDir(); }
+
 std::string dataRoot()
 {
     if (const char* env = std::getenv("TINYSCOPE_DATA"); env && *env && isDir(std::string(env) + "/models"))

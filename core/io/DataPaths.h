@@ -14,5 +14,7 @@ std::string userStateDir();
 bool fileExists(const std::string& path);
 // Remembers argv[0]'s folder for the executable-relative lookup.
 void setExecutablePath(const std::string& argv0);
+// The running program's folder (argv[0]'s, else /proc/self/exe's); "" if unknown.
+std::string executableDir();
 
 }  // namespace tinyscope

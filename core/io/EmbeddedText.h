@@ -1,5 +1,5 @@
 #pragma once
-// Text files compiled into the binary by core/embed_text.cmake (models/spaces/*.json,
+// Text files compiled into the binary by core/embed_text.cmake (models/spaces/*.json, resources/palette.json,
 // models/boards/*.json): a table of (name, text) per folder, looked up by name.
 #include <string>
 #include <vector>

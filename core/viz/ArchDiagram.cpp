@@ -3,6 +3,7 @@
 #include "io/Text.h"
 #include "space/SubnetLayout.h"
 #include "viz/GraphvizRenderer.h"
+#include "viz/Palette.h"
 
 #include <sstream>
 
@@ -11,10 +12,10 @@ namespace tinyscope {
 const char* kernelColour(int kernel)
 {
     switch (kernel) {
-    case 3: return "#0076c5";
-    case 5: return "#f7ad28";
-    case 7: return "#991400";
-    default: return "#6b6b6b";
+    case 3: return paletteColour("arch.kernel3").c_str();
+    case 5: return paletteColour("arch.kernel5").c_str();
+    case 7: return paletteColour("arch.kernel7").c_str();
+    default: return paletteColour("arch.kernel-other").c_str();
     }
 }
 
@@ -38,13 +39,13 @@ std::string archDiagramDot(const DesignSpace& space, const SubnetConfig& config,
     if (!options.title.empty()) o << " label=" << dotQuote(options.title);
     o << "]\n"
       << "  node [fontname=\"DejaVu Sans\" fontsize=14 shape=box style=\"rounded,filled\" height=0.5 penwidth=0]\n"
-      << "  edge [fontname=\"DejaVu Sans\" fontsize=12 arrowsize=0.6 color=\"#404040\"]\n";
+      << "  edge [fontname=\"DejaVu Sans\" fontsize=12 arrowsize=0.6 color=\"" << paletteColour("arch.edge") << "\"]\n";
 
     auto node = [&](const std::string& id, const std::string& label, const std::string& fill, const std::string& font,
                     double width, const std::string& tooltip, bool highlight = false) {
         o << "  " << id << " [label=" << dotQuote(label) << " fillcolor=" << dotQuote(fill) << " fontcolor=" << font
           << " width=" << fmtWidth(width) << " tooltip=" << dotQuote(tooltip);
-        if (highlight) o << " penwidth=4 color=\"#d62728\"";
+        if (highlight) o << " penwidth=4 color=\"" << paletteColour("highlight") << "\"";
         o << "]\n";
     };
     // `wrap`: an edge that leaves a stage row for the next one; it must not pull the rows
@@ -56,14 +57,14 @@ std::string archDiagramDot(const DesignSpace& space, const SubnetConfig& config,
         o << "]\n";
     };
 
-    node("input", "input " + std::to_string(3) + "×" + hw(L.resolution), "#ffffff", "black", 1.8,
+    node("input", "input " + std::to_string(3) + "×" + hw(L.resolution), paletteColour("arch.input"), "black", 1.8,
          "image " + std::to_string(L.resolution) + "×" + std::to_string(L.resolution) + ", 3 channels");
     o << "  input [style=\"rounded\" penwidth=1]\n";
-    node("stem", "Conv3x3 s2 → " + std::to_string(L.first_conv), "#5a5a5a", "white", 1.8,
+    node("stem", "Conv3x3 s2 → " + std::to_string(L.first_conv), paletteColour("arch.layer"), "white", 1.8,
          "first conv: 3→" + std::to_string(L.first_conv) + ", 3×3 stride 2, BN, ReLU6");
     edge("input", "stem", L.resolution, 3);
     const BlockShape& b0 = L.block(0);
-    node("b0", "MBConv1 (1x1) → " + std::to_string(b0.cout), "#7f7f7f", "white", 1.8,
+    node("b0", "MBConv1 (1x1) → " + std::to_string(b0.cout), paletteColour("arch.block0"), "white", 1.8,
          "block 0 (fused): 1×1 conv " + std::to_string(b0.cin) + "→" + std::to_string(b0.cout) + ", BN, no activation",
          options.highlightBlock == 0);
     edge("stem", "b0", L.h1, L.first_conv);
@@ -86,7 +87,7 @@ std::string archDiagramDot(const DesignSpace& space, const SubnetConfig& config,
             const bool wrap = options.rowPerStage && prev != "b0";
             if (options.rowPerStage) o << "  " << prevDivider << " -> " << sid << " [style=invis weight=100]\n";
             prevDivider = sid;
-            node(sid, "stage " + std::to_string(stage + 1), "#d3d3d3", "black", 1.1,
+            node(sid, "stage " + std::to_string(stage + 1), paletteColour("arch.stage"), "black", 1.1,
                  "stage " + std::to_string(stage + 1) + ": " + std::to_string(config.activeDepth(space, stage)) +
                      " blocks, " + std::to_string(b.cout) + " channels, first stride " + std::to_string(b.stride));
             edge(prev, sid, prevH, prevC, wrap);
@@ -109,12 +110,12 @@ std::string archDiagramDot(const DesignSpace& space, const SubnetConfig& config,
         rowNodes += " " + id;
     }
     closeRow();
-    node("mix", "Conv1x1 → " + std::to_string(L.feature_mix), "#5a5a5a", "white", 1.8,
+    node("mix", "Conv1x1 → " + std::to_string(L.feature_mix), paletteColour("arch.layer"), "white", 1.8,
          "feature mix: 1×1 conv " + std::to_string(L.last_channels) + "→" + std::to_string(L.feature_mix) +
              ", BN, ReLU6");
     if (options.rowPerStage) o << "  " << prevDivider << " -> mix [style=invis weight=100]\n";
     edge(prev, "mix", L.hf, L.last_channels, options.rowPerStage);
-    node("head", "AvgPool + FC → " + std::to_string(L.n_classes), "#5a5a5a", "white", 1.8,
+    node("head", "AvgPool + FC → " + std::to_string(L.n_classes), paletteColour("arch.layer"), "white", 1.8,
          "global average pool, linear " + std::to_string(L.feature_mix) + "→" + std::to_string(L.n_classes));
     edge("mix", "head", L.hf, L.feature_mix);
     o << "}\n";

@@ -1,6 +1,6 @@
 #pragma once
 // The lab's block diagram of a subnet as DOT text: MBConv{e}-{k}x{k} blocks coloured by kernel
-// size (3 #0076c5, 5 #f7ad28, 7 #991400), node width by expand ratio, grey stage dividers,
+// size (palette roles arch.kernel3/5/7, core/viz/Palette.h), node width by expand ratio, grey stage dividers,
 // and the true feature-map size on every edge (the lab's labels are wrong at 112/144).
 // Stem, fused block 0 and head are drawn too. Each stage is one row.
 #include "cost/CostModel.h"
@@ -17,7 +17,7 @@ struct ArchDiagramOptions {
     int highlightBlock = -1;    // supernet block index drawn with a thick outline (e.g. the peak block)
 };
 
-const char* kernelColour(int kernel);   // "#0076c5", "#f7ad28", "#991400" (grey for other sizes)
+const char* kernelColour(int kernel);   // the palette's arch.kernel3/5/7 (arch.kernel-other for other sizes)
 
 std::string archDiagramDot(const DesignSpace& space, const SubnetConfig& config,
                            const ArchDiagramOptions& options = {});

@@ -1,6 +1,7 @@
 #include "viz/TrainingGraphDot.h"
 
 #include "viz/GraphvizRenderer.h"
+#include "viz/Palette.h"
 
 #include <sstream>
 
@@ -8,14 +9,25 @@ namespace tinyscope {
 
 namespace {
 
-const TrainingGraphNodeStyle kNodeStyles[] = {
-    {"#d6e6f5", "#3d78b5", "#1f2d3d", false, 1.0, "forward (int8)"},
-    {"#e4dcf1", "#6a4ea3", "#2d2140", false, 1.0, "loss"},
-    {"#fde3c8", "#d9822b", "#3d2b16", false, 1.0, "backward (float32)"},
-    {"#d5ecd0", "#3f8f35", "#1d3a19", false, 2.2, "gradient output"},
-    {"#f4f4f4", "#b9b9b9", "#9a9a9a", true, 1.0, "pruned by the scheme"},
-};
-const TrainingGraphEdgeStyle kEdgeStyles[] = {{"#555555", false}, {"#7a9cc6", false}, {"#c8c8c8", true}};
+const char* colour(std::string_view role) { return paletteColour(role).c_str(); }
+
+const TrainingGraphNodeStyle* nodeStyles()
+{
+    static const TrainingGraphNodeStyle styles[] = {
+        {colour("graph.forward.fill"), colour("graph.forward.border"), colour("graph.forward.text"), false, 1.0, "forward (int8)"},
+        {colour("graph.loss.fill"), colour("graph.loss.border"), colour("graph.loss.text"), false, 1.0, "loss"},
+        {colour("graph.backward.fill"), colour("graph.backward.border"), colour("graph.backward.text"), false, 1.0, "backward (float32)"},
+        {colour("graph.gradient.fill"), colour("graph.gradient.border"), colour("graph.gradient.text"), false, 2.2, "gradient output"},
+        {colour("graph.pruned.fill"), colour("graph.pruned.border"), colour("graph.pruned.text"), true, 1.0, "pruned by the scheme"},
+    };
+    return styles;
+}
+const TrainingGraphEdgeStyle* edgeStyles()
+{
+    static const TrainingGraphEdgeStyle styles[] = {
+        {colour("graph.edge.data"), false}, {colour("graph.edge.saved"), false}, {colour("graph.edge.pruned"), true}};
+    return styles;
+}
 
 std::string shapeText(const TensorShape& s)
 {
@@ -72,8 +84,8 @@ TrainingGraphEdgeClass trainingGraphEdgeClass(const TrainingGraph& g, int produc
     return isSavedEdge(g, producer, consumer) ? TrainingGraphEdgeClass::Saved : TrainingGraphEdgeClass::Data;
 }
 
-const TrainingGraphNodeStyle& trainingGraphNodeStyle(TrainingGraphNodeClass c) { return kNodeStyles[static_cast<int>(c)]; }
-const TrainingGraphEdgeStyle& trainingGraphEdgeStyle(TrainingGraphEdgeClass c) { return kEdgeStyles[static_cast<int>(c)]; }
+const TrainingGraphNodeStyle& trainingGraphNodeStyle(TrainingGraphNodeClass c) { return nodeStyles()[static_cast<int>(c)]; }
+const TrainingGraphEdgeStyle& trainingGraphEdgeStyle(TrainingGraphEdgeClass c) { return edgeStyles()[static_cast<int>(c)]; }
 
 std::string trainingGraphDot(const TrainingGraph& g, const TrainingGraphDotOptions& options)
 {
@@ -96,7 +108,7 @@ std::string trainingGraphDot(const TrainingGraph& g, const TrainingGraphDotOptio
     if (!options.title.empty()) d << " label=" << dotQuote(options.title);
     d << "]\n"
       << "  node [fontname=\"DejaVu Sans\" fontsize=10 shape=box style=\"rounded,filled\" height=0.3 margin=\"0.08,0.03\"]\n"
-      << "  edge [arrowsize=0.5 color=\"#555555\"]\n";
+      << "  edge [arrowsize=0.5 color=\"" << paletteColour("graph.edge.data") << "\"]\n";
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const int op = static_cast<int>(i);
         const Op& o = g.op(op);
@@ -140,7 +152,7 @@ std::string trainingGraphDot(const TrainingGraph& g, const TrainingGraphDotOptio
         }
     }
     if (options.legend) {
-        d << "  subgraph cluster_legend {\n    label=\"legend\" fontsize=11 color=\"#bbbbbb\" style=rounded\n";
+        d << "  subgraph cluster_legend {\n    label=\"legend\" fontsize=11 color=\"" << paletteColour("graph.legend") << "\" style=rounded\n";
         std::string prev;
         for (TrainingGraphNodeClass c : {TrainingGraphNodeClass::Forward, TrainingGraphNodeClass::Loss, TrainingGraphNodeClass::Backward,
                                          TrainingGraphNodeClass::GradientOutput, TrainingGraphNodeClass::Pruned}) {

@@ -5,7 +5,7 @@
 // ops the sparse scheme pruned grey and dashed; a legend. Node names are "<op type>#<index>"
 // with the index into TrainingGraph::ops, so a view can map a click back to the op.
 //
-// The classification and palette are public so an interactive view can recolour a laid-out
+// The classification and styles (colours from the palette, viz/Palette.h) are public so an interactive view can recolour a laid-out
 // graph after a bias toggle (which changes only liveness) exactly as the DOT would colour it.
 #include "graph/TrainingGraph.h"
 

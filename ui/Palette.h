@@ -1,0 +1,15 @@
+#pragma once
+// The app's colours: roles of the one palette (resources/palette.json, read by core/viz/Palette.h,
+// which the DOT diagrams use too) as a QColor for painters and charts, or as "#rrggbb" for style
+// sheets and rich text. An unknown role throws InputError (tests/test_palette checks every role used).
+#include <QColor>
+#include <QString>
+
+#include <string_view>
+
+namespace tinyscope::ui {
+
+QColor paletteColor(std::string_view role);
+QString paletteName(std::string_view role);
+
+}  // namespace tinyscope::ui
