@@ -515,7 +515,7 @@ private Q_SLOTS:
         QVERIFY2(test::distinctColours(graph, 5) > 8, qPrintable(QString::number(test::distinctColours(graph, 5))));
         bool listed = false;
         for (const auto& p : w.panels()) listed = listed || (p.stem == QStringLiteral("training-inspector") && p.widget == panel);
-        QVERIFY(listed);   // rendered by `tinyscope gui --screenshot`
+        QVERIFY(listed);   // rendered by the screenshot tool (tests/screenshots)
     }
 };
 
