@@ -11,6 +11,7 @@
 #include "nn/Supernet.h"
 #include "space/SpacePresets.h"
 #include "MainWindow.h"
+#include "ScreenFit.h"
 #include "SvgGraphView.h"
 #include "data/ImageDataset.h"
 #include "io/Text.h"
@@ -25,6 +26,7 @@
 #include <QListWidget>
 #include <QSignalSpy>
 #include <QProcess>
+#include <QScreen>
 #include <QSettings>
 #include <QtCharts/QChartView>
 #include <QSpinBox>
@@ -176,6 +178,26 @@ private Q_SLOTS:
             QVERIFY2(p.exitCode() == 2 && err.contains(needle), qPrintable(args.join(QLatin1Char(' ')) + QStringLiteral(": ") + err));
         }
         QCOMPARE(QDir(dir.path()).entryList(QDir::NoDotAndDotDot | QDir::AllEntries), QStringList{QStringLiteral("plain.txt")});
+    }
+
+    // Issue 19: the window opened at 1,600×1,000 on any screen, larger than a 1280×720 one.
+    void theWindowOpensNoLargerThanTheScreen()
+    {
+        const QSize small = ui::initialWindowSize(QRect(0, 0, 1280, 720));
+        QVERIFY2(small.width() <= 1280 && small.height() <= 720, qPrintable(QStringLiteral("%1x%2").arg(small.width()).arg(small.height())));
+        QCOMPARE(ui::initialWindowSize(QRect(0, 0, 2560, 1400)), QSize(1600, 1000));
+        // The window itself, on the (offscreen) screen it opens on, and with its panels' minimum
+        // sizes it can be as small as a 1280×720 screen's window.
+        ui::MainWindow w;
+        const QRect available = w.screen()->availableGeometry();
+        QVERIFY2(w.width() <= available.width() && w.height() <= available.height(),
+                 qPrintable(QStringLiteral("%1x%2 on %3x%4").arg(w.width()).arg(w.height()).arg(available.width()).arg(available.height())));
+        const QSize least = w.minimumSizeHint();
+        QString panels;
+        for (const auto& p : w.panels())
+            panels += QStringLiteral(" %1 %2x%3").arg(p.stem).arg(p.widget->minimumSizeHint().width()).arg(p.widget->minimumSizeHint().height());
+        QVERIFY2(least.width() <= small.width() && least.height() <= small.height(),
+                 qPrintable(QStringLiteral("at least %1x%2:%3").arg(least.width()).arg(least.height()).arg(panels)));
     }
 
     void panelFollowsTheSelectedSubnet()

@@ -7,6 +7,7 @@
 #include "DiagramExport.h"
 #include "TrainingInspectorPanel.h"
 #include "PredictorPanel.h"
+#include "ScreenFit.h"
 #include "SearchPanel.h"
 
 #include "Version.h"
@@ -15,6 +16,7 @@
 #include <QApplication>
 #include <QFileDialog>
 #include <QMenuBar>
+#include <QScreen>
 #include <QMessageBox>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -42,7 +44,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     buildMenus();
     connect(state_, &AppState::message, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
     statusBar()->showMessage(QStringLiteral("Space %1 — pick a subnet, or press Random").arg(state_->spaceSource()));
-    resize(1600, 1000);
+    // Never larger than the screen (1280×720, 150 % scaling: issue 19).
+    const QScreen* screen = this->screen() ? this->screen() : QGuiApplication::primaryScreen();
+    resize(initialWindowSize(screen ? screen->availableGeometry() : QRect()));
 }
 
 QList<MainWindow::PanelEntry> MainWindow::panels() const
