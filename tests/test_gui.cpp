@@ -13,6 +13,7 @@
 #include "MainWindow.h"
 #include "ScreenFit.h"
 #include "SvgGraphView.h"
+#include "TrainingInspectorPanel.h"
 #include "data/ImageDataset.h"
 #include "io/Text.h"
 #include "viz/GraphvizRenderer.h"
@@ -30,6 +31,8 @@
 #include <QSettings>
 #include <QtCharts/QChartView>
 #include <QSpinBox>
+#include <QTabWidget>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QDir>
 #include <QFile>
@@ -198,6 +201,32 @@ private Q_SLOTS:
             panels += QStringLiteral(" %1 %2x%3").arg(p.stem).arg(p.widget->minimumSizeHint().width()).arg(p.widget->minimumSizeHint().height());
         QVERIFY2(least.width() <= small.width() && least.height() <= small.height(),
                  qPrintable(QStringLiteral("at least %1x%2:%3").arg(least.width()).arg(least.height()).arg(panels)));
+    }
+
+    // Issue 19: Ctrl+1..4 and Ctrl+Tab / Ctrl+Shift+Tab switch panels, also from inside a table.
+    void theKeyboardSwitchesPanels()
+    {
+        ui::MainWindow w;
+        w.show();
+        w.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        QTabWidget* tabs = w.tabs();
+        QCOMPARE(tabs->currentIndex(), 0);
+        QTest::keyClick(&w, Qt::Key_3, Qt::ControlModifier);
+        QCOMPARE(tabs->currentIndex(), 2);
+        QTest::keyClick(&w, Qt::Key_4, Qt::ControlModifier);
+        QCOMPARE(tabs->currentIndex(), 3);
+        // From the focused layer table of the inspector: forward wraps to the first, back wraps to the last.
+        auto* table = w.trainingInspectorPanel()->table();
+        table->setFocus();
+        QTest::keyClick(table, Qt::Key_Tab, Qt::ControlModifier);
+        QCOMPARE(tabs->currentIndex(), 0);
+        QTest::keyClick(tabs->currentWidget(), Qt::Key_Backtab, Qt::ControlModifier | Qt::ShiftModifier);
+        QCOMPARE(tabs->currentIndex(), 3);
+        QTest::keyClick(&w, Qt::Key_1, Qt::ControlModifier);
+        QCOMPARE(tabs->currentIndex(), 0);
+        QTest::keyClick(&w, Qt::Key_Tab, Qt::ControlModifier);
+        QCOMPARE(tabs->currentIndex(), 1);
     }
 
     void panelFollowsTheSelectedSubnet()
