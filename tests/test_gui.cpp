@@ -178,7 +178,8 @@ private Q_SLOTS:
             p.start(QStringLiteral(TINYSCOPE_SCREENSHOTS), args);
             QVERIFY(p.waitForFinished(60000));
             const QString err = QString::fromUtf8(p.readAllStandardError());
-            QVERIFY2(p.exitCode() == 2 && err.contains(needle), qPrintable(args.join(QLatin1Char(' ')) + QStringLiteral(": ") + err));
+            QVERIFY2(p.exitCode() == 2 && err.contains(needle) && err.count(QLatin1Char('\n')) == 1,
+                     qPrintable(args.join(QLatin1Char(' ')) + QStringLiteral(": ") + err));
         }
         QCOMPARE(QDir(dir.path()).entryList(QDir::NoDotAndDotDot | QDir::AllEntries), QStringList{QStringLiteral("plain.txt")});
     }

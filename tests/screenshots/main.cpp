@@ -28,7 +28,7 @@
 
 namespace {
 
-constexpr const char* kUsage = "usage: tinyscope-screenshots DIR [--no-measure] [--size WxH] [--scale F]";
+constexpr const char* kUsage = "usage: DIR [--no-measure] [--size WxH] [--scale F]";
 
 struct Options {
     std::string dir;
@@ -39,7 +39,7 @@ struct Options {
 
 int refuse(const std::string& why)
 {
-    std::cerr << "tinyscope-screenshots: " << why << "\n" << kUsage << "\n";
+    std::cerr << "tinyscope-screenshots: " << why << " (" << kUsage << ")\n";   // one line
     return 2;
 }
 
