@@ -79,7 +79,7 @@ if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
   echo "  $app space show            # the embedded default design space"
   echo "  $app cost --max            # MACs, peak SRAM, params and flash of the largest subnet"
   echo "  $app help                  # every command"
-  echo "or render every panel to PNG files with: $app gui --screenshot shots/"
+  echo "or render every panel to PNG files with: $BUILD_DIR/tests/screenshots/tinyscope-screenshots shots/"
   echo
   "$app" space show
   exit 0

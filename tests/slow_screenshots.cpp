@@ -1,4 +1,4 @@
-// Slow tier (ctest -L slow; tests/README.md): `tinyscope gui --screenshot DIR` in full, as the
+// Slow tier (ctest -L slow; tests/README.md): `tinyscope-screenshots DIR` (tests/screenshots) in full, as the
 // docs' screenshots are made, including the two that measure subnets on the shipped supernet (the
 // Fashion-MNIST predictor checked on 20 fresh subnets and a search winner, 2,000 test images
 // each: about a minute of CPU). The default tier runs it with --no-measure (test_gui).

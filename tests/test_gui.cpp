@@ -1,5 +1,6 @@
-// The GUI renders offscreen: `tinyscope gui --screenshot DIR --no-measure` writes every panel, and the
-// Design-space panel follows the shared selection (diagram, table, chart).
+// The GUI renders offscreen: `tinyscope-screenshots DIR --no-measure` (tests/screenshots) writes every
+// panel, also as on a 1280×720 screen and at 150 %; the Design-space panel follows the shared
+// selection (diagram, table, chart).
 #include "ImageSupport.h"
 #include "ScreenshotChecks.h"
 #include "TestSupport.h"
@@ -13,7 +14,9 @@
 #include "workspace/Workspace.h"
 #include "PredictorPanel.h"
 #include "MainWindow.h"
+#include "ScreenFit.h"
 #include "SvgGraphView.h"
+#include "TrainingInspectorPanel.h"
 #include "data/ImageDataset.h"
 #include "io/Text.h"
 #include "viz/GraphvizRenderer.h"
@@ -27,12 +30,20 @@
 #include <QListWidget>
 #include <QSignalSpy>
 #include <QProcess>
+#include <QScreen>
 #include <QSettings>
 #include <QLabel>
 #include <QPushButton>
 #include <QtCharts/QChartView>
 #include <QSpinBox>
+#include <QTabWidget>
+#include <QTableView>
 #include <QTemporaryDir>
+#include <QDir>
+#include <QFile>
+
+#include <utility>
+#include <vector>
 
 using namespace tinyscope;
 
@@ -195,9 +206,86 @@ private Q_SLOTS:
         QTemporaryDir dir;
         test::runAndCheckScreenshots(dir.path(), false);
         if (QTest::currentTestFailed()) return;
+        // `tinyscope gui` no longer writes screenshots and says where they went.
+        const test::CliRun gone = test::runTinyscope({QStringLiteral("gui"), QStringLiteral("--screenshot"), dir.path()});
+        QCOMPARE(gone.code, 2);
+        QVERIFY2(gone.err.find("tinyscope-screenshots") != std::string::npos, gone.err.c_str());
         const test::CliRun stray = test::runTinyscope({QStringLiteral("gui"), QStringLiteral("--no-measure")});
         QCOMPARE(stray.code, 2);
-        QVERIFY2(stray.err.find("--no-measure only applies with --screenshot DIR") != std::string::npos, stray.err.c_str());
+        QVERIFY2(stray.err.find("unknown option --no-measure") != std::string::npos, stray.err.c_str());
+    }
+
+    // The tool refuses bad options and a folder it cannot write, before any work: exit 2, one line
+    // naming the option or the path.
+    void screenshotToolRefusesBadInput()
+    {
+        QTemporaryDir dir;
+        const QString file = dir.path() + QStringLiteral("/plain.txt");
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.close();
+        const std::vector<std::pair<QStringList, QString>> cases = {
+            {{file}, file},
+            {{file + QStringLiteral("/sub")}, file + QStringLiteral("/sub")},
+            {{dir.path(), QStringLiteral("--size"), QStringLiteral("1280by720")}, QStringLiteral("--size 1280by720")},
+            {{dir.path(), QStringLiteral("--scale"), QStringLiteral("0")}, QStringLiteral("--scale 0")},
+            {{dir.path(), QStringLiteral("--frobnicate")}, QStringLiteral("unknown option --frobnicate")},
+            {{}, QStringLiteral("DIR is missing")}};
+        for (const auto& [args, needle] : cases) {
+            QProcess p;
+            p.start(QStringLiteral(TINYSCOPE_SCREENSHOTS), args);
+            QVERIFY(p.waitForFinished(60000));
+            const QString err = QString::fromUtf8(p.readAllStandardError());
+            QVERIFY2(p.exitCode() == 2 && err.contains(needle) && err.count(QLatin1Char('\n')) == 1,
+                     qPrintable(args.join(QLatin1Char(' ')) + QStringLiteral(": ") + err));
+        }
+        QCOMPARE(QDir(dir.path()).entryList(QDir::NoDotAndDotDot | QDir::AllEntries), QStringList{QStringLiteral("plain.txt")});
+    }
+
+    // Issue 19: the window opened at 1,600×1,000 on any screen, larger than a 1280×720 one.
+    void theWindowOpensNoLargerThanTheScreen()
+    {
+        const QSize small = ui::initialWindowSize(QRect(0, 0, 1280, 720));
+        QVERIFY2(small.width() <= 1280 && small.height() <= 720, qPrintable(QStringLiteral("%1x%2").arg(small.width()).arg(small.height())));
+        QCOMPARE(ui::initialWindowSize(QRect(0, 0, 2560, 1400)), QSize(1600, 1000));
+        // The window itself, on the (offscreen) screen it opens on, and with its panels' minimum
+        // sizes it can be as small as a 1280×720 screen's window.
+        ui::MainWindow w;
+        const QRect available = w.screen()->availableGeometry();
+        QVERIFY2(w.width() <= available.width() && w.height() <= available.height(),
+                 qPrintable(QStringLiteral("%1x%2 on %3x%4").arg(w.width()).arg(w.height()).arg(available.width()).arg(available.height())));
+        const QSize least = w.minimumSizeHint();
+        QString panels;
+        for (const auto& p : w.panels())
+            panels += QStringLiteral(" %1 %2x%3").arg(p.stem).arg(p.widget->minimumSizeHint().width()).arg(p.widget->minimumSizeHint().height());
+        QVERIFY2(least.width() <= small.width() && least.height() <= small.height(),
+                 qPrintable(QStringLiteral("at least %1x%2:%3").arg(least.width()).arg(least.height()).arg(panels)));
+    }
+
+    // Issue 19: Ctrl+1..4 and Ctrl+Tab / Ctrl+Shift+Tab switch panels, also from inside a table.
+    void theKeyboardSwitchesPanels()
+    {
+        ui::MainWindow w;
+        w.show();
+        w.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        QTabWidget* tabs = w.tabs();
+        QCOMPARE(tabs->currentIndex(), 0);
+        QTest::keyClick(&w, Qt::Key_3, Qt::ControlModifier);
+        QCOMPARE(tabs->currentIndex(), 2);
+        QTest::keyClick(&w, Qt::Key_4, Qt::ControlModifier);
+        QCOMPARE(tabs->currentIndex(), 3);
+        // From the focused layer table of the inspector: forward wraps to the first, back wraps to the last.
+        auto* table = w.trainingInspectorPanel()->table();
+        table->setFocus();
+        QTest::keyClick(table, Qt::Key_Tab, Qt::ControlModifier);
+        QCOMPARE(tabs->currentIndex(), 0);
+        QTest::keyClick(tabs->currentWidget(), Qt::Key_Backtab, Qt::ControlModifier | Qt::ShiftModifier);
+        QCOMPARE(tabs->currentIndex(), 3);
+        QTest::keyClick(&w, Qt::Key_1, Qt::ControlModifier);
+        QCOMPARE(tabs->currentIndex(), 0);
+        QTest::keyClick(&w, Qt::Key_Tab, Qt::ControlModifier);
+        QCOMPARE(tabs->currentIndex(), 1);
     }
 
     void panelFollowsTheSelectedSubnet()

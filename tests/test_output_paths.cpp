@@ -94,7 +94,6 @@ private Q_SLOTS:
                               QStringLiteral("--out"), bad}, bad});
             cases.push_back({{QStringLiteral("train-supernet"), QStringLiteral("--preset"), QStringLiteral("tiny"), QStringLiteral("--max-steps"),
                               QStringLiteral("1"), QStringLiteral("--threads"), QStringLiteral("1"), QStringLiteral("--out"), bad}, bad});
-            cases.push_back({{QStringLiteral("gui"), QStringLiteral("--screenshot"), bad}, bad});
         }
         // make-accdata's src/ is a file.
         QVERIFY(QDir(dir.path()).mkpath(QStringLiteral("acc")));

@@ -1,7 +1,7 @@
 // The Predictor and Search panels as a user drives them: training off the GUI thread with a live
 // chart and Cancel, the predicted-vs-measured scatter, save / load; searching with live re-runs,
 // impossible limits explained, a history that survives a restart and exports, "use this subnet"
-// (`tinyscope gui --screenshot` showing both panels after a run is test_gui's).
+// (the screenshot tool showing both panels after a run is test_gui's).
 #include "ImageSupport.h"
 #include "TestSupport.h"
 

@@ -10,6 +10,7 @@
 
 #include "AppState.h"
 #include "workspace/Workspace.h"
+#include "ChartLegend.h"
 #include "MainWindow.h"
 #include "NodeInspector.h"
 #include "SvgGraphView.h"
@@ -32,6 +33,9 @@
 #include "zoo/ZooCatalog.h"
 
 #include <QComboBox>
+#include <QHeaderView>
+#include <QLabel>
+#include <QScrollBar>
 #include <QFile>
 #include <QStandardItemModel>
 #include <QTableView>
@@ -508,9 +512,56 @@ private Q_SLOTS:
         QCOMPARE(int(pane->graph().ops.size()), ops);
     }
 
+    // Issue 19: in a 1280×720 window (also 1920×1080 at 150 %: the same 1280×720 logical pixels)
+    // the bias and weight columns were scrolled out of the table's view and the memory chart's
+    // legend was cut ("inference p…", "budget 256…").
+    void theKeyColumnsAndTheLegendFitA1280x720Window()
+    {
+        MainWindow w;
+        w.resize(1280, 720);
+        w.show();
+        TrainingInspectorPanel* panel = w.trainingInspectorPanel();
+        w.tabs()->setCurrentWidget(panel);
+        QVERIFY(panel->selectModel(QStringLiteral("mcunet-5fps")));
+        QVERIFY(panel->loadPublishedScheme(QStringLiteral("49kb")));
+        QVERIFY(panel->waitForGraph(300000));
+        QCoreApplication::processEvents();
+        QCOMPARE(w.size(), QSize(1280, 720));
+        QTableView* table = panel->table();
+        const QHeaderView* h = table->horizontalHeader();
+        QCOMPARE(table->horizontalScrollBar()->value(), 0);
+        for (int c : {TrainingLayerModel::Layer, TrainingLayerModel::Bias, TrainingLayerModel::Weight, TrainingLayerModel::Extra}) {
+            const int x = h->sectionViewportPosition(c);
+            QVERIFY2(x >= 0 && x + h->sectionSize(c) <= table->viewport()->width(),
+                     qPrintable(QStringLiteral("column %1 at %2..%3, viewport %4 px wide")
+                                    .arg(panel->layerModel()->headerData(c, Qt::Horizontal).toString())
+                                    .arg(x)
+                                    .arg(x + h->sectionSize(c))
+                                    .arg(table->viewport()->width())));
+        }
+        // The layer's whole name is a hover away when it is elided.
+        const QModelIndex name = panel->layerModel()->index(24, TrainingLayerModel::Layer);
+        QCOMPARE(name.data(Qt::ToolTipRole).toString(), name.data(Qt::DisplayRole).toString());
+        // Every legend entry of the memory chart is shown whole, inside the panel.
+        auto* legend = panel->findChild<ChartLegend*>();
+        QVERIFY2(legend, "the memory chart has no wrapping legend");
+        QCOMPARE(legend->texts(), (QStringList{QStringLiteral("masks"), QStringLiteral("biases"), QStringLiteral("saved inputs"),
+                                               QStringLiteral("weights"), QStringLiteral("inference peak + extra from here on (right axis)"),
+                                               QStringLiteral("budget 256 KB")}));
+        const QRect inside = panel->rect();
+        for (QLabel* l : legend->labels()) {
+            QVERIFY2(l->isVisible() && l->width() >= l->sizeHint().width(), qPrintable(l->text()));
+            const QRect r(l->mapTo(panel, QPoint(0, 0)), l->size());
+            QVERIFY2(inside.contains(r), qPrintable(l->text()));
+        }
+        // A new budget renames its entry.
+        QCOMPARE(legend->texts().size(), 6);
+    }
+
     void thePanelRendersWithItsGraph()
     {
         MainWindow w;
+        w.resize(1600, 1000);
         w.show();
         TrainingInspectorPanel* panel = w.trainingInspectorPanel();
         w.tabs()->setCurrentWidget(panel);
@@ -526,7 +577,7 @@ private Q_SLOTS:
         QVERIFY2(test::distinctColours(graph, 5) > 8, qPrintable(QString::number(test::distinctColours(graph, 5))));
         bool listed = false;
         for (const auto& p : w.panels()) listed = listed || (p.stem == QStringLiteral("training-inspector") && p.widget == panel);
-        QVERIFY(listed);   // rendered by `tinyscope gui --screenshot`
+        QVERIFY(listed);   // rendered by the screenshot tool (tests/screenshots)
     }
 };
 

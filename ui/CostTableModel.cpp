@@ -69,12 +69,16 @@ QVariant CostTableModel::data(const QModelIndex& index, int role) const
         if (index.column() >= Macs || index.column() == Index) return int(Qt::AlignRight | Qt::AlignVCenter);
     } else if (role == Qt::BackgroundRole && r.peak) {
         return QBrush(paletteColor("table.peak"));
-    } else if (role == Qt::ToolTipRole && r.layer.type == "Conv2d") {
-        return QStringLiteral("%1×%1 conv, stride %2, groups %3%4")
-            .arg(r.layer.kernel)
-            .arg(r.layer.stride)
-            .arg(r.layer.groups)
-            .arg(r.layer.bias ? QStringLiteral(", bias") : QString());
+    } else if (role == Qt::ToolTipRole) {
+        // The whole name (the table elides long ones in the middle), then a conv's geometry.
+        const QString name = index.column() == Name ? QString::fromStdString(r.layer.name) : QString();
+        if (r.layer.type != "Conv2d") return name.isEmpty() ? QVariant() : QVariant(name);
+        return (name.isEmpty() ? QString() : name + QLatin1Char('\n')) +
+               QStringLiteral("%1×%1 conv, stride %2, groups %3%4")
+                   .arg(r.layer.kernel)
+                   .arg(r.layer.stride)
+                   .arg(r.layer.groups)
+                   .arg(r.layer.bias ? QStringLiteral(", bias") : QString());
     }
     return {};
 }

@@ -1,5 +1,7 @@
 #include "DesignSpacePanel.h"
 
+#include "ScreenFit.h"
+
 #include "AppState.h"
 #include "CostTableModel.h"
 #include "DiagramExport.h"
@@ -152,6 +154,7 @@ DesignSpacePanel::DesignSpacePanel(AppState* state, QWidget* parent) : QWidget(p
     table_->verticalHeader()->setDefaultSectionSize(20);
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     table_->horizontalHeader()->setStretchLastSection(true);
+    boundNameColumn(table_, CostTableModel::Name, 170);   // shapes and MACs in view on a 1280×720 screen
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
     tl->addWidget(table_);
     vsplit->addWidget(tableBox);

@@ -1,5 +1,5 @@
 #pragma once
-// GUI entry point: `tinyscope [gui] [--screenshot DIR [--no-measure]]`.
+// GUI entry point: `tinyscope [gui]`. (Screenshots: tests/screenshots, tinyscope-screenshots.)
 namespace tinyscope::ui {
 
 int runGui(int argc, char** argv);
@@ -10,12 +10,5 @@ int runGui(int argc, char** argv);
 // which cannot be interrupted, kept the process alive ~160 s). Every file the workbench writes is
 // written atomically, so a job cut off this way leaves no partial file.
 int finishGui(int exitCode, int graceMs = 2000);
-
-// Renders every panel offscreen to DIR/<panel>.png (and the design-space min/max/random states).
-// Without `measure`, the two screenshots that measure subnets on the shipped supernet
-// (predictor-check.png, search-measured.png: about a minute of CPU) are left out. Returns the
-// number of images written.
-class MainWindow;
-int writeScreenshots(MainWindow& window, const char* dir, bool measure = true);
 
 }  // namespace tinyscope::ui

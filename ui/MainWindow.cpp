@@ -7,6 +7,7 @@
 #include "DiagramExport.h"
 #include "TrainingInspectorPanel.h"
 #include "PredictorPanel.h"
+#include "ScreenFit.h"
 #include "SearchPanel.h"
 
 #include "Version.h"
@@ -15,6 +16,7 @@
 #include <QApplication>
 #include <QFileDialog>
 #include <QMenuBar>
+#include <QScreen>
 #include <QMessageBox>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -47,7 +49,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     showWorkspace();
     statusBar()->showMessage(QStringLiteral("Workspace %1 (space %2) — pick a subnet, or press Random")
                                  .arg(state_->workspaceTitle(), QString::fromStdString(state_->space().name)));
-    resize(1600, 1000);
+    // Never larger than the screen (1280×720, 150 % scaling: issue 19).
+    const QScreen* screen = this->screen() ? this->screen() : QGuiApplication::primaryScreen();
+    resize(initialWindowSize(screen ? screen->availableGeometry() : QRect()));
 }
 
 QList<MainWindow::PanelEntry> MainWindow::panels() const
@@ -84,6 +88,20 @@ void MainWindow::buildMenus()
     });
     file->addSeparator();
     file->addAction(QStringLiteral("&Quit"), QKeySequence::Quit, qApp, &QApplication::quit);
+    // Panels from the keyboard: Ctrl+1..4, and Ctrl+Tab / Ctrl+Shift+Tab to the next / previous one
+    // (window-wide, also from inside a table).
+    QMenu* view = menuBar()->addMenu(QStringLiteral("&View"));
+    for (int i = 0; i < tabs_->count(); ++i) {
+        QAction* a = view->addAction(tabs_->tabText(i), this, [this, i] { tabs_->setCurrentIndex(i); });
+        a->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + i)));
+    }
+    view->addSeparator();
+    auto step = [this](int by) { tabs_->setCurrentIndex((tabs_->currentIndex() + by + tabs_->count()) % tabs_->count()); };
+    QAction* next = view->addAction(QStringLiteral("&Next panel"), this, [step] { step(1); });
+    next->setShortcuts({QKeySequence(Qt::CTRL | Qt::Key_Tab), QKeySequence(Qt::CTRL | Qt::Key_PageDown)});
+    QAction* previous = view->addAction(QStringLiteral("&Previous panel"), this, [step] { step(-1); });
+    previous->setShortcuts({QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Backtab), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Tab),
+                            QKeySequence(Qt::CTRL | Qt::Key_PageUp)});
     QMenu* help = menuBar()->addMenu(QStringLiteral("&Help"));
     help->addAction(QStringLiteral("&About Tinyscope"), this, [this] {
         QMessageBox::about(this, QStringLiteral("About Tinyscope"),

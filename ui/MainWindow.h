@@ -25,7 +25,7 @@ public:
     SearchPanel* searchPanel() const { return search_; }
     QTabWidget* tabs() const { return tabs_; }
 
-    // Each panel with the file-name stem used by `tinyscope gui --screenshot DIR`.
+    // Each panel with the file-name stem used by the screenshot tool (tests/screenshots).
     struct PanelEntry {
         QString stem;
         QWidget* widget;

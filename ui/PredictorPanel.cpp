@@ -1,6 +1,7 @@
 #include "PredictorPanel.h"
 
 #include "Palette.h"
+#include "ScreenFit.h"
 #include "AppState.h"
 #include "ChartStyle.h"
 #include "ErrorBox.h"
@@ -204,6 +205,7 @@ PredictorPanel::PredictorPanel(AppState* state, QWidget* parent) : QWidget(paren
     scroll->setWidgetResizable(true);
     scroll->setMinimumWidth(360);
     scroll->setMaximumWidth(460);
+    fitSideColumn(scroll);   // no horizontal scrolling of the controls on a 1280×720 screen
     auto* split = new QSplitter(Qt::Horizontal);
     split->addWidget(scroll);
     split->addWidget(right);

@@ -1,6 +1,7 @@
 #include "SearchPanel.h"
 
 #include "Palette.h"
+#include "FlowLayout.h"
 #include "AppState.h"
 #include "ChartStyle.h"
 #include "DeployDialog.h"
@@ -216,16 +217,12 @@ SearchPanel::SearchPanel(AppState* state, const QString& historyPath, QWidget* p
                                         "on 2,000 holdout images. A workspace without a supernet (Lab 3's VWW) measures on the "
                                         "Fashion-MNIST one, the winner transferred (same blocks) and labelled so"));
     measure_->setEnabled(false);
-    auto* winnerButtons = new QHBoxLayout;
-    winnerButtons->addWidget(use_);
-    winnerButtons->addWidget(measure_);
     deploy_ = new QPushButton(QStringLiteral("Deploy…"));
     deploy_->setToolTip(QStringLiteral("Write the winner, on the shipped supernet, as an int8 TFLite or float ONNX file and "
                                        "compare its memory on three engines (docs/DEPLOY.md)"));
     deploy_->setEnabled(false);
-    winnerButtons->addWidget(deploy_);
     wl->addWidget(winner_);
-    wl->addLayout(winnerButtons);
+    wl->addWidget(wrappingRow({use_, measure_, deploy_}));   // wraps on a 1280×720 screen
     wl->addWidget(diagram_, 1);
 
     // ---- history of runs
@@ -245,17 +242,11 @@ SearchPanel::SearchPanel(AppState* state, const QString& historyPath, QWidget* p
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
     table_->setSelectionMode(QAbstractItemView::SingleSelection);
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    auto* hb = new QHBoxLayout;
-    hb->addWidget(new QLabel(QStringLiteral("<b>Runs</b> (kept between sessions)")));
-    hb->addStretch(1);
     auto* reopenB = new QPushButton(QStringLiteral("Re-open"));
     auto* deleteB = new QPushButton(QStringLiteral("Delete"));
     auto* exportB = new QPushButton(QStringLiteral("Export…"));
     exportB->setToolTip(QStringLiteral("All runs as JSON, or one row per run as CSV"));
-    hb->addWidget(reopenB);
-    hb->addWidget(deleteB);
-    hb->addWidget(exportB);
-    hl->addLayout(hb);
+    hl->addWidget(wrappingRow({new QLabel(QStringLiteral("<b>Runs</b> (kept between sessions)")), reopenB, deleteB, exportB}));
     hl->addWidget(table_, 1);
 
     auto* charts = new QSplitter(Qt::Horizontal);

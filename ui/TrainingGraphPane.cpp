@@ -1,5 +1,7 @@
 #include "TrainingGraphPane.h"
 
+#include "FlowLayout.h"
+
 #include "EventWait.h"
 #include "NodeInspector.h"
 #include "SvgGraphView.h"
@@ -102,18 +104,16 @@ TrainingGraphPane::TrainingGraphPane(QWidget* parent) : QWidget(parent)
     root->addLayout(bar);
 
     // Legend from the same palette the DOT uses.
-    auto* legend = new QHBoxLayout;
-    legend->setSpacing(6);
+    // It wraps on a narrow pane (1280×720) rather than widening it.
+    QList<QWidget*> legend;
     for (TrainingGraphNodeClass c : {TrainingGraphNodeClass::Forward, TrainingGraphNodeClass::Loss, TrainingGraphNodeClass::Backward,
                                      TrainingGraphNodeClass::GradientOutput, TrainingGraphNodeClass::Pruned}) {
         const TrainingGraphNodeStyle& s = trainingGraphNodeStyle(c);
-        legend->addWidget(swatch(QString::fromLatin1(s.legend), QString::fromLatin1(s.fill), QString::fromLatin1(s.border), s.dashed));
+        legend << swatch(QString::fromLatin1(s.legend), QString::fromLatin1(s.fill), QString::fromLatin1(s.border), s.dashed);
     }
-    auto* saved = new QLabel(QStringLiteral("<span style='color:%1'>━━</span> saved for backward")
-                                 .arg(QString::fromLatin1(trainingGraphEdgeStyle(TrainingGraphEdgeClass::Saved).color)));
-    legend->addWidget(saved);
-    legend->addStretch(1);
-    root->addLayout(legend);
+    legend << new QLabel(QStringLiteral("<span style='color:%1'>━━</span> saved for backward")
+                             .arg(QString::fromLatin1(trainingGraphEdgeStyle(TrainingGraphEdgeClass::Saved).color)));
+    root->addWidget(wrappingRow(legend));
 
     auto* split = new QSplitter(Qt::Vertical);
     view_ = new SvgGraphView;

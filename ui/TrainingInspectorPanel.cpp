@@ -1,6 +1,8 @@
 #include "TrainingInspectorPanel.h"
 
 #include "Palette.h"
+#include "ChartLegend.h"
+#include "ScreenFit.h"
 #include "ExportDialog.h"
 #include "TrainingGraphFile.h"
 #include "io/DataPaths.h"
@@ -287,10 +289,15 @@ TrainingInspectorPanel::TrainingInspectorPanel(AppState* state, QWidget* parent)
     QHeaderView* h = table_->horizontalHeader();
     h->setSectionResizeMode(QHeaderView::ResizeToContents);
     h->setStretchLastSection(true);   // the TinyEngine column takes what is left
+    // The columns one edits stay in view on a 1280×720 screen (issue 19): bias, weight and their
+    // extra bytes come right after the (bounded, middle-elided) layer name; the shape columns follow.
+    for (int c : {TrainingLayerModel::Bias, TrainingLayerModel::Weight, TrainingLayerModel::Extra})
+        h->moveSection(h->visualIndex(c), h->visualIndex(TrainingLayerModel::Role));
+    boundNameColumn(table_, TrainingLayerModel::Layer, 150);
     chart_ = new TrainingMemoryChart;
     auto* left = new QSplitter(Qt::Vertical);
     left->addWidget(table_);
-    left->addWidget(chart_);
+    left->addWidget(withWrappingLegend(chart_, chart_->chart()));   // its legend wraps, never cut
     left->setStretchFactor(0, 3);
     left->setStretchFactor(1, 2);
     left->setSizes({430, 300});

@@ -273,6 +273,7 @@ QVariant TrainingLayerModel::data(const QModelIndex& index, int role) const
             return QStringLiteral("masks %1 bits, bias %2 B, saved input %3 B, weight %4 B")
                 .arg(thousands(r.mask_bits), thousands(r.bias_bytes), thousands(r.saved_input_bytes), thousands(r.weight_bytes));
         }
+        if (col == Layer) return QString::fromStdString(c.name);   // elided in the table when long
         if (col == Weight && !head) return QStringLiteral("click to choose 0 (frozen), 1/8, 1/4, 1/2 or 1 of the %1 input channels").arg(c.cin);
         return {};
     }

@@ -22,9 +22,9 @@ std::vector<Command> allCommands()
 
 void printUsage()
 {
-    std::cout << "usage: tinyscope [gui [--screenshot DIR [--no-measure]]]   open the workbench (or render every panel)\n"
-                 "       tinyscope <command> [options]                       run a command\n"
-                 "       tinyscope --version                                 print the version\n\ncommands:\n";
+    std::cout << "usage: tinyscope [gui]                   open the workbench\n"
+                 "       tinyscope <command> [options]     run a command\n"
+                 "       tinyscope --version               print the version\n\ncommands:\n";
     for (const Command& c : allCommands()) {
         std::string n = c.name;
         n.resize(16, ' ');

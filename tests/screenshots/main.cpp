@@ -1,0 +1,126 @@
+// tinyscope-screenshots DIR [--no-measure] [--size WxH] [--scale F]: renders the workbench's panels
+// offscreen to PNG files (the docs' screenshots; test_gui and slow_screenshots check them). Built
+// under tests/, never installed: it drives the panels as a demonstration script would.
+//
+// Without --size/--scale: the demonstration set at 1600×1000 (Screenshots.h), the four panels as on
+// a 1280×720 screen (<panel>-1280x720.png) and as on a 1920×1080 screen at 150 % scaling
+// (<panel>-150pct.png, 1920×1080 pixels: this program run again with --size 1920x1080 --scale 1.5).
+// With --size and/or --scale: only the four panels, the window filling a WxH-pixel screen at device
+// pixel ratio F (QT_SCALE_FACTOR, set before the application starts), as <panel>-WxH.png at scale
+// 1 and <panel>-<F×100>pct.png otherwise.
+#include "Screenshots.h"
+
+#include "Error.h"
+#include "MainWindow.h"
+#include "io/DataPaths.h"
+#include "io/OutputPaths.h"
+#include "nn/TorchRuntime.h"
+
+#include <QApplication>
+#include <QProcess>
+#include <QRegularExpression>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+
+namespace {
+
+constexpr const char* kUsage = "usage: DIR [--no-measure] [--size WxH] [--scale F]";
+
+struct Options {
+    std::string dir;
+    bool measure = true;
+    int width = 0, height = 0;   // 0: the demonstration set
+    double scale = 0;            // 0: not given
+};
+
+int refuse(const std::string& why)
+{
+    std::cerr << "tinyscope-screenshots: " << why << " (" << kUsage << ")\n";   // one line
+    return 2;
+}
+
+// Returns 0 when the options are good, else the exit code after the message.
+int parse(int argc, char** argv, Options& o)
+{
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        const bool hasValue = i + 1 < argc;
+        if (a == "--no-measure") {
+            o.measure = false;
+        } else if (a == "--size") {
+            if (!hasValue) return refuse("--size needs WxH, e.g. 1280x720");
+            const QRegularExpressionMatch m =
+                QRegularExpression(QStringLiteral("^([0-9]{3,5})x([0-9]{3,5})$")).match(QString::fromLocal8Bit(argv[++i]));
+            if (!m.hasMatch()) return refuse(std::string("--size ") + argv[i] + ": expected WxH in pixels, e.g. 1280x720");
+            o.width = m.captured(1).toInt();
+            o.height = m.captured(2).toInt();
+            if (o.width < 640 || o.height < 480 || o.width > 8000 || o.height > 8000)
+                return refuse(std::string("--size ") + argv[i] + ": each side must lie in 640x480 .. 8000x8000");
+        } else if (a == "--scale") {
+            if (!hasValue) return refuse("--scale needs a factor, e.g. 1.5");
+            char* end = nullptr;
+            o.scale = std::strtod(argv[++i], &end);
+            if (end == argv[i] || *end != '\0' || !(o.scale >= 1.0 && o.scale <= 4.0))
+                return refuse(std::string("--scale ") + argv[i] + ": expected a factor from 1 to 4, e.g. 1.5");
+        } else if (a.size() > 1 && a[0] == '-') {
+            return refuse("unknown option " + a);
+        } else if (o.dir.empty()) {
+            o.dir = a;
+        } else {
+            return refuse("one folder only (got '" + o.dir + "' and '" + a + "')");
+        }
+    }
+    if (o.dir.empty()) return refuse("the folder DIR is missing");
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    Options o;
+    if (const int code = parse(argc, argv, o)) return code;
+    try {
+        tinyscope::requireWritableFolder(o.dir, "DIR");
+    } catch (const tinyscope::InputError& e) {
+        std::cerr << "tinyscope-screenshots: " << e.what() << "\n";
+        return 2;
+    }
+    tinyscope::configureAllocator();
+    tinyscope::setExecutablePath(argv[0]);
+    const bool panelSet = o.width > 0 || o.scale > 0;
+    if (o.scale <= 0) o.scale = 1.0;
+    if (o.width == 0) o.width = 1600, o.height = 1000;
+    if (!std::getenv("QT_QPA_PLATFORM")) ::setenv("QT_QPA_PLATFORM", "offscreen", 1);
+    // The device pixel ratio must be known before the application starts.
+    ::setenv("QT_SCALE_FACTOR", QByteArray::number(o.scale).constData(), 1);
+    int qargc = 1;
+    QApplication app(qargc, argv);
+    QApplication::setApplicationName(QStringLiteral("tinyscope"));
+    QApplication::setOrganizationName(QStringLiteral("tinyscope"));
+    tinyscope::ui::MainWindow window;
+    const QString dir = QString::fromLocal8Bit(o.dir.c_str());
+    if (panelSet) {
+        const QString suffix = o.scale == 1.0 ? QStringLiteral("%1x%2").arg(o.width).arg(o.height)
+                                              : QStringLiteral("%1pct").arg(std::lround(o.scale * 100));
+        const int n = tinyscope::screenshots::writePanelSet(window, dir, QSize(o.width, o.height), suffix);
+        return n == static_cast<int>(window.panels().size()) ? 0 : 1;
+    }
+    window.resize(o.width, o.height);
+    int n = tinyscope::screenshots::writeDemoSet(window, dir, o.measure);
+    std::cout << "wrote " << n << " screenshots to " << o.dir << "\n" << std::flush;
+    // The 150 % set: a second process, since the device pixel ratio is fixed when it starts.
+    QProcess scaled;
+    scaled.setProcessChannelMode(QProcess::ForwardedChannels);
+    scaled.start(QCoreApplication::applicationFilePath(), {dir, QStringLiteral("--size"), QStringLiteral("1920x1080"),
+                                                           QStringLiteral("--scale"), QStringLiteral("1.5")});
+    if (!scaled.waitForFinished(-1) || scaled.exitStatus() != QProcess::NormalExit || scaled.exitCode() != 0) {
+        std::cerr << "tinyscope-screenshots: the 150 % set failed\n";
+        return 1;
+    }
+    return n > 0 ? 0 : 1;
+}
