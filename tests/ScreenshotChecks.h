@@ -71,7 +71,7 @@ inline void runAndCheckScreenshots(const QString& dir, bool measure)
     if (!measure)
         for (const QString& n : measured) QVERIFY2(!QFileInfo::exists(dir + QLatin1Char('/') + n + QStringLiteral(".png")), qPrintable(n));
     // The search history kept in DIR, newest first: the search under a 200 KB fine-tuning budget,
-    // then the lab's two (random, evolution). The Fashion-MNIST search is a live one, not recorded.
+    // then the first two (random, evolution). The measured search is a live one, not recorded.
     const Json runs = readJsonFile((dir + QStringLiteral("/search-history.json")).toStdString())["runs"];
     QCOMPARE(runs.size(), std::size_t(3));
     QVERIFY(runs[0]["result"]["best"]["training_memory"]["total_bytes"].get<long long>() <= 200LL * 1024);
