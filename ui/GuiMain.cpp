@@ -1,5 +1,6 @@
 #include "GuiMain.h"
 
+#include "JobRunner.h"
 #include "MainWindow.h"
 
 #include <QApplication>
@@ -47,6 +48,7 @@ int runGui(int argc, char** argv)
 
 int finishGui(int exitCode, int graceMs)
 {
+    JobRunner::cancelAll();   // every cancellable job stops at its next check
     QThreadPool* pool = QThreadPool::globalInstance();
     if (pool->activeThreadCount() == 0 || pool->waitForDone(graceMs)) return exitCode;
     QSettings().sync();
