@@ -1,8 +1,9 @@
 #include "DeployDialog.h"
 
+#include "JobRunner.h"
+
 #include "Palette.h"
 #include "CapacityBar.h"
-#include "EventWait.h"
 
 #include "Error.h"
 #include "cost/CostModel.h"
@@ -15,7 +16,6 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
-#include <QFutureWatcher>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -30,7 +30,6 @@
 #include <QTemporaryFile>
 #include <QTextDocumentFragment>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 
@@ -245,14 +244,20 @@ DeployDialog::DeployDialog(ModelSpec model, const QString& stem, QWidget* parent
     });
     connect(deploy_, &QPushButton::clicked, this, &DeployDialog::deploy);
     connect(cancel_, &QPushButton::clicked, this, &DeployDialog::cancel);
+    jobs_ = new JobRunner(this);
+    connect(jobs_, &JobRunner::progress, this, [this](qint64 done, qint64 total, const QString& stage) {
+        progress_->setValue(total ? static_cast<int>(100 * done / total) : 0);
+        if (!jobs_->cancelRequested()) progress_->setFormat(stage);
+    });
+    connect(jobs_, &JobRunner::cancelled, this, [this] { endJob(false, QString()); });
+    connect(jobs_, &JobRunner::failed, this, [this](const QString& e) { endJob(false, e); });
+    connect(jobs_, &JobRunner::finished, this, [this](bool ok) {
+        if (ok) endJob(true, QString());
+    });
     connect(close, &QPushButton::clicked, this, &QDialog::reject);
 }
 
-DeployDialog::~DeployDialog()
-{
-    cancel_flag_->store(true);
-    waitForIdle(60000);
-}
+DeployDialog::~DeployDialog() = default;   // jobs_ cancels and waits
 
 QString DeployDialog::defaultOutput(DeployFormat f) const
 {
@@ -300,8 +305,8 @@ const CapacityBar* DeployDialog::sramBar(const QString& engine) const
 
 void DeployDialog::cancel()
 {
-    if (!running_) return;
-    cancel_flag_->store(true);
+    if (!jobs_->busy()) return;
+    jobs_->cancel();
     progress_->setFormat(QStringLiteral("cancelling…"));
 }
 
@@ -330,7 +335,7 @@ void DeployDialog::clearResult()
 
 void DeployDialog::deploy()
 {
-    if (running_) return;
+    if (jobs_->busy()) return;
     DeployRequest rq;
     rq.model = model_;
     rq.format = format();
@@ -369,84 +374,70 @@ void DeployDialog::deploy()
     clock_.start();
     progress_->setFormat(QStringLiteral("starting"));
     status_->setText(QStringLiteral("Deploying to %1…").arg(QString::fromStdString(rq.out).toHtmlEscaped()));
-    cancel_flag_->store(false);
-    JobControl job;
-    job.cancel = cancel_flag_.get();
-    // deployModel's stages take the first 70 % of the bar, the memory comparison the rest.
-    auto comparing = std::make_shared<std::atomic<bool>>(false);
-    QPointer<DeployDialog> self(this);
-    const bool tflite = rq.format == DeployFormat::TFLite;
-    job.progress = [self, comparing, tflite](std::size_t done, std::size_t total, const std::string& stage) {
-        double f = total ? static_cast<double>(done) / static_cast<double>(total) : 0.0;
-        QString text = stageText(stage);
-        // BN re-calibration reports its images inside prepareModel's second third.
-        if (stage == "calibrating BN") {
-            f = (1.0 + f) / 3.0;
-            text += QStringLiteral(" %1/%2").arg(done).arg(total);
-        }
-        const int value = comparing->load() ? 70 + static_cast<int>(30 * f) : static_cast<int>((tflite ? 70 : 100) * f);
-        QMetaObject::invokeMethod(
-            self, [self, value, text] {
-                if (!self || !self->running_) return;
-                self->progress_->setValue(value);
-                if (!self->cancel_flag_->load()) self->progress_->setFormat(text);
-            },
-            Qt::QueuedConnection);
-    };
     struct Outcome {
-        std::optional<DeployResult> result;
+        DeployResult result;
         std::optional<DeployMemoryComparison> memory;
-        QString error, memoryError;
-        bool cancelled = false, memoryCancelled = false;
+        QString memoryError;
+        bool memoryCancelled = false;
     };
-    auto outcome = std::make_shared<Outcome>();
-    auto* watcher = new QFutureWatcher<void>(this);
-    connect(watcher, &QFutureWatcher<void>::finished, this, [this, watcher, outcome] {
-        watcher->deleteLater();
-        setRunning(false);
-        if (outcome->cancelled || !outcome->error.isEmpty()) {
-            progress_->setFormat(outcome->cancelled ? QStringLiteral("cancelled") : QStringLiteral("failed"));
-            const QString text = outcome->cancelled ? QStringLiteral("Cancelled: nothing was written.") : outcome->error;
-            status_->setText(QStringLiteral("<span style='color:%1'>%2</span>").arg(paletteName("status.error"), text.toHtmlEscaped()));
-            Q_EMIT deployed(false);
-            return;
-        }
-        result_ = outcome->result;
-        memory_ = outcome->memory;
-        progress_->setValue(100);
-        progress_->setFormat(QStringLiteral("written"));
-        QString status = QStringLiteral("Deployed in %1 s%2.")
-                             .arg(static_cast<double>(clock_.elapsed()) / 1000.0, 0, 'f', 1)
-                             .arg(memory_ ? QStringLiteral(", the memory compared on three engines") : QString());
-        if (outcome->memoryCancelled) status += QStringLiteral(" The memory comparison was cancelled.");
-        else if (!outcome->memoryError.isEmpty())
-            status += QStringLiteral(" <span style='color:%1'>The memory comparison failed: %2</span>").arg(paletteName("status.error"), outcome->memoryError.toHtmlEscaped());
-        status_->setText(status);
-        showResult();
-        Q_EMIT deployed(true);
-    });
-    watcher->setFuture(QtConcurrent::run([rq, job, outcome, comparing] {
-        try {
-            outcome->result = deployModel(rq, job);
-        } catch (const CancelledError&) {
-            outcome->cancelled = true;
-            return;
-        } catch (const std::exception& e) {
-            outcome->error = QString::fromUtf8(e.what());
-            return;
-        }
-        if (rq.format != DeployFormat::TFLite) return;
-        // The written file on the engines that run it: the file is already there, so a cancel or
-        // an error here keeps it and says so.
-        comparing->store(true);
-        try {
-            outcome->memory = compareDeployMemory(*outcome->result, job);
-        } catch (const CancelledError&) {
-            outcome->memoryCancelled = true;
-        } catch (const std::exception& e) {
-            outcome->memoryError = QString::fromUtf8(e.what());
-        }
-    }));
+    jobs_->run(
+        [rq](const JobControl& job) {
+            // Percent of the bar with the stage's words: deployModel's stages take the first 70 %
+            // (all of it for ONNX), the memory comparison the rest.
+            const bool tflite = rq.format == DeployFormat::TFLite;
+            auto comparing = std::make_shared<bool>(false);
+            JobControl inner = job;
+            inner.progress = [job, comparing, tflite](std::size_t done, std::size_t total, const std::string& stage) {
+                double f = total ? static_cast<double>(done) / static_cast<double>(total) : 0.0;
+                QString text = stageText(stage);
+                if (stage == "calibrating BN") {   // BN re-calibration sits inside prepareModel's second third
+                    f = (1.0 + f) / 3.0;
+                    text += QStringLiteral(" %1/%2").arg(done).arg(total);
+                }
+                const int value = *comparing ? 70 + static_cast<int>(30 * f) : static_cast<int>((tflite ? 70 : 100) * f);
+                job.report(static_cast<std::size_t>(value), 100, text.toStdString());
+            };
+            Outcome o;
+            o.result = deployModel(rq, inner);
+            if (!tflite) return o;
+            // The written file on the engines that run it: the file is already there, so a cancel
+            // or an error here keeps it and says so.
+            *comparing = true;
+            try {
+                o.memory = compareDeployMemory(o.result, inner);
+            } catch (const CancelledError&) {
+                o.memoryCancelled = true;
+            } catch (const std::exception& e) {
+                o.memoryError = QString::fromUtf8(e.what());
+            }
+            return o;
+        },
+        [this](Outcome o) {
+            result_ = std::move(o.result);
+            memory_ = std::move(o.memory);
+            progress_->setValue(100);
+            progress_->setFormat(QStringLiteral("written"));
+            QString status = QStringLiteral("Deployed in %1 s%2.")
+                                 .arg(static_cast<double>(clock_.elapsed()) / 1000.0, 0, 'f', 1)
+                                 .arg(memory_ ? QStringLiteral(", the memory compared on three engines") : QString());
+            if (o.memoryCancelled) status += QStringLiteral(" The memory comparison was cancelled.");
+            else if (!o.memoryError.isEmpty())
+                status += QStringLiteral(" <span style='color:%1'>The memory comparison failed: %2</span>")
+                              .arg(paletteName("status.error"), o.memoryError.toHtmlEscaped());
+            status_->setText(status);
+            showResult();
+        });
+}
+
+void DeployDialog::endJob(bool ok, const QString& error)
+{
+    setRunning(false);
+    if (!ok) {
+        progress_->setFormat(error.isEmpty() ? QStringLiteral("cancelled") : QStringLiteral("failed"));
+        const QString text = error.isEmpty() ? QStringLiteral("Cancelled: nothing was written.") : error;
+        status_->setText(QStringLiteral("<span style='color:%1'>%2</span>").arg(paletteName("status.error"), text.toHtmlEscaped()));
+    }
+    Q_EMIT deployed(ok);
 }
 
 void DeployDialog::showResult()
@@ -571,9 +562,6 @@ void DeployDialog::fitTable()
     table_->resizeRowsToContents();
 }
 
-bool DeployDialog::waitForIdle(int timeoutMs)
-{
-    return processEventsUntil([this] { return !running_; }, timeoutMs);
-}
+bool DeployDialog::waitForIdle(int timeoutMs) { return jobs_->waitForIdle(timeoutMs); }
 
 }  // namespace tinyscope::ui

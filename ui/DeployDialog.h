@@ -30,6 +30,7 @@ class QVBoxLayout;
 namespace tinyscope::ui {
 
 class CapacityBar;
+class JobRunner;
 
 class DeployDialog : public QDialog {
     Q_OBJECT
@@ -102,8 +103,9 @@ private:
     std::optional<DeployResult> result_;
     std::optional<DeployMemoryComparison> memory_;
     QElapsedTimer clock_;
-    bool running_ = false;
-    std::shared_ptr<std::atomic<bool>> cancel_flag_ = std::make_shared<std::atomic<bool>>(false);
+    void endJob(bool ok, const QString& error);   // unlock the form; cancelled / failed text; deployed()
+    bool running_ = false;   // the form is locked (setRunning)
+    JobRunner* jobs_;
 };
 
 }  // namespace tinyscope::ui

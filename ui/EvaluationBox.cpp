@@ -4,7 +4,7 @@
 #include "AppState.h"
 #include "ChartStyle.h"
 #include "DeployDialog.h"
-#include "EventWait.h"
+#include "JobRunner.h"
 
 #include "data/ImageDataset.h"
 #include "io/DataPaths.h"
@@ -14,12 +14,10 @@
 
 #include <QComboBox>
 #include <QCoreApplication>
-#include <QPointer>
 #include <QEventLoop>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
-#include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -35,7 +33,6 @@
 #include <QtCharts/QChartView>
 #include <QtCharts/QHorizontalBarSeries>
 #include <QtCharts/QValueAxis>
-#include <QtConcurrent/QtConcurrentRun>
 
 namespace tinyscope::ui {
 
@@ -139,8 +136,15 @@ EvaluationBox::EvaluationBox(AppState* state, QWidget* parent) : QGroupBox(QStri
     });
     connect(run_, &QPushButton::clicked, this, &EvaluationBox::evaluate);
     connect(deployB, &QPushButton::clicked, this, [this] { openDeployDialog(); });
+    evalJobs_ = new JobRunner(this);
+    classifyJobs_ = new JobRunner(this);
+    connect(evalJobs_, &JobRunner::progress, this, [this](qint64 done, qint64 total, const QString& stage) {
+        if (evalJobs_->cancelRequested()) return;
+        progress_->setValue(total ? static_cast<int>(100 * done / total) : 0);
+        progress_->setFormat(stage + QStringLiteral(" %1/%2").arg(done).arg(total));
+    });
     connect(cancel_, &QPushButton::clicked, this, [this] {
-        if (stop_) *stop_ = true;
+        evalJobs_->cancel();
         progress_->setFormat(QStringLiteral("cancelling…"));
     });
     connect(classifyB, &QPushButton::clicked, this, [this] {
@@ -155,11 +159,7 @@ EvaluationBox::EvaluationBox(AppState* state, QWidget* parent) : QGroupBox(QStri
     refreshNotes();
 }
 
-EvaluationBox::~EvaluationBox()
-{
-    if (stop_) *stop_ = true;
-    waitForIdle(60000);
-}
+EvaluationBox::~EvaluationBox() = default;   // the runners cancel and wait
 
 void EvaluationBox::showWorkspace()
 {
@@ -258,64 +258,39 @@ void EvaluationBox::evaluate()
     rq.calibrate = calibImages_->value() > 0;
     rq.calibration.images = static_cast<std::size_t>(calibImages_->value());
     setRunning(true);
-    stop_ = std::make_shared<std::atomic<bool>>(false);
-    auto stop = stop_;
-    QPointer<EvaluationBox> self(this);
-    JobControl job;
-    job.cancel = stop.get();
-    job.progress = [self](std::size_t done, std::size_t total, const std::string& stage) {
-        QMetaObject::invokeMethod(
-            self, [self, done, total, stage] {
-                if (!self) return;
-                self->progress_->setValue(total ? static_cast<int>(100 * done / total) : 0);
-                self->progress_->setFormat(QString::fromStdString(stage) + QStringLiteral(" %1/%2").arg(done).arg(total));
-            },
-            Qt::QueuedConnection);
-    };
-    auto* watcher = new QFutureWatcher<void>(this);
-    auto outcome = std::make_shared<std::pair<EvalResult, QString>>();
     // The selection the result is for: the one at the start (the user may move on while it runs).
     auto asked = std::make_shared<const SubnetConfig>(state_->subnet());
     const QString askedSpace = QString::fromStdString(state_->space().name + "|" + state_->workspace().supernet);
-    connect(watcher, &QFutureWatcher<void>::finished, this, [this, watcher, outcome, rq, asked, askedSpace] {
-        watcher->deleteLater();
-        setRunning(false);
-        if (!outcome->second.isEmpty()) {
-            progress_->setFormat(outcome->second == QStringLiteral("cancelled") ? QStringLiteral("cancelled") : QStringLiteral("failed"));
-            if (outcome->second != QStringLiteral("cancelled"))
-                QMessageBox::warning(this, QStringLiteral("Evaluate"), outcome->second);
-            Q_EMIT evaluated(false);
-            return;
-        }
-        last_ = outcome->first;
-        progress_->setValue(100);
-        progress_->setFormat(QStringLiteral("done in %1 s").arg(last_.seconds, 0, 'f', 1));
-        QString text = QStringLiteral("<b>top-1 %1 %</b> on %2 images of %3 (%4 img/s)")
-                           .arg(last_.top1, 0, 'f', 2)
-                           .arg(last_.images)
-                           .arg(QString::fromStdString(rq.data).toHtmlEscaped())
-                           .arg(last_.images_per_second, 0, 'f', 0);
-        text += QStringLiteral("<br>%1 at %2 px").arg(QString::fromStdString(rq.space.name)).arg(rq.config.image_size);
-        text += last_.calibration_images ? QStringLiteral(", BN re-calibrated on %1 holdout images").arg(last_.calibration_images)
-                                         : QStringLiteral(", BN statistics of the checkpoint");
-        if (last_.skipped) text += QStringLiteral("<br>%1 unreadable images skipped").arg(last_.skipped);
-        resultHtml_ = text;
-        evaluatedSpace_ = askedSpace;
-        evaluatedSubnet_ = asked;
-        showPerClass(last_, rq.space.class_names);
-        showStale(isStale());
-        Q_EMIT state_->message(QStringLiteral("Evaluated: top-1 %1 %").arg(last_.top1, 0, 'f', 2));
-        Q_EMIT evaluated(true);
-    });
-    watcher->setFuture(QtConcurrent::run([rq, job, outcome] {
-        try {
-            outcome->first = runEvaluation(rq, job);
-        } catch (const CancelledError&) {
-            outcome->second = QStringLiteral("cancelled");
-        } catch (const std::exception& e) {
-            outcome->second = QString::fromUtf8(e.what());
-        }
-    }));
+    evalJobs_->run([rq](const JobControl& job) { return runEvaluation(rq, job); },
+                   [this, rq, asked, askedSpace](EvalResult r) {
+                       setRunning(false);
+                       last_ = std::move(r);
+                       progress_->setValue(100);
+                       progress_->setFormat(QStringLiteral("done in %1 s").arg(last_.seconds, 0, 'f', 1));
+                       QString text = QStringLiteral("<b>top-1 %1 %</b> on %2 images of %3 (%4 img/s)")
+                                          .arg(last_.top1, 0, 'f', 2)
+                                          .arg(last_.images)
+                                          .arg(QString::fromStdString(rq.data).toHtmlEscaped())
+                                          .arg(last_.images_per_second, 0, 'f', 0);
+                       text += QStringLiteral("<br>%1 at %2 px").arg(QString::fromStdString(rq.space.name)).arg(rq.config.image_size);
+                       text += last_.calibration_images
+                                   ? QStringLiteral(", BN re-calibrated on %1 holdout images").arg(last_.calibration_images)
+                                   : QStringLiteral(", BN statistics of the checkpoint");
+                       if (last_.skipped) text += QStringLiteral("<br>%1 unreadable images skipped").arg(last_.skipped);
+                       resultHtml_ = text;
+                       evaluatedSpace_ = askedSpace;
+                       evaluatedSubnet_ = asked;
+                       showPerClass(last_, rq.space.class_names);
+                       showStale(isStale());
+                       Q_EMIT state_->message(QStringLiteral("Evaluated: top-1 %1 %").arg(last_.top1, 0, 'f', 2));
+                       Q_EMIT evaluated(true);
+                   },
+                   [this](const JobFailure& f) {
+                       setRunning(false);
+                       progress_->setFormat(f.cancelled ? QStringLiteral("cancelled") : QStringLiteral("failed"));
+                       if (!f.cancelled) QMessageBox::warning(this, QStringLiteral("Evaluate"), f.message);
+                       Q_EMIT evaluated(false);
+                   });
 }
 
 void EvaluationBox::setImageCounts(int images, int calibrationImages)
@@ -324,10 +299,7 @@ void EvaluationBox::setImageCounts(int images, int calibrationImages)
     calibImages_->setValue(calibrationImages);
 }
 
-bool EvaluationBox::waitForIdle(int timeoutMs)
-{
-    return processEventsUntil([this] { return !running_; }, timeoutMs);
-}
+bool EvaluationBox::waitForIdle(int timeoutMs) { return evalJobs_->waitForIdle(timeoutMs); }
 
 QString EvaluationBox::resultText() const { return result_->text(); }
 
@@ -392,39 +364,31 @@ void EvaluationBox::showPerClass(const EvalResult& r, const std::vector<std::str
 
 void EvaluationBox::classify(const QString& imagePath)
 {
-    if (classifying_) return;
+    if (classifyJobs_->busy()) return;
     EvaluationRequest rq;
     if (!prepareRequest(rq, QStringLiteral("Classify image"))) return;
     rq.calibrate = calibImages_->value() > 0 && !fashionMnistDir().empty();
     rq.calibration.images = std::min<std::size_t>(500, static_cast<std::size_t>(calibImages_->value()));
     // Extraction and BN re-calibration take about a second: off the GUI thread.
-    classifying_ = true;
     classes_->clear();
     classes_->addItem(QStringLiteral("classifying %1…").arg(QFileInfo(imagePath).fileName()));
-    auto outcome = std::make_shared<std::pair<std::vector<ClassScore>, QString>>();
-    auto* watcher = new QFutureWatcher<void>(this);
-    connect(watcher, &QFutureWatcher<void>::finished, this, [this, watcher, outcome, imagePath] {
-        watcher->deleteLater();
-        classifying_ = false;
-        classes_->clear();
-        if (!outcome->second.isEmpty()) {
-            QMessageBox::warning(this, QStringLiteral("Classify image"), outcome->second);
-            return;
-        }
-        const std::vector<ClassScore>& scores = outcome->first;
-        for (std::size_t i = 0; i < scores.size() && i < 5; ++i)
-            classes_->addItem(QStringLiteral("%1 %  %2").arg(100.0 * scores[i].probability, 6, 'f', 2).arg(QString::fromStdString(scores[i].name)));
-        if (!scores.empty())
-            Q_EMIT state_->message(QStringLiteral("%1: %2").arg(QFileInfo(imagePath).fileName(), QString::fromStdString(scores.front().name)));
-        Q_EMIT classified(!scores.empty());
-    });
-    watcher->setFuture(QtConcurrent::run([rq, outcome, path = imagePath.toStdString()] {
-        try {
-            outcome->first = runClassification(rq, path);
-        } catch (const std::exception& e) {
-            outcome->second = QString::fromUtf8(e.what());
-        }
-    }));
+    classifyJobs_->run([rq, path = imagePath.toStdString()](const JobControl&) { return runClassification(rq, path); },
+                       [this, imagePath](const std::vector<ClassScore>& scores) {
+                           classes_->clear();
+                           for (std::size_t i = 0; i < scores.size() && i < 5; ++i)
+                               classes_->addItem(QStringLiteral("%1 %  %2")
+                                                     .arg(100.0 * scores[i].probability, 6, 'f', 2)
+                                                     .arg(QString::fromStdString(scores[i].name)));
+                           if (!scores.empty())
+                               Q_EMIT state_->message(QStringLiteral("%1: %2").arg(QFileInfo(imagePath).fileName(),
+                                                                                  QString::fromStdString(scores.front().name)));
+                           Q_EMIT classified(!scores.empty());
+                       },
+                       [this](const JobFailure& f) {
+                           classes_->clear();
+                           QMessageBox::warning(this, QStringLiteral("Classify image"), f.message);
+                           Q_EMIT classified(false);
+                       });
 }
 
 }  // namespace tinyscope::ui

@@ -29,6 +29,7 @@ namespace tinyscope::ui {
 
 class AppState;
 class DeployDialog;
+class JobRunner;
 
 class EvaluationBox : public QGroupBox {
     Q_OBJECT
@@ -93,9 +94,9 @@ private:
     QListWidget* classes_;
     QChartView* perClass_;   // top-1 per class of the last evaluation (hidden until there is one)
     int perClassBars_ = 0;
-    bool classifying_ = false;
-    bool running_ = false;
-    std::shared_ptr<std::atomic<bool>> stop_;
+    bool running_ = false;       // Evaluate is running (the buttons follow)
+    JobRunner* evalJobs_;
+    JobRunner* classifyJobs_;
     EvalResult last_;
 };
 

@@ -1,8 +1,9 @@
 #include "ExportDialog.h"
 
+#include "JobRunner.h"
+
 #include "Palette.h"
 #include "DeviceVerdictView.h"
-#include "EventWait.h"
 #include "Error.h"
 #include "device/DeviceRunner.h"
 #include "io/Text.h"
@@ -16,7 +17,6 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
-#include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -26,7 +26,6 @@
 #include <QPushButton>
 #include <QTreeWidget>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 namespace tinyscope::ui {
 
@@ -120,7 +119,12 @@ ExportDialog::ExportDialog(ExportRequest request, QWidget* parent) : QDialog(par
     connect(check_, &QPushButton::clicked, this, &ExportDialog::check);
     connect(write_, &QPushButton::clicked, this, &ExportDialog::write);
     connect(verify_, &QPushButton::clicked, this, &ExportDialog::verify);
-    connect(cancel_, &QPushButton::clicked, this, [this] { cancel_flag_->store(true); });
+    jobs_ = new JobRunner(this);
+    connect(cancel_, &QPushButton::clicked, jobs_, &JobRunner::cancel);
+    connect(jobs_, &JobRunner::progress, this, [this](qint64 done, qint64 total, const QString& stage) {
+        progress_->setValue(total ? static_cast<int>(100 * done / total) : 0);
+        progress_->setFormat(stageWords(stage));
+    });
     connect(close, &QPushButton::clicked, this, &QDialog::reject);
     connect(form_, &QComboBox::currentIndexChanged, this, [this] { invalidate(); });
     connect(board_, &QComboBox::currentIndexChanged, this, [this] {
@@ -131,11 +135,7 @@ ExportDialog::ExportDialog(ExportRequest request, QWidget* parent) : QDialog(par
     connect(folder_, &QLineEdit::textChanged, this, [this] { write_->setEnabled(plan_ && !running_ && !folder_->text().isEmpty()); });
 }
 
-ExportDialog::~ExportDialog()
-{
-    cancel_flag_->store(true);
-    waitForIdle(60000);
-}
+ExportDialog::~ExportDialog() = default;   // jobs_ cancels and waits
 
 void ExportDialog::setOutputFolder(const QString& dir) { folder_->setText(dir); }
 
@@ -178,22 +178,13 @@ void ExportDialog::setRunning(bool running)
     verify_->setEnabled(!running && !written_.isEmpty());
 }
 
-JobControl ExportDialog::jobControl()
+QString ExportDialog::stageWords(const QString& stage)
 {
-    cancel_flag_->store(false);
-    JobControl job;
-    job.cancel = cancel_flag_.get();
-    QPointer<ExportDialog> self(this);
-    job.progress = [self](std::size_t done, std::size_t total, const std::string& stage) {
-        QMetaObject::invokeMethod(
-            self, [self, done, total, stage] {
-                if (!self) return;
-                self->progress_->setValue(total ? static_cast<int>(100 * done / total) : 0);
-                self->progress_->setFormat(QString::fromStdString(stage));
-            },
-            Qt::QueuedConnection);
-    };
-    return job;
+    // The device run's stages, said for people; the stage's name first.
+    if (stage == QLatin1String("tools")) return stage + QStringLiteral(": looking for the cross compiler, QEMU and Python");
+    if (stage == QLatin1String("device")) return stage + QStringLiteral(": TinyEngine's code generator, compile and link, QEMU run");
+    if (stage == QLatin1String("compare")) return stage + QStringLiteral(": the device's logits against Int8Forward");
+    return stage;
 }
 
 void ExportDialog::check()
@@ -208,52 +199,49 @@ void ExportDialog::check()
     progress_->setValue(0);
     progress_->setFormat(QStringLiteral("quantizing and building the graph"));
     status_->setText(QStringLiteral("Checking…"));
-    const JobControl job = jobControl();
     const std::string boardName = board_->currentData().toString().toStdString();
-    struct Outcome {
-        std::shared_ptr<const ExportPlan> first;
-        QString second;       // the error
-        QString boardLine;    // the export's use of the chosen board
+    struct Checked {
+        std::shared_ptr<const ExportPlan> plan;
+        QString boardLine;   // the export's use of the chosen board
     };
-    auto outcome = std::make_shared<Outcome>();
-    auto* watcher = new QFutureWatcher<void>(this);
-    connect(watcher, &QFutureWatcher<void>::finished, this, [this, watcher, outcome] {
-        watcher->deleteLater();
-        plan_ = outcome->first;
-        boardLine_ = outcome->boardLine;
-        setRunning(false);
-        if (!plan_) {
-            progress_->setFormat(outcome->second == QStringLiteral("cancelled") ? QStringLiteral("cancelled") : QStringLiteral("failed"));
-            status_->setText(QStringLiteral("<span style='color:%1'>%2</span>").arg(paletteName("status.error"), outcome->second.toHtmlEscaped()));
-            Q_EMIT checked(false);
-            return;
-        }
-        progress_->setValue(100);
-        progress_->setFormat(QStringLiteral("checked"));
-        showPlan();
-        Q_EMIT checked(true);
-    });
-    watcher->setFuture(QtConcurrent::run([rq, job, outcome, boardName] {
-        try {
+    jobs_->run(
+        [rq, boardName](const JobControl& job) {
             auto plan = std::make_shared<ExportPlan>(planModelExport(rq, job));
+            Checked c;
             if (!boardName.empty()) {
                 const BoardProfile board = presetBoard(boardName);
                 const BoardUse use = boardUse(*plan);
                 for (Finding& f : checkBoardFit(board, use)) plan->findings.push_back(std::move(f));
-                outcome->boardLine = QStringLiteral("Board %1: SRAM %2 of %3 B (memory ledger), flash %4 of %5 B (parameters).")
-                                         .arg(QString::fromStdString(board.name))
-                                         .arg(QString::fromStdString(groupThousands(use.sram_bytes)))
-                                         .arg(QString::fromStdString(groupThousands(board.sram_bytes)))
-                                         .arg(QString::fromStdString(groupThousands(use.flash_bytes)))
-                                         .arg(QString::fromStdString(groupThousands(board.flash_bytes)));
+                c.boardLine = QStringLiteral("Board %1: SRAM %2 of %3 B (memory ledger), flash %4 of %5 B (parameters).")
+                                  .arg(QString::fromStdString(board.name))
+                                  .arg(QString::fromStdString(groupThousands(use.sram_bytes)))
+                                  .arg(QString::fromStdString(groupThousands(board.sram_bytes)))
+                                  .arg(QString::fromStdString(groupThousands(use.flash_bytes)))
+                                  .arg(QString::fromStdString(groupThousands(board.flash_bytes)));
             }
-            outcome->first = std::move(plan);
-        } catch (const CancelledError&) {
-            outcome->second = QStringLiteral("cancelled");
-        } catch (const std::exception& e) {
-            outcome->second = QString::fromUtf8(e.what());
-        }
-    }));
+            c.plan = std::move(plan);
+            return c;
+        },
+        [this](Checked c) {
+            plan_ = std::move(c.plan);
+            boardLine_ = c.boardLine;
+            setRunning(false);
+            progress_->setValue(100);
+            progress_->setFormat(QStringLiteral("checked"));
+            showPlan();
+            Q_EMIT checked(true);
+        },
+        [this](const JobFailure& f) {
+            setRunning(false);
+            progress_->setFormat(f.cancelled ? QStringLiteral("cancelled") : QStringLiteral("failed"));
+            showError(f.cancelled ? QStringLiteral("cancelled") : f.message);
+            Q_EMIT checked(false);
+        });
+}
+
+void ExportDialog::showError(const QString& text)
+{
+    status_->setText(QStringLiteral("<span style='color:%1'>%2</span>").arg(paletteName("status.error"), text.toHtmlEscaped()));
 }
 
 void ExportDialog::showPlan()
@@ -295,41 +283,28 @@ void ExportDialog::write()
     const std::string dir = folder_->text().toStdString();
     const bool strict = strict_->isChecked();
     setRunning(true);
-    const JobControl job = jobControl();
-    auto outcome = std::make_shared<std::pair<ExportedFiles, QString>>();
-    auto* watcher = new QFutureWatcher<void>(this);
-    connect(watcher, &QFutureWatcher<void>::finished, this, [this, watcher, outcome] {
-        watcher->deleteLater();
-        setRunning(false);
-        if (!outcome->second.isEmpty()) {
-            progress_->setFormat(QStringLiteral("not written"));
-            status_->setText(QStringLiteral("<span style='color:%1'>%2</span>").arg(paletteName("status.error"), outcome->second.toHtmlEscaped()));
-            Q_EMIT written(false);
-            return;
-        }
-        const ExportedFiles& f = outcome->first;
-        written_ = {QString::fromStdString(f.graph), QString::fromStdString(f.params), QString::fromStdString(f.scales)};
-        progress_->setValue(100);
-        progress_->setFormat(QStringLiteral("written"));
-        verify_->setEnabled(true);
-        verdict_->hide();   // an earlier verdict was about the files written before
-        status_->setText(QStringLiteral("Wrote %1 (%2 B), %3 (%4 B) and %5.")
-                             .arg(written_[0].toHtmlEscaped())
-                             .arg(f.graph_bytes)
-                             .arg(written_[1].toHtmlEscaped())
-                             .arg(f.params_bytes)
-                             .arg(written_[2].toHtmlEscaped()));
-        Q_EMIT written(true);
-    });
-    watcher->setFuture(QtConcurrent::run([plan, dir, strict, job, outcome] {
-        try {
-            outcome->first = writeExport(*plan, dir, strict, job);
-        } catch (const CancelledError&) {
-            outcome->second = QStringLiteral("cancelled: nothing was written");
-        } catch (const std::exception& e) {
-            outcome->second = QString::fromUtf8(e.what());
-        }
-    }));
+    jobs_->run([plan, dir, strict](const JobControl& job) { return writeExport(*plan, dir, strict, job); },
+               [this](const ExportedFiles& f) {
+                   setRunning(false);
+                   written_ = {QString::fromStdString(f.graph), QString::fromStdString(f.params), QString::fromStdString(f.scales)};
+                   progress_->setValue(100);
+                   progress_->setFormat(QStringLiteral("written"));
+                   verify_->setEnabled(true);
+                   verdict_->hide();   // an earlier verdict was about the files written before
+                   status_->setText(QStringLiteral("Wrote %1 (%2 B), %3 (%4 B) and %5.")
+                                        .arg(written_[0].toHtmlEscaped())
+                                        .arg(f.graph_bytes)
+                                        .arg(written_[1].toHtmlEscaped())
+                                        .arg(f.params_bytes)
+                                        .arg(written_[2].toHtmlEscaped()));
+                   Q_EMIT written(true);
+               },
+               [this](const JobFailure& f) {
+                   setRunning(false);
+                   progress_->setFormat(QStringLiteral("not written"));
+                   showError(f.cancelled ? QStringLiteral("cancelled: nothing was written") : f.message);
+                   Q_EMIT written(false);
+               });
 }
 
 void ExportDialog::verify()
@@ -349,69 +324,44 @@ void ExportDialog::verify()
     verdict_->show();
     progress_->setValue(0);
     progress_->setFormat(QStringLiteral("tools: looking for the cross compiler, QEMU and Python"));
-    JobControl job = jobControl();
-    QPointer<ExportDialog> self(this);
-    job.progress = [self](std::size_t done, std::size_t total, const std::string& stage) {
-        // The seam's stages, said for people; the stage's name first.
-        QString text = QString::fromStdString(stage);
-        if (stage == "tools") text += QStringLiteral(": looking for the cross compiler, QEMU and Python");
-        else if (stage == "device") text += QStringLiteral(": TinyEngine's code generator, compile and link, QEMU run");
-        else if (stage == "compare") text += QStringLiteral(": the device's logits against Int8Forward");
-        QMetaObject::invokeMethod(
-            self, [self, done, total, text] {
-                if (!self) return;
-                self->progress_->setValue(total ? static_cast<int>(100 * done / total) : 0);
-                self->progress_->setFormat(text);
-            },
-            Qt::QueuedConnection);
-    };
-    struct Outcome {
+    struct Verified {
         std::optional<DeviceRunResult> result;
-        QString missing, error;
-        bool cancelled = false;
+        QString missing;   // a Debian package the device run needs
     };
-    auto outcome = std::make_shared<Outcome>();
-    auto* watcher = new QFutureWatcher<void>(this);
-    connect(watcher, &QFutureWatcher<void>::finished, this, [this, watcher, outcome, inputs] {
-        watcher->deleteLater();
-        setRunning(false);
-        if (outcome->cancelled) {
-            progress_->setFormat(QStringLiteral("cancelled"));
-            verdict_->showCancelled();
-        } else if (!outcome->missing.isEmpty()) {
-            progress_->setFormat(QStringLiteral("a device tool is missing"));
-            verdict_->showMissingPackage(outcome->missing);
-        } else if (!outcome->error.isEmpty()) {
-            progress_->setFormat(QStringLiteral("failed"));
-            verdict_->showError(outcome->error);
-        } else {
-            progress_->setValue(100);
-            progress_->setFormat(QStringLiteral("verified"));
-            verdict_->showResult(*outcome->result, inputs);
-        }
-        Q_EMIT verified();
-    });
-    watcher->setFuture(QtConcurrent::run([o, job, outcome] {
-        try {
+    jobs_->run(
+        [o](const JobControl& job) {
+            Verified v;
             job.report(0, 3, "tools");
             // Checked first so a missing package is the whole answer (runOnDevice would say the same in an error).
             if (const std::string pkg = missingDevicePackage(); !pkg.empty()) {
-                outcome->missing = QString::fromStdString(pkg);
-                return;
+                v.missing = QString::fromStdString(pkg);
+                return v;
             }
             job.check();
-            outcome->result = runOnDevice(o, job);
-        } catch (const CancelledError&) {
-            outcome->cancelled = true;
-        } catch (const std::exception& e) {
-            outcome->error = QString::fromUtf8(e.what());
-        }
-    }));
+            v.result = runOnDevice(o, job);
+            return v;
+        },
+        [this, inputs](const Verified& v) {
+            setRunning(false);
+            if (!v.missing.isEmpty()) {
+                progress_->setFormat(QStringLiteral("a device tool is missing"));
+                verdict_->showMissingPackage(v.missing);
+            } else {
+                progress_->setValue(100);
+                progress_->setFormat(QStringLiteral("verified"));
+                verdict_->showResult(*v.result, inputs);
+            }
+            Q_EMIT verified();
+        },
+        [this](const JobFailure& f) {
+            setRunning(false);
+            progress_->setFormat(f.cancelled ? QStringLiteral("cancelled") : QStringLiteral("failed"));
+            if (f.cancelled) verdict_->showCancelled();
+            else verdict_->showError(f.message);
+            Q_EMIT verified();
+        });
 }
 
-bool ExportDialog::waitForIdle(int timeoutMs)
-{
-    return processEventsUntil([this] { return !running_; }, timeoutMs);
-}
+bool ExportDialog::waitForIdle(int timeoutMs) { return jobs_->waitForIdle(timeoutMs); }
 
 }  // namespace tinyscope::ui

@@ -26,6 +26,8 @@ class QTreeWidget;
 
 namespace tinyscope::ui {
 
+class JobRunner;
+
 class DeviceVerdictView;
 
 class ExportDialog : public QDialog {
@@ -60,7 +62,8 @@ private:
     void setRunning(bool running);
     void showPlan();
     void invalidate();
-    JobControl jobControl();
+    void showError(const QString& text);
+    static QString stageWords(const QString& stage);   // the device run's stages said for people
     std::optional<BoardProfile> chosenBoard() const;
 
     ExportRequest request_;
@@ -81,8 +84,8 @@ private:
     QPushButton* cancel_;
     std::shared_ptr<const ExportPlan> plan_;
     QStringList written_;
-    bool running_ = false;
-    std::shared_ptr<std::atomic<bool>> cancel_flag_ = std::make_shared<std::atomic<bool>>(false);
+    bool running_ = false;   // the form is locked (setRunning)
+    JobRunner* jobs_;
 };
 
 }  // namespace tinyscope::ui

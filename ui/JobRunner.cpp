@@ -2,6 +2,7 @@
 
 #include "EventWait.h"
 
+#include <QCoreApplication>
 #include <QFutureWatcher>
 #include <QPointer>
 #include <QSet>
@@ -29,15 +30,15 @@ JobRunner::JobRunner(QObject* owner) : QObject(owner) { registry().insert(this);
 
 JobRunner::~JobRunner()
 {
+    // The work holds copies and shared state only, and its progress goes through qApp to a
+    // QPointer checked on the GUI thread: nothing to wait for. A closing panel does not wait for
+    // an uninterruptible Graphviz layout; a cancellable job stops at its next check.
     registry().remove(this);
     if (cancel_) *cancel_ = true;
-    if (watcher_) {
-        watcher_->disconnect(this);
-        watcher_->waitForFinished();
-    }
 }
 
-bool JobRunner::start(std::function<void(const JobControl&)> work, std::function<void()> deliver)
+bool JobRunner::start(std::function<void(const JobControl&)> work, std::function<void()> deliver,
+                      std::function<void(const JobFailure&)> onFailure)
 {
     if (busy_) return false;
     busy_ = true;
@@ -48,8 +49,9 @@ bool JobRunner::start(std::function<void(const JobControl&)> work, std::function
     JobControl job;
     job.cancel = flag.get();
     job.progress = [self](std::size_t done, std::size_t total, const std::string& stage) {
+        // Posted to the application object (alive for the whole run); `self` is read on the GUI thread only.
         QMetaObject::invokeMethod(
-            self,
+            qApp,
             [self, done, total, stage = QString::fromStdString(stage)] {
                 if (self && self->busy_) Q_EMIT self->progress(static_cast<qint64>(done), static_cast<qint64>(total), stage);
             },
@@ -57,16 +59,18 @@ bool JobRunner::start(std::function<void(const JobControl&)> work, std::function
     };
     if (watcher_) watcher_->deleteLater();   // may be the one whose finished() is calling us
     watcher_ = new QFutureWatcher<void>(this);
-    connect(watcher_, &QFutureWatcher<void>::finished, this, [this, outcome, deliver] {
+    connect(watcher_, &QFutureWatcher<void>::finished, this, [this, outcome, deliver, onFailure] {
         busy_ = false;
         switch (outcome->kind) {
         case Outcome::Kind::Ok:
             deliver();
             break;
         case Outcome::Kind::Cancelled:
+            if (onFailure) onFailure({true, QString()});
             Q_EMIT cancelled();
             break;
         case Outcome::Kind::Failed:
+            if (onFailure) onFailure({false, outcome->message});
             Q_EMIT failed(outcome->message);
             break;
         }

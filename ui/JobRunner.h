@@ -31,24 +31,31 @@ class QFutureWatcher;
 
 namespace tinyscope::ui {
 
+// How a job ended without a result: cancelled (CancelledError), or failed with the exception's text.
+struct JobFailure {
+    bool cancelled = false;
+    QString message;   // empty when cancelled
+};
+
 class JobRunner : public QObject {
     Q_OBJECT
 public:
     explicit JobRunner(QObject* owner);
-    ~JobRunner() override;   // cancels the job and waits for it (its work holds no pointer to us)
+    ~JobRunner() override;   // cancels the job without waiting (its work holds no pointer to the panel)
 
     // Starts `work(const JobControl&)` on the thread pool unless a job is running (then false).
     // `onResult(result)` runs on the GUI thread when it returns; for void work, `onResult()`.
+    // `onFailure(JobFailure)`, if given, runs for this job's cancel or error (before the signals).
     template <class Work, class OnResult>
-    bool run(Work work, OnResult onResult)
+    bool run(Work work, OnResult onResult, std::function<void(const JobFailure&)> onFailure = {})
     {
         using Result = std::invoke_result_t<Work, const JobControl&>;
         if constexpr (std::is_void_v<Result>) {
-            return start([work](const JobControl& job) { work(job); }, [onResult] { onResult(); });
+            return start([work](const JobControl& job) { work(job); }, [onResult] { onResult(); }, std::move(onFailure));
         } else {
             auto slot = std::make_shared<std::optional<Result>>();
             return start([work, slot](const JobControl& job) { slot->emplace(work(job)); },
-                         [onResult, slot] { onResult(std::move(**slot)); });
+                         [onResult, slot] { onResult(std::move(**slot)); }, std::move(onFailure));
         }
     }
 
@@ -68,7 +75,8 @@ Q_SIGNALS:
     void finished(bool ok);               // after the result, cancelled() or failed()
 
 private:
-    bool start(std::function<void(const JobControl&)> work, std::function<void()> deliver);
+    bool start(std::function<void(const JobControl&)> work, std::function<void()> deliver,
+               std::function<void(const JobFailure&)> onFailure);
 
     QFutureWatcher<void>* watcher_ = nullptr;
     std::shared_ptr<std::atomic<bool>> cancel_;

@@ -1,5 +1,8 @@
 #include "PredictorPanel.h"
 
+#include "JobRunner.h"
+#include "workspace/Workspace.h"
+
 #include "Palette.h"
 #include "ScreenFit.h"
 #include "AppState.h"
@@ -26,6 +29,8 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QCoreApplication>
+#include <QPointer>
 #include <QSettings>
 #include <QSpinBox>
 #include <QSplitter>
@@ -34,7 +39,6 @@
 #include <QtCharts/QLineSeries>
 #include <QtCharts/QScatterSeries>
 #include <QtCharts/QValueAxis>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 
@@ -52,8 +56,7 @@ struct PredictorPanel::JobResult {
     std::shared_ptr<const AccuracyDataset> dataset;
     std::shared_ptr<AccuracyPredictor> predictor;
     std::vector<double> predicted, measured;
-    std::string error;
-    bool cancelled = false;
+    SupernetTarget target;   // where a check measures (the workspace's supernet, or a labelled transfer)
 };
 
 namespace {
@@ -243,7 +246,11 @@ PredictorPanel::PredictorPanel(AppState* state, QWidget* parent) : QWidget(paren
                                                  QStringLiteral("Tinyscope predictor (*.bin)"));
         if (!p.isEmpty()) savePredictor(p);
     });
-    connect(&watcher_, &QFutureWatcher<void>::finished, this, &PredictorPanel::finishJob);
+    jobs_ = new JobRunner(this);
+    connect(jobs_, &JobRunner::progress, this, [this](qint64 done, qint64 total, const QString& stage) {
+        progress_->setValue(total ? static_cast<int>(1000 * done / total) : 0);
+        if (!stage.isEmpty()) status_->setText(stage);
+    });
     connect(state_, &AppState::spaceChanged, this, [this] {
         // A predictor only serves the space it was made for: keep it if it fits, else take the
         // one shipped for the new space, if any.
@@ -281,11 +288,7 @@ PredictorPanel::PredictorPanel(AppState* state, QWidget* parent) : QWidget(paren
     showCard();
 }
 
-PredictorPanel::~PredictorPanel()
-{
-    cancel_ = true;
-    watcher_.waitForFinished();
-}
+PredictorPanel::~PredictorPanel() = default;   // jobs_ cancels and waits
 
 QString PredictorPanel::datasetPath() const { return dataPath_->text(); }
 
@@ -328,9 +331,9 @@ void PredictorPanel::setRecipe(const PredictorRecipe& r)
     threads_->setValue(r.threads);
 }
 
-bool PredictorPanel::busy() const { return watcher_.isRunning(); }
+bool PredictorPanel::busy() const { return jobs_->busy(); }
 
-void PredictorPanel::cancel() { cancel_ = true; }
+void PredictorPanel::cancel() { jobs_->cancel(); }
 
 void PredictorPanel::setBusy(bool on, const QString& what)
 {
@@ -363,46 +366,42 @@ void PredictorPanel::startCheck(int subnets, int images)
     job->predictor = predictor_;
     job->checkSubnets = subnets;
     job->checkImages = images;
-    cancel_ = false;
-    job_ = job;
+    try {
+        job->target = supernetTarget(state_->workspace());
+    } catch (const std::exception& e) {
+        lastError_ = QString::fromUtf8(e.what());
+        status_->setText(lastError_);
+        Q_EMIT jobFinished(false);
+        return;
+    }
     setBusy(true, QStringLiteral("Measuring %1 fresh subnets…").arg(subnets));
-    watcher_.setFuture(QtConcurrent::run([this, job] {
-        auto post = [this](std::function<void()> f) { QMetaObject::invokeMethod(this, std::move(f), Qt::QueuedConnection); };
-        try {
-            EvaluationRequest rq = shippedSupernetRequest();
-            rq.images = static_cast<std::size_t>(job->checkImages);
-            SupernetAccuracyOracle measurer(rq);
-            JobControl control;
-            control.cancel = &cancel_;
-            control.progress = [this, post](std::size_t done, std::size_t total, const std::string& stage) {
-                const QString text = QString::fromStdString(stage);
-                post([this, done, total, text] {
-                    progress_->setValue(total ? static_cast<int>(1000 * done / total) : 0);
-                    status_->setText(text);
-                });
-            };
-            measurer.setJobControl(control);
-            ArchSampler sampler(job->space);
-            PyRandom rng(kCheckSeed);
-            std::vector<SubnetConfig> configs;
-            for (int i = 0; i < job->checkSubnets; ++i) configs.push_back(sampler.random(rng));
-            job->check = checkPredictor(configs, job->space, *job->predictor, measurer);
-            const PredictorCheck& check = job->check;
-            job->predicted = check.predicted;
-            job->measured = check.measured;
-            job->checkNote = formatFixed(check.mae_after_offset, 3) + " after the mean offset of " +
-                             (check.mean_offset >= 0 ? "+" : "") + formatFixed(check.mean_offset, 2) + " points; " +
-                             (rq.images ? groupThousands(static_cast<std::int64_t>(rq.images)) : std::string("all")) + " images of " +
-                             rq.data + " per subnet" +
-                             (check.transferred ? "; configs transferred to " + rq.space.name +
-                                                      " (another task than the predictor's: compare rankings only)"
-                                                : std::string());
-        } catch (const CancelledError&) {
-            job->cancelled = true;
-        } catch (const std::exception& e) {
-            job->error = e.what();
-        }
-    }));
+    startJob(job, [job](const JobControl& control) {
+        EvaluationRequest rq = supernetRequest(job->target.supernet);
+        rq.space = job->target.space;
+        rq.images = static_cast<std::size_t>(job->checkImages);
+        SupernetAccuracyOracle measurer(rq);
+        measurer.setJobControl(control);
+        ArchSampler sampler(job->space);
+        PyRandom rng(kCheckSeed);
+        std::vector<SubnetConfig> configs;
+        for (int i = 0; i < job->checkSubnets; ++i) configs.push_back(sampler.random(rng));
+        job->check = checkPredictor(configs, job->space, *job->predictor, measurer);
+        const PredictorCheck& check = job->check;
+        job->predicted = check.predicted;
+        job->measured = check.measured;
+        job->checkNote = formatFixed(check.mae_after_offset, 3) + " after the mean offset of " + (check.mean_offset >= 0 ? "+" : "") +
+                         formatFixed(check.mean_offset, 2) + " points; " +
+                         (rq.images ? groupThousands(static_cast<std::int64_t>(rq.images)) : std::string("all")) + " images of " +
+                         rq.data + " per subnet" +
+                         (check.transferred
+                              ? "; configs transferred to " + rq.space.name + " (another task than the predictor's: compare rankings only)"
+                              : std::string());
+    });
+}
+
+void PredictorPanel::startJob(const std::shared_ptr<JobResult>& job, std::function<void(const JobControl&)> work)
+{
+    jobs_->run(std::move(work), [this, job] { finishJob(*job, nullptr); }, [this, job](const JobFailure& f) { finishJob(*job, &f); });
 }
 
 void PredictorPanel::runJob(Job kind)
@@ -442,45 +441,44 @@ void PredictorPanel::runJob(Job kind)
         loss_->clear();
         loss_->setXSpan(job->recipe.epochs * job->recipe.ensemble);
     }
-    cancel_ = false;
-    job_ = job;
     setBusy(true, train ? QStringLiteral("Training…") : QStringLiteral("Evaluating…"));
-    watcher_.setFuture(QtConcurrent::run([this, job] {
-        auto post = [this](std::function<void()> f) { QMetaObject::invokeMethod(this, std::move(f), Qt::QueuedConnection); };
-        try {
-            if (!job->dataset) {
-                post([this] { status_->setText(QStringLiteral("Reading the dataset…")); });
-                job->dataset = std::make_shared<AccuracyDataset>(AccuracyDataset::load(job->dataPath.toStdString(), job->space));
-            }
-            const AccuracyDataset& data = *job->dataset;
-            const QString info = QStringLiteral("%1 pairs from %2 file(s), mean top-1 %3 %")
-                                     .arg(QString::fromStdString(groupThousands(static_cast<std::int64_t>(data.size()))))
-                                     .arg(data.files().size())
-                                     .arg(data.meanLabel() * 100, 0, 'f', 2);
-            post([this, info] { dataInfo_->setText(info); });
-            if (job->train) {
-                post([this] { status_->setText(QStringLiteral("Training…")); });
-                auto p = std::make_shared<AccuracyPredictor>(job->space);
-                TrainingCallbacks cb;
-                cb.cancel = &cancel_;
-                cb.onEpoch = [this, post](const EpochRecord& e, int member) { post([this, e, member] { onEpoch(e, member); }); };
-                cb.onProgress = [this, post](double f) { post([this, f] { progress_->setValue(static_cast<int>(f * 1000)); }); };
-                p->train(data, job->recipe, cb);
-                job->predictor = p;
-            }
-            const DatasetSplit split = job->predictor->splitOf(data);
-            std::vector<SubnetConfig> configs;
-            for (std::size_t i : split.validation) {
-                configs.push_back(data.samples()[i].config);
-                job->measured.push_back(data.samples()[i].top1);
-            }
-            job->predicted = job->predictor->predictUncached(configs);
-        } catch (const CancelledError&) {
-            job->cancelled = true;
-        } catch (const std::exception& e) {
-            job->error = e.what();
+    QPointer<PredictorPanel> self(this);
+    auto post = [self](std::function<void(PredictorPanel*)> f) {
+        QMetaObject::invokeMethod(   // through qApp: `self` is read on the GUI thread only
+            qApp, [self, f] {
+                if (self) f(self);
+            },
+            Qt::QueuedConnection);
+    };
+    startJob(job, [job, post](const JobControl& control) {
+        if (!job->dataset) {
+            control.report(0, 1000, "Reading the dataset…");
+            job->dataset = std::make_shared<AccuracyDataset>(AccuracyDataset::load(job->dataPath.toStdString(), job->space));
         }
-    }));
+        const AccuracyDataset& data = *job->dataset;
+        const QString info = QStringLiteral("%1 pairs from %2 file(s), mean top-1 %3 %")
+                                 .arg(QString::fromStdString(groupThousands(static_cast<std::int64_t>(data.size()))))
+                                 .arg(data.files().size())
+                                 .arg(data.meanLabel() * 100, 0, 'f', 2);
+        post([info](PredictorPanel* p) { p->dataInfo_->setText(info); });
+        if (job->train) {
+            control.report(0, 1000, "Training…");
+            auto p = std::make_shared<AccuracyPredictor>(job->space);
+            TrainingCallbacks cb;
+            cb.cancel = control.cancel;
+            cb.onEpoch = [post](const EpochRecord& e, int member) { post([e, member](PredictorPanel* p) { p->onEpoch(e, member); }); };
+            cb.onProgress = [control](double f) { control.report(static_cast<std::size_t>(f * 1000), 1000, ""); };
+            p->train(data, job->recipe, cb);
+            job->predictor = p;
+        }
+        const DatasetSplit split = job->predictor->splitOf(data);
+        std::vector<SubnetConfig> configs;
+        for (std::size_t i : split.validation) {
+            configs.push_back(data.samples()[i].config);
+            job->measured.push_back(data.samples()[i].top1);
+        }
+        job->predicted = job->predictor->predictUncached(configs);
+    });
 }
 
 void PredictorPanel::onEpoch(const EpochRecord& e, int member)
@@ -497,23 +495,22 @@ void PredictorPanel::onEpoch(const EpochRecord& e, int member)
                          .arg(e.seconds, 0, 'f', 1));
 }
 
-void PredictorPanel::finishJob()
+void PredictorPanel::finishJob(JobResult& result, const JobFailure* failure)
 {
-    std::shared_ptr<JobResult> job = std::move(job_);
+    JobResult* job = &result;
     setBusy(false, QString());
-    if (!job) return;
     if (job->dataset) {
         dataset_ = job->dataset;
         datasetLoadedFrom_ = job->dataPath;
     }
-    if (job->cancelled) {
+    if (failure && failure->cancelled) {
         status_->setText(job->kind == Job::Check ? QStringLiteral("Check cancelled.") : QStringLiteral("Cancelled; the predictor is unchanged."));
         progress_->setValue(0);
         Q_EMIT jobFinished(false);
         return;
     }
-    if (!job->error.empty()) {
-        lastError_ = QString::fromStdString(job->error);
+    if (failure) {
+        lastError_ = failure->message;
         status_->setText(lastError_);
         showErrorLater(this, job->train ? QStringLiteral("Training") : job->kind == Job::Check ? QStringLiteral("Check") : QStringLiteral("Evaluation"),
                        lastError_);

@@ -8,11 +8,12 @@
 #include "nn/PredictorCheck.h"
 #include "predict/AccuracyDataset.h"
 
-#include <QFutureWatcher>
+#include "JobControl.h"
+
 #include <QWidget>
 
-#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 class QComboBox;
@@ -27,7 +28,9 @@ class QChartView;
 namespace tinyscope::ui {
 
 class AppState;
+class JobRunner;
 class LiveLineChart;
+struct JobFailure;
 
 class PredictorPanel : public QWidget {
     Q_OBJECT
@@ -70,7 +73,9 @@ private:
     enum class Job { Train, Evaluate, Check };
     void runJob(Job kind);
     void onEpoch(const EpochRecord& e, int member);
-    void finishJob();
+    // Runs `work` (which fills `job`) on the job runner; finishJob shows the outcome.
+    void startJob(const std::shared_ptr<JobResult>& job, std::function<void(const JobControl&)> work);
+    void finishJob(JobResult& job, const JobFailure* failure);
     void showCard();
     // A non-empty `freshNote` (MAE after the offset, what was measured): the points are a check on
     // fresh subnets, and the title, legend and metrics say so.
@@ -81,9 +86,7 @@ private:
     std::shared_ptr<AccuracyPredictor> predictor_;
     std::shared_ptr<const AccuracyDataset> dataset_;   // last dataset loaded, with its path
     QString datasetLoadedFrom_;
-    std::atomic<bool> cancel_{false};
-    QFutureWatcher<void> watcher_;
-    std::shared_ptr<JobResult> job_;
+    JobRunner* jobs_;
     QString lastError_;
     PredictorCheck lastCheck_;
 

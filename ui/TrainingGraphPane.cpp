@@ -1,5 +1,7 @@
 #include "TrainingGraphPane.h"
 
+#include "JobRunner.h"
+
 #include "FlowLayout.h"
 
 #include "EventWait.h"
@@ -15,7 +17,6 @@
 #include <QCoreApplication>
 #include <QElapsedTimer>
 #include <QFileInfo>
-#include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -26,7 +27,6 @@
 #include <QSplitter>
 #include <QToolButton>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 namespace tinyscope::ui {
 
@@ -61,7 +61,6 @@ std::string layoutDot(const TrainingGraph& g)
 
 struct LayoutResult {
     GvLayout layout;
-    QString error;
     double seconds = 0;
 };
 
@@ -159,9 +158,9 @@ TrainingGraphPane::TrainingGraphPane(QWidget* parent) : QWidget(parent)
         Q_EMIT opSelected(op);
     });
     connect(inspector_, &NodeInspector::opLinkActivated, this, [this](int op) { selectOp(op); });
-    connect(cancel_, &QPushButton::clicked, this, [this] {
-        if (exportCancel_) exportCancel_->store(true);
-    });
+    layoutJobs_ = new JobRunner(this);
+    exportJobs_ = new JobRunner(this);
+    connect(cancel_, &QPushButton::clicked, exportJobs_, &JobRunner::cancel);
     clearGraph(QStringLiteral("No graph yet."));
 }
 
@@ -219,22 +218,18 @@ void TrainingGraphPane::startLayout()
     refreshBusy();
     auto dot = std::make_shared<std::string>(layoutDot(graph_));
     auto classes = std::make_shared<std::vector<TrainingGraphNodeClass>>(trainingGraphNodeClasses(graph_));
-    auto result = std::make_shared<LayoutResult>();
-    auto* watcher = new QFutureWatcher<void>(this);
-    connect(watcher, &QFutureWatcher<void>::finished, this, [this, watcher, gen, classes, result] {
-        watcher->deleteLater();
+    // Graphviz cannot be interrupted: the job has no cancel point; a superseded layout is dropped.
+    auto finish = [this, gen, classes](const LayoutResult* result, const QString& error) {
         running_ = false;
+        layoutNote_.clear();
+        refreshBusy();
         if (gen != generation_) {   // superseded while Graphviz worked
-            layoutNote_.clear();
-            refreshBusy();
             if (isVisible() || waiting_) startLayout();
             return;
         }
-        layoutNote_.clear();
-        refreshBusy();
-        if (!result->error.isEmpty()) {
+        if (!result) {
             view_->clear();
-            view_->setOverlayText(QStringLiteral("Layout failed: %1").arg(result->error));
+            view_->setOverlayText(QStringLiteral("Layout failed: %1").arg(error));
             viewCurrent_ = true;
             updateSummary();
             Q_EMIT layoutFinished();
@@ -253,18 +248,17 @@ void TrainingGraphPane::startLayout()
         restyle();   // outputs may have changed while Graphviz worked
         inspector_->showHint(QStringLiteral("Click an op in the graph, or search for one, to see its attributes and tensors."));
         Q_EMIT layoutFinished();
-    });
-    watcher->setFuture(QtConcurrent::run([dot, result] {
-        QElapsedTimer t;
-        t.start();
-        try {
-            const std::string svg = renderDotToSvg(*dot);
-            result->layout = parseGraphvizSvg(QByteArray::fromStdString(svg));
-        } catch (const std::exception& e) {
-            result->error = QString::fromUtf8(e.what());
-        }
-        result->seconds = static_cast<double>(t.elapsed()) / 1000.0;
-    }));
+    };
+    layoutJobs_->run(
+        [dot](const JobControl&) {
+            QElapsedTimer t;
+            t.start();
+            LayoutResult r;
+            r.layout = parseGraphvizSvg(QByteArray::fromStdString(renderDotToSvg(*dot)));
+            r.seconds = static_cast<double>(t.elapsed()) / 1000.0;
+            return r;
+        },
+        [finish](const LayoutResult& r) { finish(&r, QString()); }, [finish](const JobFailure& f) { finish(nullptr, f.message); });
 }
 
 void TrainingGraphPane::outputsChanged()
@@ -413,31 +407,24 @@ void TrainingGraphPane::exportGraph(const QString& path, const QString& title)
 {
     if (exporting_ || graph_.ops.empty()) return;
     exporting_ = true;
-    exportCancel_ = std::make_shared<std::atomic<bool>>(false);
     exportNote_ = QStringLiteral("exporting %1…").arg(QFileInfo(path).fileName());
     refreshBusy();
-    auto cancel = exportCancel_;
     auto g = std::make_shared<TrainingGraph>(graph_);
-    auto error = std::make_shared<QString>();
-    auto* watcher = new QFutureWatcher<void>(this);
-    connect(watcher, &QFutureWatcher<void>::finished, this, [this, watcher, path, error, cancel] {
-        watcher->deleteLater();
+    const std::string p = path.toStdString(), t = title.toStdString();
+    auto done = [this](bool ok, const QString& message) {
         exporting_ = false;
         exportNote_.clear();
         refreshBusy();
-        if (cancel->load()) Q_EMIT exportFinished(false, QStringLiteral("Export cancelled; %1 not written.").arg(path));
-        else if (!error->isEmpty()) Q_EMIT exportFinished(false, *error);
-        else Q_EMIT exportFinished(true, QStringLiteral("Wrote %1").arg(path));
-    });
-    const std::string p = path.toStdString(), t = title.toStdString();
-    watcher->setFuture(QtConcurrent::run([g, p, t, error, cancel] {
-        try {
+        Q_EMIT exportFinished(ok, message);
+    };
+    exportJobs_->run(
+        [g, p, t](const JobControl& job) {
             const std::string data = renderGraphFile(*g, p, t);
-            if (!cancel->load()) writeFileAtomic(p, data);   // a cancelled export writes nothing
-        } catch (const std::exception& e) {
-            *error = QString::fromUtf8(e.what());
-        }
-    }));
+            job.check();   // a cancelled export writes nothing
+            writeFileAtomic(p, data);
+        },
+        [done, path] { done(true, QStringLiteral("Wrote %1").arg(path)); },
+        [done, path](const JobFailure& f) { done(false, f.cancelled ? QStringLiteral("Export cancelled; %1 not written.").arg(path) : f.message); });
 }
 
 bool TrainingGraphPane::waitForExport(int timeoutMs)

@@ -30,6 +30,8 @@ struct Network;
 
 namespace tinyscope::ui {
 
+class JobRunner;
+
 class NodeInspector;
 class SvgGraphView;
 
@@ -96,7 +98,8 @@ private:
     bool viewCurrent_ = true;                           // the view shows a layout of graph_'s ops
     double lastLayoutSeconds_ = 0;
     bool exporting_ = false;
-    std::shared_ptr<std::atomic<bool>> exportCancel_;
+    JobRunner* layoutJobs_;
+    JobRunner* exportJobs_;
     QString layoutNote_, exportNote_;
     QString lastQuery_;
     int lastHit_ = -1;
