@@ -26,6 +26,8 @@
 #include <QImage>
 #include <QProcess>
 #include <QMenu>
+#include <QTabBar>
+#include <QTabWidget>
 #include <QTimer>
 #include <QListWidget>
 #include <QSignalSpy>
@@ -286,6 +288,32 @@ private Q_SLOTS:
         QCOMPARE(tabs->currentIndex(), 0);
         QTest::keyClick(&w, Qt::Key_Tab, Qt::ControlModifier);
         QCOMPARE(tabs->currentIndex(), 1);
+    }
+
+    // Issue 19: Undo/Redo of the inspector's scheme edits work from anywhere in the window while the
+    // inspector is shown (they needed the focus inside the panel), and Tab leaves the layer table.
+    void undoAndRedoWorkWindowWideInTheInspector()
+    {
+        ui::MainWindow w;
+        w.show();
+        w.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        ui::TrainingInspectorPanel* ti = w.trainingInspectorPanel();
+        w.tabs()->setCurrentWidget(ti);
+        const QString before = ti->totalsText();
+        ti->applyBiasOnly(3);
+        const QString after = ti->totalsText();
+        QVERIFY(after != before);
+        w.tabs()->tabBar()->setFocus();   // outside the panel
+        QTest::keyClick(w.tabs()->tabBar(), Qt::Key_Z, Qt::ControlModifier);
+        QCOMPARE(ti->totalsText(), before);
+        QTest::keyClick(w.tabs()->tabBar(), Qt::Key_Z, Qt::ControlModifier | Qt::ShiftModifier);
+        QCOMPARE(ti->totalsText(), after);
+        QVERIFY(!ti->table()->tabKeyNavigation());
+        // Another panel shown: its Ctrl+Z is not the inspector's.
+        w.tabs()->setCurrentIndex(0);
+        QTest::keyClick(w.tabs()->tabBar(), Qt::Key_Z, Qt::ControlModifier);
+        QCOMPARE(ti->totalsText(), after);
     }
 
     void panelFollowsTheSelectedSubnet()

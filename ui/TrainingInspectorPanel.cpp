@@ -1,5 +1,9 @@
 #include "TrainingInspectorPanel.h"
 
+#include "InspectorToolbar.h"
+#include "MemoryCards.h"
+#include "RatioDelegate.h"
+
 #include "Palette.h"
 #include "ChartLegend.h"
 #include "ScreenFit.h"
@@ -75,242 +79,97 @@ QString matchingZooModel(const Network& net)
     return {};
 }
 
-QString kb(std::int64_t bytes, int decimals = 1) { return QStringLiteral("%1 KB").arg(static_cast<double>(bytes) / 1024.0, 0, 'f', decimals); }
-QString bytesText(std::int64_t b) { return QString::fromStdString(groupThousands(b)) + QStringLiteral(" B"); }
-
-// The weight-ratio cell: a combo of 0, 1/8, 1/4, 1/2, 1 (ratios that select no channel of the
-// conv are disabled); the choice is committed at once, so one click-choose is one undo step.
-class RatioDelegate : public QStyledItemDelegate {
-public:
-    RatioDelegate(TrainingLayerModel* model, QObject* parent) : QStyledItemDelegate(parent), model_(model) {}
-
-    QWidget* createEditor(QWidget* parent, const QStyleOptionViewItem&, const QModelIndex& index) const override
-    {
-        auto* box = new QComboBox(parent);
-        const Layer& c = model_->network().conv(index.row());
-        const std::pair<const char*, double> choices[] = {{"— frozen", 0.0}, {"1/8", 0.125}, {"1/4", 0.25}, {"1/2", 0.5}, {"1 (all)", 1.0}};
-        for (const auto& [text, r] : choices) {
-            const int k = r > 0 ? updatedChannels(c, r) : 0;
-            box->addItem(r > 0 ? QStringLiteral("%1  (%2/%3)").arg(QString::fromUtf8(text)).arg(k).arg(c.cin) : QString::fromUtf8(text), r);
-            if (!ratioSelectsChannels(c, r)) {
-                auto* m = qobject_cast<QStandardItemModel*>(box->model());
-                if (m) m->item(box->count() - 1)->setEnabled(false);
-            }
-        }
-        connect(box, &QComboBox::activated, this, [this, box] {
-            auto* self = const_cast<RatioDelegate*>(this);
-            Q_EMIT self->commitData(box);
-            Q_EMIT self->closeEditor(box);
-        });
-        return box;
-    }
-    void setEditorData(QWidget* editor, const QModelIndex& index) const override
-    {
-        auto* box = static_cast<QComboBox*>(editor);
-        box->setCurrentIndex(box->findData(index.data(TrainingLayerModel::RatioRole).toDouble()));
-        box->showPopup();
-    }
-    void setModelData(QWidget* editor, QAbstractItemModel* model, const QModelIndex& index) const override
-    {
-        model->setData(index, static_cast<QComboBox*>(editor)->currentData(), TrainingLayerModel::RatioRole);
-    }
-
-private:
-    TrainingLayerModel* model_;
-};
-
-QLabel* card()
-{
-    auto* l = new QLabel;
-    l->setTextFormat(Qt::RichText);
-    l->setFrameShape(QFrame::StyledPanel);
-    l->setStyleSheet(QStringLiteral("QLabel { background: %1; border: 1px solid %2; border-radius: 4px; padding: 4px 8px; }")
-                         .arg(paletteName("card.background"), paletteName("card.border")));
-    l->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
-    return l;
-}
-
-QString cardHtml(const QString& title, const QString& value, const QString& note, const QString& colour = paletteName("text.strong"))
-{
-    return QStringLiteral("<div style='color:%5'>%1</div><div style='font-size:15pt; font-weight:600; color:%2'>%3</div>"
-                          "<div style='color:%5'>%4</div>")
-        .arg(title, colour, value, note, paletteName("text.caption"));
-}
-
 }  // namespace
 
 TrainingInspectorPanel::TrainingInspectorPanel(AppState* state, QWidget* parent) : QWidget(parent), state_(state)
 {
     model_ = new TrainingLayerModel(this);
-    auto* root = new QVBoxLayout(this);
-    root->setContentsMargins(6, 6, 6, 6);
-    root->setSpacing(6);
-
-    // ---- row 1: model, autodiff, budget, history, files
-    auto* row1 = new QHBoxLayout;
-    modelBox_ = new QComboBox;
+    toolbar_ = new InspectorToolbar(historyAction(true), historyAction(false));
+    modelBox_ = toolbar_->modelBox;
     for (const std::string& n : zooModelNames()) modelBox_->addItem(QString::fromStdString(n), QString::fromStdString(n));
     modelBox_->insertSeparator(modelBox_->count());
     modelBox_->addItem(subnetEntryName(), QString::fromLatin1(kSubnetKey));
-    modelBox_->setToolTip(QStringLiteral("A zoo model, or the subnet selected in the Design-space panel"));
-    modeBox_ = new QComboBox;
-    modeBox_->addItem(QStringLiteral("correct"), int(AutodiffMode::Correct));
-    modeBox_->addItem(QStringLiteral("reference (MIT)"), int(AutodiffMode::Reference));
-    modeBox_->setToolTip(QStringLiteral("correct: gradients reaching a tensor twice are summed;\n"
-                                        "reference: MIT's compiler (skip-path gradients lost, zero point ignored, dummy leaves)"));
-    budget_ = new QDoubleSpinBox;
-    budget_->setRange(1, 100000);
-    budget_->setDecimals(0);
-    budget_->setSuffix(QStringLiteral(" KB"));
-    budget_->setValue(256);
-    budget_->setToolTip(QStringLiteral("SRAM of the device; the chart's dashed line"));
-    // Undo/redo with fixed labels (the step is in the tooltip), Ctrl+Z / Ctrl+Shift+Z in the panel.
-    QUndoStack* stack = model_->undoStack();
-    auto historyButton = [this, stack](const QString& text, const QKeySequence& key, bool isUndo) {
-        auto* act = new QAction(text, this);
-        act->setShortcut(key);
-        act->setShortcutContext(Qt::WidgetWithChildrenShortcut);
-        act->setEnabled(false);
-        addAction(act);
-        connect(act, &QAction::triggered, stack, isUndo ? &QUndoStack::undo : &QUndoStack::redo);
-        connect(stack, isUndo ? &QUndoStack::canUndoChanged : &QUndoStack::canRedoChanged, act, &QAction::setEnabled);
-        connect(stack, isUndo ? &QUndoStack::undoTextChanged : &QUndoStack::redoTextChanged, act,
-                [act, text](const QString& step) { act->setToolTip(step.isEmpty() ? text : text + QStringLiteral(": ") + step); });
-        auto* b = new QToolButton;
-        b->setDefaultAction(act);
-        return b;
-    };
-    QToolButton* undo = historyButton(QStringLiteral("Undo"), QKeySequence::Undo, true);
-    QToolButton* redo = historyButton(QStringLiteral("Redo"), QKeySequence::Redo, false);
-    auto* open = new QPushButton(QStringLiteral("Open scheme…"));
-    open->setToolTip(QStringLiteral("Load a tiny-training config (backward_config in .json/.yaml)"));
-    auto* save = new QPushButton(QStringLiteral("Save scheme…"));
-    save->setToolTip(QStringLiteral("Save as a tiny-training config (.json with lists, .yaml with dash strings)"));
-    auto* exportB = new QToolButton;
-    exportB->setText(QStringLiteral("Export"));
-    exportB->setPopupMode(QToolButton::InstantPopup);
-    auto* exportMenu = new QMenu(exportB);
-    exportMenu->addAction(QStringLiteral("Graph as SVG…"), this, [this] { exportGraphDialog(QStringLiteral("svg")); });
-    exportMenu->addAction(QStringLiteral("Graph as PNG…"), this, [this] { exportGraphDialog(QStringLiteral("png")); });
-    exportMenu->addAction(QStringLiteral("Graph as DOT…"), this, [this] { exportGraphDialog(QStringLiteral("dot")); });
-    exportMenu->addSeparator();
-    exportMenu->addAction(QStringLiteral("Ledger as CSV…"), this, [this] { exportCsvDialog(); });
-    exportMenu->addSeparator();
-    exportMenu->addAction(QStringLiteral("TinyEngine graph + params…"), this, [this] { openExportDialog(); });
-    exportMenu->addAction(QStringLiteral("Use int8 weights (params .pkl)…"), this, [this] {
-        const QString p = QFileDialog::getOpenFileName(this, QStringLiteral("Int8 weights of %1").arg(currentModel()), QString(),
-                                                       QStringLiteral("TinyEngine params (*.pkl)"));
-        if (!p.isEmpty()) setModelWeights(currentModel(), p);
-    });
-    exportB->setMenu(exportMenu);
-    row1->addWidget(new QLabel(QStringLiteral("Model")));
-    row1->addWidget(modelBox_);
-    row1->addSpacing(8);
-    row1->addWidget(new QLabel(QStringLiteral("Autodiff")));
-    row1->addWidget(modeBox_);
-    row1->addSpacing(8);
-    row1->addWidget(new QLabel(QStringLiteral("SRAM budget")));
-    row1->addWidget(budget_);
-    row1->addStretch(1);
-    row1->addWidget(undo);
-    row1->addWidget(redo);
-    row1->addSpacing(8);
-    row1->addWidget(open);
-    row1->addWidget(save);
-    row1->addWidget(exportB);
-    root->addLayout(row1);
-
-    // ---- row 2: scheme actions
-    auto* row2 = new QHBoxLayout;
-    publishedBox_ = new QComboBox;
-    publishedBox_->setMinimumWidth(150);
-    publishedBox_->setToolTip(QStringLiteral("The schemes MIT published for this model (named after their analytic extra memory)"));
-    loadPublished_ = new QToolButton;
-    loadPublished_->setText(QStringLiteral("Load"));
-    biasN_ = new QSpinBox;
-    biasN_->setToolTip(QStringLiteral("Update the biases of the last N backbone convs (and nothing else but the classifier)"));
-    auto* biasApply = new QToolButton;
-    biasApply->setText(QStringLiteral("Apply"));
-    lastK_ = new QSpinBox;
-    lastK_->setToolTip(QStringLiteral("Update the last k backbone convs fully: bias and every weight"));
-    auto* lastApply = new QToolButton;
-    lastApply->setText(QStringLiteral("Apply"));
-    auto* reset = new QToolButton;
-    reset->setText(QStringLiteral("Reset"));
-    reset->setToolTip(QStringLiteral("Update only the classifier"));
-    scheme_ = new QLabel;
-    scheme_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    // A scheme of many layers is a long line: it is cut at the panel's edge (whole text in the
-    // tooltip) rather than widening the window.
-    scheme_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
-    scheme_->setMinimumWidth(120);
-    row2->addWidget(new QLabel(QStringLiteral("Published")));
-    row2->addWidget(publishedBox_);
-    row2->addWidget(loadPublished_);
-    row2->addSpacing(12);
-    row2->addWidget(new QLabel(QStringLiteral("Bias-only, last")));
-    row2->addWidget(biasN_);
-    row2->addWidget(biasApply);
-    row2->addSpacing(12);
-    row2->addWidget(new QLabel(QStringLiteral("Last")));
-    row2->addWidget(lastK_);
-    row2->addWidget(new QLabel(QStringLiteral("layers")));
-    row2->addWidget(lastApply);
-    row2->addSpacing(12);
-    row2->addWidget(reset);
-    row2->addSpacing(12);
-    row2->addWidget(scheme_, 1);
-    root->addLayout(row2);
-
-    // ---- totals and warnings
-    auto* cards = new QHBoxLayout;
-    for (QLabel*& c : totals_) {
-        c = card();
-        cards->addWidget(c);
-    }
-    root->addLayout(cards);
-    banner_ = new QLabel;
-    banner_->setWordWrap(true);
-    banner_->setTextFormat(Qt::RichText);
-    banner_->setStyleSheet(QStringLiteral("QLabel { background: %1; border: 1px solid %2; border-radius: 4px; padding: 3px 8px; }")
-                               .arg(paletteName("banner.background"), paletteName("banner.border")));
-    root->addWidget(banner_);
-
-    // ---- table + chart | graph
-    table_ = new QTableView;
-    table_->setModel(model_);
-    table_->setItemDelegateForColumn(TrainingLayerModel::Weight, new RatioDelegate(model_, table_));
-    table_->setEditTriggers(QAbstractItemView::SelectedClicked | QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed);
-    table_->setSelectionBehavior(QAbstractItemView::SelectRows);
-    table_->setSelectionMode(QAbstractItemView::SingleSelection);
-    table_->verticalHeader()->hide();
-    table_->verticalHeader()->setDefaultSectionSize(21);
-    table_->setAlternatingRowColors(false);
-    QHeaderView* h = table_->horizontalHeader();
-    h->setSectionResizeMode(QHeaderView::ResizeToContents);
-    h->setStretchLastSection(true);   // the TinyEngine column takes what is left
-    // The columns one edits stay in view on a 1280×720 screen (issue 19): bias, weight and their
-    // extra bytes come right after the (bounded, middle-elided) layer name; the shape columns follow.
-    for (int c : {TrainingLayerModel::Bias, TrainingLayerModel::Weight, TrainingLayerModel::Extra})
-        h->moveSection(h->visualIndex(c), h->visualIndex(TrainingLayerModel::Role));
-    boundNameColumn(table_, TrainingLayerModel::Layer, 150);
+    modeBox_ = toolbar_->modeBox;
+    budget_ = toolbar_->budget;
+    publishedBox_ = toolbar_->publishedBox;
+    loadPublished_ = toolbar_->loadPublished;
+    biasN_ = toolbar_->biasN;
+    lastK_ = toolbar_->lastK;
+    scheme_ = toolbar_->scheme;
+    cards_ = new MemoryCards;
+    banner_ = new SchemeBanner;
+    table_ = layerTable();
     chart_ = new TrainingMemoryChart;
+    pane_ = new TrainingGraphPane;
     auto* left = new QSplitter(Qt::Vertical);
     left->addWidget(table_);
     left->addWidget(withWrappingLegend(chart_, chart_->chart()));   // its legend wraps, never cut
     left->setStretchFactor(0, 3);
     left->setStretchFactor(1, 2);
     left->setSizes({430, 300});
-    pane_ = new TrainingGraphPane;
     auto* split = new QSplitter(Qt::Horizontal);
     split->addWidget(left);
     split->addWidget(pane_);
     split->setStretchFactor(0, 1);
     split->setStretchFactor(1, 1);
     split->setSizes({850, 730});
+    auto* root = new QVBoxLayout(this);
+    root->setContentsMargins(6, 6, 6, 6);
+    root->setSpacing(6);
+    for (QWidget* w : {static_cast<QWidget*>(toolbar_), static_cast<QWidget*>(cards_), static_cast<QWidget*>(banner_)}) root->addWidget(w);
     root->addWidget(split, 1);
+    connectControls();
+    connectTableAndGraph();
 
-    // ---- wiring
+    onSubnetChanged();
+    const int start = modelBox_->findData(QStringLiteral("mcunet-5fps"));
+    if (start >= 0 && start != modelBox_->currentIndex()) modelBox_->setCurrentIndex(start);   // rebuilds
+    else rebuildForModel();
+}
+
+QAction* TrainingInspectorPanel::historyAction(bool isUndo)
+{
+    // Undo/redo with fixed labels (the step is in the tooltip). Ctrl+Z / Ctrl+Shift+Z anywhere in
+    // the window while the inspector is shown (issue 19: they needed the focus inside the panel).
+    QUndoStack* stack = model_->undoStack();
+    const QString text = isUndo ? QStringLiteral("Undo") : QStringLiteral("Redo");
+    auto* act = new QAction(text, this);
+    act->setShortcuts(isUndo ? QKeySequence::Undo : QKeySequence::Redo);   // every binding (Ctrl+Shift+Z and Ctrl+Y)
+    act->setShortcutContext(Qt::WindowShortcut);
+    act->setEnabled(false);
+    addAction(act);
+    connect(act, &QAction::triggered, stack, isUndo ? &QUndoStack::undo : &QUndoStack::redo);
+    connect(stack, isUndo ? &QUndoStack::canUndoChanged : &QUndoStack::canRedoChanged, act, &QAction::setEnabled);
+    connect(stack, isUndo ? &QUndoStack::undoTextChanged : &QUndoStack::redoTextChanged, act,
+            [act, text](const QString& step) { act->setToolTip(step.isEmpty() ? text : text + QStringLiteral(": ") + step); });
+    return act;
+}
+
+QTableView* TrainingInspectorPanel::layerTable()
+{
+    auto* table = new QTableView;
+    table->setModel(model_);
+    table->setItemDelegateForColumn(TrainingLayerModel::Weight, new RatioDelegate(model_, table));
+    table->setEditTriggers(QAbstractItemView::SelectedClicked | QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed);
+    table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    table->setSelectionMode(QAbstractItemView::SingleSelection);
+    table->setTabKeyNavigation(false);   // Tab leaves the table (issue 19)
+    table->verticalHeader()->hide();
+    table->verticalHeader()->setDefaultSectionSize(21);
+    table->setAlternatingRowColors(false);
+    QHeaderView* h = table->horizontalHeader();
+    h->setSectionResizeMode(QHeaderView::ResizeToContents);
+    h->setStretchLastSection(true);   // the TinyEngine column takes what is left
+    // The columns one edits stay in view on a 1280×720 screen (issue 19): bias, weight and their
+    // extra bytes come right after the (bounded, middle-elided) layer name; the shape columns follow.
+    for (int c : {TrainingLayerModel::Bias, TrainingLayerModel::Weight, TrainingLayerModel::Extra})
+        h->moveSection(h->visualIndex(c), h->visualIndex(TrainingLayerModel::Role));
+    boundNameColumn(table, TrainingLayerModel::Layer, 150);
+    return table;
+}
+
+void TrainingInspectorPanel::connectControls()
+{
     connect(model_, &TrainingLayerModel::schemeChanged, this, &TrainingInspectorPanel::onSchemeChanged);
     connect(model_, &TrainingLayerModel::editRejected, this, [this](const QString& why) { Q_EMIT state_->message(why); });
     connect(modelBox_, &QComboBox::currentIndexChanged, this, [this] { rebuildForModel(); });
@@ -320,17 +179,28 @@ TrainingInspectorPanel::TrainingInspectorPanel(AppState* state, QWidget* parent)
         chart_->setBudget(v);
         refreshTotals();
     });
-    connect(loadPublished_, &QToolButton::clicked, this, [this] { loadPublishedScheme(publishedBox_->currentText()); });
-    connect(biasApply, &QToolButton::clicked, this, [this] { applyBiasOnly(biasN_->value()); });
-    connect(lastApply, &QToolButton::clicked, this, [this] { applyLastLayers(lastK_->value()); });
-    connect(reset, &QToolButton::clicked, this, &TrainingInspectorPanel::resetScheme);
-    connect(open, &QPushButton::clicked, this, [this] { chooseFile(false); });
-    connect(save, &QPushButton::clicked, this, [this] { chooseFile(true); });
+    connect(toolbar_, &InspectorToolbar::loadPublishedRequested, this, [this](const QString& name) { loadPublishedScheme(name); });
+    connect(toolbar_, &InspectorToolbar::biasOnlyRequested, this, &TrainingInspectorPanel::applyBiasOnly);
+    connect(toolbar_, &InspectorToolbar::lastLayersRequested, this, &TrainingInspectorPanel::applyLastLayers);
+    connect(toolbar_, &InspectorToolbar::resetRequested, this, &TrainingInspectorPanel::resetScheme);
+    connect(toolbar_, &InspectorToolbar::schemeFileRequested, this, &TrainingInspectorPanel::chooseFile);
+    connect(toolbar_, &InspectorToolbar::exportGraphRequested, this, &TrainingInspectorPanel::exportGraphDialog);
+    connect(toolbar_, &InspectorToolbar::exportCsvRequested, this, &TrainingInspectorPanel::exportCsvDialog);
+    connect(toolbar_, &InspectorToolbar::exportTinyEngineRequested, this, &TrainingInspectorPanel::openExportDialog);
+    connect(toolbar_, &InspectorToolbar::weightsRequested, this, [this] {
+        const QString p = QFileDialog::getOpenFileName(this, QStringLiteral("Int8 weights of %1").arg(currentModel()), QString(),
+                                                       QStringLiteral("TinyEngine params (*.pkl)"));
+        if (!p.isEmpty()) setModelWeights(currentModel(), p);
+    });
     connect(state_, &AppState::subnetChanged, this, &TrainingInspectorPanel::onSubnetChanged);
     connect(pane_, &TrainingGraphPane::exportFinished, this, [this](bool ok, const QString& message) {
         if (ok) Q_EMIT state_->message(message);
         else QMessageBox::warning(this, QStringLiteral("Export graph"), message);
     });
+}
+
+void TrainingInspectorPanel::connectTableAndGraph()
+{
     // Table row <-> the conv's forward op in the graph.
     connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& cur) {
         if (updating_ || !cur.isValid() || !model_->hasNetwork() || !pane_->hasGraph()) return;
@@ -355,11 +225,6 @@ TrainingInspectorPanel::TrainingInspectorPanel(AppState* state, QWidget* parent)
         table_->scrollTo(model_->index(ci, 0));
         updating_ = false;
     });
-
-    onSubnetChanged();
-    const int start = modelBox_->findData(QStringLiteral("mcunet-5fps"));
-    if (start >= 0 && start != modelBox_->currentIndex()) modelBox_->setCurrentIndex(start);   // rebuilds
-    else rebuildForModel();
 }
 
 TrainingInspectorPanel::~TrainingInspectorPanel() = default;
@@ -632,65 +497,13 @@ void TrainingInspectorPanel::openExportDialog()
     }
 }
 
-void TrainingInspectorPanel::refreshTotals()
-{
-    if (!model_->hasLedger()) {
-        for (QLabel* c : totals_) c->setText(cardHtml(QStringLiteral("—"), QStringLiteral("—"), QString()));
-        return;
-    }
-    const MemoryLedger& m = model_->ledger();
-    const std::int64_t budget = static_cast<std::int64_t>(budget_->value() * 1024.0);
-    const ExtraMemory& e = m.extra;
-    totals_[0]->setText(cardHtml(QStringLiteral("Extra memory (tiny-training analytic)"), kb(e.total(), 2),
-                                 QStringLiteral("masks %1 · biases %2 · inputs %3 · weights %4")
-                                     .arg(kb(e.masks()), kb(e.biases), kb(e.saved_inputs + e.classifier_input), kb(e.weights))));
-    totals_[0]->setToolTip(QStringLiteral("%1 (%2 bits)").arg(bytesText(e.total())).arg(e.totalBits()));
-    totals_[1]->setText(cardHtml(QStringLiteral("Training peak SRAM"), kb(m.peak_bytes),
-                                 QStringLiteral("with reordering · %1 without").arg(kb(m.peak_bytes_no_reorder)),
-                                 paletteName(m.peak_bytes > budget ? "status.over" : "text.strong")));
-    totals_[1]->setToolTip(QStringLiteral("schedule peak: %1 with operator reordering / in-place update, %2 without")
-                               .arg(bytesText(m.peak_bytes), bytesText(m.peak_bytes_no_reorder)));
-    totals_[2]->setText(cardHtml(QStringLiteral("Inference peak SRAM"), kb(m.inference_peak_bytes),
-                                 QStringLiteral("largest forward working set")));
-    totals_[2]->setToolTip(bytesText(m.inference_peak_bytes));
-    const std::int64_t total = m.inference_peak_bytes + e.total();
-    const bool fits = total <= budget;
-    totals_[3]->setText(cardHtml(QStringLiteral("Inference peak + extra vs %1 KB").arg(budget_->value(), 0, 'f', 0), kb(total),
-                                 fits ? QStringLiteral("fits, %1 to spare").arg(kb(budget - total))
-                                      : QStringLiteral("exceeds the budget by %1").arg(kb(total - budget)),
-                                 paletteName(fits ? "status.fits" : "status.over")));
-    totals_[3]->setToolTip(QStringLiteral("%1 + %2 = %3 (the training-budget search's constraint)")
-                               .arg(bytesText(m.inference_peak_bytes), bytesText(e.total()), bytesText(total)));
-}
+void TrainingInspectorPanel::refreshTotals() { cards_->showLedger(model_->hasLedger() ? &model_->ledger() : nullptr, budget_->value()); }
 
-QString TrainingInspectorPanel::totalsText() const
-{
-    QStringList parts;
-    for (QLabel* c : totals_) parts << QTextDocumentFragment::fromHtml(c->text()).toPlainText().simplified();
-    return parts.join(QStringLiteral(" | "));
-}
+QString TrainingInspectorPanel::totalsText() const { return cards_->text(); }
 
-void TrainingInspectorPanel::refreshBanner()
-{
-    QStringList lines;
-    if (model_->hasNetwork()) {
-        if (!model_->obstacle().isEmpty()) lines << QStringLiteral("<b>No training graph:</b> ") + model_->obstacle().toHtmlEscaped();
-        for (const QString& w : model_->modelWarnings())
-            if (model_->obstacle().isEmpty() || !w.contains(model_->obstacle()))   // said above
-                lines << QStringLiteral("<b>TinyEngine:</b> ") + w.toHtmlEscaped();
-        int rows = 0;
-        for (int i = 0; i < model_->rowCount(); ++i) rows += !model_->warningsOf(i).isEmpty();
-        if (rows) lines << QStringLiteral("<b>TinyEngine</b> cannot compile the choice on %1 row%2 (⚠ in the table; hover for why).")
-                               .arg(rows)
-                               .arg(rows == 1 ? QString() : QStringLiteral("s"));
-        const QString problem = model_->expressibilityProblem();
-        if (!problem.isEmpty()) lines << QStringLiteral("<b>Not a tiny-training config</b> (cannot be saved as one): ") + problem.toHtmlEscaped();
-    }
-    banner_->setText(lines.join(QStringLiteral("<br>")));
-    banner_->setVisible(!lines.isEmpty());
-}
+void TrainingInspectorPanel::refreshBanner() { banner_->showFindings(*model_); }
 
-QString TrainingInspectorPanel::bannerText() const { return banner_->isHidden() ? QString() : banner_->text(); }
+QString TrainingInspectorPanel::bannerText() const { return banner_->text(); }
 
 void TrainingInspectorPanel::loadSchemeFile(const QString& path)
 {

@@ -18,6 +18,7 @@
 
 #include <memory>
 
+class QAction;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
@@ -29,6 +30,9 @@ namespace tinyscope::ui {
 
 class AppState;
 class ExportDialog;
+class InspectorToolbar;
+class MemoryCards;
+class SchemeBanner;
 class TrainingGraphPane;
 class TrainingLayerModel;
 class TrainingMemoryChart;
@@ -101,6 +105,10 @@ private:
     void exportCsvDialog();
     ResolvedScheme startingScheme(const Network& net) const;
     QString graphTitle() const;
+    QAction* historyAction(bool isUndo);   // window-wide Undo / Redo over the layer model's stack
+    QTableView* layerTable();              // the per-conv table with its ratio delegate
+    void connectControls();
+    void connectTableAndGraph();           // a table row <-> its conv's forward op
 
     AppState* state_;
     TrainingLayerModel* model_;
@@ -115,9 +123,10 @@ private:
     QSpinBox* biasN_;
     QSpinBox* lastK_;
     QDoubleSpinBox* budget_;
-    QLabel* totals_[4];
+    InspectorToolbar* toolbar_;   // owns the controls below
     QLabel* scheme_;
-    QLabel* banner_;
+    MemoryCards* cards_;
+    SchemeBanner* banner_;
     std::shared_ptr<const Network> graphNet_;   // the network pane_'s graph was built from
     AutodiffMode graphMode_ = AutodiffMode::Correct;
     bool updating_ = false;
