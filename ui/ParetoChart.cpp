@@ -4,6 +4,7 @@
 #include "Palette.h"
 
 #include "io/Text.h"
+#include "search/SearchHistory.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -73,7 +74,8 @@ void ParetoChart::redraw()
     std::vector<Point> pts;
     if (result_) {
         const auto& all = result_->evaluated;
-        const std::size_t step = all.size() > kMaxPoints ? (all.size() + 1999) / 2000 : 1;
+        const std::size_t n = SearchRunRecord::kSamplePoints;   // as many as a stored run keeps
+        const std::size_t step = all.size() > kMaxPoints ? (all.size() + n - 1) / n : 1;
         for (std::size_t i = 0; i < all.size(); i += step) pts.push_back(point(all[i]));
         for (std::size_t i : result_->paretoFront()) pts.push_back(point(all[i]));
     }

@@ -19,7 +19,7 @@ class ParetoChart : public QWidget {
 public:
     explicit ParetoChart(QWidget* parent = nullptr);
 
-    // nullptr clears the chart. Over kMaxPoints evaluated subnets, an even spread of them is plotted.
+    // nullptr clears the chart. Over kMaxPoints evaluated subnets, an even spread of 2,000 is plotted.
     void showResult(std::shared_ptr<const SearchResult> result);
     int points() const { return points_; }   // points plotted (evaluated + front)
     static constexpr std::size_t kMaxPoints = 20000;
