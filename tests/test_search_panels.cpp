@@ -6,6 +6,7 @@
 #include "TestSupport.h"
 
 #include "AppState.h"
+#include "JobRunner.h"
 #include "PredictorPanel.h"
 #include "SearchPanel.h"
 
@@ -234,6 +235,48 @@ private Q_SLOTS:
         QVERIFY(reopened.winnerDiagramDot().find("label=\"" + winnerTitle + "\"") != std::string::npos);
         QVERIFY(reopened.paretoPoints() > 100);
         QCOMPARE(reopened.constraints().find("KBPeakMemory")->max, 250.0);
+        // Issue 19: the re-opened run is typed again (converted from the history's JSON once, at the
+        // edge): the same winner, costs, generations, front and limits as the run that was recorded.
+        const SearchResult* back = reopened.lastResult();
+        QVERIFY(back);
+        QVERIFY(back->found && back->best.config == r->best.config);
+        QCOMPARE(back->best.cost.macs, r->best.cost.macs);
+        QCOMPARE(back->best.cost.peak_activation_bytes, r->best.cost.peak_activation_bytes);
+        QCOMPARE(back->best.accuracy, r->best.accuracy);
+        QCOMPARE(back->history.size(), r->history.size());
+        QCOMPARE(back->constraints.describe(), r->constraints.describe());
+        QCOMPARE(back->options.seed, std::uint64_t(1));
+        const std::vector<std::size_t> front = r->paretoFront(), frontBack = back->paretoFront();
+        QCOMPARE(frontBack.size(), front.size());
+        for (std::size_t i = 0; i < front.size(); ++i)
+            QVERIFY(back->evaluated[frontBack[i]].config == r->evaluated[front[i]].config);
+        // ... and "Use this subnet" works on it as on a live run.
+        state.setSubnet(ArchSampler(state.space()).minConfig(state.space().resolutions.front()));
+        QVERIFY(!(state.subnet() == r->best.config));
+        QSignalSpy usedAgain(&reopened, &ui::SearchPanel::subnetUsed);
+        reopened.useWinner();
+        QCOMPARE(usedAgain.size(), 1);
+        QVERIFY(state.subnet() == r->best.config);
+    }
+
+    // Issue 19: the search runs on a JobRunner like every other job, so quitting (cancelAll, called
+    // by finishGui) stops it: the panel reports a cancelled search, and nothing is left running.
+    void quittingCancelsARunningSearch()
+    {
+        ui::AppState state;
+        state.setWorkspace(shippedWorkspace("lab3-vww"));
+        ui::SearchPanel panel(&state, tmp.path() + QStringLiteral("/quit.json"));
+        prepareSearch(panel, state, 100, 50);
+        QSignalSpy finished(&panel, &ui::SearchPanel::searchFinished);
+        panel.startSearch(true);
+        QVERIFY(panel.busy());
+        QCOMPARE(ui::JobRunner::running(), 1);
+        ui::JobRunner::cancelAll();
+        QVERIFY(finished.wait(60000));
+        QCOMPARE(finished.takeFirst().front().toBool(), false);
+        QVERIFY2(panel.statusText().startsWith(QStringLiteral("Cancelled after")), qPrintable(panel.statusText()));
+        QCOMPARE(ui::JobRunner::running(), 0);
+        QCOMPARE(panel.historyRows(), 0);   // a cancelled run is not recorded
     }
 
     void searchPanelMeasuresTheWinnerOnTheSupernet()

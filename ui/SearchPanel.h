@@ -1,46 +1,36 @@
 #pragma once
-// The Search panel: limits as sliders + spin boxes (MACs, peak SRAM, params, flash), algorithm
-// and its parameters, Run / Cancel with progress; a live convergence chart, a Pareto scatter
-// (accuracy vs a cost, colour = SRAM or MACs) with the limit line and the winner marked, the
-// winner's block diagram and costs, and a history of runs kept between sessions that can be
-// re-opened and exported. When a search takes under ~100 ms, moving a limit re-runs it live.
+// The Search panel, assembled from components: the limits (SearchLimitsForm), the algorithm
+// (SearchOptionsForm), Run / Cancel with progress, the convergence chart (ConvergenceChart), the
+// Pareto chart (ParetoChart), the winner card (WinnerCard) and the run history (RunHistoryView).
+// It holds the typed SearchResult it shows, runs the search (LiveSearch: re-runs while a limit moves,
+// docs/SEARCH.md) and the winner's measurement on JobRunners.
 #include "nn/AccuracyPredictor.h"
 #include "nn/WinnerMeasurement.h"
 #include "search/ArchitectureSearch.h"
-#include "search/SearchHistory.h"
+#include "space/DesignSpace.h"
 
-#include <QFutureWatcher>
 #include <QWidget>
 
-#include <atomic>
 #include <memory>
 
 class QCheckBox;
-class QComboBox;
-class QDoubleSpinBox;
-class QGroupBox;
 class QLabel;
-class QLineEdit;
 class QProgressBar;
 class QPushButton;
-class QSlider;
-class QSpinBox;
-class QTableWidget;
 class QTimer;
-class QVBoxLayout;
-class QChartView;
-
-namespace tinyscope {
-class TrainingMemoryLimit;
-}
 
 namespace tinyscope::ui {
 
-class DeployDialog;
-
 class AppState;
-class LiveLineChart;
-class SvgGraphView;
+class DeployDialog;
+class JobRunner;
+class ConvergenceChart;
+class LiveSearch;
+class ParetoChart;
+class RunHistoryView;
+class SearchLimitsForm;
+class SearchOptionsForm;
+class WinnerCard;
 
 class SearchPanel : public QWidget {
     Q_OBJECT
@@ -57,34 +47,35 @@ public:
     // The fine-tuning memory limit: inference peak + extra memory of `pattern` <= `kb` KB.
     void setTrainingLimit(double kb, const QString& pattern, bool enabled);
 
-    // Starts a search on a worker thread; `record` adds it to the history when it finishes.
+    // Starts a search on the search runner; `record` adds it to the history when it finishes.
     void startSearch(bool record = true);
     void cancel();
     bool busy() const;
-    void reopen(int historyRow);                // shows a stored run
+    void reopen(int historyRow);                // shows a stored run (and brings back its space)
     void useWinner();                           // selects the winner in the other panels
-    // "Deploy…": the Deploy dialog on the shown winner mapped onto the shipped supernet (as
+    // "Deploy…": the Deploy dialog on the shown winner mapped onto the workspace's supernet (as
     // measureWinner maps it), non-modal; nullptr (and a status line) when there is no winner or supernet.
     DeployDialog* deployWinner();
-    // Measures the shown winner on the shipped supernet off the GUI thread (`images` test images,
-    // 0: all; BN re-calibrated on 2,000 holdout images), the lab's search_and_measure_acc; a winner
-    // of another space is transferred (same blocks). winnerMeasured() says when; the winner's text
-    // then shows the measurement as long as the same subnet is shown. Calling it again cancels.
+    // Measures the shown winner on the supernet off the GUI thread (`images` test images, 0: all;
+    // BN re-calibrated on 2,000 holdout images), the lab's search_and_measure_acc; a winner of
+    // another space is transferred (same blocks). winnerMeasured() says when; the winner card then
+    // shows the measurement as long as the same subnet is shown. Calling it again cancels.
     void measureWinner(int images = 0);
-    bool measuring() const { return measureWatcher_.isRunning(); }
+    bool measuring() const;
     // The last finished measurement (measured == 0 and empty measured_by before the first).
     const WinnerMeasurement& winnerMeasurement() const { return measurement_; }
     bool exportHistory(const QString& path);   // .csv -> CSV, otherwise JSON
     void setHistoryPath(const QString& path);   // switches to another history file (screenshots, tests)
 
-    // What is on screen (for tests).
-    const SearchResult* lastResult() const { return result_.get(); }
-    const std::string& winnerDiagramDot() const { return winnerDot_; }   // empty: no winner shown
+    // What is on screen (for tests): the result shown, live or re-opened from the history (then
+    // rebuilt from the record: see StoredSearch.h); nullptr before the first.
+    const SearchResult* lastResult() const { return shown_.get(); }
+    const std::string& winnerDiagramDot() const;   // empty: no winner shown
     int historyRows() const;
     int convergencePoints() const;
-    int paretoPoints() const { return paretoPoints_; }
+    int paretoPoints() const;
     QString statusText() const;
-    double lastSeconds() const { return lastSeconds_; }
+    double lastSeconds() const;
 
 Q_SIGNALS:
     void searchFinished(bool ok);
@@ -97,77 +88,41 @@ protected:
     void showEvent(QShowEvent* e) override;
 
 private:
-    struct LimitRow;
-    struct Job;
-    void buildLimits(QVBoxLayout* into);
-    void buildTrainingLimit(QVBoxLayout* into);
-    void checkTrainingPattern();
-    void syncRanges();
-    void applyWorkspaceLimits();   // the workspace's starting limits (Workspace::search_limits)
+    QWidget* buildControls();
+    QWidget* buildResults();
+    void connectRunners();
     void onLimitEdited(bool fromDrag);
-    void onGeneration(const GenerationStats& g, const SearchCandidate& best);
-    void finishSearch();
-    void showResult(const Json& result, const std::vector<SearchCandidate>* evaluated);
-    void showConvergence(const Json& history);
-    void showPareto(const Json& sample, const Json& pareto, const Json& best, const Json& constraints);
-    void showWinner(const Json& best);
-    void refreshWinnerText();   // winnerBase_ + the measurement (or its progress) of that winner
-    void refreshHistoryTable();
+    void showGenerations(const std::vector<GenerationStats>& gens);
+    void finishSearch(const SearchResult& r, const DesignSpace& space, bool record);
+    void show(std::shared_ptr<const SearchResult> r, const DesignSpace& space);
+    void refreshMeasurement();
     void setBusy(bool on);
+    void setError(const QString& message, const QString& prefix = QString());
 
     AppState* state_;
     std::shared_ptr<AccuracyOracle> oracle_;
-    std::vector<std::unique_ptr<LimitRow>> limits_;
-    QGroupBox* trainBox_;          // checkable: the limit is on
-    QDoubleSpinBox* trainBudget_;
-    QLineEdit* trainPattern_;
-    QLabel* trainNote_;            // the pattern's parse error, or what it updates
-    // Parsed once per (space, pattern): keeps the per-network memo across live re-runs.
-    mutable std::shared_ptr<TrainingMemoryLimit> trainLimit_;
-    mutable std::string trainLimitKey_;
-    std::unique_ptr<SearchHistory> history_;
-    std::shared_ptr<Job> job_;
-    std::unique_ptr<SearchResult> result_;
-    Json shownBest_;
-    std::string winnerDot_;   // DOT of the winner's diagram shown (empty: none)
-    WinnerMeasurement measurement_;   // of `measurement_.searched`, shown while that subnet is the winner
-    QFutureWatcher<void> measureWatcher_;
-    std::atomic<bool> measureCancel_{false};
-    QString measureProgress_;         // "measuring: …" while a measurement runs
-    QString winnerBase_;              // the winner's text without the measurement line
-    std::atomic<bool> cancel_{false};
-    QFutureWatcher<void> watcher_;
-    bool rerunPending_ = false, rerunRecord_ = false;
-    double lastSeconds_ = 1e9;
-    int paretoPoints_ = 0;
+    LiveSearch* search_;
+    JobRunner* measureRunner_;
+    std::shared_ptr<const SearchResult> shown_;
+    DesignSpace shownSpace_;                 // the space of the shown result's configs
+    WinnerMeasurement measurement_;          // of `measurement_.searched`, shown while that subnet is the winner
+    QString measureProgress_;                // "measuring: …" while a measurement runs
+    bool liveRecord_ = false;                // a limit edit since the live timer started was not a drag
+    bool shownOnce_ = false;
 
-    QComboBox* algorithm_;
-    QSpinBox* population_;
-    QSpinBox* generations_;
-    QDoubleSpinBox* parentRatio_;
-    QDoubleSpinBox* mutationRatio_;
-    QDoubleSpinBox* archProb_;
-    QDoubleSpinBox* resProb_;
-    QSpinBox* seed_;
+    SearchLimitsForm* limits_;
+    SearchOptionsForm* options_;
     QCheckBox* live_;
     QPushButton* run_;
     QPushButton* cancelButton_;
     QProgressBar* progress_;
     QLabel* status_;
     QLabel* oracleLabel_;
-    LiveLineChart* convergence_;   // series 0: best so far, 1: population mean
-    QComboBox* paretoAxis_;
-    QChartView* pareto_;
-    SvgGraphView* diagram_;
-    QLabel* winner_;
-    QPushButton* use_;
-    QPushButton* measure_;
-    QPushButton* deploy_;
-    QTableWidget* table_;
+    ConvergenceChart* convergence_;
+    ParetoChart* pareto_;
+    WinnerCard* winner_;
+    RunHistoryView* history_;
     QTimer* liveTimer_;
-    Json shownSample_, shownPareto_, shownConstraints_;
-    bool restoring_ = false;
-    bool shownOnce_ = false;
 };
 
 }  // namespace tinyscope::ui

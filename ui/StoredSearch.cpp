@@ -1,0 +1,88 @@
+#include "StoredSearch.h"
+
+#include "io/JsonFile.h"
+#include "search/TrainingMemoryLimit.h"
+
+namespace tinyscope::ui {
+
+namespace {
+
+CostSummary costOf(const JsonPath& c)
+{
+    CostSummary cost;
+    cost.macs = c["macs"].asInt64();
+    cost.peak_activation_bytes = c["peak_activation_bytes"].asInt64();
+    cost.params = c["params"].asInt64();
+    cost.flash_bytes = c["flash_bytes"].asInt64();
+    return cost;
+}
+
+SearchCandidate candidateOf(const JsonPath& c, const DesignSpace& space)
+{
+    SearchCandidate s;
+    s.config = SubnetConfig::fromJson(c["config"].node(), space, c["config"].where());
+    s.cost = costOf(c);
+    s.accuracy = c["predicted_accuracy"].asDouble();
+    s.generation = c["generation"].asInt();
+    return s;
+}
+
+}  // namespace
+
+StoredSearch storedSearch(const SearchRunRecord& record, const DesignSpace& space)
+{
+    const JsonPath res("history", record.result);
+    StoredSearch out;
+    SearchResult& r = out.result;
+    r.options = searchOptionsFromJson(res["options"]);
+    const Json definitions = res.has("constraint_definitions") ? res["constraint_definitions"].node() : Json::object();
+    r.constraints = TrainingMemoryLimit::restore(space, res["constraints"].node(), definitions, "history");
+    if (r.constraints.find(TrainingMemoryLimit::kKey))
+        out.trainingPattern = JsonPath("history: constraint_definitions", definitions)[TrainingMemoryLimit::kKey]["pattern"].asString();
+    r.oracle = res.has("oracle") ? res["oracle"].asString() : std::string();
+    r.accuracy_measured = res.has("accuracy_measured") && res["accuracy_measured"].asBool();
+    if (res["best"].node().is_object()) {
+        r.best = candidateOf(res["best"], space);
+        r.found = true;
+        // What the limits reported on the winner (e.g. training_memory) is kept beside its costs.
+        for (const auto& [key, value] : res["best"].node().items())
+            if (!toJson(r.best).contains(key)) r.best_reports[key] = value;
+    }
+    for (std::size_t i = 0, n = res["history"].size(); i < n; ++i) {
+        const JsonPath g = res["history"][i];
+        GenerationStats s;
+        s.generation = g["generation"].asInt();
+        s.best = g["best"].asDouble();
+        s.mean = g["mean"].asDouble();
+        if (g.has("evaluated")) s.evaluated = static_cast<std::size_t>(g["evaluated"].asInt64());
+        if (g.has("seconds")) s.seconds = g["seconds"].asDouble();
+        r.history.push_back(s);
+    }
+    // The front first: where a sampled point ties with a front point, paretoFront() keeps the front's (it has a config).
+    for (std::size_t i = 0, n = res["pareto"].size(); i < n; ++i) r.evaluated.push_back(candidateOf(res["pareto"][i], space));
+    if (res.has("sample")) {
+        const JsonPath rows = res["sample"]["rows"];
+        for (std::size_t i = 0, n = rows.size(); i < n; ++i) {
+            // Columns as SearchRunRecord writes them; the record keeps no config for a sampled point.
+            const JsonPath row = rows[i];
+            auto column = [&row](std::size_t k) { return row[k]; };
+            SearchCandidate c;
+            c.cost.macs = column(0).asInt64();
+            c.cost.peak_activation_bytes = column(1).asInt64();
+            c.cost.params = column(2).asInt64();
+            c.cost.flash_bytes = column(3).asInt64();
+            c.accuracy = column(4).asDouble();
+            c.generation = column(5).asInt();
+            r.evaluated.push_back(c);
+        }
+        out.sampled = r.evaluated.size() - res["pareto"].size();
+        out.evaluated = static_cast<std::size_t>(res["sample"]["of"].asInt64());
+    }
+    r.seconds = res["seconds"].asDouble();
+    if (res.has("warnings"))
+        for (std::size_t i = 0, n = res["warnings"].size(); i < n; ++i) r.warnings.push_back(res["warnings"][i].asString());
+    r.cancelled = res.has("cancelled") && res["cancelled"].asBool();
+    return out;
+}
+
+}  // namespace tinyscope::ui

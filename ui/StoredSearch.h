@@ -1,0 +1,27 @@
+#pragma once
+// A run of the search history brought back as the typed SearchResult the Search panel shows: the
+// one place where the panel's JSON edge (the history file) is crossed on the way in.
+//
+// A record keeps the winner, the front, the generations and an even sample of at most 2,000
+// evaluated points (SearchRunRecord), not every point: the rebuilt result's `evaluated` holds the
+// Pareto front (with configs) followed by the sample (costs and accuracy; no configs, the record
+// has none), so paretoFront() gives the stored front and the charts what the live run showed.
+#include "search/SearchHistory.h"
+#include "space/DesignSpace.h"
+
+#include <string>
+
+namespace tinyscope::ui {
+
+struct StoredSearch {
+    SearchResult result;
+    std::size_t sampled = 0;         // points of the sample in `result.evaluated`
+    std::size_t evaluated = 0;       // points the search evaluated
+    std::string trainingPattern;     // the fine-tuning limit's pattern ("" when not limited)
+};
+
+// `space`: the run's space (configs are validated against it). InputError naming "history" and
+// the key when the record is damaged.
+StoredSearch storedSearch(const SearchRunRecord& record, const DesignSpace& space);
+
+}  // namespace tinyscope::ui

@@ -1,0 +1,129 @@
+#include "WinnerCard.h"
+
+#include "DiagramExport.h"
+#include "FlowLayout.h"
+#include "Palette.h"
+#include "SvgGraphView.h"
+
+#include "io/Text.h"
+#include "search/TrainingMemoryLimit.h"
+#include "viz/ArchDiagram.h"
+#include "viz/GraphvizRenderer.h"
+
+#include <QLabel>
+#include <QPushButton>
+#include <QVBoxLayout>
+
+namespace tinyscope::ui {
+
+WinnerCard::WinnerCard(QWidget* parent) : QWidget(parent)
+{
+    diagram_ = new SvgGraphView;
+    diagram_->setMinimumWidth(300);
+    diagram_->setToolTip(QStringLiteral("The winner's blocks; right-click saves the diagram"));
+    offerDiagramSave(diagram_, [this] { return dot_; },
+                     [this] { return QStringLiteral("%1-winner").arg(QString::fromStdString(space_.name)); });
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    text_ = new QLabel(QStringLiteral("<i>no search yet</i>"));
+    text_->setTextFormat(Qt::RichText);
+    text_->setWordWrap(true);
+    text_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    use_ = new QPushButton(QStringLiteral("Use this subnet"));
+    use_->setToolTip(QStringLiteral("Select the winner in the Design-space panel"));
+    measure_ = new QPushButton(QStringLiteral("Measure on the supernet"));
+    measure_->setToolTip(QStringLiteral("Top-1 of the winner on the workspace's supernet: all its test images, BN re-calibrated "
+                                        "on 2,000 holdout images. A workspace without a supernet (Lab 3's VWW) measures on the "
+                                        "Fashion-MNIST one, the winner transferred (same blocks) and labelled so"));
+    deploy_ = new QPushButton(QStringLiteral("Deploy…"));
+    deploy_->setToolTip(QStringLiteral("Write the winner, on the shipped supernet, as an int8 TFLite or float ONNX file and "
+                                       "compare its memory on three engines (docs/DEPLOY.md)"));
+    for (QPushButton* b : {use_, measure_, deploy_}) b->setEnabled(false);
+    layout->addWidget(text_);
+    layout->addWidget(wrappingRow({use_, measure_, deploy_}));   // wraps on a 1280×720 screen
+    layout->addWidget(diagram_, 1);
+    connect(use_, &QPushButton::clicked, this, &WinnerCard::useRequested);
+    connect(measure_, &QPushButton::clicked, this, &WinnerCard::measureRequested);
+    connect(deploy_, &QPushButton::clicked, this, &WinnerCard::deployRequested);
+}
+
+void WinnerCard::showWinner(std::shared_ptr<const SearchResult> result, const DesignSpace& space)
+{
+    result_ = std::move(result);
+    space_ = space;
+    dot_.clear();
+    diagramError_.clear();
+    diagram_->setSvg(QByteArray());
+    if (hasWinner()) {
+        try {
+            const SearchCandidate& best = result_->best;
+            const CostReport report = CostModel(space_).report(best.config);
+            dot_ = archDiagramDot(space_, best.config, costedDiagramOptions(report, best.accuracy));
+            diagram_->setSvg(QByteArray::fromStdString(renderDotToSvg(dot_)));
+        } catch (const std::exception& e) {
+            dot_.clear();
+            diagramError_ = QString::fromUtf8(e.what());
+        }
+    }
+    base_ = winnerText();
+    use_->setEnabled(hasWinner());
+    deploy_->setEnabled(hasWinner());
+    measure_->setEnabled(hasWinner() || measuring_);
+    text_->setText(base_);
+}
+
+QString WinnerCard::winnerText() const
+{
+    if (!hasWinner()) return QStringLiteral("<i>no subnet</i>");
+    const SearchCandidate& best = result_->best;
+    QString text = QStringLiteral("<b>Winner</b>: %1 % predicted top-1 (generation %2)<br>"
+                                  "MACs %3 M · peak SRAM %4 KB · params %5 · flash %6 KB")
+                       .arg(best.accuracy, 0, 'f', 3)
+                       .arg(best.generation)
+                       .arg(best.cost.millionMacs(), 0, 'f', 3)
+                       .arg(best.cost.peakKB(), 0, 'f', 1)
+                       .arg(QString::fromStdString(groupThousands(best.cost.params)))
+                       .arg(best.cost.flashKB(), 0, 'f', 1);
+    // The fine-tuning limit's report on the winner (TrainingMemoryLimit::report), as core keeps it.
+    if (result_->best_reports.contains(TrainingMemoryLimit::kReportKey)) {
+        const Json& t = result_->best_reports[TrainingMemoryLimit::kReportKey];
+        auto kb = [&t](const char* k) { return t[k].get<double>() / 1024.0; };
+        text += QStringLiteral("<br>fine-tuning with <tt>%1</tt>: inference working set %2 KB + extra %3 KB = "
+                               "<b>%4 KB</b> (budget %5 KB)")
+                    .arg(QString::fromStdString(t["pattern"].get<std::string>()).toHtmlEscaped())
+                    .arg(kb("inference_peak_bytes"), 0, 'f', 1)
+                    .arg(kb("extra_bytes"), 0, 'f', 1)
+                    .arg(kb("total_bytes"), 0, 'f', 1)
+                    .arg(kb("budget_bytes"), 0, 'f', 1);
+    }
+    if (!diagramError_.isEmpty()) text += QStringLiteral("<br><i>%1</i>").arg(diagramError_.toHtmlEscaped());
+    if (!result_->warnings.empty()) {
+        QStringList lines;
+        for (const std::string& w : result_->warnings) lines << QString::fromStdString(w).toHtmlEscaped();
+        text += QStringLiteral("<br><span style='color:%1'>⚠ %2</span>").arg(paletteName("status.warn"), lines.join(QStringLiteral("<br>⚠ ")));
+    }
+    return text;
+}
+
+void WinnerCard::setMeasurement(const WinnerMeasurement& m, bool measuring, const QString& progress)
+{
+    measuring_ = measuring;
+    measure_->setText(measuring ? QStringLiteral("Cancel measuring") : QStringLiteral("Measure on the supernet"));
+    measure_->setEnabled(measuring || hasWinner());
+    QString line;
+    if (measuring) {
+        line = QStringLiteral("<br><i>%1</i>").arg(progress.toHtmlEscaped());
+    } else if (!m.measured_by.empty() && hasWinner() && m.search_space == space_.name && m.searched == result_->best.config) {
+        line = QStringLiteral("<br><b>measured %1 %</b> top-1 on %2 test images (supernet of %3%4 at %5 px%6)")
+                   .arg(m.measured, 0, 'f', 2)
+                   .arg(QString::fromStdString(groupThousands(static_cast<std::int64_t>(m.evaluation.images))))
+                   .arg(m.transferred ? QStringLiteral("the same blocks in ") : QString())
+                   .arg(QString::fromStdString(m.supernet_space))
+                   .arg(m.measured_config.image_size)
+                   .arg(m.transferred ? QStringLiteral("; another task than the predictor's: compare rankings, not the numbers")
+                                      : QString());
+    }
+    text_->setText(base_ + line);
+}
+
+}  // namespace tinyscope::ui

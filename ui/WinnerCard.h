@@ -1,0 +1,55 @@
+#pragma once
+// The Search panel's winner card: the winner's predicted top-1 and costs (and its fine-tuning
+// memory when that was limited), the oracle's warnings, the measurement on the supernet once made,
+// the buttons Use this subnet / Measure on the supernet / Deploy…, and the winner's block diagram
+// (right-click saves it). It shows a typed SearchResult; the panel does what the buttons ask.
+#include "nn/WinnerMeasurement.h"
+#include "search/SearchResult.h"
+#include "space/DesignSpace.h"
+
+#include <QWidget>
+
+#include <memory>
+#include <string>
+
+class QLabel;
+class QPushButton;
+
+namespace tinyscope::ui {
+
+class SvgGraphView;
+
+class WinnerCard : public QWidget {
+    Q_OBJECT
+public:
+    explicit WinnerCard(QWidget* parent = nullptr);
+
+    // The winner of `result` (nullptr, or nothing found: "no subnet"); `space`: its configs' space.
+    void showWinner(std::shared_ptr<const SearchResult> result, const DesignSpace& space);
+    // The line under the winner: `progress` while measuring, else `m` if it measured the winner shown.
+    void setMeasurement(const WinnerMeasurement& m, bool measuring, const QString& progress);
+    bool hasWinner() const { return result_ && result_->found; }
+    const std::string& diagramDot() const { return dot_; }   // empty: no winner shown
+
+Q_SIGNALS:
+    void useRequested();
+    void measureRequested();   // also "Cancel measuring" while measuring
+    void deployRequested();
+
+private:
+    QString winnerText() const;
+
+    std::shared_ptr<const SearchResult> result_;
+    DesignSpace space_;
+    std::string dot_;
+    QString diagramError_;   // why the diagram could not be drawn
+    bool measuring_ = false;
+    QString base_;   // the winner's text without the measurement line
+    QLabel* text_;
+    QPushButton* use_;
+    QPushButton* measure_;
+    QPushButton* deploy_;
+    SvgGraphView* diagram_;
+};
+
+}  // namespace tinyscope::ui
