@@ -1,52 +1,33 @@
 #include "PredictorPanel.h"
 
+#include "AppState.h"
+#include "ErrorBox.h"
 #include "JobRunner.h"
+#include "LiveLineChart.h"
+#include "Palette.h"
+#include "PredictorCardView.h"
+#include "PredictorRecipeForm.h"
+#include "PredictorScatter.h"
+#include "PredictorWork.h"
+#include "ScreenFit.h"
+
 #include "workspace/Workspace.h"
 
-#include "Palette.h"
-#include "ScreenFit.h"
-#include "AppState.h"
-#include "ChartStyle.h"
-#include "ErrorBox.h"
-#include "LiveLineChart.h"
-
-#include "Error.h"
-#include "io/DataPaths.h"
-#include "io/Text.h"
-#include "nn/EvaluationJob.h"
-#include "nn/PredictorCheck.h"
-#include "space/ArchSampler.h"
-
-#include <QComboBox>
-#include <QDir>
-#include <QDoubleSpinBox>
-#include <QFileDialog>
-#include <QFormLayout>
-#include <QGroupBox>
+#include <QCoreApplication>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QLineEdit>
+#include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
-#include <QCoreApplication>
-#include <QPointer>
-#include <QSettings>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QVBoxLayout>
-#include <QtCharts/QChartView>
-#include <QtCharts/QLineSeries>
-#include <QtCharts/QScatterSeries>
-#include <QtCharts/QValueAxis>
-
-#include <algorithm>
 
 namespace tinyscope::ui {
 
 struct PredictorPanel::JobResult {
     Job kind = Job::Evaluate;
-    bool train = false;
     int checkSubnets = 0, checkImages = 0;
     PredictorCheck check;
     std::string checkNote;   // MAE after the offset, what was measured and how
@@ -59,78 +40,35 @@ struct PredictorPanel::JobResult {
     SupernetTarget target;   // where a check measures (the workspace's supernet, or a labelled transfer)
 };
 
-namespace {
-
-const QString kDatasetKey = QStringLiteral("predictor/dataset");
-
-// The card's dataset path, resolved against the data root when relative (the README's command
-// runs from the repository root with ../shared beside it).
-QString resolveOrigin(const std::string& origin)
-{
-    if (origin.empty()) return QString();
-    QString o = QString::fromStdString(origin);
-    if (QDir::isAbsolutePath(o)) return o;
-    return QDir::cleanPath(QDir(QString::fromStdString(dataRoot())).filePath(o));
-}
-
-}  // namespace
-
 PredictorPanel::PredictorPanel(AppState* state, QWidget* parent) : QWidget(parent), state_(state)
 {
-    // ---- left: dataset, recipe, actions, the current predictor
+    auto* scroll = new QScrollArea;
+    scroll->setWidget(makeControls());
+    scroll->setWidgetResizable(true);
+    scroll->setMinimumWidth(360);
+    scroll->setMaximumWidth(460);
+    fitSideColumn(scroll);   // no horizontal scrolling of the controls on a 1280×720 screen
+    auto* split = new QSplitter(Qt::Horizontal);
+    split->addWidget(scroll);
+    split->addWidget(makeCharts());
+    split->setStretchFactor(1, 1);
+    auto* outer = new QHBoxLayout(this);
+    outer->setContentsMargins(4, 4, 4, 4);
+    outer->addWidget(split);
+
+    jobs_ = new JobRunner(this);
+    connectControls();
+    loadShipped();
+}
+
+PredictorPanel::~PredictorPanel() = default;   // jobs_ cancels and waits
+
+QWidget* PredictorPanel::makeControls()
+{
     auto* controls = new QWidget;
     auto* side = new QVBoxLayout(controls);
-
-    auto* dataBox = new QGroupBox(QStringLiteral("Accuracy dataset"));
-    auto* dl = new QVBoxLayout(dataBox);
-    auto* pathRow = new QHBoxLayout;
-    dataPath_ = new QLineEdit;
-    dataPath_->setPlaceholderText(QStringLiteral("folder with src/*_acc_table.json or acc.dict"));
-    auto* browse = new QPushButton(QStringLiteral("Browse…"));
-    pathRow->addWidget(dataPath_, 1);
-    pathRow->addWidget(browse);
-    dl->addLayout(pathRow);
-    dataInfo_ = new QLabel(QStringLiteral("not loaded"));
-    dataInfo_->setWordWrap(true);
-    dl->addWidget(dataInfo_);
-    side->addWidget(dataBox);
-
-    auto* recipeBoxG = new QGroupBox(QStringLiteral("Training recipe"));
-    auto* form = new QFormLayout(recipeBoxG);
-    recipeBox_ = new QComboBox;
-    recipeBox_->addItem(QStringLiteral("Tinyscope default (cosine lr 2e-3, batch 128)"), QStringLiteral("default"));
-    recipeBox_->addItem(QStringLiteral("Lab 3 (Adam 1e-3 constant, batch 256)"), QStringLiteral("lab"));
-    epochs_ = new QSpinBox;
-    epochs_->setRange(1, 1000);
-    lr_ = new QDoubleSpinBox;
-    lr_->setDecimals(5);
-    lr_->setRange(0.00001, 1.0);
-    lr_->setSingleStep(0.0005);
-    schedule_ = new QComboBox;
-    schedule_->addItems({QStringLiteral("constant"), QStringLiteral("cosine")});
-    batch_ = new QSpinBox;
-    batch_->setRange(1, 100000);
-    seed_ = new QSpinBox;
-    seed_->setRange(0, 1000000);
-    validation_ = new QDoubleSpinBox;
-    validation_->setRange(0.0, 0.9);
-    validation_->setSingleStep(0.05);
-    ensemble_ = new QSpinBox;
-    ensemble_->setRange(1, 16);
-    ensemble_->setToolTip(QStringLiteral("Members averaged at prediction: more accurate, slower search"));
-    threads_ = new QSpinBox;
-    threads_->setRange(1, 64);
-    form->addRow(QStringLiteral("Recipe"), recipeBox_);
-    form->addRow(QStringLiteral("Epochs"), epochs_);
-    form->addRow(QStringLiteral("Learning rate"), lr_);
-    form->addRow(QStringLiteral("Schedule"), schedule_);
-    form->addRow(QStringLiteral("Batch size"), batch_);
-    form->addRow(QStringLiteral("Seed"), seed_);
-    form->addRow(QStringLiteral("Validation fraction"), validation_);
-    form->addRow(QStringLiteral("Ensemble"), ensemble_);
-    form->addRow(QStringLiteral("Threads"), threads_);
-    side->addWidget(recipeBoxG);
-
+    form_ = new PredictorRecipeForm;
+    side->addWidget(form_);
     auto* actions = new QHBoxLayout;
     train_ = new QPushButton(QStringLiteral("Train"));
     evaluate_ = new QPushButton(QStringLiteral("Evaluate"));
@@ -159,177 +97,80 @@ PredictorPanel::PredictorPanel(AppState* state, QWidget* parent) : QWidget(paren
     status_ = new QLabel;
     status_->setWordWrap(true);
     side->addWidget(status_);
-
-    auto* predBox = new QGroupBox(QStringLiteral("Current predictor"));
-    auto* pl = new QVBoxLayout(predBox);
-    card_ = new QLabel;
-    card_->setWordWrap(true);
-    card_->setTextFormat(Qt::RichText);
-    card_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    pl->addWidget(card_);
-    auto* files = new QHBoxLayout;
-    auto* load = new QPushButton(QStringLiteral("Load…"));
-    auto* save = new QPushButton(QStringLiteral("Save…"));
-    files->addWidget(load);
-    files->addWidget(save);
-    pl->addLayout(files);
-    side->addWidget(predBox);
+    card_ = new PredictorCardView;
+    side->addWidget(card_);
     side->addStretch(1);
+    return controls;
+}
 
-    // ---- right: loss / MAE per epoch, predicted vs measured
+QWidget* PredictorPanel::makeCharts()
+{
     loss_ = new LiveLineChart(QStringLiteral("Training: L1 loss and validation MAE per epoch"), QStringLiteral("epoch"),
                               QStringLiteral("accuracy points"), true);
     loss_->addSeries(QStringLiteral("train L1 (points)"), paletteColor("chart.series"), true);
     loss_->addSeries(QStringLiteral("validation MAE (points)"), paletteColor("highlight"), true);
     loss_->setMinimumHeight(220);
-
-    scatterView_ = new QChartView;
-    scatterView_->setRenderHint(QPainter::Antialiasing);
-    scatterView_->setChart(styledChart(QStringLiteral("Predicted vs measured top-1 on the held-out split")));
-    metrics_ = new QLabel;
-    metrics_->setTextFormat(Qt::RichText);
-    metrics_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    metrics_->setWordWrap(true);
-    metrics_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);   // long notes wrap, never widen the window
-
+    scatter_ = new PredictorScatter;
     auto* right = new QSplitter(Qt::Vertical);
     right->addWidget(loss_);
-    auto* scatterBox = new QWidget;
-    auto* sl = new QVBoxLayout(scatterBox);
-    sl->setContentsMargins(0, 0, 0, 0);
-    sl->addWidget(scatterView_, 1);
-    sl->addWidget(metrics_);
-    right->addWidget(scatterBox);
+    right->addWidget(scatter_);
     right->setStretchFactor(0, 2);
     right->setStretchFactor(1, 3);
+    return right;
+}
 
-    auto* scroll = new QScrollArea;
-    scroll->setWidget(controls);
-    scroll->setWidgetResizable(true);
-    scroll->setMinimumWidth(360);
-    scroll->setMaximumWidth(460);
-    fitSideColumn(scroll);   // no horizontal scrolling of the controls on a 1280×720 screen
-    auto* split = new QSplitter(Qt::Horizontal);
-    split->addWidget(scroll);
-    split->addWidget(right);
-    split->setStretchFactor(1, 1);
-    auto* outer = new QHBoxLayout(this);
-    outer->setContentsMargins(4, 4, 4, 4);
-    outer->addWidget(split);
-
-    setRecipe(PredictorRecipe::standard());
-    connect(recipeBox_, qOverload<int>(&QComboBox::activated), this, [this] {
-        PredictorRecipe r = PredictorRecipe::named(recipeBox_->currentData().toString().toStdString());
-        r.seed = static_cast<std::uint64_t>(seed_->value());
-        setRecipe(r);
-    });
-    connect(browse, &QPushButton::clicked, this, [this] {
-        QString dir = QFileDialog::getExistingDirectory(this, QStringLiteral("Accuracy dataset folder"), dataPath_->text());
-        if (!dir.isEmpty()) setDatasetPath(dir);
-    });
-    connect(dataPath_, &QLineEdit::editingFinished, this, [this] { QSettings().setValue(kDatasetKey, dataPath_->text()); });
-    connect(dataPath_, &QLineEdit::textChanged, this, [this](const QString& path) {
-        // The line under the path describes that path's data, or none yet.
-        if (path != datasetLoadedFrom_) dataInfo_->setText(QStringLiteral("not loaded yet: read by Train or Evaluate"));
-    });
+void PredictorPanel::connectControls()
+{
     connect(train_, &QPushButton::clicked, this, &PredictorPanel::startTraining);
     connect(evaluate_, &QPushButton::clicked, this, &PredictorPanel::startEvaluation);
     connect(check_, &QPushButton::clicked, this, [this] { startCheck(checkCount_->value(), 0); });
     connect(cancelButton_, &QPushButton::clicked, this, &PredictorPanel::cancel);
-    connect(load, &QPushButton::clicked, this, [this] {
-        QString p = QFileDialog::getOpenFileName(this, QStringLiteral("Load predictor"), QString(),
-                                                 QStringLiteral("Tinyscope predictor (*.json *.bin)"));
-        if (!p.isEmpty()) loadPredictor(p);
-    });
-    connect(save, &QPushButton::clicked, this, [this] {
-        QString p = QFileDialog::getSaveFileName(this, QStringLiteral("Save predictor"), QStringLiteral("predictor.bin"),
-                                                 QStringLiteral("Tinyscope predictor (*.bin)"));
-        if (!p.isEmpty()) savePredictor(p);
-    });
-    jobs_ = new JobRunner(this);
+    connect(card_, &PredictorCardView::loadRequested, this, &PredictorPanel::loadPredictor);
+    connect(card_, &PredictorCardView::saveRequested, this, &PredictorPanel::savePredictor);
     connect(jobs_, &JobRunner::progress, this, [this](qint64 done, qint64 total, const QString& stage) {
         progress_->setValue(total ? static_cast<int>(1000 * done / total) : 0);
         if (!stage.isEmpty()) status_->setText(stage);
     });
-    connect(state_, &AppState::spaceChanged, this, [this] {
-        // A predictor only serves the space it was made for: keep it if it fits, else take the
-        // one shipped for the new space, if any.
-        if (predictor_ && predictor_->card().space_fingerprint == spaceFingerprint(state_->space())) return;
-        predictor_.reset();
-        const std::string shipped = state_->workspace().predictor;
-        try {
-            if (!shipped.empty())
-                predictor_ = std::make_shared<AccuracyPredictor>(AccuracyPredictor::load(shipped, state_->space()));
-        } catch (const std::exception& e) {
-            status_->setText(QString::fromUtf8(e.what()));
-        }
-        // The dataset of the previous space does not fit this one: offer the new predictor's own.
-        if (predictor_) {
-            const QString data = resolveOrigin(predictor_->card().data_origin);
-            if (QFileInfo::exists(data)) dataPath_->setText(data);
-        }
-        showCard();
-        showScatter({}, {});
-        Q_EMIT predictorChanged();
-    });
+    connect(state_, &AppState::spaceChanged, this, &PredictorPanel::onSpaceChanged);
+}
 
+void PredictorPanel::loadShipped()
+{
     // Out of the box: the predictor shipped for the space, and its dataset if it is at hand.
-    const std::string shipped = state_->workspace().predictor;
-    if (!shipped.empty()) {
-        try {
-            predictor_ = std::make_shared<AccuracyPredictor>(AccuracyPredictor::load(shipped, state_->space()));
-        } catch (const std::exception& e) {
-            status_->setText(QStringLiteral("The shipped predictor did not load: %1").arg(QString::fromUtf8(e.what())));
-        }
-    }
-    QString data = QSettings().value(kDatasetKey).toString();
-    if ((data.isEmpty() || !QFileInfo::exists(data)) && predictor_) data = resolveOrigin(predictor_->card().data_origin);
-    if (QFileInfo::exists(data)) dataPath_->setText(data);
+    predictor_ = shippedPredictor(QStringLiteral("The shipped predictor did not load: "));
+    if (!form_->restoreDatasetPath()) form_->offerDataOrigin(predictor_.get());
     showCard();
 }
 
-PredictorPanel::~PredictorPanel() = default;   // jobs_ cancels and waits
-
-QString PredictorPanel::datasetPath() const { return dataPath_->text(); }
-
-void PredictorPanel::setDatasetPath(const QString& path)
+std::shared_ptr<AccuracyPredictor> PredictorPanel::shippedPredictor(const QString& errorPrefix)
 {
-    dataPath_->setText(path);
-    QSettings().setValue(kDatasetKey, path);
+    const std::string shipped = state_->workspace().predictor;
+    if (shipped.empty()) return nullptr;
+    try {
+        return std::make_shared<AccuracyPredictor>(AccuracyPredictor::load(shipped, state_->space()));
+    } catch (const std::exception& e) {
+        status_->setText(errorPrefix + QString::fromUtf8(e.what()));
+        return nullptr;
+    }
 }
 
-PredictorRecipe PredictorPanel::recipe() const
+void PredictorPanel::onSpaceChanged()
 {
-    PredictorRecipe r = PredictorRecipe::named(recipeBox_->currentData().toString().toStdString());
-    const PredictorRecipe base = r;
-    r.epochs = epochs_->value();
-    r.learning_rate = lr_->value();
-    r.schedule = schedule_->currentText().toStdString();
-    r.batch_size = batch_->value();
-    r.seed = static_cast<std::uint64_t>(seed_->value());
-    r.validation_fraction = validation_->value();
-    r.ensemble = ensemble_->value();
-    r.threads = threads_->value();
-    if (r.epochs != base.epochs || r.learning_rate != base.learning_rate || r.schedule != base.schedule ||
-        r.batch_size != base.batch_size || r.ensemble != base.ensemble)
-        r.name += "+custom";
-    return r;
+    // A predictor only serves the space it was made for: keep it if it fits, else take the
+    // one shipped for the new space, if any.
+    if (predictor_ && predictor_->card().space_fingerprint == spaceFingerprint(state_->space())) return;
+    predictor_ = shippedPredictor(QString());
+    // The dataset of the previous space does not fit this one: offer the new predictor's own.
+    form_->offerDataOrigin(predictor_.get());
+    showCard();
+    scatter_->clear();
+    Q_EMIT predictorChanged();
 }
 
-void PredictorPanel::setRecipe(const PredictorRecipe& r)
-{
-    std::string base = r.name.substr(0, r.name.find('+'));
-    int i = recipeBox_->findData(QString::fromStdString(base));
-    if (i >= 0) recipeBox_->setCurrentIndex(i);
-    epochs_->setValue(r.epochs);
-    lr_->setValue(r.learning_rate);
-    schedule_->setCurrentText(QString::fromStdString(r.schedule));
-    batch_->setValue(r.batch_size);
-    seed_->setValue(static_cast<int>(r.seed));
-    validation_->setValue(r.validation_fraction);
-    ensemble_->setValue(r.ensemble);
-    threads_->setValue(r.threads);
-}
+QString PredictorPanel::datasetPath() const { return form_->datasetPath(); }
+void PredictorPanel::setDatasetPath(const QString& path) { form_->setDatasetPath(path); }
+PredictorRecipe PredictorPanel::recipe() const { return form_->recipe(); }
+void PredictorPanel::setRecipe(const PredictorRecipe& r) { form_->setRecipe(r); }
 
 bool PredictorPanel::busy() const { return jobs_->busy(); }
 
@@ -347,6 +188,17 @@ void PredictorPanel::setBusy(bool on, const QString& what)
     }
 }
 
+bool PredictorPanel::refuse(const QString& why, const QString& dialogTitle)
+{
+    lastError_ = why;
+    if (dialogTitle.isEmpty())
+        status_->setText(lastError_);
+    else
+        showErrorLater(this, dialogTitle, lastError_);
+    Q_EMIT jobFinished(false);
+    return false;
+}
+
 void PredictorPanel::startTraining() { runJob(Job::Train); }
 void PredictorPanel::startEvaluation() { runJob(Job::Evaluate); }
 
@@ -354,9 +206,7 @@ void PredictorPanel::startCheck(int subnets, int images)
 {
     if (busy()) return;
     if (!predictor_) {
-        lastError_ = QStringLiteral("No predictor to check: train or load one.");
-        status_->setText(lastError_);
-        Q_EMIT jobFinished(false);
+        refuse(QStringLiteral("No predictor to check: train or load one."));
         return;
     }
     lastError_.clear();
@@ -369,33 +219,17 @@ void PredictorPanel::startCheck(int subnets, int images)
     try {
         job->target = supernetTarget(state_->workspace());
     } catch (const std::exception& e) {
-        lastError_ = QString::fromUtf8(e.what());
-        status_->setText(lastError_);
-        Q_EMIT jobFinished(false);
+        refuse(QString::fromUtf8(e.what()));
         return;
     }
     setBusy(true, QStringLiteral("Measuring %1 fresh subnets…").arg(subnets));
     startJob(job, [job](const JobControl& control) {
-        EvaluationRequest rq = supernetRequest(job->target.supernet);
-        rq.space = job->target.space;
-        rq.images = static_cast<std::size_t>(job->checkImages);
-        SupernetAccuracyOracle measurer(rq);
-        measurer.setJobControl(control);
-        ArchSampler sampler(job->space);
-        PyRandom rng(kCheckSeed);
-        std::vector<SubnetConfig> configs;
-        for (int i = 0; i < job->checkSubnets; ++i) configs.push_back(sampler.random(rng));
-        job->check = checkPredictor(configs, job->space, *job->predictor, measurer);
-        const PredictorCheck& check = job->check;
-        job->predicted = check.predicted;
-        job->measured = check.measured;
-        job->checkNote = formatFixed(check.mae_after_offset, 3) + " after the mean offset of " + (check.mean_offset >= 0 ? "+" : "") +
-                         formatFixed(check.mean_offset, 2) + " points; " +
-                         (rq.images ? groupThousands(static_cast<std::int64_t>(rq.images)) : std::string("all")) + " images of " +
-                         rq.data + " per subnet" +
-                         (check.transferred
-                              ? "; configs transferred to " + rq.space.name + " (another task than the predictor's: compare rankings only)"
-                              : std::string());
+        SupernetCheck done =
+            checkOnSupernet(job->target, job->space, *job->predictor, job->checkSubnets, job->checkImages, kCheckSeed, control);
+        job->check = std::move(done.check);
+        job->checkNote = std::move(done.note);
+        job->predicted = job->check.predicted;
+        job->measured = job->check.measured;
     });
 }
 
@@ -411,28 +245,20 @@ void PredictorPanel::runJob(Job kind)
     const bool train = kind == Job::Train;
     auto job = std::make_shared<JobResult>();
     job->kind = kind;
-    job->train = train;
-    job->dataPath = dataPath_->text().trimmed();
+    job->dataPath = form_->datasetPath().trimmed();
     job->space = state_->space();
     try {
-        job->recipe = recipe();
-        job->recipe.validate();
+        job->recipe = form_->validatedRecipe();
     } catch (const std::exception& e) {
-        lastError_ = QString::fromUtf8(e.what());
-        showErrorLater(this, QStringLiteral("Training recipe"), lastError_);
-        Q_EMIT jobFinished(false);
+        refuse(QString::fromUtf8(e.what()), QStringLiteral("Training recipe"));
         return;
     }
     if (job->dataPath.isEmpty()) {
-        lastError_ = QStringLiteral("Choose an accuracy dataset folder first.");
-        status_->setText(lastError_);
-        Q_EMIT jobFinished(false);
+        refuse(QStringLiteral("Choose an accuracy dataset folder first."));
         return;
     }
     if (!train && !predictor_) {
-        lastError_ = QStringLiteral("No predictor to evaluate: train or load one.");
-        status_->setText(lastError_);
-        Q_EMIT jobFinished(false);
+        refuse(QStringLiteral("No predictor to evaluate: train or load one."));
         return;
     }
     if (dataset_ && datasetLoadedFrom_ == job->dataPath) job->dataset = dataset_;
@@ -442,48 +268,32 @@ void PredictorPanel::runJob(Job kind)
         loss_->setXSpan(job->recipe.epochs * job->recipe.ensemble);
     }
     setBusy(true, train ? QStringLiteral("Training…") : QStringLiteral("Evaluating…"));
-    QPointer<PredictorPanel> self(this);
-    auto post = [self](std::function<void(PredictorPanel*)> f) {
-        QMetaObject::invokeMethod(   // through qApp: `self` is read on the GUI thread only
-            qApp, [self, f] {
-                if (self) f(self);
-            },
-            Qt::QueuedConnection);
+    auto post = [self = QPointer<PredictorPanel>(this)](std::function<void(PredictorPanel*)> f) {
+        // Through qApp: `self` is read on the GUI thread only.
+        QMetaObject::invokeMethod(qApp, [self, f] { if (self) f(self); }, Qt::QueuedConnection);
     };
     startJob(job, [job, post](const JobControl& control) {
         if (!job->dataset) {
             control.report(0, 1000, "Reading the dataset…");
             job->dataset = std::make_shared<AccuracyDataset>(AccuracyDataset::load(job->dataPath.toStdString(), job->space));
         }
-        const AccuracyDataset& data = *job->dataset;
-        const QString info = QStringLiteral("%1 pairs from %2 file(s), mean top-1 %3 %")
-                                 .arg(QString::fromStdString(groupThousands(static_cast<std::int64_t>(data.size()))))
-                                 .arg(data.files().size())
-                                 .arg(data.meanLabel() * 100, 0, 'f', 2);
-        post([info](PredictorPanel* p) { p->dataInfo_->setText(info); });
-        if (job->train) {
+        const QString info = QString::fromStdString(datasetSummary(*job->dataset));
+        post([info](PredictorPanel* p) { p->form_->setDatasetInfo(info); });
+        if (job->kind == Job::Train) {
             control.report(0, 1000, "Training…");
-            auto p = std::make_shared<AccuracyPredictor>(job->space);
-            TrainingCallbacks cb;
-            cb.cancel = control.cancel;
-            cb.onEpoch = [post](const EpochRecord& e, int member) { post([e, member](PredictorPanel* p) { p->onEpoch(e, member); }); };
-            cb.onProgress = [control](double f) { control.report(static_cast<std::size_t>(f * 1000), 1000, ""); };
-            p->train(data, job->recipe, cb);
-            job->predictor = p;
+            job->predictor = trainPredictor(job->space, *job->dataset, job->recipe, control, [post](const EpochRecord& e, int member) {
+                post([e, member](PredictorPanel* p) { p->onEpoch(e, member); });
+            });
         }
-        const DatasetSplit split = job->predictor->splitOf(data);
-        std::vector<SubnetConfig> configs;
-        for (std::size_t i : split.validation) {
-            configs.push_back(data.samples()[i].config);
-            job->measured.push_back(data.samples()[i].top1);
-        }
-        job->predicted = job->predictor->predictUncached(configs);
+        PredictedMeasured held = heldOutPredictions(*job->predictor, *job->dataset);
+        job->predicted = std::move(held.predicted);
+        job->measured = std::move(held.measured);
     });
 }
 
 void PredictorPanel::onEpoch(const EpochRecord& e, int member)
 {
-    const double x = member * epochs_->value() + e.epoch;
+    const double x = member * form_->epochs() + e.epoch;
     loss_->append(0, x, e.train_loss);
     if (e.validation.count > 0) loss_->append(1, x, e.validation.mae);
     status_->setText(QStringLiteral("epoch %1%2: train L1 %3, validation MAE %4, τ %5 (%6 s)")
@@ -495,16 +305,16 @@ void PredictorPanel::onEpoch(const EpochRecord& e, int member)
                          .arg(e.seconds, 0, 'f', 1));
 }
 
-void PredictorPanel::finishJob(JobResult& result, const JobFailure* failure)
+void PredictorPanel::finishJob(JobResult& job, const JobFailure* failure)
 {
-    JobResult* job = &result;
     setBusy(false, QString());
-    if (job->dataset) {
-        dataset_ = job->dataset;
-        datasetLoadedFrom_ = job->dataPath;
+    if (job.dataset) {
+        dataset_ = job.dataset;
+        datasetLoadedFrom_ = job.dataPath;
+        form_->setDatasetLoadedFrom(job.dataPath);
     }
     if (failure && failure->cancelled) {
-        status_->setText(job->kind == Job::Check ? QStringLiteral("Check cancelled.") : QStringLiteral("Cancelled; the predictor is unchanged."));
+        status_->setText(job.kind == Job::Check ? QStringLiteral("Check cancelled.") : QStringLiteral("Cancelled; the predictor is unchanged."));
         progress_->setValue(0);
         Q_EMIT jobFinished(false);
         return;
@@ -512,140 +322,44 @@ void PredictorPanel::finishJob(JobResult& result, const JobFailure* failure)
     if (failure) {
         lastError_ = failure->message;
         status_->setText(lastError_);
-        showErrorLater(this, job->train ? QStringLiteral("Training") : job->kind == Job::Check ? QStringLiteral("Check") : QStringLiteral("Evaluation"),
+        showErrorLater(this, job.kind == Job::Train ? QStringLiteral("Training") : job.kind == Job::Check ? QStringLiteral("Check") : QStringLiteral("Evaluation"),
                        lastError_);
         Q_EMIT jobFinished(false);
         return;
     }
     progress_->setValue(1000);
-    if (job->train) {
-        predictor_ = job->predictor;
-        QSettings().setValue(kDatasetKey, job->dataPath);
+    if (job.kind == Job::Check) {
+        lastCheck_ = job.check;
+        scatter_->setMeasuredBy(QString::fromStdString(job.check.measured_by));
+        status_->setText(QStringLiteral("Checked on %1 fresh subnets (seed %2).").arg(job.measured.size()).arg(kCheckSeed));
+        scatter_->showPoints(job.predicted, job.measured, QString::fromStdString(job.checkNote));
+    } else if (job.kind == Job::Train) {
+        predictor_ = job.predictor;
+        PredictorRecipeForm::rememberDatasetPath(job.dataPath);
         status_->setText(QStringLiteral("Trained in %1 s. Save it to keep it; the Search panel uses it now.")
                              .arg(predictor_->card().training_seconds, 0, 'f', 1));
         showCard();
         Q_EMIT predictorChanged();
-    } else if (job->kind == Job::Check) {
-        lastCheck_ = job->check;
-        metrics_->setToolTip(QString::fromStdString(job->check.measured_by));
-        status_->setText(QStringLiteral("Checked on %1 fresh subnets (seed %2).").arg(job->measured.size()).arg(kCheckSeed));
-        showScatter(job->predicted, job->measured, QString::fromStdString(job->checkNote));
-        Q_EMIT jobFinished(true);
-        return;
+        scatter_->showPoints(job.predicted, job.measured);
     } else {
-        status_->setText(QStringLiteral("Evaluated on %1 held-out pairs.").arg(job->measured.size()));
+        status_->setText(QStringLiteral("Evaluated on %1 held-out pairs.").arg(job.measured.size()));
+        scatter_->showPoints(job.predicted, job.measured);
     }
-    showScatter(job->predicted, job->measured);
     Q_EMIT jobFinished(true);
 }
 
 void PredictorPanel::showCard()
 {
-    if (!predictor_) {
-        card_->setText(QStringLiteral("<i>none: train one or load a .bin / .json</i>"));
-        return;
-    }
-    const PredictorCard& c = predictor_->card();
-    QString unseen;
-    if (!c.unseen_features.empty()) {
-        ArchEncoder enc(predictor_->space());
-        QStringList names;
-        for (int f : c.unseen_features) names << QString::fromStdString(featureName(enc, f));
-        unseen = QStringLiteral("<br><b>never in its data:</b> %1 (predictions there are extrapolations)").arg(names.join(QStringLiteral(", ")));
-    }
-    card_->setText(QStringLiteral("<b>%1</b><br>space %2 · %3-dim encoding · base accuracy %4 %<br>"
-                                  "recipe %5: %6 epochs, lr %7 %8, batch %9%10<br>"
-                                  "data: %11 pairs (%12 train / %13 held out)<br>"
-                                  "held-out MAE %14 · RMSE %15 points · τ %16%17")
-                       .arg(predictor_->path().empty() ? QStringLiteral("trained in this session (not saved)")
-                                                         : QString::fromStdString(predictor_->path()).toHtmlEscaped())
-                       .arg(QString::fromStdString(c.space_name))
-                       .arg(c.encoder_dims)
-                       .arg(c.base_accuracy * 100, 0, 'f', 3)
-                       .arg(QString::fromStdString(c.recipe.name))
-                       .arg(c.recipe.epochs)
-                       .arg(c.recipe.learning_rate)
-                       .arg(QString::fromStdString(c.recipe.schedule))
-                       .arg(c.recipe.batch_size)
-                       .arg(c.recipe.ensemble > 1 ? QStringLiteral(", ensemble of %1").arg(c.recipe.ensemble) : QString())
-                       .arg(QString::fromStdString(groupThousands(static_cast<std::int64_t>(c.data_pairs))))
-                       .arg(c.train_pairs)
-                       .arg(c.validation_pairs)
-                       .arg(c.validation.mae, 0, 'f', 4)
-                       .arg(c.validation.rmse, 0, 'f', 4)
-                       .arg(c.validation.kendall_tau, 0, 'f', 4)
-                       .arg(unseen));
+    card_->showPredictor(predictor_.get());
+    if (!predictor_) return;
     // The card keeps the per-epoch record of the run that made it.
+    const PredictorCard& c = predictor_->card();
     loss_->clear();
     loss_->setXSpan(static_cast<double>(c.history.size()));
     for (const EpochRecord& e : c.history) {
         loss_->append(0, e.epoch, e.train_loss);
         loss_->append(1, e.epoch, e.validation.mae);
     }
-}
-
-void PredictorPanel::showScatter(const std::vector<double>& predicted, const std::vector<double>& measured, const QString& freshNote)
-{
-    const bool fresh = !freshNote.isEmpty();
-    QChart* c = styledChart(fresh ? QStringLiteral("Predicted vs measured top-1 of fresh subnets on the supernet")
-                                  : QStringLiteral("Predicted vs measured top-1 on the held-out split"));
-    auto* pts = new QScatterSeries;
-    pts->setName(fresh ? QStringLiteral("fresh subnets (measured on test images)") : QStringLiteral("held-out subnets"));
-    pts->setMarkerSize(fresh ? 9 : 4);
-    pts->setBorderColor(Qt::transparent);
-    QColor ptColour = paletteColor("chart.series");
-    ptColour.setAlpha(110);
-    pts->setColor(ptColour);
-    double lo = 1e9, hi = -1e9;
-    QList<QPointF> points;
-    points.reserve(static_cast<qsizetype>(predicted.size()));
-    for (std::size_t i = 0; i < predicted.size(); ++i) {
-        points.append(QPointF(measured[i], predicted[i]));
-        lo = std::min({lo, measured[i], predicted[i]});
-        hi = std::max({hi, measured[i], predicted[i]});
-    }
-    pts->append(points);
-    scatterPoints_ = static_cast<int>(points.size());
-    auto* diag = new QLineSeries;
-    diag->setName(QStringLiteral("y = x"));
-    QPen pen(paletteColor("highlight"));
-    pen.setWidth(2);
-    pen.setStyle(Qt::DashLine);
-    diag->setPen(pen);
-    if (lo > hi) lo = 80, hi = 95;
-    diag->append(lo, lo);
-    diag->append(hi, hi);
-    c->addSeries(pts);
-    c->addSeries(diag);
-    auto* x = new QValueAxis;
-    x->setTitleText(QStringLiteral("measured top-1 (%)"));
-    auto* y = new QValueAxis;
-    y->setTitleText(QStringLiteral("predicted top-1 (%)"));
-    for (QValueAxis* a : {x, y}) {
-        a->setRange(lo - 0.2, hi + 0.2);
-        a->setLabelFormat(QStringLiteral("%.1f"));
-    }
-    c->addAxis(x, Qt::AlignBottom);
-    c->addAxis(y, Qt::AlignLeft);
-    for (QAbstractSeries* s : {static_cast<QAbstractSeries*>(pts), static_cast<QAbstractSeries*>(diag)}) {
-        s->attachAxis(x);
-        s->attachAxis(y);
-    }
-    replaceChart(scatterView_, c);
-    if (predicted.empty()) {
-        metrics_->clear();
-        return;
-    }
-    const PredictionMetrics m = measurePredictions(predicted, measured);
-    metrics_->setText(QStringLiteral("<b>MAE</b> %1 · <b>RMSE</b> %2 accuracy points · <b>Pearson</b> r %3 · "
-                                     "<b>Kendall</b> τ %4 &nbsp;(%5 %6)")
-                          .arg(m.mae, 0, 'f', 4)
-                          .arg(m.rmse, 0, 'f', 4)
-                          .arg(m.pearson, 0, 'f', 4)
-                          .arg(m.kendall_tau, 0, 'f', 4)
-                          .arg(QString::fromStdString(groupThousands(static_cast<std::int64_t>(m.count))))
-                          .arg(fresh ? QStringLiteral("fresh subnets") : QStringLiteral("held-out pairs")) +
-                      (fresh ? QStringLiteral("<br>MAE %1").arg(freshNote.toHtmlEscaped()) : QString()));
 }
 
 bool PredictorPanel::loadPredictor(const QString& path)
@@ -658,7 +372,7 @@ bool PredictorPanel::loadPredictor(const QString& path)
         return false;
     }
     showCard();
-    showScatter({}, {});
+    scatter_->clear();
     status_->setText(QStringLiteral("Loaded %1; press Evaluate to see it against the dataset.").arg(path));
     Q_EMIT predictorChanged();
     return true;
@@ -680,7 +394,7 @@ bool PredictorPanel::savePredictor(const QString& path)
 }
 
 int PredictorPanel::epochPoints() const { return loss_->count(1); }
-int PredictorPanel::scatterPoints() const { return scatterPoints_; }
-QString PredictorPanel::metricsText() const { return metrics_->text(); }
+int PredictorPanel::scatterPoints() const { return scatter_->points(); }
+QString PredictorPanel::metricsText() const { return scatter_->metricsText(); }
 
 }  // namespace tinyscope::ui

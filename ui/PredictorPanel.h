@@ -4,6 +4,9 @@
 // measured accuracy on the held-out split with the y = x line and the metrics, check it against a
 // supernet on fresh subnets (measured on the test set), save and load predictors. The current
 // predictor is what the Search panel asks for accuracy.
+// Assembled from PredictorRecipeForm (dataset + recipe), PredictorCardView (the current predictor),
+// LiveLineChart (loss per epoch) and PredictorScatter; the jobs run on a JobRunner and their domain
+// work is in PredictorWork.
 #include "nn/AccuracyPredictor.h"
 #include "nn/PredictorCheck.h"
 #include "predict/AccuracyDataset.h"
@@ -16,20 +19,19 @@
 #include <functional>
 #include <memory>
 
-class QComboBox;
-class QDoubleSpinBox;
 class QLabel;
-class QLineEdit;
 class QProgressBar;
 class QPushButton;
 class QSpinBox;
-class QChartView;
 
 namespace tinyscope::ui {
 
 class AppState;
 class JobRunner;
 class LiveLineChart;
+class PredictorCardView;
+class PredictorRecipeForm;
+class PredictorScatter;
 struct JobFailure;
 
 class PredictorPanel : public QWidget {
@@ -71,15 +73,21 @@ Q_SIGNALS:
 private:
     struct JobResult;
     enum class Job { Train, Evaluate, Check };
+    QWidget* makeControls();   // the side column: form, actions, progress, status, card
+    QWidget* makeCharts();     // loss per epoch above the scatter
+    void connectControls();
+    void loadShipped();        // the workspace's predictor, and its dataset if at hand
+    // The predictor shipped for the workspace's space (nullptr if none or, said on the status line, unreadable).
+    std::shared_ptr<AccuracyPredictor> shippedPredictor(const QString& errorPrefix);
+    void onSpaceChanged();
+    // A job that cannot start: says why (on the status line, or in a dialog titled `dialogTitle`), jobFinished(false).
+    bool refuse(const QString& why, const QString& dialogTitle = {});
     void runJob(Job kind);
     void onEpoch(const EpochRecord& e, int member);
     // Runs `work` (which fills `job`) on the job runner; finishJob shows the outcome.
     void startJob(const std::shared_ptr<JobResult>& job, std::function<void(const JobControl&)> work);
     void finishJob(JobResult& job, const JobFailure* failure);
-    void showCard();
-    // A non-empty `freshNote` (MAE after the offset, what was measured): the points are a check on
-    // fresh subnets, and the title, legend and metrics say so.
-    void showScatter(const std::vector<double>& predicted, const std::vector<double>& measured, const QString& freshNote = {});
+    void showCard();   // the card and the per-epoch record of the run that made the predictor
     void setBusy(bool busy, const QString& what);
 
     AppState* state_;
@@ -90,17 +98,10 @@ private:
     QString lastError_;
     PredictorCheck lastCheck_;
 
-    QLineEdit* dataPath_;
-    QLabel* dataInfo_;
-    QComboBox* recipeBox_;
-    QSpinBox* epochs_;
-    QDoubleSpinBox* lr_;
-    QComboBox* schedule_;
-    QSpinBox* batch_;
-    QSpinBox* seed_;
-    QDoubleSpinBox* validation_;
-    QSpinBox* ensemble_;
-    QSpinBox* threads_;
+    PredictorRecipeForm* form_;
+    PredictorCardView* card_;
+    PredictorScatter* scatter_;
+    LiveLineChart* loss_;   // series 0: train L1, 1: validation MAE
     QPushButton* train_;
     QPushButton* evaluate_;
     QPushButton* check_;
@@ -108,11 +109,6 @@ private:
     QPushButton* cancelButton_;
     QProgressBar* progress_;
     QLabel* status_;
-    QLabel* card_;
-    LiveLineChart* loss_;   // series 0: train L1, 1: validation MAE
-    QChartView* scatterView_;
-    QLabel* metrics_;
-    int scatterPoints_ = 0;
 };
 
 }  // namespace tinyscope::ui
