@@ -10,8 +10,8 @@
 #include "Error.h"
 #include "io/DataPaths.h"
 #include "io/Text.h"
-#include "nn/EvaluationJob.h"
-#include "nn/PredictorCheck.h"
+#include "nn/measure/EvaluationJob.h"
+#include "nn/predictor/PredictorCheck.h"
 #include "space/ArchSampler.h"
 
 #include <QComboBox>

@@ -4,8 +4,8 @@
 // measured accuracy on the held-out split with the y = x line and the metrics, check it against a
 // supernet on fresh subnets (measured on the test set), save and load predictors. The current
 // predictor is what the Search panel asks for accuracy.
-#include "nn/AccuracyPredictor.h"
-#include "nn/PredictorCheck.h"
+#include "nn/predictor/AccuracyPredictor.h"
+#include "nn/predictor/PredictorCheck.h"
 #include "predict/AccuracyDataset.h"
 
 #include <QFutureWatcher>

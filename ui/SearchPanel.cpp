@@ -14,7 +14,7 @@
 #include "io/AtomicFile.h"
 #include "io/DataPaths.h"
 #include "io/Text.h"
-#include "nn/EvaluationJob.h"
+#include "nn/measure/EvaluationJob.h"
 #include "search/Feasibility.h"
 #include "space/SpacePresets.h"
 #include "search/TrainingMemoryLimit.h"

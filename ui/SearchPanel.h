@@ -4,8 +4,8 @@
 // (accuracy vs a cost, colour = SRAM or MACs) with the limit line and the winner marked, the
 // winner's block diagram and costs, and a history of runs kept between sessions that can be
 // re-opened and exported. When a search takes under ~100 ms, moving a limit re-runs it live.
-#include "nn/AccuracyPredictor.h"
-#include "nn/WinnerMeasurement.h"
+#include "nn/predictor/AccuracyPredictor.h"
+#include "nn/measure/WinnerMeasurement.h"
 #include "search/ArchitectureSearch.h"
 #include "search/SearchHistory.h"
 
