@@ -1,7 +1,7 @@
 #pragma once
 // Writes an extracted subnet where bench/torch_subnet_baseline.py reads it: the state dict
 // (Subnet::save, the lab's checkpoint format) and a JSON list of its blocks.
-#include "nn/Supernet.h"
+#include "nn/supernet/Supernet.h"
 
 #include <cstdio>
 #include <string>

@@ -15,8 +15,8 @@
 #include "io/AtomicFile.h"
 #include "io/DataPaths.h"
 #include "io/JsonFile.h"
-#include "nn/DeployJob.h"
-#include "nn/QuantizationJob.h"
+#include "nn/quantize/DeployJob.h"
+#include "nn/quantize/QuantizationJob.h"
 #include "nn/TorchRuntime.h"
 #include "tinyengine/Int8Forward.h"
 

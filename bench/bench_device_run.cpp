@@ -13,7 +13,7 @@
 #include "BenchTiming.h"
 #include "device/DeviceRunner.h"
 #include "Error.h"
-#include "nn/QuantizationJob.h"
+#include "nn/quantize/QuantizationJob.h"
 #include "tinyengine/TinyEngineExport.h"
 
 #include <chrono>

@@ -10,7 +10,7 @@
 #include "graph/Autodiff.h"
 #include "graph/ForwardLowering.h"
 #include "graph/PublishedSchemes.h"
-#include "nn/PostTrainingQuantizer.h"
+#include "nn/quantize/PostTrainingQuantizer.h"
 #include "nn/TorchRuntime.h"
 #include "tinyengine/Int8Forward.h"
 #include "tinyengine/TinyEngineExport.h"

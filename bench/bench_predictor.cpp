@@ -11,7 +11,7 @@
 // usage: bench_predictor [DATASET_DIR] [THREADS] [ROUNDS]
 #include "BenchTiming.h"
 #include "PythonBaseline.h"
-#include "nn/AccuracyPredictor.h"
+#include "nn/predictor/AccuracyPredictor.h"
 #include "nn/TorchRuntime.h"
 #include "predict/FixedOrderGemm.h"
 #include "space/ArchSampler.h"

@@ -8,7 +8,7 @@
 // usage: bench_search [PREDICTOR] [ROUNDS]
 #include "BenchTiming.h"
 #include "PythonBaseline.h"
-#include "nn/AccuracyPredictor.h"
+#include "nn/predictor/AccuracyPredictor.h"
 #include "nn/TorchRuntime.h"
 #include "search/ArchitectureSearch.h"
 #include "search/Feasibility.h"

@@ -14,7 +14,7 @@
 #include "BenchTiming.h"
 #include "PythonBaseline.h"
 #include "SubnetForPython.h"
-#include "nn/Supernet.h"
+#include "nn/supernet/Supernet.h"
 #include "nn/TorchRuntime.h"
 #include "space/ArchSampler.h"
 #include "space/SpacePresets.h"

@@ -7,9 +7,9 @@
 #include "deploy/OnnxExport.h"
 #include "io/AtomicFile.h"
 #include "io/JsonFile.h"
-#include "nn/DeployJob.h"
-#include "nn/PostTrainingQuantizer.h"
-#include "nn/Supernet.h"
+#include "nn/quantize/DeployJob.h"
+#include "nn/quantize/PostTrainingQuantizer.h"
+#include "nn/supernet/Supernet.h"
 #include "zoo/SubnetNetwork.h"
 
 #include <ATen/ATen.h>

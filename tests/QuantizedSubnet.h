@@ -3,8 +3,8 @@
 // a mcunet-fmnist supernet with PyTorch's default initialisation (seeded) saved into `dir`, the
 // subnet `config` ("min", "max" or a config file) BN re-calibrated on `bnImages` and quantized on
 // `calibImages` Fashion-MNIST holdout images by prepareModel.
-#include "nn/QuantizationJob.h"
-#include "nn/Supernet.h"
+#include "nn/quantize/QuantizationJob.h"
+#include "nn/supernet/Supernet.h"
 #include "space/SpacePresets.h"
 
 #include <QString>

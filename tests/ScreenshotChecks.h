@@ -9,7 +9,7 @@
 
 #include "data/ImageDataset.h"
 #include "io/JsonFile.h"
-#include "nn/EvaluationJob.h"
+#include "nn/measure/EvaluationJob.h"
 #include "workspace/ShippedModels.h"
 
 #include <QImage>

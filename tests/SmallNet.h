@@ -2,9 +2,9 @@
 // Shared by test_quantize and slow_quantize_accuracy: a small network trained on Fashion-MNIST.
 #include "data/BatchLoader.h"
 #include "data/ImageDataset.h"
-#include "nn/PostTrainingQuantizer.h"
-#include "nn/QuantizationJob.h"
-#include "nn/ZooModule.h"
+#include "nn/quantize/PostTrainingQuantizer.h"
+#include "nn/quantize/QuantizationJob.h"
+#include "nn/quantize/ZooModule.h"
 #include "zoo/NetworkBuilder.h"
 
 #include <torch/torch.h>

@@ -5,7 +5,7 @@
 // bothRecipesTrainEveryEpochAndLearn).
 #include "TestSupport.h"
 
-#include "nn/AccuracyPredictor.h"
+#include "nn/predictor/AccuracyPredictor.h"
 #include "predict/PredictionMetrics.h"
 #include "space/SpacePresets.h"
 

@@ -7,10 +7,10 @@
 #include "TestSupport.h"
 
 #include "data/ImageDataset.h"
-#include "nn/PostTrainingQuantizer.h"
-#include "nn/QuantizationJob.h"
+#include "nn/quantize/PostTrainingQuantizer.h"
+#include "nn/quantize/QuantizationJob.h"
 #include "nn/TorchRuntime.h"
-#include "nn/ZooModule.h"
+#include "nn/quantize/ZooModule.h"
 
 #include <cmath>
 

@@ -12,7 +12,7 @@
 #include "graph/ForwardLowering.h"
 #include "io/DataPaths.h"
 #include "io/JsonFile.h"
-#include "nn/QuantizationJob.h"
+#include "nn/quantize/QuantizationJob.h"
 #include "tinyengine/Int8Forward.h"
 #include "tinyengine/QuantizedParams.h"
 #include "zoo/ZooCatalog.h"

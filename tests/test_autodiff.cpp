@@ -11,8 +11,8 @@
 #include "graph/ForwardLowering.h"
 #include "graph/GraphInterpreter.h"
 #include "graph/PublishedSchemes.h"
-#include "nn/FakeQuantAutograd.h"
-#include "nn/GradientCheck.h"
+#include "nn/quantize/FakeQuantAutograd.h"
+#include "nn/quantize/GradientCheck.h"
 #include "zoo/NetworkBuilder.h"
 #include "zoo/ZooCatalog.h"
 

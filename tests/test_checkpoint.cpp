@@ -7,8 +7,8 @@
 
 #include "io/AtomicFile.h"
 #include "io/Pickle.h"
-#include "nn/Checkpoint.h"
-#include "nn/Supernet.h"
+#include "nn/supernet/Checkpoint.h"
+#include "nn/supernet/Supernet.h"
 #include "space/SpacePresets.h"
 
 #include <ATen/ATen.h>

@@ -8,7 +8,7 @@
 #include "AppState.h"
 #include "DesignSpacePanel.h"
 #include "EvaluationBox.h"
-#include "nn/Supernet.h"
+#include "nn/supernet/Supernet.h"
 #include "space/SpacePresets.h"
 #include "workspace/ShippedModels.h"
 #include "workspace/Workspace.h"

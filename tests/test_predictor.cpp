@@ -7,7 +7,7 @@
 #include "Error.h"
 #include "io/AtomicFile.h"
 #include "io/CpuInfo.h"
-#include "nn/AccuracyPredictor.h"
+#include "nn/predictor/AccuracyPredictor.h"
 #include "predict/AdamUpdate.h"
 #include "predict/FixedOrderGemm.h"
 #include "predict/PredictionMetrics.h"

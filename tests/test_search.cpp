@@ -5,7 +5,7 @@
 #include "TestSupport.h"
 
 #include "Error.h"
-#include "nn/AccuracyPredictor.h"
+#include "nn/predictor/AccuracyPredictor.h"
 #include "search/ArchitectureSearch.h"
 #include "search/Feasibility.h"
 #include "space/ArchEncoder.h"

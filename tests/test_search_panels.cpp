@@ -12,7 +12,7 @@
 
 #include "graph/TrainingBudget.h"
 #include "io/AtomicFile.h"
-#include "nn/EvaluationJob.h"
+#include "nn/measure/EvaluationJob.h"
 #include "predict/PredictionMetrics.h"
 #include "space/ArchSampler.h"
 #include "io/Text.h"

@@ -5,8 +5,8 @@
 
 #include "data/ImageDataset.h"
 #include "io/JsonFile.h"
-#include "nn/Evaluator.h"
-#include "nn/Supernet.h"
+#include "nn/measure/Evaluator.h"
+#include "nn/supernet/Supernet.h"
 #include "nn/TorchRuntime.h"
 #include "space/SpacePresets.h"
 

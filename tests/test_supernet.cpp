@@ -5,8 +5,8 @@
 #include "Error.h"
 #include "cost/CostModel.h"
 #include "io/AtomicFile.h"
-#include "nn/Supernet.h"
-#include "nn/SubnetWeights.h"
+#include "nn/supernet/Supernet.h"
+#include "nn/supernet/SubnetWeights.h"
 #include "space/ArchSampler.h"
 #include "space/SpacePresets.h"
 

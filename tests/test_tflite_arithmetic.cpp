@@ -19,8 +19,8 @@
 #include "zoo/NetworkBuilder.h"
 #include "zoo/ZooCatalog.h"
 #include "data/ImageDataset.h"
-#include "nn/QuantizationJob.h"
-#include "nn/Supernet.h"
+#include "nn/quantize/QuantizationJob.h"
+#include "nn/supernet/Supernet.h"
 #include "nn/TorchRuntime.h"
 #include "space/SpacePresets.h"
 

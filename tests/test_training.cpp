@@ -11,10 +11,10 @@
 #include "io/CpuInfo.h"
 #include "io/JsonFile.h"
 #include "predict/AccuracyDataset.h"
-#include "nn/AccuracyTableBuilder.h"
-#include "nn/Checkpoint.h"
-#include "nn/Supernet.h"
-#include "nn/SupernetTrainer.h"
+#include "nn/predictor/AccuracyTableBuilder.h"
+#include "nn/supernet/Checkpoint.h"
+#include "nn/supernet/Supernet.h"
+#include "nn/train/SupernetTrainer.h"
 #include "space/SpacePresets.h"
 
 #include <ATen/ATen.h>

@@ -26,7 +26,7 @@
 #include "graph/PublishedSchemes.h"
 #include "graph/SchemeEdit.h"
 #include "io/DataPaths.h"
-#include "nn/QuantizationJob.h"
+#include "nn/quantize/QuantizationJob.h"
 #include "space/ArchSampler.h"
 #include "zoo/NetworkBuilder.h"
 #include "zoo/SubnetNetwork.h"

@@ -6,7 +6,7 @@
 
 #include "Error.h"
 #include "cost/CostModel.h"
-#include "nn/ZooModule.h"
+#include "nn/quantize/ZooModule.h"
 #include "space/ArchSampler.h"
 #include "space/SpacePresets.h"
 #include "zoo/SubnetNetwork.h"

@@ -7,7 +7,7 @@
 // then compares the memory on three engines (compareDeployMemory: ours, TinyEngine, TFLM) and shows
 // the table and each engine's total against the board's SRAM (CapacityBar), ours flash against its flash.
 #include "deploy/DeployMemory.h"
-#include "nn/DeployJob.h"
+#include "nn/quantize/DeployJob.h"
 #include "tinyengine/BoardProfile.h"
 
 #include <QDialog>

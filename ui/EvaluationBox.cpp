@@ -9,7 +9,7 @@
 #include "data/ImageDataset.h"
 #include "io/DataPaths.h"
 #include "io/JsonFile.h"
-#include "nn/EvaluationJob.h"
+#include "nn/measure/EvaluationJob.h"
 #include "workspace/Workspace.h"
 
 #include <QComboBox>

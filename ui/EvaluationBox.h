@@ -4,7 +4,7 @@
 // The supernet and data come with the workspace (AppState); choosing another checkpoint changes
 // the workspace's supernet, or opens the workspace of the space its card names. In a workspace
 // without a supernet (Lab 3's VWW space) evaluation is off and says why: no silent transfer.
-#include "nn/EvaluationTypes.h"
+#include "nn/measure/EvaluationTypes.h"
 #include "space/SubnetConfig.h"
 
 #include <QGroupBox>

@@ -7,7 +7,7 @@
 // After writing, "Verify on an emulated Cortex-M7" runs the written folder through the device
 // runner (core/device/DeviceRunner.h) off the GUI thread, with the same progress bar and Cancel,
 // and shows the verdict (DeviceVerdictView).
-#include "nn/QuantizationJob.h"
+#include "nn/quantize/QuantizationJob.h"
 #include "tinyengine/BoardProfile.h"
 
 #include <QDialog>

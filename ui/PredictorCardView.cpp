@@ -1,7 +1,7 @@
 #include "PredictorCardView.h"
 
 #include "io/Text.h"
-#include "nn/AccuracyPredictor.h"
+#include "nn/predictor/AccuracyPredictor.h"
 #include "predict/PredictorCard.h"
 #include "space/ArchEncoder.h"
 

@@ -7,8 +7,8 @@
 // Assembled from PredictorRecipeForm (dataset + recipe), PredictorCardView (the current predictor),
 // LiveLineChart (loss per epoch) and PredictorScatter; the jobs run on a JobRunner and their domain
 // work is in PredictorWork.
-#include "nn/AccuracyPredictor.h"
-#include "nn/PredictorCheck.h"
+#include "nn/predictor/AccuracyPredictor.h"
+#include "nn/predictor/PredictorCheck.h"
 #include "predict/AccuracyDataset.h"
 
 #include "JobControl.h"

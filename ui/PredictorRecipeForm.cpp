@@ -1,7 +1,7 @@
 #include "PredictorRecipeForm.h"
 
 #include "io/DataPaths.h"
-#include "nn/AccuracyPredictor.h"
+#include "nn/predictor/AccuracyPredictor.h"
 
 #include <QComboBox>
 #include <QDir>

@@ -1,7 +1,7 @@
 #include "PredictorWork.h"
 
 #include "io/Text.h"
-#include "nn/EvaluationJob.h"
+#include "nn/measure/EvaluationJob.h"
 #include "space/ArchSampler.h"
 
 namespace tinyscope::ui {

@@ -2,8 +2,8 @@
 // The Predictor panel's domain work, Qt-free, run on the panel's JobRunner: training, the held-out
 // split's predictions, the fresh subnets a supernet check draws, the check itself and the note that says
 // what it measured. (Kept out of the panel's lambdas so it reads, and can move into core/nn, alone.)
-#include "nn/AccuracyPredictor.h"
-#include "nn/PredictorCheck.h"
+#include "nn/predictor/AccuracyPredictor.h"
+#include "nn/predictor/PredictorCheck.h"
 #include "predict/AccuracyDataset.h"
 #include "workspace/Workspace.h"
 

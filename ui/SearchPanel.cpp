@@ -17,7 +17,7 @@
 #include "Error.h"
 #include "io/DataPaths.h"
 #include "io/Text.h"
-#include "nn/EvaluationJob.h"
+#include "nn/measure/EvaluationJob.h"
 #include "search/Feasibility.h"
 #include "search/SearchHistory.h"
 #include "space/SpacePresets.h"

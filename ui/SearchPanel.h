@@ -4,8 +4,8 @@
 // Pareto chart (ParetoChart), the winner card (WinnerCard) and the run history (RunHistoryView).
 // It holds the typed SearchResult it shows, runs the search (LiveSearch: re-runs while a limit moves,
 // docs/SEARCH.md) and the winner's measurement on JobRunners.
-#include "nn/AccuracyPredictor.h"
-#include "nn/WinnerMeasurement.h"
+#include "nn/predictor/AccuracyPredictor.h"
+#include "nn/measure/WinnerMeasurement.h"
 #include "search/ArchitectureSearch.h"
 #include "space/DesignSpace.h"
 

@@ -11,7 +11,7 @@
 #include "TrainingGraphFile.h"
 #include "io/DataPaths.h"
 #include "io/JsonFile.h"
-#include "nn/EvaluationJob.h"
+#include "nn/measure/EvaluationJob.h"
 #include "space/SpacePresets.h"
 
 #include "AppState.h"

@@ -9,7 +9,7 @@
 #include "graph/MemoryLedger.h"
 #include "graph/SparseScheme.h"
 #include "graph/TrainingGraph.h"
-#include "nn/QuantizationJob.h"
+#include "nn/quantize/QuantizationJob.h"
 #include "tinyengine/GraphImport.h"
 
 #include <QMap>

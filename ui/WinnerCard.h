@@ -3,7 +3,7 @@
 // memory when that was limited), the oracle's warnings, the measurement on the supernet once made,
 // the buttons Use this subnet / Measure on the supernet / Deploy…, and the winner's block diagram
 // (right-click saves it). It shows a typed SearchResult; the panel does what the buttons ask.
-#include "nn/WinnerMeasurement.h"
+#include "nn/measure/WinnerMeasurement.h"
 #include "search/SearchResult.h"
 #include "space/DesignSpace.h"
 

@@ -6,7 +6,7 @@
 
 #include "Error.h"
 #include "io/Text.h"
-#include "nn/DeployJob.h"
+#include "nn/quantize/DeployJob.h"
 #include "tinyengine/BoardProfile.h"
 
 #include <iomanip>

@@ -8,7 +8,7 @@
 #include "io/AtomicFolder.h"
 #include "io/OutputPaths.h"
 #include "io/Text.h"
-#include "nn/QuantizationJob.h"
+#include "nn/quantize/QuantizationJob.h"
 #include "tinyengine/BoardFit.h"
 #include "tinyengine/GraphImport.h"
 

@@ -10,7 +10,7 @@
 #include "io/AtomicFile.h"
 #include "io/OutputPaths.h"
 #include "io/Text.h"
-#include "nn/GradientCheck.h"
+#include "nn/quantize/GradientCheck.h"
 #include "space/SpacePresets.h"
 #include "viz/GraphvizRenderer.h"
 #include "viz/TrainingGraphDot.h"

@@ -3,7 +3,7 @@
 // [--scales S]] [--seed S] | --supernet CKPT --config CFG [--space S]; --calib-data, --calib-images,
 // --threads.
 #include "cli/CliArgs.h"
-#include "nn/QuantizationJob.h"
+#include "nn/quantize/QuantizationJob.h"
 
 namespace tinyscope::cli {
 

@@ -9,8 +9,8 @@
 #include "io/JsonFile.h"
 #include "io/OutputPaths.h"
 #include "io/Text.h"
-#include "nn/AccuracyTableBuilder.h"
-#include "nn/SupernetTrainer.h"
+#include "nn/predictor/AccuracyTableBuilder.h"
+#include "nn/train/SupernetTrainer.h"
 #include "nn/TorchRuntime.h"
 #include "space/ArchSampler.h"
 

@@ -3,7 +3,7 @@
 // is a finding. Built by bench/fuzz/CMakeLists.txt with clang; see docs/EVALUATOR.md.
 #include "Error.h"
 #include "io/Pickle.h"
-#include "nn/Checkpoint.h"
+#include "nn/supernet/Checkpoint.h"
 
 #include <cstdint>
 #include <string>

@@ -7,7 +7,7 @@
 // and horizontal flip. Deterministic for a seed; checkpoints in the real supernet format and
 // resumes exactly where the last checkpoint left off. See docs/SUPERNET_TRAINING.md.
 #include "io/JsonFile.h"
-#include "nn/Evaluator.h"
+#include "nn/measure/Evaluator.h"
 #include "space/DesignSpace.h"
 
 #include <functional>

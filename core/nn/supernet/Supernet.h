@@ -2,8 +2,8 @@
 // A once-for-all supernet of the MCUNet family: the full shared weights (kernel-transform
 // matrices, SE, BN) of a DesignSpace, loaded from / saved to the real checkpoint format, with
 // a dynamic forward for training and extract() for static subnets.
-#include "nn/Checkpoint.h"
-#include "nn/SubnetWeights.h"
+#include "nn/supernet/Checkpoint.h"
+#include "nn/supernet/SubnetWeights.h"
 #include "space/DesignSpace.h"
 #include "space/SubnetConfig.h"
 #include "space/SupernetSchema.h"

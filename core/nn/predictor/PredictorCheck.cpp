@@ -1,4 +1,4 @@
-#include "nn/PredictorCheck.h"
+#include "nn/predictor/PredictorCheck.h"
 
 #include "Error.h"
 #include "space/SpaceTransfer.h"

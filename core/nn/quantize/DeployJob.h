@@ -8,7 +8,7 @@
 #include "deploy/DeployMemory.h"
 #include "deploy/OnnxExport.h"
 #include "io/JsonFile.h"
-#include "nn/QuantizationJob.h"
+#include "nn/quantize/QuantizationJob.h"
 
 #include <cstdint>
 #include <map>

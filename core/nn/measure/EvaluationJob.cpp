@@ -1,9 +1,9 @@
-#include "nn/EvaluationJob.h"
+#include "nn/measure/EvaluationJob.h"
 
 #include "Error.h"
 #include "io/DataPaths.h"
 #include "io/JsonFile.h"
-#include "nn/Evaluator.h"
+#include "nn/measure/Evaluator.h"
 #include "nn/TorchRuntime.h"
 #include "space/SpacePresets.h"
 #include "workspace/ShippedModels.h"

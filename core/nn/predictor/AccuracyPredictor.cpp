@@ -1,4 +1,4 @@
-#include "nn/AccuracyPredictor.h"
+#include "nn/predictor/AccuracyPredictor.h"
 
 #include "Error.h"
 #include "io/AtomicFile.h"

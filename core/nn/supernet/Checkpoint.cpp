@@ -1,4 +1,4 @@
-#include "nn/Checkpoint.h"
+#include "nn/supernet/Checkpoint.h"
 
 #include "Error.h"
 #include "io/AtomicFile.h"

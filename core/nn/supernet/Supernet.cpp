@@ -1,4 +1,4 @@
-#include "nn/Supernet.h"
+#include "nn/supernet/Supernet.h"
 
 #include "Error.h"
 

@@ -1,4 +1,4 @@
-#include "nn/FakeQuantAutograd.h"
+#include "nn/quantize/FakeQuantAutograd.h"
 
 #include "Error.h"
 

@@ -2,7 +2,7 @@
 // The evaluator as one call with a torch-free interface, for the GUI (which runs it on a worker
 // thread) and anything else that should not include LibTorch. Loaded supernets are cached.
 #include "JobControl.h"
-#include "nn/EvaluationTypes.h"
+#include "nn/measure/EvaluationTypes.h"
 #include "space/DesignSpace.h"
 #include "space/SubnetConfig.h"
 

@@ -3,8 +3,8 @@
 // dataset with progress and cancel, and ranked classes for one image.
 #include "JobControl.h"
 #include "data/BatchLoader.h"
-#include "nn/EvaluationTypes.h"
-#include "nn/Supernet.h"
+#include "nn/measure/EvaluationTypes.h"
+#include "nn/supernet/Supernet.h"
 
 namespace tinyscope {
 

@@ -1,4 +1,4 @@
-#include "nn/ZooModule.h"
+#include "nn/quantize/ZooModule.h"
 
 #include <cmath>
 

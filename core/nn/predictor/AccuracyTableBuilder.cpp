@@ -1,4 +1,4 @@
-#include "nn/AccuracyTableBuilder.h"
+#include "nn/predictor/AccuracyTableBuilder.h"
 
 #include "Error.h"
 #include "io/AtomicFile.h"

@@ -1,6 +1,6 @@
-#include "nn/GradientCheck.h"
+#include "nn/quantize/GradientCheck.h"
 
-#include "nn/FakeQuantAutograd.h"
+#include "nn/quantize/FakeQuantAutograd.h"
 
 #include <algorithm>
 #include <cmath>

@@ -3,7 +3,7 @@
 // written as "<name>_acc_table.json" = [[config, top1_percent], ...]. Deterministic for a seed,
 // resumable (a sidecar file remembers what is done), parallel over worker threads, and shardable
 // (--shard i/N takes every N-th sample from i), so many machines can build one dataset.
-#include "nn/Evaluator.h"
+#include "nn/measure/Evaluator.h"
 
 #include <string>
 

@@ -1,4 +1,4 @@
-#include "nn/SupernetAccuracyOracle.h"
+#include "nn/measure/SupernetAccuracyOracle.h"
 
 #include "io/Text.h"
 #include "predict/PredictionCache.h"

@@ -1,11 +1,11 @@
-#include "nn/SupernetTrainer.h"
+#include "nn/train/SupernetTrainer.h"
 
 #include "Error.h"
 #include "data/BatchLoader.h"
 #include "data/TeacherLogitCache.h"
 #include "io/AtomicFile.h"
 #include "io/DataPaths.h"
-#include "nn/Supernet.h"
+#include "nn/supernet/Supernet.h"
 #include "nn/TorchRuntime.h"
 #include "space/ArchSampler.h"
 #include "space/PyRandom.h"

@@ -1,4 +1,4 @@
-#include "nn/DeployJob.h"
+#include "nn/quantize/DeployJob.h"
 
 #include "deploy/TfliteExport.h"
 
@@ -6,7 +6,7 @@
 #include "cost/CostModel.h"
 #include "data/Image.h"
 #include "io/OutputPaths.h"
-#include "nn/PostTrainingQuantizer.h"
+#include "nn/quantize/PostTrainingQuantizer.h"
 #include "space/SpacePresets.h"
 
 #include <ATen/ATen.h>

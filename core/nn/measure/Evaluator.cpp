@@ -1,4 +1,4 @@
-#include "nn/Evaluator.h"
+#include "nn/measure/Evaluator.h"
 
 #include "Error.h"
 #include "space/PyRandom.h"

@@ -1,4 +1,4 @@
-#include "nn/SubnetWeights.h"
+#include "nn/supernet/SubnetWeights.h"
 
 #include <ATen/ATen.h>
 

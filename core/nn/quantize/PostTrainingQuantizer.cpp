@@ -1,8 +1,8 @@
-#include "nn/PostTrainingQuantizer.h"
+#include "nn/quantize/PostTrainingQuantizer.h"
 
 #include "Error.h"
-#include "nn/Supernet.h"
-#include "nn/ZooModule.h"
+#include "nn/supernet/Supernet.h"
+#include "nn/quantize/ZooModule.h"
 
 #include <ATen/ATen.h>
 #include <torch/torch.h>

@@ -1,4 +1,4 @@
-#include "nn/WinnerMeasurement.h"
+#include "nn/measure/WinnerMeasurement.h"
 
 #include "Error.h"
 #include "space/SpaceTransfer.h"
