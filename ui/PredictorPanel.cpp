@@ -8,7 +8,7 @@
 #include "PredictorCardView.h"
 #include "PredictorRecipeForm.h"
 #include "PredictorScatter.h"
-#include "PredictorWork.h"
+#include "nn/predictor/PredictorWork.h"
 #include "ScreenFit.h"
 
 #include "workspace/Workspace.h"

@@ -1,7 +1,7 @@
 #pragma once
 // The Predictor panel's domain work, Qt-free, run on the panel's JobRunner: training, the held-out
 // split's predictions, the fresh subnets a supernet check draws, the check itself and the note that says
-// what it measured. (Kept out of the panel's lambdas so it reads, and can move into core/nn, alone.)
+// what it measured. (Kept out of the panel's lambdas: a torch-free facade in tinyscope_nn.)
 #include "nn/predictor/AccuracyPredictor.h"
 #include "nn/predictor/PredictorCheck.h"
 #include "predict/AccuracyDataset.h"
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace tinyscope::ui {
+namespace tinyscope {
 
 // Predicted and measured top-1 (percent) of the same subnets, index for index.
 struct PredictedMeasured {
@@ -50,4 +50,4 @@ SupernetCheck checkOnSupernet(const SupernetTarget& target, const DesignSpace& s
 // "0.512 after the mean offset of +1.23 points; 2,000 images of fashion-mnist:test per subnet[; transferred]".
 std::string checkNote(const PredictorCheck& check, const EvaluationRequest& measuredWith);
 
-}  // namespace tinyscope::ui
+}  // namespace tinyscope

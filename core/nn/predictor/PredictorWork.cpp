@@ -1,10 +1,10 @@
-#include "PredictorWork.h"
+#include "nn/predictor/PredictorWork.h"
 
 #include "io/Text.h"
 #include "nn/measure/EvaluationJob.h"
 #include "space/ArchSampler.h"
 
-namespace tinyscope::ui {
+namespace tinyscope {
 
 PredictedMeasured heldOutPredictions(const AccuracyPredictor& predictor, const AccuracyDataset& data)
 {
@@ -71,4 +71,4 @@ std::string checkNote(const PredictorCheck& check, const EvaluationRequest& rq)
                               : std::string());
 }
 
-}  // namespace tinyscope::ui
+}  // namespace tinyscope
