@@ -36,6 +36,14 @@ QSpinBox* spin(const QString& tip)
 
 InspectorToolbar::InspectorToolbar(QAction* undo, QAction* redo, QWidget* parent) : QWidget(parent)
 {
+    auto* rows = new QVBoxLayout(this);
+    rows->setContentsMargins(0, 0, 0, 0);
+    rows->addLayout(modelRow(undo, redo));
+    rows->addLayout(schemeRow());
+}
+
+QHBoxLayout* InspectorToolbar::modelRow(QAction* undo, QAction* redo)
+{
     modelBox = new QComboBox;
     modelBox->setToolTip(QStringLiteral("A zoo model, or the subnet selected in the Design-space panel"));
     modeBox = new QComboBox;
@@ -82,7 +90,13 @@ InspectorToolbar::InspectorToolbar(QAction* undo, QAction* redo, QWidget* parent
     for (QWidget* w : {static_cast<QWidget*>(undoB), static_cast<QWidget*>(redoB)}) row1->addWidget(w);
     row1->addSpacing(8);
     for (QWidget* w : {static_cast<QWidget*>(open), static_cast<QWidget*>(save), static_cast<QWidget*>(exportB)}) row1->addWidget(w);
+    connect(open, &QPushButton::clicked, this, [this] { Q_EMIT schemeFileRequested(false); });
+    connect(save, &QPushButton::clicked, this, [this] { Q_EMIT schemeFileRequested(true); });
+    return row1;
+}
 
+QHBoxLayout* InspectorToolbar::schemeRow()
+{
     publishedBox = new QComboBox;
     publishedBox->setMinimumWidth(150);
     publishedBox->setToolTip(QStringLiteral("The schemes MIT published for this model (named after their analytic extra memory)"));
@@ -115,18 +129,11 @@ InspectorToolbar::InspectorToolbar(QAction* undo, QAction* redo, QWidget* parent
     row2->addWidget(reset);
     row2->addSpacing(12);
     row2->addWidget(scheme, 1);
-
-    auto* rows = new QVBoxLayout(this);
-    rows->setContentsMargins(0, 0, 0, 0);
-    rows->addLayout(row1);
-    rows->addLayout(row2);
-
     connect(loadPublished, &QToolButton::clicked, this, [this] { Q_EMIT loadPublishedRequested(publishedBox->currentText()); });
     connect(biasApply, &QToolButton::clicked, this, [this] { Q_EMIT biasOnlyRequested(biasN->value()); });
     connect(lastApply, &QToolButton::clicked, this, [this] { Q_EMIT lastLayersRequested(lastK->value()); });
     connect(reset, &QToolButton::clicked, this, &InspectorToolbar::resetRequested);
-    connect(open, &QPushButton::clicked, this, [this] { Q_EMIT schemeFileRequested(false); });
-    connect(save, &QPushButton::clicked, this, [this] { Q_EMIT schemeFileRequested(true); });
+    return row2;
 }
 
 }  // namespace tinyscope::ui

@@ -8,6 +8,7 @@
 class QAction;
 class QComboBox;
 class QDoubleSpinBox;
+class QHBoxLayout;
 class QLabel;
 class QSpinBox;
 class QToolButton;
@@ -38,6 +39,10 @@ Q_SIGNALS:
     void exportCsvRequested();
     void exportTinyEngineRequested();
     void weightsRequested();                         // Use int8 weights (params .pkl)…
+
+private:
+    QHBoxLayout* modelRow(QAction* undo, QAction* redo);   // row 1
+    QHBoxLayout* schemeRow();                              // row 2
 };
 
 }  // namespace tinyscope::ui
