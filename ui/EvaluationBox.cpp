@@ -260,7 +260,7 @@ void EvaluationBox::evaluate()
     setRunning(true);
     // The selection the result is for: the one at the start (the user may move on while it runs).
     auto asked = std::make_shared<const SubnetConfig>(state_->subnet());
-    const QString askedSpace = QString::fromStdString(state_->space().name + "|" + state_->workspace().supernet);
+    const QString askedSpace = evaluationKey();
     evalJobs_->run([rq](const JobControl& job) { return runEvaluation(rq, job); },
                    [this, rq, asked, askedSpace](EvalResult r) {
                        setRunning(false);
@@ -303,9 +303,14 @@ bool EvaluationBox::waitForIdle(int timeoutMs) { return evalJobs_->waitForIdle(t
 
 QString EvaluationBox::resultText() const { return result_->text(); }
 
+QString EvaluationBox::evaluationKey() const
+{
+    return QString::fromStdString(state_->space().name + "|" + state_->workspace().supernet);
+}
+
 bool EvaluationBox::isStale() const
 {
-    return evaluatedSpace_ != QString::fromStdString(state_->space().name + "|" + state_->workspace().supernet) ||
+    return evaluatedSpace_ != evaluationKey() ||
            !(*evaluatedSubnet_ == state_->subnet());
 }
 

@@ -73,6 +73,7 @@ private:
     void refreshNotes();
     void refreshStale();           // on a selection change: mark or unmark the shown result
     bool isStale() const;          // the selection differs from the evaluated one
+    QString evaluationKey() const; // the space and supernet a result is computed with
     void showStale(bool stale);
     void showPerClass(const EvalResult& r, const std::vector<std::string>& classNames);
 

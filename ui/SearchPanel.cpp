@@ -11,7 +11,7 @@
 #include "RunHistoryView.h"
 #include "SearchLimitsForm.h"
 #include "SearchOptionsForm.h"
-#include "StoredSearch.h"
+#include "search/StoredSearch.h"
 #include "WinnerCard.h"
 
 #include "Error.h"
@@ -320,9 +320,7 @@ void SearchPanel::measureWinner(int images)
     measureProgress_ = QStringLiteral("measuring on the supernet…");
     measureRunner_->run(
         [r, space, workspace, images](const JobControl& job) {
-            const SupernetTarget target = supernetTarget(workspace);
-            EvaluationRequest rq = supernetRequest(target.supernet);
-            rq.space = target.space;
+            EvaluationRequest rq = supernetRequest(supernetTarget(workspace));
             rq.images = static_cast<std::size_t>(images);
             SupernetAccuracyOracle oracle(rq);
             oracle.setJobControl(job);

@@ -104,9 +104,11 @@ Workspace withSupernet(Workspace w, const std::string& checkpoint)
 Workspace workspaceForCheckpoint(const std::string& checkpoint, const Workspace& current)
 {
     const std::string cardSpace = supernetCardSpace(checkpoint);
-    if (cardSpace.empty() || cardSpace == current.space.name) return withSupernet(current, checkpoint);
-    Workspace w = workspaceForSpace(presetSpace(cardSpace), cardSpace);   // throws for a space that is no preset
-    return withSupernet(w, checkpoint);
+    Workspace w = cardSpace.empty() || cardSpace == current.space.name
+                      ? current
+                      : workspaceForSpace(presetSpace(cardSpace), cardSpace);   // throws for a space that is no preset
+    w.supernet = checkpoint;   // its card agrees with w's space (read once, above)
+    return w;
 }
 
 SupernetTarget supernetTarget(const Workspace& w)

@@ -83,6 +83,14 @@ EvaluationRequest supernetRequest(const std::string& checkpoint)
     return rq;
 }
 
+EvaluationRequest supernetRequest(const SupernetTarget& target)
+{
+    EvaluationRequest rq;
+    rq.supernet = target.supernet;
+    rq.space = target.space;
+    return rq;
+}
+
 EvaluationRequest shippedSupernetRequest()
 {
     const std::string path = shippedSupernetPath();

@@ -5,6 +5,7 @@
 #include "nn/measure/EvaluationTypes.h"
 #include "space/DesignSpace.h"
 #include "space/SubnetConfig.h"
+#include "workspace/Workspace.h"
 
 namespace tinyscope {
 
@@ -30,6 +31,9 @@ std::vector<ClassScore> runClassification(const EvaluationRequest& request, cons
 // data (all fashion-mnist:test images) and calibration (2,000 holdout images); `config` is left
 // to the caller.
 EvaluationRequest supernetRequest(const std::string& checkpoint);
+// A request on a workspace's supernet target (core/workspace: its checkpoint and space, already
+// known; the card is not read again).
+EvaluationRequest supernetRequest(const SupernetTarget& target);
 // supernetRequest on the shipped supernet; throws InputError when it is absent.
 EvaluationRequest shippedSupernetRequest();
 

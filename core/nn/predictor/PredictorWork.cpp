@@ -50,8 +50,7 @@ std::vector<SubnetConfig> checkDraws(const DesignSpace& space, int count, std::u
 SupernetCheck checkOnSupernet(const SupernetTarget& target, const DesignSpace& space, AccuracyPredictor& predictor,
                               int subnets, int images, std::uint64_t seed, const JobControl& control)
 {
-    EvaluationRequest rq = supernetRequest(target.supernet);
-    rq.space = target.space;
+    EvaluationRequest rq = supernetRequest(target);
     rq.images = static_cast<std::size_t>(images);
     SupernetAccuracyOracle measurer(rq);
     measurer.setJobControl(control);

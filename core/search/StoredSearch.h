@@ -1,6 +1,6 @@
 #pragma once
-// A run of the search history brought back as the typed SearchResult the Search panel shows: the
-// one place where the panel's JSON edge (the history file) is crossed on the way in.
+// A run of the search history brought back as a typed SearchResult (the Search panel shows it):
+// the reader that stands beside the writer (SearchRunRecord::fromResult, toJson(SearchResult)).
 //
 // A record keeps the winner, the front, the generations and an even sample of at most 2,000
 // evaluated points (SearchRunRecord), not every point: the rebuilt result's `evaluated` holds the
@@ -11,7 +11,7 @@
 
 #include <string>
 
-namespace tinyscope::ui {
+namespace tinyscope {
 
 struct StoredSearch {
     SearchResult result;
@@ -24,4 +24,4 @@ struct StoredSearch {
 // the key when the record is damaged.
 StoredSearch storedSearch(const SearchRunRecord& record, const DesignSpace& space);
 
-}  // namespace tinyscope::ui
+}  // namespace tinyscope

@@ -1,9 +1,9 @@
-#include "StoredSearch.h"
+#include "search/StoredSearch.h"
 
 #include "io/JsonFile.h"
 #include "search/TrainingMemoryLimit.h"
 
-namespace tinyscope::ui {
+namespace tinyscope {
 
 namespace {
 
@@ -45,8 +45,9 @@ StoredSearch storedSearch(const SearchRunRecord& record, const DesignSpace& spac
         r.best = candidateOf(res["best"], space);
         r.found = true;
         // What the limits reported on the winner (e.g. training_memory) is kept beside its costs.
+        const Json costs = toJson(r.best);
         for (const auto& [key, value] : res["best"].node().items())
-            if (!toJson(r.best).contains(key)) r.best_reports[key] = value;
+            if (!costs.contains(key)) r.best_reports[key] = value;
     }
     for (std::size_t i = 0, n = res["history"].size(); i < n; ++i) {
         const JsonPath g = res["history"][i];
@@ -65,14 +66,13 @@ StoredSearch storedSearch(const SearchRunRecord& record, const DesignSpace& spac
         for (std::size_t i = 0, n = rows.size(); i < n; ++i) {
             // Columns as SearchRunRecord writes them; the record keeps no config for a sampled point.
             const JsonPath row = rows[i];
-            auto column = [&row](std::size_t k) { return row[k]; };
             SearchCandidate c;
-            c.cost.macs = column(0).asInt64();
-            c.cost.peak_activation_bytes = column(1).asInt64();
-            c.cost.params = column(2).asInt64();
-            c.cost.flash_bytes = column(3).asInt64();
-            c.accuracy = column(4).asDouble();
-            c.generation = column(5).asInt();
+            c.cost.macs = row[std::size_t{0}].asInt64();
+            c.cost.peak_activation_bytes = row[std::size_t{1}].asInt64();
+            c.cost.params = row[std::size_t{2}].asInt64();
+            c.cost.flash_bytes = row[std::size_t{3}].asInt64();
+            c.accuracy = row[std::size_t{4}].asDouble();
+            c.generation = row[std::size_t{5}].asInt();
             r.evaluated.push_back(c);
         }
         out.sampled = r.evaluated.size() - res["pareto"].size();
@@ -85,4 +85,4 @@ StoredSearch storedSearch(const SearchRunRecord& record, const DesignSpace& spac
     return out;
 }
 
-}  // namespace tinyscope::ui
+}  // namespace tinyscope
