@@ -131,6 +131,17 @@ private Q_SLOTS:
         QCOMPARE(zooModel("cct_2_3x2_32").name, std::string("cct-2/3x2"));
     }
 
+    void aNetworkReadBackFindsItsZooModel()
+    {
+        for (const std::string& n : zooModelNames()) {
+            Network net = zooModel(n);
+            net.name = "read back";   // a graph file's network carries no zoo name
+            QCOMPARE(zooModelMatching(net), n);
+        }
+        const DesignSpace space = presetSpace("mcunet-vww");
+        QCOMPARE(zooModelMatching(networkFromSubnet(space, ArchSampler(space).minConfig(96))), std::string());
+    }
+
     void everyZooModelInstantiatesAsALibTorchModuleWithTheSameParametersAndShapes()
     {
         for (const std::string& name : zooModelNames()) {

@@ -4,6 +4,7 @@
 
 #include <QAction>
 #include <QComboBox>
+#include <QSignalBlocker>
 #include <QDoubleSpinBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -134,6 +135,40 @@ QHBoxLayout* InspectorToolbar::schemeRow()
     connect(lastApply, &QToolButton::clicked, this, [this] { Q_EMIT lastLayersRequested(lastK->value()); });
     connect(reset, &QToolButton::clicked, this, &InspectorToolbar::resetRequested);
     return row2;
+}
+
+void InspectorToolbar::showModel(const QStringList& published, int backboneConvs, int biasOnlyN)
+{
+    publishedBox->clear();
+    publishedBox->addItems(published);
+    publishedBox->setEnabled(!published.isEmpty());
+    loadPublished->setEnabled(!published.isEmpty());
+    if (published.isEmpty()) publishedBox->addItem(QStringLiteral("none for this model"));
+    biasN->setRange(0, backboneConvs);
+    lastK->setRange(0, backboneConvs);
+    biasN->setValue(biasOnlyN);
+    lastK->setValue(std::min(4, backboneConvs));
+}
+
+void InspectorToolbar::showScheme(const QString& description)
+{
+    scheme->setText(description.isEmpty() ? QString() : QStringLiteral("<b>Scheme:</b> %1").arg(description.toHtmlEscaped()));
+    scheme->setToolTip(description);
+}
+
+void InspectorToolbar::pickModel(const QString& data, const QString& fallbackData, const QString& fallbackText)
+{
+    const QSignalBlocker quiet(modelBox);
+    int i = data.isEmpty() ? -1 : modelBox->findData(data);
+    if (i < 0) {
+        i = modelBox->findData(fallbackData);
+        if (i < 0) {
+            modelBox->addItem(QString(), fallbackData);
+            i = modelBox->count() - 1;
+        }
+        modelBox->setItemText(i, fallbackText);
+    }
+    modelBox->setCurrentIndex(i);
 }
 
 }  // namespace tinyscope::ui

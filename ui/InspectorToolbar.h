@@ -29,6 +29,14 @@ public:
     QSpinBox* lastK;
     QLabel* scheme;
 
+    // The pattern controls follow a model: its published schemes, its backbone's conv count, the
+    // starting bias-only N.
+    void showModel(const QStringList& published, int backboneConvs, int biasOnlyN);
+    void showScheme(const QString& description);   // "" = no model
+    // Selects the picker's entry `data` without signals; when there is none, the entry
+    // `fallbackData` (added when missing) titled `fallbackText`.
+    void pickModel(const QString& data, const QString& fallbackData, const QString& fallbackText);
+
 Q_SIGNALS:
     void loadPublishedRequested(const QString& name);
     void biasOnlyRequested(int n);

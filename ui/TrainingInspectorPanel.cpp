@@ -1,85 +1,36 @@
 #include "TrainingInspectorPanel.h"
 
+#include "InspectorFiles.h"
 #include "InspectorToolbar.h"
 #include "MemoryCards.h"
 #include "RatioDelegate.h"
-
-#include "Palette.h"
 #include "ChartLegend.h"
 #include "ScreenFit.h"
-#include "ExportDialog.h"
 #include "TrainingGraphFile.h"
-#include "io/DataPaths.h"
-#include "io/JsonFile.h"
-#include "nn/measure/EvaluationJob.h"
-#include "space/SpacePresets.h"
-
 #include "AppState.h"
-#include "NodeInspector.h"
-#include "SvgGraphView.h"
 #include "TrainingGraphPane.h"
 #include "TrainingLayerModel.h"
 #include "TrainingMemoryChart.h"
-
-#include "Error.h"
 #include "graph/Autodiff.h"
 #include "graph/ForwardLowering.h"
-#include "graph/LedgerCsv.h"
 #include "graph/PublishedSchemes.h"
 #include "graph/SchemeEdit.h"
-#include "io/AtomicFile.h"
-#include "io/Text.h"
 #include "zoo/SubnetNetwork.h"
 #include "zoo/ZooCatalog.h"
-#include "space/SpaceTransfer.h"
-#include "workspace/Workspace.h"
 
 #include <QAction>
 #include <QComboBox>
 #include <QDoubleSpinBox>
-#include <QFileDialog>
 #include <QFileInfo>
-#include <QFrame>
 #include <QHBoxLayout>
 #include <QHeaderView>
-#include <QLabel>
-#include <QMenu>
 #include <QMessageBox>
-#include <QPushButton>
-#include <QSpinBox>
 #include <QSplitter>
-#include <QStandardItemModel>
-#include <QStyledItemDelegate>
 #include <QTableView>
-#include <QTextDocumentFragment>
-#include <QSignalBlocker>
-#include <QToolButton>
 #include <QUndoStack>
 #include <QVBoxLayout>
 
 namespace tinyscope::ui {
-
-namespace {
-
-const char* kSubnetKey = "subnet";
-const char* kOpenedKey = "opened";   // a graph opened from a file whose network is no zoo model
-
-// The zoo model whose network the opened graph's is (same input, convs and parameters), or "".
-QString matchingZooModel(const Network& net)
-{
-    for (const std::string& n : zooModelNames()) {
-        try {
-            const Network z = zooModel(n);
-            if (z.input.c == net.input.c && z.input.h == net.input.h && z.input.w == net.input.w && z.numConvs() == net.numConvs() &&
-                z.params() == net.params())
-                return QString::fromStdString(n);
-        } catch (const std::exception&) {
-        }
-    }
-    return {};
-}
-
-}  // namespace
 
 TrainingInspectorPanel::TrainingInspectorPanel(AppState* state, QWidget* parent) : QWidget(parent), state_(state)
 {
@@ -88,19 +39,15 @@ TrainingInspectorPanel::TrainingInspectorPanel(AppState* state, QWidget* parent)
     modelBox_ = toolbar_->modelBox;
     for (const std::string& n : zooModelNames()) modelBox_->addItem(QString::fromStdString(n), QString::fromStdString(n));
     modelBox_->insertSeparator(modelBox_->count());
-    modelBox_->addItem(subnetEntryName(), QString::fromLatin1(kSubnetKey));
+    modelBox_->addItem(subnetEntryName(), inspectorSubnetKey());
     modeBox_ = toolbar_->modeBox;
     budget_ = toolbar_->budget;
-    publishedBox_ = toolbar_->publishedBox;
-    loadPublished_ = toolbar_->loadPublished;
-    biasN_ = toolbar_->biasN;
-    lastK_ = toolbar_->lastK;
-    scheme_ = toolbar_->scheme;
     cards_ = new MemoryCards;
     banner_ = new SchemeBanner;
     table_ = layerTable();
     chart_ = new TrainingMemoryChart;
     pane_ = new TrainingGraphPane;
+    files_ = new InspectorFiles(state_, model_, pane_, this);
     auto* left = new QSplitter(Qt::Vertical);
     left->addWidget(table_);
     left->addWidget(withWrappingLegend(chart_, chart_->chart()));   // its legend wraps, never cut
@@ -183,15 +130,11 @@ void TrainingInspectorPanel::connectControls()
     connect(toolbar_, &InspectorToolbar::biasOnlyRequested, this, &TrainingInspectorPanel::applyBiasOnly);
     connect(toolbar_, &InspectorToolbar::lastLayersRequested, this, &TrainingInspectorPanel::applyLastLayers);
     connect(toolbar_, &InspectorToolbar::resetRequested, this, &TrainingInspectorPanel::resetScheme);
-    connect(toolbar_, &InspectorToolbar::schemeFileRequested, this, &TrainingInspectorPanel::chooseFile);
-    connect(toolbar_, &InspectorToolbar::exportGraphRequested, this, &TrainingInspectorPanel::exportGraphDialog);
-    connect(toolbar_, &InspectorToolbar::exportCsvRequested, this, &TrainingInspectorPanel::exportCsvDialog);
+    connect(toolbar_, &InspectorToolbar::schemeFileRequested, files_, &InspectorFiles::schemeFileDialog);
+    connect(toolbar_, &InspectorToolbar::exportGraphRequested, this, [this](const QString& suffix) { files_->graphDialog(suffix, graphTitle()); });
+    connect(toolbar_, &InspectorToolbar::exportCsvRequested, files_, &InspectorFiles::ledgerCsvDialog);
     connect(toolbar_, &InspectorToolbar::exportTinyEngineRequested, this, &TrainingInspectorPanel::openExportDialog);
-    connect(toolbar_, &InspectorToolbar::weightsRequested, this, [this] {
-        const QString p = QFileDialog::getOpenFileName(this, QStringLiteral("Int8 weights of %1").arg(currentModel()), QString(),
-                                                       QStringLiteral("TinyEngine params (*.pkl)"));
-        if (!p.isEmpty()) setModelWeights(currentModel(), p);
-    });
+    connect(toolbar_, &InspectorToolbar::weightsRequested, this, [this] { files_->weightsDialog(currentModel()); });
     connect(state_, &AppState::subnetChanged, this, &TrainingInspectorPanel::onSubnetChanged);
     connect(pane_, &TrainingGraphPane::exportFinished, this, [this](bool ok, const QString& message) {
         if (ok) Q_EMIT state_->message(message);
@@ -243,7 +186,7 @@ QString TrainingInspectorPanel::currentModel() const { return modelBox_->current
 
 bool TrainingInspectorPanel::selectModel(const QString& name)
 {
-    const int i = modelBox_->findData(name == subnetEntryName() ? QString::fromLatin1(kSubnetKey) : name);
+    const int i = modelBox_->findData(name == subnetEntryName() ? inspectorSubnetKey() : name);
     if (i < 0) return false;
     if (i == modelBox_->currentIndex()) rebuildForModel();
     else modelBox_->setCurrentIndex(i);
@@ -260,13 +203,13 @@ ResolvedScheme TrainingInspectorPanel::startingScheme(const Network& net) const
 void TrainingInspectorPanel::rebuildForModel()
 {
     const QString key = currentModel();
-    if (key == QLatin1String(kOpenedKey) && opened_) {
+    if (key == inspectorOpenedKey() && opened_) {
         showOpenedGraph();
         return;
     }
     std::shared_ptr<Network> net;
     try {
-        if (key == QLatin1String(kSubnetKey))
+        if (key == inspectorSubnetKey())
             net = std::make_shared<Network>(networkFromSubnet(state_->space(), state_->subnet(), "design-space subnet"));
         else
             net = std::make_shared<Network>(zooModel(key.toStdString()));
@@ -278,16 +221,9 @@ void TrainingInspectorPanel::rebuildForModel()
     const QString obstacle = QString::fromStdString(loweringObstacle(*net));
     const ResolvedScheme start = startingScheme(*net);
     graphNet_.reset();
-    // Published schemes and the pattern ranges of this model.
-    publishedBox_->clear();
-    for (const PublishedScheme& p : publishedSchemesFor(net->name)) publishedBox_->addItem(QString::fromStdString(p.name));
-    publishedBox_->setEnabled(publishedBox_->count() > 0);
-    loadPublished_->setEnabled(publishedBox_->count() > 0);
-    if (publishedBox_->count() == 0) publishedBox_->addItem(QStringLiteral("none for this model"));
-    biasN_->setRange(0, net->numBackboneConvs());
-    lastK_->setRange(0, net->numBackboneConvs());
-    biasN_->setValue(start.n_bias_update);
-    lastK_->setValue(std::min(4, net->numBackboneConvs()));
+    QStringList published;
+    for (const PublishedScheme& p : publishedSchemesFor(net->name)) published << QString::fromStdString(p.name);
+    toolbar_->showModel(published, net->numBackboneConvs(), start.n_bias_update);
     model_->setNetwork(std::move(net), start, static_cast<AutodiffMode>(modeBox_->currentData().toInt()), obstacle);
     scrollToFirstUpdated();
 }
@@ -308,7 +244,7 @@ void TrainingInspectorPanel::scrollToFirstUpdated()
 
 void TrainingInspectorPanel::onSubnetChanged()
 {
-    const int i = modelBox_->findData(QString::fromLatin1(kSubnetKey));
+    const int i = modelBox_->findData(inspectorSubnetKey());
     if (i >= 0) {
         const SubnetConfig& c = state_->subnet();
         modelBox_->setItemText(i, QStringLiteral("%1 (%2 px, %3)")
@@ -316,7 +252,7 @@ void TrainingInspectorPanel::onSubnetChanged()
                                       .arg(c.image_size)
                                       .arg(QString::fromStdString(state_->space().name)));
     }
-    if (currentModel() == QLatin1String(kSubnetKey)) rebuildForModel();
+    if (currentModel() == inspectorSubnetKey()) rebuildForModel();
 }
 
 bool TrainingInspectorPanel::loadPublishedScheme(const QString& name)
@@ -326,7 +262,7 @@ bool TrainingInspectorPanel::loadPublishedScheme(const QString& name)
     for (const PublishedScheme& p : publishedSchemesFor(net.name))
         if (name == QString::fromStdString(p.name) || name == QString::fromStdString(p.id())) {
             model_->applyScheme(p.scheme.resolve(net), QStringLiteral("load %1").arg(QString::fromStdString(p.id())));
-            publishedBox_->setCurrentText(QString::fromStdString(p.name));
+            toolbar_->publishedBox->setCurrentText(QString::fromStdString(p.name));
             scrollToFirstUpdated();
             return true;
         }
@@ -368,9 +304,7 @@ void TrainingInspectorPanel::onSchemeChanged()
     if (model_->hasLedger()) chart_->setLedger(model_->ledger(), budget_->value());
     else chart_->clearLedger();
     refreshBanner();
-    scheme_->setText(model_->hasNetwork() ? QStringLiteral("<b>Scheme:</b> %1").arg(model_->schemeDescription().toHtmlEscaped())
-                                          : QString());
-    scheme_->setToolTip(model_->hasNetwork() ? model_->schemeDescription() : QString());
+    toolbar_->showScheme(model_->hasNetwork() ? model_->schemeDescription() : QString());
     if (!updating_) syncGraph();
     Q_EMIT updated();
 }
@@ -415,35 +349,19 @@ void TrainingInspectorPanel::showTrainingGraph(TrainingGraph g, const QString& t
     Q_EMIT state_->message(QStringLiteral("Showing %1").arg(title));
 }
 
-void TrainingInspectorPanel::setModelWeights(const QString& model, const QString& paramsPickle)
-{
-    weights_[model] = paramsPickle;
-    Q_EMIT state_->message(QStringLiteral("%1 exports with the int8 weights of %2").arg(model, paramsPickle));
-}
+void TrainingInspectorPanel::setModelWeights(const QString& model, const QString& paramsPickle) { files_->setWeights(model, paramsPickle); }
 
 void TrainingInspectorPanel::showImportedGraph(const ImportedGraph& im)
 {
     const QString title = QFileInfo(QString::fromStdString(im.source)).fileName();
     // The picker names what is shown (issue 19: it kept naming the previous model): the zoo model the
     // graph's network is, whose Export then takes the opened params, or an "opened: <file>" entry.
-    const QString zoo = matchingZooModel(im.network);
+    const QString zoo = QString::fromStdString(zooModelMatching(im.network));
     if (!zoo.isEmpty() && im.params) {
         const QString params = companionParams(QString::fromStdString(im.source));
-        if (!params.isEmpty()) weights_[zoo] = params;
+        if (!params.isEmpty()) files_->rememberWeights(zoo, params);
     }
-    {
-        const QSignalBlocker quiet(modelBox_);
-        int i = zoo.isEmpty() ? -1 : modelBox_->findData(zoo);
-        if (i < 0) {
-            i = modelBox_->findData(QString::fromLatin1(kOpenedKey));
-            if (i < 0) {
-                modelBox_->addItem(QString(), QString::fromLatin1(kOpenedKey));
-                i = modelBox_->count() - 1;
-            }
-            modelBox_->setItemText(i, QStringLiteral("opened: ") + title);
-        }
-        modelBox_->setCurrentIndex(i);
-    }
+    toolbar_->pickModel(zoo, inspectorOpenedKey(), QStringLiteral("opened: ") + title);
     opened_ = std::make_shared<ImportedGraph>(im);
     showOpenedGraph();
 }
@@ -456,46 +374,9 @@ void TrainingInspectorPanel::showOpenedGraph()
     showTrainingGraph(im.graph, QFileInfo(QString::fromStdString(im.source)).fileName(), net, &scheme);
 }
 
-ExportRequest TrainingInspectorPanel::exportRequest() const
-{
-    if (!model_->hasNetwork()) throw InputError("no model with an int8 lowering is selected");
-    if (!scratch_) const_cast<TrainingInspectorPanel*>(this)->scratch_ = std::make_unique<QTemporaryDir>();
-    const QString schemeFile = scratch_->path() + QStringLiteral("/scheme.json");
-    saveSchemeFile(schemeFile);   // throws when tiny-training's keys cannot express the choice
-    ExportRequest rq;
-    rq.scheme = schemeFile.toStdString();
-    const QString model = currentModel();
-    if (model == QLatin1String(kOpenedKey))
-        throw InputError("the opened graph's network is no zoo model, so it cannot be exported again from here: choose a zoo model or "
-                         "the design-space subnet");
-    if (model == QLatin1String(kSubnetKey)) {
-        // The selected subnet with the weights of the workspace's supernet (in a workspace
-        // without one, the shipped supernet's, the subnet transferred: named so in the export).
-        const SupernetTarget target = supernetTarget(state_->workspace());
-        const SubnetConfig c = transferConfig(state_->subnet(), state_->space(), target.space);
-        const std::string cfg = (scratch_->path() + QStringLiteral("/subnet.json")).toStdString();
-        writeJsonFile(cfg, c.toJson());
-        rq.model.supernet = target.supernet;
-        rq.model.config = cfg;
-        rq.model.space = target.space.name;
-        rq.name = target.transferred ? "subnet-transferred-to-" + target.space.name : "subnet";
-    } else {
-        rq.model.zoo = model.toStdString();
-        rq.model.params = weights_.value(model).toStdString();
-        rq.name = model.toStdString();
-    }
-    return rq;
-}
+ExportRequest TrainingInspectorPanel::exportRequest() const { return files_->exportRequest(currentModel()); }
 
-void TrainingInspectorPanel::openExportDialog()
-{
-    try {
-        ExportDialog dialog(exportRequest(), this);
-        dialog.exec();
-    } catch (const std::exception& e) {
-        QMessageBox::warning(this, QStringLiteral("TinyEngine export"), QString::fromUtf8(e.what()));
-    }
-}
+void TrainingInspectorPanel::openExportDialog() { files_->exportDialog(currentModel()); }
 
 void TrainingInspectorPanel::refreshTotals() { cards_->showLedger(model_->hasLedger() ? &model_->ledger() : nullptr, budget_->value()); }
 
@@ -505,27 +386,11 @@ void TrainingInspectorPanel::refreshBanner() { banner_->showFindings(*model_); }
 
 QString TrainingInspectorPanel::bannerText() const { return banner_->text(); }
 
-void TrainingInspectorPanel::loadSchemeFile(const QString& path)
-{
-    if (!model_->hasNetwork() || !model_->obstacle().isEmpty())
-        throw InputError(path.toStdString() + ": choose a model with a training graph first");
-    const Network& net = model_->network();
-    const ResolvedScheme r = SparseScheme::loadFile(path.toStdString()).resolve(net, path.toStdString());
-    model_->applyScheme(r, QStringLiteral("open %1").arg(QFileInfo(path).fileName()));
-}
+void TrainingInspectorPanel::loadSchemeFile(const QString& path) { files_->loadScheme(path); }
 
-void TrainingInspectorPanel::saveSchemeFile(const QString& path) const
-{
-    if (!model_->hasNetwork()) throw InputError(path.toStdString() + ": no model to save a scheme for");
-    sparseSchemeOf(model_->scheme(), model_->network()).saveFile(path.toStdString());
-}
+void TrainingInspectorPanel::saveSchemeFile(const QString& path) const { files_->saveScheme(path); }
 
-void TrainingInspectorPanel::exportLedgerCsv(const QString& path) const
-{
-    if (!model_->hasLedger()) throw InputError(path.toStdString() + ": no memory ledger to export");
-    writeFileAtomic(path.toStdString(), memoryLedgerCsv(model_->ledger(), model_->network(), model_->schemeDescription().toStdString(),
-                                                        model_->findings()));
-}
+void TrainingInspectorPanel::exportLedgerCsv(const QString& path) const { files_->exportLedgerCsv(path); }
 
 QString TrainingInspectorPanel::graphTitle() const
 {
@@ -535,48 +400,6 @@ QString TrainingInspectorPanel::graphTitle() const
         .arg(g.liveOps())
         .arg(g.prunedOps())
         .arg(QString::fromLatin1(autodiffModeName(g.mode)));
-}
-
-void TrainingInspectorPanel::chooseFile(bool save)
-{
-    const QString filter = QStringLiteral("tiny-training config (*.json *.yaml *.yml)");
-    try {
-        if (save) {
-            const QString p = QFileDialog::getSaveFileName(this, QStringLiteral("Save scheme"), QStringLiteral("scheme.yaml"), filter);
-            if (p.isEmpty()) return;
-            saveSchemeFile(p);
-            Q_EMIT state_->message(QStringLiteral("Saved %1").arg(p));
-        } else {
-            const QString p = QFileDialog::getOpenFileName(this, QStringLiteral("Open scheme"), QString(), filter);
-            if (p.isEmpty()) return;
-            loadSchemeFile(p);
-            Q_EMIT state_->message(QStringLiteral("Opened %1").arg(p));
-        }
-    } catch (const std::exception& e) {
-        QMessageBox::warning(this, save ? QStringLiteral("Save scheme") : QStringLiteral("Open scheme"), QString::fromUtf8(e.what()));
-    }
-}
-
-void TrainingInspectorPanel::exportGraphDialog(const QString& suffix)
-{
-    if (!pane_->hasGraph()) return;
-    const QString p = QFileDialog::getSaveFileName(this, QStringLiteral("Export graph"),
-                                                   QStringLiteral("%1-training-graph.%2").arg(QString::fromStdString(pane_->graph().model), suffix),
-                                                   QStringLiteral("%1 (*.%2)").arg(suffix.toUpper(), suffix));
-    if (!p.isEmpty()) pane_->exportGraph(p, graphTitle());
-}
-
-void TrainingInspectorPanel::exportCsvDialog()
-{
-    const QString p = QFileDialog::getSaveFileName(this, QStringLiteral("Export ledger"), QStringLiteral("ledger.csv"),
-                                                   QStringLiteral("CSV (*.csv)"));
-    if (p.isEmpty()) return;
-    try {
-        exportLedgerCsv(p);
-        Q_EMIT state_->message(QStringLiteral("Wrote %1").arg(p));
-    } catch (const std::exception& e) {
-        QMessageBox::warning(this, QStringLiteral("Export ledger"), QString::fromUtf8(e.what()));
-    }
 }
 
 bool TrainingInspectorPanel::waitForGraph(int timeoutMs) { return pane_->waitForLayout(timeoutMs); }

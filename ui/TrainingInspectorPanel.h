@@ -12,8 +12,6 @@
 #include "nn/quantize/QuantizationJob.h"
 #include "tinyengine/GraphImport.h"
 
-#include <QMap>
-#include <QTemporaryDir>
 #include <QWidget>
 
 #include <memory>
@@ -21,15 +19,13 @@
 class QAction;
 class QComboBox;
 class QDoubleSpinBox;
-class QLabel;
-class QSpinBox;
 class QTableView;
-class QToolButton;
 
 namespace tinyscope::ui {
 
 class AppState;
 class ExportDialog;
+class InspectorFiles;
 class InspectorToolbar;
 class MemoryCards;
 class SchemeBanner;
@@ -100,9 +96,6 @@ private:
     void refreshBanner();
     void syncGraph();
     void scrollToFirstUpdated();
-    void chooseFile(bool save);
-    void exportGraphDialog(const QString& suffix);
-    void exportCsvDialog();
     ResolvedScheme startingScheme(const Network& net) const;
     QString graphTitle() const;
     QAction* historyAction(bool isUndo);   // window-wide Undo / Redo over the layer model's stack
@@ -118,20 +111,14 @@ private:
     QComboBox* modelBox_;
     std::shared_ptr<const ImportedGraph> opened_;   // the graph last opened from a file
     QComboBox* modeBox_;
-    QComboBox* publishedBox_;
-    QToolButton* loadPublished_;
-    QSpinBox* biasN_;
-    QSpinBox* lastK_;
     QDoubleSpinBox* budget_;
     InspectorToolbar* toolbar_;   // owns the controls below
-    QLabel* scheme_;
     MemoryCards* cards_;
     SchemeBanner* banner_;
+    InspectorFiles* files_;   // scheme / ledger / graph files and the TinyEngine export
     std::shared_ptr<const Network> graphNet_;   // the network pane_'s graph was built from
     AutodiffMode graphMode_ = AutodiffMode::Correct;
     bool updating_ = false;
-    QMap<QString, QString> weights_;   // model -> int8 params pickle chosen or imported this session
-    std::unique_ptr<QTemporaryDir> scratch_;
 };
 
 }  // namespace tinyscope::ui

@@ -289,4 +289,15 @@ Network zooModel(const std::string& name)
     return b->build();
 }
 
+std::string zooModelMatching(const Network& net)
+{
+    for (const std::string& n : zooModelNames()) {
+        const Network z = zooModel(n);
+        if (z.input.c == net.input.c && z.input.h == net.input.h && z.input.w == net.input.w && z.numConvs() == net.numConvs() &&
+            z.params() == net.params())
+            return n;
+    }
+    return {};
+}
+
 }  // namespace tinyscope

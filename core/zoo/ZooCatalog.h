@@ -23,5 +23,8 @@ bool isZooModel(const std::string& name);
 // Case-insensitive, with aliases ("resnet8", "dscnn-s", "cct_2_3x2_32"); throws InputError
 // listing the models when the name is unknown.
 Network zooModel(const std::string& name);
+// The zoo model a network is (same input, number of convs and parameter count), or "" — e.g. the
+// network of a TinyEngine graph read back from a file.
+std::string zooModelMatching(const Network& net);
 
 }  // namespace tinyscope
