@@ -2,7 +2,7 @@
 
 #include "JobRunner.h"
 
-#include "FlowLayout.h"
+#include "GraphFindBar.h"
 
 #include "EventWait.h"
 #include "NodeInspector.h"
@@ -17,15 +17,12 @@
 #include <QCoreApplication>
 #include <QElapsedTimer>
 #include <QFileInfo>
-#include <QHBoxLayout>
 #include <QLabel>
-#include <QLineEdit>
 #include <QPointer>
 #include <QProgressBar>
 #include <QShowEvent>
 #include <QPushButton>
 #include <QSplitter>
-#include <QToolButton>
 #include <QVBoxLayout>
 
 namespace tinyscope::ui {
@@ -64,14 +61,6 @@ struct LayoutResult {
     double seconds = 0;
 };
 
-QLabel* swatch(const QString& text, const QString& fill, const QString& border, bool dashed)
-{
-    auto* l = new QLabel(text);
-    l->setStyleSheet(QStringLiteral("QLabel { background: %1; border: 1px %3 %2; border-radius: 3px; padding: 1px 6px; }")
-                         .arg(fill, border, dashed ? QStringLiteral("dashed") : QStringLiteral("solid")));
-    return l;
-}
-
 }  // namespace
 
 TrainingGraphPane::TrainingGraphPane(QWidget* parent) : QWidget(parent)
@@ -80,39 +69,9 @@ TrainingGraphPane::TrainingGraphPane(QWidget* parent) : QWidget(parent)
     root->setContentsMargins(0, 0, 0, 0);
     root->setSpacing(4);
 
-    // Search and zoom.
-    auto* bar = new QHBoxLayout;
-    search_ = new QLineEdit;
-    search_->setPlaceholderText(QStringLiteral("Find an op, layer or parameter (blocks.8.pw1, v9_conv_0_weight) — Enter: next"));
-    search_->setToolTip(QStringLiteral("Matches op names (nn.conv2d#812), layer names and parameter names; Enter steps through the matches"));
-    search_->setClearButtonEnabled(true);
-    searchNote_ = new QLabel;
-    searchNote_->setMinimumWidth(70);
-    auto* fit = new QToolButton;
-    fit->setText(QStringLiteral("Fit"));
-    fit->setToolTip(QStringLiteral("Show the whole graph (or double-click the background)"));
-    auto* zoomIn = new QToolButton;
-    zoomIn->setText(QStringLiteral("+"));
-    auto* zoomOut = new QToolButton;
-    zoomOut->setText(QStringLiteral("−"));
-    bar->addWidget(search_, 1);
-    bar->addWidget(searchNote_);
-    bar->addWidget(zoomOut);
-    bar->addWidget(zoomIn);
-    bar->addWidget(fit);
-    root->addLayout(bar);
-
-    // Legend from the same palette the DOT uses.
-    // It wraps on a narrow pane (1280×720) rather than widening it.
-    QList<QWidget*> legend;
-    for (TrainingGraphNodeClass c : {TrainingGraphNodeClass::Forward, TrainingGraphNodeClass::Loss, TrainingGraphNodeClass::Backward,
-                                     TrainingGraphNodeClass::GradientOutput, TrainingGraphNodeClass::Pruned}) {
-        const TrainingGraphNodeStyle& s = trainingGraphNodeStyle(c);
-        legend << swatch(QString::fromLatin1(s.legend), QString::fromLatin1(s.fill), QString::fromLatin1(s.border), s.dashed);
-    }
-    legend << new QLabel(QStringLiteral("<span style='color:%1'>━━</span> saved for backward")
-                             .arg(QString::fromLatin1(trainingGraphEdgeStyle(TrainingGraphEdgeClass::Saved).color)));
-    root->addWidget(wrappingRow(legend));
+    findBar_ = new GraphFindBar;
+    root->addWidget(findBar_);
+    root->addWidget(trainingGraphLegend());   // wraps on a narrow pane (1280×720) rather than widening it
 
     auto* split = new QSplitter(Qt::Vertical);
     view_ = new SvgGraphView;
@@ -146,11 +105,9 @@ TrainingGraphPane::TrainingGraphPane(QWidget* parent) : QWidget(parent)
     busyText_->hide();
     cancel_->hide();
 
-    connect(fit, &QToolButton::clicked, view_, &SvgGraphView::fitAll);
-    connect(zoomIn, &QToolButton::clicked, view_, [this] { view_->zoomBy(1.25); });
-    connect(zoomOut, &QToolButton::clicked, view_, [this] { view_->zoomBy(0.8); });
-    connect(search_, &QLineEdit::returnPressed, this, [this] { find(search_->text()); });
-    connect(search_, &QLineEdit::textChanged, this, [this] { searchNote_->clear(); });
+    connect(findBar_, &GraphFindBar::fitRequested, view_, &SvgGraphView::fitAll);
+    connect(findBar_, &GraphFindBar::zoomRequested, view_, &SvgGraphView::zoomBy);
+    connect(findBar_, &GraphFindBar::findRequested, this, &TrainingGraphPane::find);
     connect(view_, &SvgGraphView::nodeClicked, this, [this](const QString& name) {
         const int op = opIndexOfNodeName(name);
         if (op < 0 || op >= static_cast<int>(graph_.ops.size())) return;
@@ -190,7 +147,7 @@ void TrainingGraphPane::setGraph(TrainingGraph g, std::shared_ptr<const Network>
     names_.reserve(graph_.ops.size());
     for (std::size_t i = 0; i < graph_.ops.size(); ++i)
         names_.push_back(QString::fromStdString(trainingGraphNodeName(graph_, static_cast<int>(i))));
-    lastHit_ = -1;
+    findBar_->restart();
     inspector_->showHint(QStringLiteral("Laying out the graph…"));
     const QString ops = QString::fromStdString(groupThousands(static_cast<std::int64_t>(graph_.ops.size())));
     view_->setOverlayText(QStringLiteral("Laying out %1 ops with Graphviz…").arg(ops));
@@ -344,32 +301,8 @@ QString TrainingGraphPane::searchText(int op) const
 
 bool TrainingGraphPane::find(const QString& text)
 {
-    const QString q = text.trimmed();
-    if (q.isEmpty() || graph_.ops.empty()) return false;
-    if (q != lastQuery_) lastHit_ = -1;
-    lastQuery_ = q;
-    const int n = static_cast<int>(graph_.ops.size());
-    int matches = 0, hit = -1, rank = 0;
-    for (int i = 0; i < n; ++i) {
-        if (!searchText(i).contains(q, Qt::CaseInsensitive)) continue;
-        ++matches;
-        if (hit < 0 && i > lastHit_) {
-            hit = i;
-            rank = matches;
-        }
-    }
-    if (matches > 0 && hit < 0) {   // wrap around
-        for (int i = 0; i < n && hit < 0; ++i)
-            if (searchText(i).contains(q, Qt::CaseInsensitive)) hit = i;
-        rank = 1;
-    }
-    if (hit < 0) {
-        searchNote_->setText(QStringLiteral("no match"));
-        return false;
-    }
-    lastHit_ = hit;
-    searchNote_->setText(QStringLiteral("%1 of %2").arg(rank).arg(matches));
-    return focusOp(hit, 0.9);   // readable around the hit
+    const int hit = findBar_->next(text, static_cast<int>(graph_.ops.size()), [this](int op) { return searchText(op); });
+    return hit >= 0 && focusOp(hit, 0.9);   // readable around the hit
 }
 
 bool TrainingGraphPane::focusOp(int op, double minScale)

@@ -20,7 +20,6 @@
 #include <vector>
 
 class QLabel;
-class QLineEdit;
 class QProgressBar;
 class QPushButton;
 
@@ -30,6 +29,7 @@ struct Network;
 
 namespace tinyscope::ui {
 
+class GraphFindBar;
 class JobRunner;
 
 class NodeInspector;
@@ -101,13 +101,10 @@ private:
     JobRunner* layoutJobs_;
     JobRunner* exportJobs_;
     QString layoutNote_, exportNote_;
-    QString lastQuery_;
-    int lastHit_ = -1;
 
     SvgGraphView* view_;
     NodeInspector* inspector_;
-    QLineEdit* search_;
-    QLabel* searchNote_;
+    GraphFindBar* findBar_;
     QLabel* summary_;
     QProgressBar* busy_;
     QLabel* busyText_;
