@@ -9,6 +9,7 @@
 #include "DesignSpacePanel.h"
 #include "EvaluationBox.h"
 #include "nn/supernet/Supernet.h"
+#include "space/ArchSampler.h"
 #include "space/SpacePresets.h"
 #include "workspace/ShippedModels.h"
 #include "workspace/Workspace.h"
@@ -37,7 +38,9 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QtCharts/QChartView>
+#include <QComboBox>
 #include <QSpinBox>
+#include <QTableWidget>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -360,6 +363,51 @@ private Q_SLOTS:
         Q_EMIT view->customContextMenuRequested(QPoint(20, 20));
         QCOMPARE(offered, (QStringList{QStringLiteral("Save diagram as SVG…"), QStringLiteral("Save diagram as PNG…"),
                                        QStringLiteral("Save diagram as DOT…"), QStringLiteral("Fit")}));
+    }
+
+    // The left column's controls write the subnet and follow it: a kernel picked in the block table
+    // is the subnet's, blocks a shallower stage drops are greyed out, Random is draw n of the seed
+    // (Python's random.seed), and the workspace picker follows a workspace set elsewhere.
+    void theControlsEditAndFollowTheSubnet()
+    {
+        ui::MainWindow w;
+        w.state()->setWorkspace(shippedWorkspace("lab3-vww"));
+        ui::DesignSpacePanel* panel = w.designSpacePanel();
+        const DesignSpace& space = w.state()->space();
+        panel->selectMin();
+        const std::int64_t minMacs = panel->report().summary.macs;
+        auto* blocks = panel->findChild<QTableWidget*>();
+        QVERIFY(blocks);
+        QCOMPARE(blocks->rowCount(), space.maxBlocks());
+        auto* kernel = qobject_cast<QComboBox*>(blocks->cellWidget(0, 2));
+        QVERIFY(kernel && kernel->isEnabled());
+        QCOMPARE(kernel->currentText(), QStringLiteral("%1×%1").arg(space.ks_list.front()));
+        kernel->setCurrentIndex(kernel->count() - 1);
+        QCOMPARE(w.state()->subnet().ks[0], space.ks_list.back());
+        QVERIFY(panel->report().summary.macs > minMacs);   // the costs follow the edit
+        int inactive = 0;
+        for (int b = 0; b < space.maxBlocks(); ++b)
+            if (!w.state()->subnet().blockActive(space, b)) {
+                ++inactive;
+                QVERIFY(!blocks->cellWidget(b, 2)->isEnabled() && !blocks->cellWidget(b, 3)->isEnabled());
+            }
+        QVERIFY(inactive > 0);   // the min config has the least depth
+
+        auto* seed = panel->findChild<QSpinBox*>();   // the only spin box before the evaluator's two
+        QVERIFY(seed && seed->toolTip().contains(QStringLiteral("random.seed")));
+        seed->setValue(3);
+        panel->selectRandom();
+        panel->selectRandom();
+        PyRandom rng(3);
+        ArchSampler sampler(space);
+        sampler.random(rng);
+        QVERIFY(w.state()->subnet() == sampler.random(rng));   // draw 1 of seed 3
+
+        auto* picker = panel->findChild<QComboBox*>();   // the first combo box: the workspace picker
+        QCOMPARE(picker->currentData().toString(), QStringLiteral("lab3-vww"));
+        w.state()->setWorkspace(shippedWorkspace("fashion-mnist"));
+        QCOMPARE(picker->currentData().toString(), QStringLiteral("fashion-mnist"));
+        QCOMPARE(blocks->rowCount(), w.state()->space().maxBlocks());
     }
 };
 

@@ -1,30 +1,29 @@
 #pragma once
 // The Design-space panel: pick a subnet (resolution, width, depth per stage, kernel/expand per
 // block, or min / max / random) and see at once its block diagram, totals, per-layer table and
-// per-layer peak-memory chart against the SRAM budget.
+// per-layer peak-memory chart against the SRAM budget. It assembles the components below and
+// costs the subnet once per change (refresh):
+//   left   SubnetControls (WorkspacePicker, the subnet's choices, Min/Max/Random), EvaluationBox
+//   centre SubnetDiagramView
+//   right  CostTotals (+ SRAM budget); tabs PeakMemoryChart | per-class accuracy; LayerCostTable
 #include "cost/CostModel.h"
 
 #include <QWidget>
 
 #include <string>
-#include <vector>
 
-class QComboBox;
-class QDoubleSpinBox;
-class QLabel;
-class QSpinBox;
-class QTableView;
-class QTableWidget;
-class QCheckBox;
+class QTabWidget;
 class QVBoxLayout;
 
 namespace tinyscope::ui {
 
 class AppState;
-class CostTableModel;
+class CostTotals;
 class EvaluationBox;
+class LayerCostTable;
 class PeakMemoryChart;
-class SvgGraphView;
+class SubnetControls;
+class SubnetDiagramView;
 
 class DesignSpacePanel : public QWidget {
     Q_OBJECT
@@ -42,7 +41,7 @@ public:
     EvaluationBox* evaluationBox() const { return evaluation_; }
     // DOT text of the block diagram shown (the lab's title, the peak-SRAM block outlined), and the
     // file name it is saved under by default ("mcunet-vww-112px-w1").
-    const std::string& diagramDot() const { return diagramDot_; }
+    const std::string& diagramDot() const;
     QString diagramStem() const;
 
 protected:
@@ -50,35 +49,21 @@ protected:
     void dropEvent(QDropEvent* e) override;
 
 private:
-    void rebuildForSpace();
-    void syncControls();
-    void syncPicker();   // the workspace picker shows the current workspace
+    QWidget* controlsColumn();
+    QWidget* costColumn();
+    QTabWidget* chartTabs();   // peak memory; the per-class accuracy once there is an evaluation
     void refresh();
-    void onControlsEdited();
-    SubnetConfig configFromControls() const;
 
     AppState* state_;
-    bool syncing_ = false;
     CostReport report_;
-    std::string diagramDot_;
 
-    QComboBox* spaceBox_;
-    QComboBox* resolutionBox_;
-    QComboBox* widthBox_;
-    QSpinBox* seedBox_;
-    std::vector<QComboBox*> depthBoxes_;
-    QWidget* depthRow_;
-    QTableWidget* blocks_;
-    QLabel* totals_;
-    QDoubleSpinBox* budget_;
-    SvgGraphView* diagram_;
-    QTableView* table_;
-    CostTableModel* tableModel_;
-    QCheckBox* convOnly_;
-    PeakMemoryChart* chart_;
+    SubnetControls* controls_;
     QVBoxLayout* side_;
     EvaluationBox* evaluation_;
-    unsigned long long randomDraws_ = 0;
+    SubnetDiagramView* diagram_;
+    CostTotals* totals_;
+    PeakMemoryChart* chart_;
+    LayerCostTable* table_;
 };
 
 }  // namespace tinyscope::ui

@@ -2,94 +2,53 @@
 
 #include "Palette.h"
 #include "AppState.h"
-#include "ChartStyle.h"
 #include "DeployDialog.h"
+#include "EvaluationOptions.h"
 #include "JobRunner.h"
+#include "PerClassChart.h"
 
 #include "data/ImageDataset.h"
 #include "io/DataPaths.h"
-#include "io/JsonFile.h"
 #include "nn/measure/EvaluationJob.h"
 #include "workspace/Workspace.h"
 
-#include <QComboBox>
-#include <QCoreApplication>
-#include <QEventLoop>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QLineEdit>
 #include <QListWidget>
 #include <QMessageBox>
 #include <QProgressBar>
 #include <QPushButton>
-#include <QSpinBox>
-#include <QTimer>
 #include <QVBoxLayout>
-#include <QtCharts/QBarCategoryAxis>
-#include <QtCharts/QBarSet>
-#include <QtCharts/QChartView>
-#include <QtCharts/QHorizontalBarSeries>
-#include <QtCharts/QValueAxis>
 
 namespace tinyscope::ui {
 
 namespace {
-QString perClassTitle(double top1) { return QStringLiteral("Top-1 per class (all: %1 %)").arg(top1, 0, 'f', 1); }
+// The result line: top-1, images, data, speed; the space and resolution; how BN was treated.
+QString evaluationHtml(const EvalResult& r, const EvaluationRequest& rq)
+{
+    QString text = QStringLiteral("<b>top-1 %1 %</b> on %2 images of %3 (%4 img/s)")
+                       .arg(r.top1, 0, 'f', 2)
+                       .arg(r.images)
+                       .arg(QString::fromStdString(rq.data).toHtmlEscaped())
+                       .arg(r.images_per_second, 0, 'f', 0);
+    text += QStringLiteral("<br>%1 at %2 px").arg(QString::fromStdString(rq.space.name)).arg(rq.config.image_size);
+    text += r.calibration_images ? QStringLiteral(", BN re-calibrated on %1 holdout images").arg(r.calibration_images)
+                                 : QStringLiteral(", BN statistics of the checkpoint");
+    if (r.skipped) text += QStringLiteral("<br>%1 unreadable images skipped").arg(r.skipped);
+    return text;
+}
+
+bool isFashionMnist(const QString& data) { return data.startsWith(QStringLiteral("fashion-mnist")); }
 }  // namespace
 
 EvaluationBox::EvaluationBox(AppState* state, QWidget* parent) : QGroupBox(QStringLiteral("Evaluate on a supernet"), parent), state_(state)
 {
     auto* lay = new QVBoxLayout(this);
-    auto* form = new QFormLayout;
-    supernet_ = new QLineEdit;
-    supernet_->setPlaceholderText(QStringLiteral("supernet checkpoint (.pth)"));
-    auto* browse = new QPushButton(QStringLiteral("…"));
-    browse->setMaximumWidth(30);
-    auto* row = new QHBoxLayout;
-    row->addWidget(supernet_);
-    row->addWidget(browse);
-    form->addRow(QStringLiteral("Supernet"), row);
-    data_ = new QComboBox;
-    data_->setEditable(true);
-    data_->addItems({QStringLiteral("fashion-mnist:test"), QStringLiteral("fashion-mnist:holdout")});
-    auto* browseData = new QPushButton(QStringLiteral("…"));
-    browseData->setMaximumWidth(30);
-    auto* drow = new QHBoxLayout;
-    drow->addWidget(data_, 1);
-    drow->addWidget(browseData);
-    form->addRow(QStringLiteral("Data"), drow);
-    images_ = new QSpinBox;
-    images_->setRange(0, 1000000);
-    images_->setSpecialValueText(QStringLiteral("all"));
-    images_->setValue(2000);
-    calibImages_ = new QSpinBox;
-    calibImages_->setRange(0, 100000);
-    calibImages_->setSpecialValueText(QStringLiteral("off"));
-    calibImages_->setValue(1000);
-    calibImages_->setToolTip(QStringLiteral("BN re-calibration on Fashion-MNIST holdout images (0: keep the checkpoint's statistics)"));
-    auto* nrow = new QHBoxLayout;
-    nrow->addWidget(new QLabel(QStringLiteral("images")));
-    nrow->addWidget(images_);
-    nrow->addWidget(new QLabel(QStringLiteral("BN calib.")));
-    nrow->addWidget(calibImages_);
-    form->addRow(nrow);
-    lay->addLayout(form);
-    auto* buttons = new QHBoxLayout;
-    run_ = new QPushButton(QStringLiteral("Evaluate"));
-    cancel_ = new QPushButton(QStringLiteral("Cancel"));
-    cancel_->setEnabled(false);
-    auto* classifyB = new QPushButton(QStringLiteral("Classify image…"));
-    auto* deployB = new QPushButton(QStringLiteral("Deploy…"));
-    deployB->setToolTip(QStringLiteral("Write the selected subnet of this supernet as an int8 TFLite or float ONNX file, "
-                                       "and compare its memory on three engines (docs/DEPLOY.md)"));
-    buttons->addWidget(run_);
-    buttons->addWidget(cancel_);
-    buttons->addWidget(classifyB);
-    lay->addLayout(buttons);
-    lay->addWidget(deployB);   // its own row: the three above already fill the side panel's width
+    options_ = new EvaluationOptions;
+    lay->addWidget(options_);
+    lay->addLayout(actionRows());
     progress_ = new QProgressBar;
     progress_->setRange(0, 100);
     progress_->setValue(0);
@@ -107,9 +66,7 @@ EvaluationBox::EvaluationBox(AppState* state, QWidget* parent) : QGroupBox(QStri
     result_->setWordWrap(true);
     result_->setTextFormat(Qt::RichText);
     lay->addWidget(result_);
-    perClass_ = new QChartView(this);
-    perClass_->setRenderHint(QPainter::Antialiasing);
-    perClass_->setMinimumHeight(230);
+    perClass_ = new PerClassChart(this);
     classes_ = new QListWidget;
     classes_->setMaximumHeight(110);
     classes_->setToolTip(QStringLiteral("Drop an image on the panel to classify it"));
@@ -118,26 +75,38 @@ EvaluationBox::EvaluationBox(AppState* state, QWidget* parent) : QGroupBox(QStri
     lay->addWidget(classes_);
 
     showWorkspace();
-    connect(browse, &QPushButton::clicked, this, [this] {
-        QString p = QFileDialog::getOpenFileName(this, QStringLiteral("Supernet checkpoint"), supernet_->text(),
-                                                 QStringLiteral("PyTorch checkpoint (*.pth *.pt *.tar);;All files (*)"));
-        if (!p.isEmpty()) useSupernet(p);
-    });
-    connect(supernet_, &QLineEdit::editingFinished, this, [this] {
-        if (supernet_->text() != QString::fromStdString(state_->workspace().supernet)) useSupernet(supernet_->text());
-    });
+    connect(options_, &EvaluationOptions::supernetChosen, this, &EvaluationBox::useSupernet);
+    connect(options_, &EvaluationOptions::dataChanged, this, &EvaluationBox::refreshNotes);
     connect(switchWorkspace_, &QPushButton::clicked, this, [this] {
         state_->setWorkspace(shippedWorkspace(shippedWorkspaceNames().front()));
     });
-    connect(browseData, &QPushButton::clicked, this, [this] {
-        QString p = QFileDialog::getExistingDirectory(this, QStringLiteral("Dataset folder (class sub-folders or IDX files)"));
-        if (!p.isEmpty()) data_->setCurrentText(p);
-        refreshNotes();
-    });
-    connect(run_, &QPushButton::clicked, this, &EvaluationBox::evaluate);
-    connect(deployB, &QPushButton::clicked, this, [this] { openDeployDialog(); });
+    connect(state_, &AppState::workspaceChanged, this, &EvaluationBox::showWorkspace);
+    connect(state_, &AppState::subnetChanged, this, &EvaluationBox::refreshStale);
+    connect(state_, &AppState::spaceChanged, this, &EvaluationBox::refreshStale);
+    refreshNotes();
+}
+
+QLayout* EvaluationBox::actionRows()
+{
+    auto* rows = new QVBoxLayout;
+    rows->setContentsMargins(0, 0, 0, 0);
+    auto* buttons = new QHBoxLayout;
+    run_ = new QPushButton(QStringLiteral("Evaluate"));
+    cancel_ = new QPushButton(QStringLiteral("Cancel"));
+    cancel_->setEnabled(false);
+    auto* classifyB = new QPushButton(QStringLiteral("Classify image…"));
+    auto* deployB = new QPushButton(QStringLiteral("Deploy…"));
+    deployB->setToolTip(QStringLiteral("Write the selected subnet of this supernet as an int8 TFLite or float ONNX file, "
+                                       "and compare its memory on three engines (docs/DEPLOY.md)"));
+    buttons->addWidget(run_);
+    buttons->addWidget(cancel_);
+    buttons->addWidget(classifyB);
+    rows->addLayout(buttons);
+    rows->addWidget(deployB);   // its own row: the three above already fill the side panel's width
     evalJobs_ = new JobRunner(this);
     classifyJobs_ = new JobRunner(this);
+    connect(run_, &QPushButton::clicked, this, &EvaluationBox::evaluate);
+    connect(deployB, &QPushButton::clicked, this, [this] { openDeployDialog(); });
     connect(evalJobs_, &JobRunner::progress, this, [this](qint64 done, qint64 total, const QString& stage) {
         if (evalJobs_->cancelRequested()) return;
         progress_->setValue(total ? static_cast<int>(100 * done / total) : 0);
@@ -152,22 +121,14 @@ EvaluationBox::EvaluationBox(AppState* state, QWidget* parent) : QGroupBox(QStri
                                                  QStringLiteral("Images (*.png *.jpg *.jpeg)"));
         if (!p.isEmpty()) classify(p);
     });
-    connect(data_, &QComboBox::currentTextChanged, this, &EvaluationBox::refreshNotes);
-    connect(state_, &AppState::workspaceChanged, this, &EvaluationBox::showWorkspace);
-    connect(state_, &AppState::subnetChanged, this, &EvaluationBox::refreshStale);
-    connect(state_, &AppState::spaceChanged, this, &EvaluationBox::refreshStale);
-    refreshNotes();
+    return rows;
 }
 
 EvaluationBox::~EvaluationBox() = default;   // the runners cancel and wait
 
 void EvaluationBox::showWorkspace()
 {
-    const Workspace& w = state_->workspace();
-    supernet_->setText(QString::fromStdString(w.supernet));
-    supernet_->setPlaceholderText(w.hasSupernet() ? QString()
-                                                  : QStringLiteral("none for space %1: choose a checkpoint of it").arg(QString::fromStdString(w.space.name)));
-    data_->setCurrentText(QString::fromStdString(w.data));
+    options_->showWorkspace(state_->workspace());
     refreshNotes();
     refreshStale();
 }
@@ -185,14 +146,16 @@ void EvaluationBox::useSupernet(const QString& checkpoint)
 bool EvaluationBox::ready() const
 {
     const Workspace& w = state_->workspace();
-    if (!w.hasSupernet() || !QFileInfo::exists(QString::fromStdString(w.supernet)) || data_->currentText().isEmpty()) return false;
-    return !data_->currentText().startsWith(QStringLiteral("fashion-mnist")) || !fashionMnistDir().empty();
+    const QString data = options_->data();
+    if (!w.hasSupernet() || !QFileInfo::exists(QString::fromStdString(w.supernet)) || data.isEmpty()) return false;
+    return !isFashionMnist(data) || !fashionMnistDir().empty();
 }
 
 void EvaluationBox::refreshNotes()
 {
     QStringList notes;
-    if (data_->currentText().startsWith(QStringLiteral("fashion-mnist")) && fashionMnistDir().empty())
+    const QString data = options_->data();
+    if (isFashionMnist(data) && fashionMnistDir().empty())
         notes << QStringLiteral("Fashion-MNIST is missing: install the Debian package <b>dataset-fashion-mnist</b>.");
     const Workspace& w = state_->workspace();
     if (!w.hasSupernet())
@@ -200,7 +163,7 @@ void EvaluationBox::refreshNotes()
                                 "to the Fashion-MNIST workspace.")
                      .arg(QString::fromStdString(w.title).toHtmlEscaped(), QString::fromStdString(w.evaluationBlocker()).toHtmlEscaped(),
                           QString::fromStdString(w.space.name).toHtmlEscaped());
-    else if (data_->currentText().isEmpty())
+    else if (data.isEmpty())
         notes << QStringLiteral("Choose the data to evaluate on (a folder of class sub-folders, or IDX files).");
     note_->setText(notes.join(QStringLiteral("<br>")));
     note_->setVisible(!notes.isEmpty());
@@ -253,37 +216,19 @@ void EvaluationBox::evaluate()
     if (running_) return;
     EvaluationRequest rq;
     if (!prepareRequest(rq, QStringLiteral("Evaluate"))) return;
-    rq.data = data_->currentText().toStdString();
-    rq.images = static_cast<std::size_t>(images_->value());
-    rq.calibrate = calibImages_->value() > 0;
-    rq.calibration.images = static_cast<std::size_t>(calibImages_->value());
+    rq.data = options_->data().toStdString();
+    rq.images = static_cast<std::size_t>(options_->images());
+    rq.calibrate = options_->calibrationImages() > 0;
+    rq.calibration.images = static_cast<std::size_t>(options_->calibrationImages());
     setRunning(true);
     // The selection the result is for: the one at the start (the user may move on while it runs).
     auto asked = std::make_shared<const SubnetConfig>(state_->subnet());
     const QString askedSpace = evaluationKey();
     evalJobs_->run([rq](const JobControl& job) { return runEvaluation(rq, job); },
                    [this, rq, asked, askedSpace](EvalResult r) {
-                       setRunning(false);
-                       last_ = std::move(r);
-                       progress_->setValue(100);
-                       progress_->setFormat(QStringLiteral("done in %1 s").arg(last_.seconds, 0, 'f', 1));
-                       QString text = QStringLiteral("<b>top-1 %1 %</b> on %2 images of %3 (%4 img/s)")
-                                          .arg(last_.top1, 0, 'f', 2)
-                                          .arg(last_.images)
-                                          .arg(QString::fromStdString(rq.data).toHtmlEscaped())
-                                          .arg(last_.images_per_second, 0, 'f', 0);
-                       text += QStringLiteral("<br>%1 at %2 px").arg(QString::fromStdString(rq.space.name)).arg(rq.config.image_size);
-                       text += last_.calibration_images
-                                   ? QStringLiteral(", BN re-calibrated on %1 holdout images").arg(last_.calibration_images)
-                                   : QStringLiteral(", BN statistics of the checkpoint");
-                       if (last_.skipped) text += QStringLiteral("<br>%1 unreadable images skipped").arg(last_.skipped);
-                       resultHtml_ = text;
                        evaluatedSpace_ = askedSpace;
                        evaluatedSubnet_ = asked;
-                       showPerClass(last_, rq.space.class_names);
-                       showStale(isStale());
-                       Q_EMIT state_->message(QStringLiteral("Evaluated: top-1 %1 %").arg(last_.top1, 0, 'f', 2));
-                       Q_EMIT evaluated(true);
+                       showResult(std::move(r), rq);
                    },
                    [this](const JobFailure& f) {
                        setRunning(false);
@@ -293,15 +238,28 @@ void EvaluationBox::evaluate()
                    });
 }
 
-void EvaluationBox::setImageCounts(int images, int calibrationImages)
+void EvaluationBox::showResult(EvalResult r, const EvaluationRequest& rq)
 {
-    images_->setValue(images);
-    calibImages_->setValue(calibrationImages);
+    setRunning(false);
+    last_ = std::move(r);
+    progress_->setValue(100);
+    progress_->setFormat(QStringLiteral("done in %1 s").arg(last_.seconds, 0, 'f', 1));
+    resultHtml_ = evaluationHtml(last_, rq);
+    if (perClass_->showResult(last_, rq.space.class_names)) Q_EMIT perClassShown();
+    showStale(isStale());
+    Q_EMIT state_->message(QStringLiteral("Evaluated: top-1 %1 %").arg(last_.top1, 0, 'f', 2));
+    Q_EMIT evaluated(true);
 }
+
+void EvaluationBox::setImageCounts(int images, int calibrationImages) { options_->setImageCounts(images, calibrationImages); }
 
 bool EvaluationBox::waitForIdle(int timeoutMs) { return evalJobs_->waitForIdle(timeoutMs); }
 
 QString EvaluationBox::resultText() const { return result_->text(); }
+
+int EvaluationBox::perClassBars() const { return perClass_->bars(); }
+
+QChartView* EvaluationBox::perClassView() const { return perClass_; }
 
 QString EvaluationBox::evaluationKey() const
 {
@@ -326,45 +284,7 @@ void EvaluationBox::showStale(bool stale)
                                             "press Evaluate for the selected one.</span><br><span style='color:%2'>%3</span>")
                                  .arg(paletteName("status.warn"), paletteName("text.dim"), resultHtml_)
                            : resultHtml_);
-    if (QChart* chart = perClass_->chart()) {
-        const QString title = perClassTitle(last_.top1);
-        chart->setTitle(stale ? title + QStringLiteral(" — stale: an earlier subnet") : title);
-        chart->setOpacity(stale ? 0.45 : 1.0);
-    }
-}
-
-void EvaluationBox::showPerClass(const EvalResult& r, const std::vector<std::string>& classNames)
-{
-    perClassBars_ = r.classes;
-    if (r.classes == 0) return;
-    // Horizontal bars, first class on top; the overall top-1 as the title.
-    auto* set = new QBarSet(QStringLiteral("top-1 %"));
-    set->setColor(paletteColor("chart.series"));
-    QStringList names;
-    for (int c = r.classes - 1; c >= 0; --c) {
-        *set << r.classTop1(c);
-        names << QString::fromStdString(className(classNames, c));
-    }
-    auto* series = new QHorizontalBarSeries;
-    series->append(set);
-    series->setLabelsVisible(true);
-    series->setLabelsFormat(QStringLiteral("@value"));
-    series->setLabelsPrecision(3);
-    QChart* chart = styledChart(perClassTitle(r.top1));
-    chart->addSeries(series);
-    chart->legend()->hide();
-    auto* y = new QBarCategoryAxis;
-    y->append(names);
-    auto* x = new QValueAxis;
-    x->setRange(0, 100);
-    x->setTickCount(6);
-    x->setLabelFormat(QStringLiteral("%.0f"));
-    chart->addAxis(y, Qt::AlignLeft);
-    chart->addAxis(x, Qt::AlignBottom);
-    series->attachAxis(y);
-    series->attachAxis(x);
-    replaceChart(perClass_, chart);
-    Q_EMIT perClassShown();
+    perClass_->setStale(stale);
 }
 
 void EvaluationBox::classify(const QString& imagePath)
@@ -372,8 +292,8 @@ void EvaluationBox::classify(const QString& imagePath)
     if (classifyJobs_->busy()) return;
     EvaluationRequest rq;
     if (!prepareRequest(rq, QStringLiteral("Classify image"))) return;
-    rq.calibrate = calibImages_->value() > 0 && !fashionMnistDir().empty();
-    rq.calibration.images = std::min<std::size_t>(500, static_cast<std::size_t>(calibImages_->value()));
+    rq.calibrate = options_->calibrationImages() > 0 && !fashionMnistDir().empty();
+    rq.calibration.images = std::min<std::size_t>(500, static_cast<std::size_t>(options_->calibrationImages()));
     // Extraction and BN re-calibration take about a second: off the GUI thread.
     classes_->clear();
     classes_->addItem(QStringLiteral("classifying %1…").arg(QFileInfo(imagePath).fileName()));

@@ -12,12 +12,9 @@
 #include <atomic>
 #include <memory>
 
-class QComboBox;
 class QLabel;
-class QLineEdit;
 class QProgressBar;
 class QPushButton;
-class QSpinBox;
 class QListWidget;
 class QChartView;
 
@@ -29,7 +26,9 @@ namespace tinyscope::ui {
 
 class AppState;
 class DeployDialog;
+class EvaluationOptions;
 class JobRunner;
+class PerClassChart;
 
 class EvaluationBox : public QGroupBox {
     Q_OBJECT
@@ -50,14 +49,14 @@ public:
     bool ready() const;
     QString resultText() const;
     const EvalResult& lastResult() const { return last_; }
-    int perClassBars() const { return perClassBars_; }   // classes in the per-class chart (tests)
+    int perClassBars() const;   // classes in the per-class chart (tests)
     // The shown result belongs to another subnet or space than the selected one (issue 19: it stayed
     // on screen unmarked after Random, "Use this subnet" or a space change). Marked in the text and
     // the chart's title; unmarked when the evaluated subnet is selected again.
     bool resultStale() const { return stale_; }
     // The per-class chart, for the owner to place (the Design-space panel shows it in a tab beside
     // the peak-memory chart); perClassShown() is emitted when it has a new result.
-    QChartView* perClassView() const { return perClass_; }
+    QChartView* perClassView() const;
 
 Q_SIGNALS:
     void evaluated(bool ok);
@@ -65,6 +64,7 @@ Q_SIGNALS:
     void perClassShown();   // an evaluation's per-class chart is ready (perClassView())
 
 private:
+    QLayout* actionRows();   // Evaluate / Cancel / Classify image…, then Deploy…
     void showWorkspace();                        // supernet, data and notes of the workspace
     void useSupernet(const QString& checkpoint);   // AppState::useSupernet, a warning on refusal
     void setRunning(bool running);
@@ -75,13 +75,10 @@ private:
     bool isStale() const;          // the selection differs from the evaluated one
     QString evaluationKey() const; // the space and supernet a result is computed with
     void showStale(bool stale);
-    void showPerClass(const EvalResult& r, const std::vector<std::string>& classNames);
+    void showResult(EvalResult r, const EvaluationRequest& rq);
 
     AppState* state_;
-    QLineEdit* supernet_;
-    QComboBox* data_;
-    QSpinBox* images_;
-    QSpinBox* calibImages_;
+    EvaluationOptions* options_;
     QPushButton* run_;
     QPushButton* cancel_;
     QProgressBar* progress_;
@@ -93,8 +90,7 @@ private:
     QLabel* note_;
     QPushButton* switchWorkspace_;
     QListWidget* classes_;
-    QChartView* perClass_;   // top-1 per class of the last evaluation (hidden until there is one)
-    int perClassBars_ = 0;
+    PerClassChart* perClass_;   // top-1 per class of the last evaluation (hidden until there is one)
     bool running_ = false;       // Evaluate is running (the buttons follow)
     JobRunner* evalJobs_;
     JobRunner* classifyJobs_;

@@ -1,14 +1,11 @@
 #include "WinnerCard.h"
 
-#include "DiagramExport.h"
 #include "FlowLayout.h"
 #include "Palette.h"
-#include "SvgGraphView.h"
+#include "SubnetDiagramView.h"
 
 #include "io/Text.h"
 #include "search/TrainingMemoryLimit.h"
-#include "viz/ArchDiagram.h"
-#include "viz/GraphvizRenderer.h"
 
 #include <QLabel>
 #include <QPushButton>
@@ -18,11 +15,9 @@ namespace tinyscope::ui {
 
 WinnerCard::WinnerCard(QWidget* parent) : QWidget(parent)
 {
-    diagram_ = new SvgGraphView;
+    diagram_ = new SubnetDiagramView([this] { return QStringLiteral("%1-winner").arg(QString::fromStdString(space_.name)); });
     diagram_->setMinimumWidth(300);
     diagram_->setToolTip(QStringLiteral("The winner's blocks; right-click saves the diagram"));
-    offerDiagramSave(diagram_, [this] { return dot_; },
-                     [this] { return QStringLiteral("%1-winner").arg(QString::fromStdString(space_.name)); });
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     text_ = new QLabel(QStringLiteral("<i>no search yet</i>"));
@@ -51,18 +46,14 @@ void WinnerCard::showWinner(std::shared_ptr<const SearchResult> result, const De
 {
     result_ = std::move(result);
     space_ = space;
-    dot_.clear();
     diagramError_.clear();
-    diagram_->setSvg(QByteArray());
+    diagram_->clearDiagram();
     if (hasWinner()) {
         try {
             const SearchCandidate& best = result_->best;
-            const CostReport report = CostModel(space_).report(best.config);
-            dot_ = archDiagramDot(space_, best.config, costedDiagramOptions(report, best.accuracy));
-            diagram_->setSvg(QByteArray::fromStdString(renderDotToSvg(dot_)));
+            diagramError_ = diagram_->showSubnet(space_, best.config, CostModel(space_).report(best.config), best.accuracy);
         } catch (const std::exception& e) {
-            dot_.clear();
-            diagramError_ = QString::fromUtf8(e.what());
+            diagramError_ = QString::fromUtf8(e.what());   // the costs could not be computed
         }
     }
     base_ = winnerText();
@@ -71,6 +62,8 @@ void WinnerCard::showWinner(std::shared_ptr<const SearchResult> result, const De
     measure_->setEnabled(hasWinner() || measuring_);
     text_->setText(base_);
 }
+
+const std::string& WinnerCard::diagramDot() const { return diagram_->dot(); }
 
 QString WinnerCard::winnerText() const
 {

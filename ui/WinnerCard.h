@@ -17,7 +17,7 @@ class QPushButton;
 
 namespace tinyscope::ui {
 
-class SvgGraphView;
+class SubnetDiagramView;
 
 class WinnerCard : public QWidget {
     Q_OBJECT
@@ -29,7 +29,7 @@ public:
     // The line under the winner: `progress` while measuring, else `m` if it measured the winner shown.
     void setMeasurement(const WinnerMeasurement& m, bool measuring, const QString& progress);
     bool hasWinner() const { return result_ && result_->found; }
-    const std::string& diagramDot() const { return dot_; }   // empty: no winner shown
+    const std::string& diagramDot() const;   // empty: no winner shown
 
 Q_SIGNALS:
     void useRequested();
@@ -41,7 +41,6 @@ private:
 
     std::shared_ptr<const SearchResult> result_;
     DesignSpace space_;
-    std::string dot_;
     QString diagramError_;   // why the diagram could not be drawn
     bool measuring_ = false;
     QString base_;   // the winner's text without the measurement line
@@ -49,7 +48,7 @@ private:
     QPushButton* use_;
     QPushButton* measure_;
     QPushButton* deploy_;
-    SvgGraphView* diagram_;
+    SubnetDiagramView* diagram_;
 };
 
 }  // namespace tinyscope::ui

@@ -1,0 +1,39 @@
+#pragma once
+// A subnet's block diagram as the lab draws it (viz/ArchDiagram: its title with the costs, the
+// peak-SRAM block outlined) in a pan/zoom view; right-click saves it as SVG / PNG / DOT under
+// a default name the owner gives. The Design-space panel's diagram and the Search winner's.
+#include "SvgGraphView.h"
+
+#include <QString>
+
+#include <functional>
+#include <string>
+
+namespace tinyscope {
+struct CostReport;
+class DesignSpace;
+struct SubnetConfig;
+}  // namespace tinyscope
+
+namespace tinyscope::ui {
+
+class SubnetDiagramView : public SvgGraphView {
+    Q_OBJECT
+public:
+    // `stem`: the file name a save offers, without suffix.
+    explicit SubnetDiagramView(std::function<QString()> stem, QWidget* parent = nullptr);
+
+    // Draws `config` costed by `report` (`predictedTop1Percent` < 0: no accuracy in the title).
+    // Returns "" when drawn, else the message why not (the DOT is then empty and the view keeps
+    // what it showed).
+    QString showSubnet(const DesignSpace& space, const SubnetConfig& config, const CostReport& report,
+                       double predictedTop1Percent = -1);
+    void clearDiagram();   // nothing shown, nothing to save
+    // The DOT text of the diagram shown (what a save writes); empty when there is none.
+    const std::string& dot() const { return dot_; }
+
+private:
+    std::string dot_;
+};
+
+}  // namespace tinyscope::ui
