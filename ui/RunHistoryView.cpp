@@ -80,27 +80,25 @@ void RunHistoryView::exportTo(const QString& path) const
 
 void RunHistoryView::refresh()
 {
-    // The stored records are JSON (the history file is an edge); the table shows them as they are.
     const auto& runs = history_->runs();
     table_->setRowCount(static_cast<int>(runs.size()));
     for (std::size_t i = 0; i < runs.size(); ++i) {
         const SearchRunRecord& r = runs[i];
-        const Json& res = r.result;
-        const Json& b = res["best"];
+        const SearchRunSummary s = r.summary();
         const int row = static_cast<int>(i);
         auto set = [&](int col, const QString& text) { table_->setItem(row, col, new QTableWidgetItem(text)); };
         set(0, QDateTime::fromString(QString::fromStdString(r.when), Qt::ISODate).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")));
-        set(1, QString::fromStdString(res["algorithm"].get<std::string>()));
-        set(2, QString::fromStdString(r.limitsText()));
-        set(3, QString::number(res["options"]["seed"].get<long long>()));
-        set(4, QStringLiteral("%1 × %2").arg(res["options"]["population_size"].get<int>()).arg(res["options"]["max_time_budget"].get<int>()));
-        if (b.is_object()) {
-            set(5, QString::number(b["predicted_accuracy"].get<double>(), 'f', 3));
-            set(6, QString::number(b["macs"].get<double>() / 1e6, 'f', 2));
-            set(7, QString::number(b["peak_activation_bytes"].get<double>() / 1024, 'f', 1));
-            set(8, QString::fromStdString(groupThousands(b["params"].get<std::int64_t>())));
+        set(1, QString::fromStdString(s.algorithm));
+        set(2, QString::fromStdString(s.limits));
+        set(3, QString::number(s.seed));
+        set(4, QStringLiteral("%1 × %2").arg(s.population).arg(s.generations));
+        if (s.best) {
+            set(5, QString::number(s.best->accuracy, 'f', 3));
+            set(6, QString::number(static_cast<double>(s.best->macs) / 1e6, 'f', 2));
+            set(7, QString::number(static_cast<double>(s.best->peak_activation_bytes) / 1024, 'f', 1));
+            set(8, QString::fromStdString(groupThousands(s.best->params)));
         }
-        set(9, QString::number(res["seconds"].get<double>() * 1e3, 'f', 1));
+        set(9, QString::number(s.seconds * 1e3, 'f', 1));
     }
 }
 

@@ -78,16 +78,15 @@ QString WinnerCard::winnerText() const
                        .arg(QString::fromStdString(groupThousands(best.cost.params)))
                        .arg(best.cost.flashKB(), 0, 'f', 1);
     // The fine-tuning limit's report on the winner (TrainingMemoryLimit::report), as core keeps it.
-    if (result_->best_reports.contains(TrainingMemoryLimit::kReportKey)) {
-        const Json& t = result_->best_reports[TrainingMemoryLimit::kReportKey];
-        auto kb = [&t](const char* k) { return t[k].get<double>() / 1024.0; };
+    if (const auto t = TrainingMemoryLimit::reportOf(*result_)) {
+        auto kb = [](std::int64_t bytes) { return static_cast<double>(bytes) / 1024.0; };
         text += QStringLiteral("<br>fine-tuning with <tt>%1</tt>: inference working set %2 KB + extra %3 KB = "
                                "<b>%4 KB</b> (budget %5 KB)")
-                    .arg(QString::fromStdString(t["pattern"].get<std::string>()).toHtmlEscaped())
-                    .arg(kb("inference_peak_bytes"), 0, 'f', 1)
-                    .arg(kb("extra_bytes"), 0, 'f', 1)
-                    .arg(kb("total_bytes"), 0, 'f', 1)
-                    .arg(kb("budget_bytes"), 0, 'f', 1);
+                    .arg(QString::fromStdString(t->pattern).toHtmlEscaped())
+                    .arg(kb(t->inference_peak_bytes), 0, 'f', 1)
+                    .arg(kb(t->extra_bytes), 0, 'f', 1)
+                    .arg(kb(t->total_bytes), 0, 'f', 1)
+                    .arg(kb(t->budget_bytes), 0, 'f', 1);
     }
     if (!diagramError_.isEmpty()) text += QStringLiteral("<br><i>%1</i>").arg(diagramError_.toHtmlEscaped());
     if (!result_->warnings.empty()) {

@@ -63,6 +63,23 @@ std::string SearchRunRecord::limitsText() const
     }
 }
 
+SearchRunSummary SearchRunRecord::summary() const
+{
+    SearchRunSummary s;
+    s.algorithm = result["algorithm"].get<std::string>();
+    s.limits = limitsText();
+    s.seed = result["options"]["seed"].get<long long>();
+    s.population = result["options"]["population_size"].get<int>();
+    s.generations = result["options"]["max_time_budget"].get<int>();
+    const Json& b = result["best"];
+    if (b.is_object())
+        s.best = SearchRunSummary::Best{b["predicted_accuracy"].get<double>(), b["macs"].get<std::int64_t>(),
+                                        b["peak_activation_bytes"].get<std::int64_t>(), b["params"].get<std::int64_t>(),
+                                        b["flash_bytes"].get<std::int64_t>(), b["config"]};
+    s.seconds = result["seconds"].get<double>();
+    return s;
+}
+
 SearchHistory::SearchHistory(std::string path) : path_(std::move(path))
 {
     if (path_.empty() || !fileExists(path_)) return;
@@ -119,17 +136,15 @@ std::string SearchHistory::toCsv() const
     os << "when,space,algorithm,limits,seed,population,generations,best_top1,macs,peak_activation_bytes,params,"
           "flash_bytes,seconds,config\n";
     for (const SearchRunRecord& r : runs_) {
-        const Json& res = r.result;
-        const Json& b = res["best"];
-        os << csvField(r.when) << ',' << csvField(r.space) << ',' << res["algorithm"].get<std::string>() << ','
-           << csvField(r.limitsText()) << ',' << res["options"]["seed"] << ',' << res["options"]["population_size"] << ','
-           << res["options"]["max_time_budget"] << ',';
-        if (b.is_object())
-            os << b["predicted_accuracy"].get<double>() << ',' << b["macs"] << ',' << b["peak_activation_bytes"] << ','
-               << b["params"] << ',' << b["flash_bytes"] << ',';
+        const SearchRunSummary s = r.summary();
+        os << csvField(r.when) << ',' << csvField(r.space) << ',' << s.algorithm << ',' << csvField(s.limits) << ',' << s.seed << ','
+           << s.population << ',' << s.generations << ',';
+        if (s.best)
+            os << s.best->accuracy << ',' << s.best->macs << ',' << s.best->peak_activation_bytes << ',' << s.best->params << ','
+               << s.best->flash_bytes << ',';
         else
             os << ",,,,,";
-        os << res["seconds"].get<double>() << ',' << csvField(b.is_object() ? b["config"].dump() : "") << '\n';
+        os << s.seconds << ',' << csvField(s.best ? s.best->config.dump() : "") << '\n';
     }
     return os.str();
 }

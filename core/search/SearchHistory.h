@@ -5,10 +5,26 @@
 // Exported as JSON (the records) or CSV (one row per run).
 #include "search/SearchResult.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace tinyscope {
+
+// One run in a line: what the runs table and the CSV show.
+struct SearchRunSummary {
+    std::string algorithm;
+    std::string limits;                        // SearchRunRecord::limitsText()
+    long long seed = 0;
+    int population = 0, generations = 0;
+    struct Best {
+        double accuracy = 0;
+        std::int64_t macs = 0, peak_activation_bytes = 0, params = 0, flash_bytes = 0;
+        Json config;
+    };
+    std::optional<Best> best;                  // none when no subnet met the limits
+    double seconds = 0;
+};
 
 struct SearchRunRecord {
     std::string when;                          // ISO 8601, local time
@@ -24,6 +40,7 @@ struct SearchRunRecord {
     // Quick accessors over `result`.
     double bestAccuracy() const;
     std::string limitsText() const;            // "MACs ≤ 60 M, peak SRAM ≤ 250 KB"
+    SearchRunSummary summary() const;
 };
 
 class SearchHistory {

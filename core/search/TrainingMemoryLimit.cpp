@@ -2,6 +2,7 @@
 
 #include "Error.h"
 #include "predict/PredictionCache.h"
+#include "search/SearchResult.h"
 
 #include <cmath>
 #include <mutex>
@@ -75,6 +76,19 @@ std::size_t TrainingMemoryLimit::memoised() const
 {
     std::lock_guard<std::mutex> lock(memo_->mutex);
     return memo_->costs.size();
+}
+
+std::optional<TrainingMemoryReport> TrainingMemoryLimit::reportOf(const SearchResult& result)
+{
+    if (!result.best_reports.is_object() || !result.best_reports.contains(kReportKey)) return std::nullopt;
+    const Json& t = result.best_reports[kReportKey];
+    TrainingMemoryReport r;
+    r.pattern = t["pattern"].get<std::string>();
+    r.budget_bytes = t["budget_bytes"].get<std::int64_t>();
+    r.inference_peak_bytes = t["inference_peak_bytes"].get<std::int64_t>();
+    r.extra_bytes = t["extra_bytes"].get<std::int64_t>();
+    r.total_bytes = t["total_bytes"].get<std::int64_t>();
+    return r;
 }
 
 std::int64_t TrainingMemoryLimit::budgetBytes(double budgetKB) { return static_cast<std::int64_t>(std::floor(budgetKB * 1024.0)); }

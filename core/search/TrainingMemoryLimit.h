@@ -13,9 +13,18 @@
 #include "space/DesignSpace.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace tinyscope {
+
+struct SearchResult;
+
+// The winner's fine-tuning memory as the limit reports it (SearchResult::best_reports).
+struct TrainingMemoryReport {
+    std::string pattern;
+    std::int64_t budget_bytes = 0, inference_peak_bytes = 0, extra_bytes = 0, total_bytes = 0;
+};
 
 class TrainingMemoryLimit {
 public:
@@ -32,6 +41,8 @@ public:
     // {pattern, budget_bytes, inference_peak_bytes, extra_bytes, total_bytes}: best.training_memory.
     Json report(const SubnetConfig& config, double budgetKB) const;
     std::size_t memoised() const;   // networks priced so far
+    // The report a result's winner carries, when the search had this limit.
+    static std::optional<TrainingMemoryReport> reportOf(const SearchResult& result);
 
     // The budget in whole bytes that `total ≤ budget KB` allows (totals are integers).
     static std::int64_t budgetBytes(double budgetKB);
