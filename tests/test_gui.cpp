@@ -139,6 +139,10 @@ private Q_SLOTS:
         QCOMPARE(w.state()->space().name, std::string("mcunet-fmnist"));
         QCOMPARE(w.state()->space().n_classes, 10);
         QVERIFY(w.windowTitle().contains(QStringLiteral("Fashion-MNIST")));
+        // The window carries the application icon, and it draws (resources/tinyscope.qrc, SVG).
+        const QImage icon = w.windowIcon().pixmap(QSize(32, 32)).toImage();
+        QVERIFY2(!icon.isNull(), "the window has no icon");
+        QVERIFY(icon.pixelColor(16, 16).alpha() > 0);
         // The predictor is the space's own, and so is the supernet (its card names the same space).
         QVERIFY(w.predictorPanel()->predictor());
         QCOMPARE(w.predictorPanel()->predictor()->card().space_name, std::string("mcunet-fmnist"));

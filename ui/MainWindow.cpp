@@ -13,6 +13,7 @@
 #include "Version.h"
 #include "io/JsonFile.h"
 
+#include <QIcon>
 #include <QApplication>
 #include <QFileDialog>
 #include <QMenuBar>
@@ -25,6 +26,7 @@ namespace tinyscope::ui {
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
 {
+    setWindowIcon(QIcon(QStringLiteral(":/tinyscope.svg")));   // resources/tinyscope.qrc
     state_ = new AppState(this);
     tabs_ = new QTabWidget;
     tabs_->setDocumentMode(true);
