@@ -27,7 +27,8 @@ const std::vector<std::string> kRolesUsed = {
     "chart.series", "chart.front", "chart.budget", "chart.peak-term", "pareto.band0", "pareto.band1", "pareto.band2", "pareto.band3",
     "pareto.band4", "memory.masks", "memory.biases", "memory.saved-inputs", "memory.weights", "memory.total", "capacity.frame",
     "capacity.empty", "capacity.unbounded",
-    // ui/: status text (DeviceVerdictView, DeployDialog, ExportDialog, SearchPanel, EvaluationBox, TrainingInspectorPanel)
+    // ui/: status text (DeviceVerdictView, DeployDialog, DeployMemoryView, ExportDialog, ExportFindingsView, SearchPanel,
+    // EvaluationBox, TrainingInspectorPanel)
     "status.error", "status.pass", "status.fits", "status.over", "status.warn", "status.warn-dark", "status.finding", "search.error",
     // ui/: text, cards, banners, tables (NodeInspector, TrainingInspectorPanel, SvgGraphView, CostTableModel, TrainingLayerModel)
     "text.strong", "text.note", "text.caption", "text.faint", "text.dim", "text.frozen", "rule", "card.background", "card.border",

@@ -11,7 +11,7 @@ namespace tinyscope::ui {
 
 namespace {
 
-QString kb(std::int64_t bytes) { return QString::number(static_cast<double>(bytes) / 1024.0, 'f', 1) + QStringLiteral(" KB"); }
+QString kb(std::int64_t bytes) { return QString::fromStdString(kilobytesText(bytes)); }
 
 constexpr int kBarHeight = 18;
 

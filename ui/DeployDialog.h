@@ -2,34 +2,28 @@
 // "Deploy…" as a dialog (issue 18, docs/DEPLOY.md "Deploy dialog"): the caller (the Design-space
 // panel's evaluator, the Search panel's winner) gives the model; the dialog takes the format (int8
 // TFLite / float ONNX), the calibration data and its image counts (int8 ranges, BN re-calibration),
-// a board and the output file, and runs deployModel off the GUI thread (progress with the job's stage, Cancel; the file is
+// a board and the output file (DeployForm), and runs deployModel off the GUI thread (progress with the job's stage, Cancel; the file is
 // written atomically at the end, so a cancelled or failed run leaves none). For TFLite the same job
 // then compares the memory on three engines (compareDeployMemory: ours, TinyEngine, TFLM) and shows
-// the table and each engine's total against the board's SRAM (CapacityBar), ours flash against its flash.
+// the table and each engine's total against the board's SRAM, ours flash against its flash (DeployMemoryView).
 #include "deploy/DeployMemory.h"
 #include "nn/quantize/DeployJob.h"
-#include "tinyengine/BoardProfile.h"
 
 #include <QDialog>
 #include <QElapsedTimer>
 
-#include <atomic>
-#include <memory>
 #include <optional>
 
-class QComboBox;
-class QGroupBox;
 class QLabel;
-class QLineEdit;
-class QProgressBar;
 class QPushButton;
-class QSpinBox;
 class QTableWidget;
-class QVBoxLayout;
 
 namespace tinyscope::ui {
 
 class CapacityBar;
+class DeployForm;
+class DeployMemoryView;
+class JobProgressBar;
 class JobRunner;
 
 class DeployDialog : public QDialog {
@@ -41,6 +35,7 @@ public:
     ~DeployDialog() override;
 
     const ModelSpec& model() const { return model_; }
+    // The settings (DeployForm): format, calibration data and image counts, board, output file.
     void setFormat(DeployFormat format);   // the output file's extension follows
     DeployFormat format() const;
     void setCalibrationImages(int n);
@@ -62,48 +57,35 @@ public:
     QString summaryText() const;           // the written file's summary, plain text
     const std::optional<DeployResult>& result() const { return result_; }
     const std::optional<DeployMemoryComparison>& memory() const { return memory_; }
-    const QTableWidget* memoryTable() const { return table_; }
+    const QTableWidget* memoryTable() const;
     bool memoryShown() const;              // the three-engine table and bars are visible
     // The bars of the engines' totals against the board's SRAM (engine name → bar), and ours flash.
     const CapacityBar* sramBar(const QString& engine) const;
-    const CapacityBar* flashBar() const { return flash_; }
+    const CapacityBar* flashBar() const;
 
 Q_SIGNALS:
     void deployed(bool ok);
 
 private:
+    QLayout* buildButtons();
+    QWidget* buildResults();
     void setRunning(bool running);
     void clearResult();
     void showResult();
-    void showMemory(const BoardProfile& board);
-    QString defaultOutput(DeployFormat format) const;
-    void fitTable();
+    void showMemory();
+    void endJob(bool ok, const QString& error);   // unlock the form; cancelled / failed text; deployed()
 
     ModelSpec model_;
-    QString stem_;
-    QLabel* modelLine_;
-    QComboBox* format_;
-    QComboBox* data_;
-    QSpinBox* calib_;
-    QSpinBox* bn_;
-    QComboBox* board_;
-    QLineEdit* out_;
-    QPushButton* browse_;
+    DeployForm* form_;
     QPushButton* deploy_;
     QPushButton* cancel_;
-    QProgressBar* progress_;
+    JobProgressBar* progress_;
     QLabel* status_;
     QLabel* summary_;
-    QGroupBox* memoryBox_;
-    QLabel* memoryCaption_;
-    QWidget* bars_;
-    QVBoxLayout* barsLayout_;
-    CapacityBar* flash_;
-    QTableWidget* table_;
+    DeployMemoryView* memoryView_;
     std::optional<DeployResult> result_;
     std::optional<DeployMemoryComparison> memory_;
     QElapsedTimer clock_;
-    void endJob(bool ok, const QString& error);   // unlock the form; cancelled / failed text; deployed()
     bool running_ = false;   // the form is locked (setRunning)
     JobRunner* jobs_;
 };

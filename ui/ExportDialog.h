@@ -1,34 +1,29 @@
 #pragma once
 // Export to TinyEngine as a dialog: the caller (the Training-inspector panel) sets the model and
-// the sparse-update scheme; the dialog takes the output folder, the form (reference/faithful)
-// and the file stem, runs quantization + graph + §9 checker off the GUI thread (progress,
-// Cancel) and lists the findings *before* anything is written; Write then writes the three
-// files (all or nothing), refusing when "refuse on errors" is ticked and the checker found errors.
+// the sparse-update scheme; the dialog takes the output folder, the form (reference/faithful),
+// the file stem and a board (ExportOptionsForm), runs quantization + graph + §9 checker off the
+// GUI thread (progress, Cancel) and lists the findings (ExportFindingsView) *before* anything is
+// written; Write then writes the three files (all or nothing), refusing when "refuse on errors" is
+// ticked and the checker found errors.
 // After writing, "Verify on an emulated Cortex-M7" runs the written folder through the device
 // runner (core/device/DeviceRunner.h) off the GUI thread, with the same progress bar and Cancel,
 // and shows the verdict (DeviceVerdictView).
 #include "nn/quantize/QuantizationJob.h"
-#include "tinyengine/BoardProfile.h"
 
 #include <QDialog>
 
-#include <atomic>
 #include <memory>
-#include <optional>
 
-class QCheckBox;
-class QComboBox;
 class QLabel;
-class QLineEdit;
-class QProgressBar;
 class QPushButton;
-class QTreeWidget;
 
 namespace tinyscope::ui {
 
-class JobRunner;
-
 class DeviceVerdictView;
+class ExportFindingsView;
+class ExportOptionsForm;
+class JobProgressBar;
+class JobRunner;
 
 class ExportDialog : public QDialog {
     Q_OBJECT
@@ -36,6 +31,7 @@ public:
     explicit ExportDialog(ExportRequest request, QWidget* parent = nullptr);
     ~ExportDialog() override;
 
+    // The settings (ExportOptionsForm).
     void setOutputFolder(const QString& dir);
     void setForm(ExportForm form);
     void setBoard(const QString& name);   // a preset name, or empty for none
@@ -59,24 +55,19 @@ Q_SIGNALS:
     void verified();
 
 private:
+    QLayout* buildButtons();
     void setRunning(bool running);
+    void updateWrite();                  // Write needs a checked plan, an output folder and no job
     void showPlan();
     void invalidate();
     void showError(const QString& text);
-    static QString stageWords(const QString& stage);   // the device run's stages said for people
-    std::optional<BoardProfile> chosenBoard() const;
 
     ExportRequest request_;
-    QLabel* model_;
-    QLineEdit* folder_;
-    QLineEdit* name_;
-    QComboBox* form_;
-    QComboBox* board_;
+    ExportOptionsForm* options_;
     QString boardLine_;   // the checked plan's use of the chosen board (empty: none chosen)
-    QCheckBox* strict_;
-    QTreeWidget* findings_;
+    ExportFindingsView* findings_;
     QLabel* status_;
-    QProgressBar* progress_;
+    JobProgressBar* progress_;
     QPushButton* check_;
     QPushButton* write_;
     QPushButton* verify_;

@@ -11,5 +11,7 @@ namespace tinyscope::ui {
 
 QColor paletteColor(std::string_view role);
 QString paletteName(std::string_view role);
+// `text` (plain, escaped here) in the role's colour, for a rich-text label: an error line.
+QString colouredHtml(std::string_view role, const QString& text);
 
 }  // namespace tinyscope::ui

@@ -25,4 +25,6 @@ std::string formatFixed(double v, int decimals)
     return buf;
 }
 
+std::string kilobytesText(std::int64_t bytes) { return formatFixed(static_cast<double>(bytes) / 1024.0, 1) + " KB"; }
+
 }  // namespace tinyscope

@@ -25,4 +25,7 @@ std::string groupThousands(std::int64_t v);
 // Fixed-point with `decimals` digits: formatFixed(8.302128, 2) -> "8.30"
 std::string formatFixed(double v, int decimals);
 
+// Bytes in KB with one decimal: kilobytesText(255104) -> "249.1 KB" (bars, fits / over texts)
+std::string kilobytesText(std::int64_t bytes);
+
 }  // namespace tinyscope

@@ -1,0 +1,61 @@
+#pragma once
+// The Deploy dialog's settings: the format (int8 TFLite / float ONNX), the calibration data and its
+// image counts (int8 ranges, BatchNorm re-calibration), the board and the output file (its
+// extension follows the format). It knows nothing of running the deploy: request() says what to run.
+#include "nn/quantize/DeployJob.h"
+
+#include <QWidget>
+
+class QComboBox;
+class QHBoxLayout;
+class QLineEdit;
+class QPushButton;
+class QSpinBox;
+
+namespace tinyscope::ui {
+
+class BoardPicker;
+
+class DeployForm : public QWidget {
+    Q_OBJECT
+public:
+    // `stem` names the default output file (~/tinyscope-deploy/<stem>.tflite); `bnApplies`: the model
+    // is a subnet, whose BatchNorm is re-calibrated (else the BN images are disabled).
+    DeployForm(const QString& stem, bool bnApplies, QWidget* parent = nullptr);
+
+    void setFormat(DeployFormat format);   // the output file's extension follows
+    DeployFormat format() const;
+    void setCalibrationImages(int n);
+    void setCalibrationData(const QString& data);   // a dataset name (fashion-mnist:holdout) or folder
+    QString calibrationData() const;
+    void setBnImages(int n);
+    void setBoard(const QString& name);    // a preset name
+    QString boardName() const;
+    void setOutputFile(const QString& path);
+    QString outputFile() const;
+    // The deploy of `model` these settings ask for ("~/" in the output file is the home folder).
+    DeployRequest request(const ModelSpec& model) const;
+    void setLocked(bool locked);           // while a deploy runs
+
+Q_SIGNALS:
+    void boardChanged();
+
+private:
+    QHBoxLayout* calibrationDataRow();
+    QHBoxLayout* bnImagesRow();
+    QHBoxLayout* outputFileRow();
+    void followFormat();                   // the extension and the calibration images' state
+
+    QString stem_;
+    bool bnApplies_;
+    bool locked_ = false;
+    QComboBox* format_;
+    QComboBox* data_;
+    QSpinBox* calib_;
+    QSpinBox* bn_;
+    BoardPicker* board_;
+    QLineEdit* out_;
+    QPushButton* browse_;
+};
+
+}  // namespace tinyscope::ui
