@@ -1,5 +1,7 @@
 #include "tinyengine/TinyEngineTrainingStep.h"
 
+#include "tinyengine/QasFactors.h"
+
 #include "Error.h"
 #include "graph/GraphInterpreter.h"
 #include "tinyengine/Int8Forward.h"
@@ -148,8 +150,7 @@ TrainingStepResult tinyEngineTrainingStep(const TrainingGraph& g, QuantizedParam
             if (grad.size() != O || eff.size() != O)
                 throw InputError(out.info + ": gradient of " + std::to_string(grad.size()) + " values for a bias of " + std::to_string(O));
             for (std::size_t o = 0; o < O; ++o) {
-                const float q = eff[o] * sy;
-                const float qas = 1.0f / (q * q);
+                const float qas = qasBiasFactor(eff[o], sy);
                 const std::int64_t b = static_cast<std::int64_t>(ndValue(a, static_cast<std::int64_t>(o)));
                 const float update = grad[o] * kTinyEngineBlr * qas;
                 const std::int32_t step = truncSaturate(update);
@@ -174,8 +175,7 @@ TrainingStepResult tinyEngineTrainingStep(const TrainingGraph& g, QuantizedParam
             const int O = ws[0], I = ws[1], KH = ws[2], KW = ws[3], k = gs[1];
             s.channels = k;
             for (int o = 0; o < O; ++o) {
-                const float wsc = eff[static_cast<std::size_t>(o)] * sy / sx;
-                const float qas = 1.0f / (wsc * wsc);
+                const float qas = qasWeightFactor(eff[static_cast<std::size_t>(o)], sy, sx);
                 for (int kh = 0; kh < KH; ++kh)
                     for (int kw = 0; kw < KW; ++kw)
                         for (int i = 0; i < k; ++i) {   // OHWI over the first k input channels
