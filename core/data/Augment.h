@@ -64,7 +64,7 @@ struct ColorJitter {
         double brightness = 1, contrast = 1, saturation = 1;
     };
     Draw draw(PyRandom& rng) const;                      // the order first (a shuffle), then the factors
-    static Image apply(const Image& in, const Draw& d);   // factors of exactly 1 are skipped (identity)
+    static Image apply(const Image& in, const Draw& d);   // the three blends in d.order (a factor of 1 changes nothing)
 };
 
 // The fine-tuning recipe's augmentation as a loadBatch hook: per image, from its own PyRandom
