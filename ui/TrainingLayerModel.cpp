@@ -119,17 +119,7 @@ QString TrainingLayerModel::expressibilityProblem() const
 
 QString TrainingLayerModel::schemeDescription() const
 {
-    if (!net_) return {};
-    for (const PublishedScheme& p : publishedSchemesFor(net_->name))
-        if (sameUpdates(p.scheme.resolve(*net_), scheme_)) return QString::fromStdString(p.id());
-    const QString problem = expressibilityProblem();
-    if (!problem.isEmpty()) return QStringLiteral("custom (no tiny-training config)");
-    const SparseScheme s = sparseSchemeOf(scheme_, *net_);
-    QString w;
-    for (std::size_t i = 0; i < s.manual_weight_idx.size(); ++i)
-        w += (w.isEmpty() ? QString() : QStringLiteral(", ")) +
-             QStringLiteral("%1 @ %2").arg(s.manual_weight_idx[i]).arg(ratioText(s.weight_update_ratio[i]));
-    return QStringLiteral("n_bias_update %1; weights %2").arg(s.n_bias_update).arg(w.isEmpty() ? QStringLiteral("none") : w);
+    return net_ ? QString::fromStdString(describeScheme(scheme_, *net_)) : QString();
 }
 
 bool TrainingLayerModel::editable(int conv) const

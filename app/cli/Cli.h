@@ -24,6 +24,7 @@ std::vector<Command> exportCommands(); // ExportCommands.cpp: quantize, export, 
 std::vector<Command> searchCommands(); // SearchCommands.cpp: train-predictor, predict, search
 std::vector<Command> deviceCommands(); // DeviceCommands.cpp: device-run
 std::vector<Command> deployCommands(); // DeployCommands.cpp: deploy
+std::vector<Command> fineTuneCommands(); // FineTuneCommands.cpp: finetune, finetune-table
 
 int runCli(const Args& args);   // args[0] is the command name
 void printUsage();

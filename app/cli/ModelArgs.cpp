@@ -5,6 +5,18 @@
 
 namespace tinyscope::cli {
 
+const char* const kModelOptions =
+    "  --model NAME          a zoo model (tinyscope zoo list); its int8 weights from --params FILE\n"
+    "                        (a TinyEngine params pickle; --scales FILE, default scale.json beside it),\n"
+    "                        else PyTorch's default initialisation (--seed S), quantized here\n"
+    "  --supernet CKPT --config CFG.json|max|min [--space NAME|FILE]\n"
+    "                        or a subnet of a supernet checkpoint (space default mcunet-fmnist)\n"
+    "  --calib-data DATASET  images for activation ranges and BN re-calibration (default fashion-mnist:holdout)\n"
+    "  --calib-images N      calibration images (default 200)\n"
+    "  --bn-images N         a subnet's BatchNorm re-calibration images (default 2000)\n"
+    "  --threads N           worker threads (default 2)\n";
+
+
 ModelSpec modelFromArgs(const CliArgs& a)
 {
     ModelSpec m;

@@ -9,5 +9,7 @@ namespace tinyscope::cli {
 
 ModelSpec modelFromArgs(const CliArgs& a);        // InputError for a missing or inconsistent choice
 QuantizeOptions quantizeFromArgs(const CliArgs& a);
+// The --help lines of the options above.
+extern const char* const kModelOptions;
 
 }  // namespace tinyscope::cli

@@ -1,5 +1,7 @@
 #include "graph/SchemeEdit.h"
 
+#include "graph/PublishedSchemes.h"
+
 #include "Error.h"
 #include "zoo/Network.h"
 
@@ -92,6 +94,18 @@ bool sameUpdates(const ResolvedScheme& a, const ResolvedScheme& b)
         if (x.bias != y.bias || x.ratio != y.ratio || x.k != y.k || x.k_compiler != y.k_compiler) return false;
     }
     return true;
+}
+
+std::string describeScheme(const ResolvedScheme& scheme, const Network& net)
+{
+    for (const PublishedScheme& p : publishedSchemesFor(net.name))
+        if (sameUpdates(p.scheme.resolve(net), scheme)) return p.id();
+    if (!schemeExpressibilityProblem(scheme, net).empty()) return "custom (no tiny-training config)";
+    const SparseScheme s = sparseSchemeOf(scheme, net);
+    std::string w;
+    for (std::size_t i = 0; i < s.manual_weight_idx.size(); ++i)
+        w += (w.empty() ? "" : ", ") + std::to_string(s.manual_weight_idx[i]) + " @ " + formatRatio(s.weight_update_ratio[i]);
+    return "n_bias_update " + std::to_string(s.n_bias_update) + "; weights " + (w.empty() ? std::string("none") : w);
 }
 
 }  // namespace tinyscope

@@ -34,5 +34,8 @@ SparseScheme sparseSchemeOf(const ResolvedScheme& s, const Network& net);
 
 // Same bias flag, ratio and channel counts for every conv.
 bool sameUpdates(const ResolvedScheme& a, const ResolvedScheme& b);
+// The scheme in words: a published scheme's id ("mcunet-5fps/49kb"), else "n_bias_update N;
+// weights 24 @ 1/4, ..." (or "custom (no tiny-training config)").
+std::string describeScheme(const ResolvedScheme& s, const Network& net);
 
 }  // namespace tinyscope

@@ -1,0 +1,205 @@
+// tinyscope finetune | finetune-table  (on-device fine-tuning, simulated: issue 20, docs/FINETUNING.md)
+#include "cli/Cli.h"
+#include "cli/CliArgs.h"
+#include "cli/ModelArgs.h"
+
+#include "Error.h"
+#include "io/AtomicFile.h"
+#include "io/JsonFile.h"
+#include "io/Text.h"
+#include "nn/finetune/FineTuneJob.h"
+
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+namespace tinyscope::cli {
+
+namespace {
+
+const char* kRecipeOptions =
+    "  --data D              fashion-mnist (Debian's: train split to train, test split for top-1, 128x128 RGB)\n"
+    "                        or a folder of class sub-folders (its train/ and test/ or val/, else every 5th image held out)\n"
+    "  --epochs E            epochs (default 50, tiny-training's); warm-up 5 epochs, at most a tenth of the run\n"
+    "  --batch B             batch size (default 64)\n"
+    "  --lr L                learning rate per batch 256 (default 0.075 with QAS, 0.1 with --no-qas: tiny-training's)\n"
+    "  --no-qas              plain SGD (no quantization-aware scaling)\n"
+    "  --head-scale S        the new classifier's int8 output scale (default 1: the graph's loss on the int8 logits\n"
+    "                        is the float cross-entropy; 0 keeps the model's head scale)\n"
+    "  --resolution R        input size (default 128; must be the model's)\n"
+    "  --crop-scale S        random-resized-crop least area fraction (default 0.08); --jitter J colour jitter (0.4);\n"
+    "  --no-flip             no horizontal flip; --no-augment: plain resize (crop 1, jitter 0, no flip)\n"
+    "  --train-images N      the first N training images after a seeded shuffle (default all)\n"
+    "  --test-images N       the first N test images (default all)\n"
+    "  --seed S              shuffling, augmentation and the new head (default 0)\n";
+
+FineTuneRecipe recipeFromArgs(const CliArgs& a)
+{
+    FineTuneRecipe r;
+    r.epochs = a.intValue("epochs", r.epochs, 1, 10000);
+    r.batch = a.intValue("batch", r.batch, 1, 4096);
+    r.qas = !a.flag("no-qas");
+    r.bs256_lr = a.doubleValue("lr", r.qas ? 0.075 : 0.1, 0, 1e6);
+    r.head_scale = a.doubleValue("head-scale", r.head_scale, 0, 1e6);
+    r.resolution = a.intValue("resolution", r.resolution, 8, 1024);
+    r.crop_scale_min = a.doubleValue("crop-scale", r.crop_scale_min, 0.001, 1);
+    r.jitter = a.doubleValue("jitter", r.jitter, 0, 1);
+    r.flip = !a.flag("no-flip");
+    if (a.flag("no-augment")) {
+        r.crop_scale_min = 1;
+        r.jitter = 0;
+        r.flip = false;
+    }
+    r.train_images = static_cast<std::size_t>(a.int64Value("train-images", 0, 0, kMaxImages));
+    r.test_images = static_cast<std::size_t>(a.int64Value("test-images", 0, 0, kMaxImages));
+    r.seed = static_cast<std::uint64_t>(a.int64Value("seed", 0, 0, kMaxSeed));
+    r.threads = a.intValue("threads", 2, 1, kMaxThreads);
+    return r;
+}
+
+const std::set<std::string> kValued{"model", "params", "scales", "supernet", "config", "space", "calib-data", "calib-images", "bn-images",
+                                    "threads", "scheme", "data", "epochs", "head-scale", "batch", "lr", "resolution", "crop-scale", "jitter",
+                                    "train-images", "test-images", "seed", "out"};
+const std::set<std::string> kFlags{"no-qas", "no-flip", "no-augment", "json", "help"};
+
+FineTuneRequest requestFromArgs(const CliArgs& a)
+{
+    FineTuneRequest rq;
+    rq.model = modelFromArgs(a);
+    rq.quantize = quantizeFromArgs(a);
+    rq.data = a.value("data", rq.data);
+    rq.recipe = recipeFromArgs(a);
+    rq.out = a.value("out");
+    return rq;
+}
+
+std::string kb(std::int64_t bytes) { return formatFixed(static_cast<double>(bytes) / 1024.0, 1) + " KB"; }
+
+void printEpoch(const FineTuneEpoch& e, int epochs)
+{
+    std::cerr << "epoch " << e.epoch << "/" << epochs << "  loss " << formatFixed(e.loss, 4) << "  top-1 " << formatFixed(e.top1, 2)
+              << " %  lr " << formatFixed(e.lr, 5) << "  " << formatFixed(e.seconds, 1) << " s\n";
+}
+
+JobControl progressLine()
+{
+    JobControl job;
+    job.progress = [last = std::string()](std::size_t done, std::size_t total, const std::string& stage) mutable {
+        if (stage == last && done != total && done % 50 != 0) return;
+        last = stage;
+        std::cerr << "\r" << stage << ": " << done << "/" << total << "      " << (done == total ? "\n" : "") << std::flush;
+    };
+    return job;
+}
+
+int cmdFineTune(const Args& argv)
+{
+    CliArgs a(argv, kValued, kFlags);
+    if (a.flag("help")) {
+        std::cout << "usage: tinyscope finetune (--model NAME --params FILE | --supernet CKPT --config CFG) --scheme S --data D\n"
+                     "                          [--epochs E] [--lr L] [--no-qas] [--out DIR] [--json]\n"
+                     "  Fine-tunes a quantized model on device, simulated: the int8 forward exactly as the training graph\n"
+                     "  computes it, a new classifier for the task's classes, the sparse-update scheme's parameters trained\n"
+                     "  by SGD (with QAS unless --no-qas); top-1 on the test split after every epoch; the scheme's memory\n"
+                     "  from the ledger. With --out DIR the run checkpoints every epoch (and on Ctrl-C / cancel) and a\n"
+                     "  second call with the same arguments resumes it; DIR gets finetuned-params.pkl, scale.json, result.json.\n"
+                  << kModelOptions
+                  << "  --scheme S            MODEL/49kb … (published), bias-only[:N], last:K, full, classifier, or a\n"
+                     "                        tiny-training backward_config .json/.yaml (default bias-only)\n"
+                  << kRecipeOptions;
+        return 0;
+    }
+    FineTuneRequest rq = requestFromArgs(a);
+    rq.scheme = a.value("scheme", rq.scheme);
+    const FineTuneResult r = fineTune(rq, progressLine(), [&](const FineTuneEpoch& e) { printEpoch(e, rq.recipe.epochs); });
+    if (a.flag("json")) {
+        std::cout << r.toJson().dump(2) << "\n";
+        return 0;
+    }
+    std::cout << r.model << " on " << r.data << ", " << r.classes << " classes\n"
+              << "  scheme       " << r.scheme << " (" << r.scheme_text << "), " << r.updated_params << " tensors, "
+              << groupThousands(r.updated_elements) << " elements updated\n"
+              << "  memory       extra " << kb(r.extra_bytes) << " + inference " << kb(r.inference_peak_bytes) << " = " << kb(r.total_bytes)
+              << " (training peak " << kb(r.peak_bytes) << ")\n"
+              << "  recipe       " << r.recipe.epochs << " epochs, batch " << r.recipe.batch << ", lr " << r.recipe.bs256_lr << " per 256, "
+              << (r.recipe.qas ? "QAS" : "no QAS") << ", " << r.train_images << " training / " << r.test_images << " test images\n"
+              << "  top-1        " << formatFixed(r.initial_top1, 2) << " % (new head) -> " << formatFixed(r.final_top1, 2) << " %\n"
+              << "  time         " << formatFixed(r.seconds, 1) << " s" << (r.resumed ? " (resumed)" : "") << "\n";
+    return 0;
+}
+
+// A folder name for a scheme run: "mcunet-5fps/49kb" -> "mcunet-5fps_49kb".
+std::string runFolder(const std::string& scheme, bool qas)
+{
+    std::string s;
+    for (char c : std::filesystem::path(scheme).filename().string()) s += std::isalnum(static_cast<unsigned char>(c)) || c == '-' ? c : '_';
+    return s + (qas ? "" : "-noqas");
+}
+
+std::vector<std::string> splitList(const std::string& text)
+{
+    std::vector<std::string> out;
+    std::stringstream ss(text);
+    for (std::string item; std::getline(ss, item, ',');)
+        if (!item.empty()) out.push_back(item);
+    return out;
+}
+
+int cmdFineTuneTable(const Args& argv)
+{
+    std::set<std::string> valued = kValued;
+    valued.insert({"schemes", "no-qas-for"});
+    CliArgs a(argv, valued, kFlags);
+    if (a.flag("help")) {
+        std::cout << "usage: tinyscope finetune-table (--model NAME --params FILE | --supernet CKPT --config CFG) --schemes S1,S2,…\n"
+                     "                                [--no-qas-for S1,…] --data D --out DIR [--epochs E] [--json]\n"
+                     "  The accuracy-vs-memory table: one finetune run per scheme (and per --no-qas-for scheme without QAS),\n"
+                     "  each in DIR/<scheme>[-noqas] and resumable; a finished run is read back, not repeated. Writes\n"
+                     "  DIR/table.json and DIR/table.md (scheme, QAS, extra / total memory, final top-1, time).\n"
+                  << kModelOptions << kRecipeOptions
+                  << "  --lr L                per 256 for the QAS runs (default 0.075); the no-QAS runs use 0.1\n";
+        return 0;
+    }
+    if (!a.has("out")) throw InputError("give the output folder: --out DIR");
+    if (!a.has("schemes")) throw InputError("give the schemes: --schemes S1,S2,… (e.g. bias-only,mcunet-5fps/49kb,full)");
+    const FineTuneRequest base = requestFromArgs(a);
+    const std::string out = base.out;
+    std::vector<std::pair<std::string, bool>> runs;
+    for (const std::string& s : splitList(a.value("schemes"))) runs.emplace_back(s, true);
+    for (const std::string& s : splitList(a.value("no-qas-for"))) runs.emplace_back(s, false);
+    Json rows = Json::array();
+    std::ostringstream md;
+    md << "| scheme | QAS | extra memory | inference peak + extra | top-1 | epochs | time |\n|---|---|---:|---:|---:|---:|---:|\n";
+    for (const auto& [scheme, qas] : runs) {
+        FineTuneRequest rq = base;
+        rq.scheme = scheme;
+        rq.recipe.qas = qas;
+        if (!qas && !a.has("lr")) rq.recipe.bs256_lr = 0.1;
+        rq.out = out + "/" + runFolder(scheme, qas);
+        std::cerr << "== " << scheme << (qas ? "" : " (no QAS)") << " -> " << rq.out << "\n";
+        const FineTuneResult r = fineTune(rq, progressLine(), [&](const FineTuneEpoch& e) { printEpoch(e, rq.recipe.epochs); });
+        Json row = r.toJson();
+        rows.push_back(row);
+        double total = 0;
+        for (const FineTuneEpoch& e : r.epochs) total += e.seconds;
+        md << "| " << scheme << " | " << (qas ? "yes" : "no") << " | " << kb(r.extra_bytes) << " | " << kb(r.total_bytes) << " | "
+           << formatFixed(r.final_top1, 2) << " % | " << r.epochs.size() << " | " << formatFixed(total / 60.0, 1) << " min |\n";
+        writeJsonFile(out + "/table.json", Json{{"runs", rows}});
+        writeFileAtomic(out + "/table.md", md.str());
+    }
+    if (a.flag("json")) std::cout << Json{{"runs", rows}}.dump(2) << "\n";
+    else std::cout << md.str();
+    return 0;
+}
+
+}  // namespace
+
+std::vector<Command> fineTuneCommands()
+{
+    return {
+        {"finetune", "on-device fine-tuning, simulated: a sparse-update scheme trained with QAS, top-1 per epoch", cmdFineTune},
+        {"finetune-table", "accuracy vs memory: one resumable finetune run per scheme, as a table", cmdFineTuneTable},
+    };
+}
+
+}  // namespace tinyscope::cli

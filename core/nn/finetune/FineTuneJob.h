@@ -1,0 +1,86 @@
+#pragma once
+// On-device fine-tuning, simulated (issue 20, docs/FINETUNING.md): a quantized model (a zoo model
+// with its int8 params pickle, or a design-space subnet quantized by our PTQ), a new classifier
+// for the task's classes, a sparse-update scheme, and tiny-training's recipe (SGD without weight
+// decay or momentum, linear warm-up then cosine, lr given per batch 256, QAS on or off,
+// random-resized-crop + colour jitter). Reports top-1 on held-out data after every epoch and the
+// scheme's memory from the ledger. Runs resume from the last checkpoint in `out`. Torch-free
+// interface (the CLI and the GUI call it; the GUI on a worker thread).
+#include "JobControl.h"
+#include "graph/MemoryLedger.h"
+#include "io/JsonFile.h"
+#include "nn/quantize/QuantizationJob.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace tinyscope {
+
+struct FineTuneRecipe {
+    int epochs = 50;
+    double warmup_epochs = 5;        // linear from 0; at most a tenth of the run (short runs)
+    int batch = 64;
+    double bs256_lr = 0.075;         // lr = bs256_lr · batch / 256 (tiny-training's QAS figure)
+    bool qas = true;
+    double head_scale = 1.0;         // the new classifier's output scale (0: the model's own; see replaceClassifier)
+    int resolution = 128;
+    double crop_scale_min = 0.08;    // random-resized-crop area fraction; 1 with jitter 0 = no augmentation
+    double jitter = 0.4;             // colour jitter (brightness, contrast, saturation)
+    bool flip = true;
+    std::uint64_t seed = 0;
+    std::size_t train_images = 0;    // 0: the whole training split; else its first n (after a seeded shuffle)
+    std::size_t test_images = 0;     // 0: the whole test split; else its first n
+    int threads = 2;
+
+    Json toJson() const;
+    static FineTuneRecipe fromJson(const JsonPath& j);
+    double lrAt(std::int64_t iteration, std::int64_t itersPerEpoch) const;   // the schedule
+};
+
+struct FineTuneRequest {
+    ModelSpec model;
+    QuantizeOptions quantize;        // a subnet is quantized on these (a params pickle is read as it is)
+    std::string scheme = "bias-only";   // a file, a published name ("mcunet-5fps/49kb") or a pattern
+    std::string data = "fashion-mnist"; // Debian's Fashion-MNIST, or an image folder (class/*.png|jpg)
+    FineTuneRecipe recipe;
+    std::string out;                 // checkpoint folder ("" = none, not resumable)
+};
+
+struct FineTuneEpoch {
+    int epoch = 0;                   // 1-based
+    double loss = 0;                 // mean training loss over the epoch
+    double top1 = 0;                 // percent, on the test split
+    double lr = 0;                   // at the epoch's last step
+    double seconds = 0;              // training + evaluation of the epoch
+};
+
+struct FineTuneResult {
+    std::string model, scheme, scheme_text, data;
+    FineTuneRecipe recipe;
+    int classes = 0;
+    std::size_t train_images = 0, test_images = 0;
+    double initial_top1 = 0;         // the new head before any step (chance level)
+    std::vector<FineTuneEpoch> epochs;
+    double final_top1 = 0;
+    std::int64_t extra_bytes = 0, inference_peak_bytes = 0, total_bytes = 0, peak_bytes = 0;
+    int updated_params = 0;          // parameter tensors the scheme updates
+    std::int64_t updated_elements = 0;
+    double seconds = 0;              // this invocation's wall time
+    bool resumed = false;
+    Json toJson() const;
+};
+
+// Each completed epoch is reported (and checkpointed) before the next starts.
+FineTuneResult fineTune(const FineTuneRequest& request, const JobControl& job = {},
+                        const std::function<void(const FineTuneEpoch&)>& onEpoch = {});
+
+// The memory of a scheme on a model without training (the table's memory columns, --budget).
+struct SchemeMemory {
+    std::string scheme_text;
+    std::int64_t extra_bytes = 0, inference_peak_bytes = 0, total_bytes = 0, peak_bytes = 0;
+};
+SchemeMemory schemeMemory(const Network& net, const ResolvedScheme& scheme);
+
+}  // namespace tinyscope
