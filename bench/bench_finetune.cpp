@@ -41,7 +41,7 @@ constexpr int kClasses = 10;      // Fashion-MNIST
 constexpr int kResolution = 128;
 constexpr double kEpochImages = 60000;
 
-bool close(double a, double b) { return std::fabs(a - b) <= 1e-3 * std::max(std::fabs(a), std::fabs(b)); }
+bool agree(double a, double b) { return std::fabs(a - b) <= 1e-3 * std::max(std::fabs(a), std::fabs(b)); }
 
 double seconds(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
@@ -127,7 +127,7 @@ int main(int argc, char** argv)
     std::printf("losses of steps 1 and 2: ours %.6f %.6f", l0, l1);
     if (haveTorch) std::printf(" | PyTorch %.6f %.6f; mean logit of the eval batch before training: ours %.6f | PyTorch %.6f\n", p0, p1, ourLogit, pyEval.checksum());
     else std::printf("\n%s\n", bench::missingPythonTorch());
-    if (haveTorch && (!close(l0, p0) || !close(l1, p1) || !close(ourLogit, pyEval.checksum()))) {
+    if (haveTorch && (!agree(l0, p0) || !agree(l1, p1) || !agree(ourLogit, pyEval.checksum()))) {
         std::printf("FAIL: the PyTorch step does not compute the simulator's loss (tolerance 1e-3 relative): not the same step\n");
         std::filesystem::remove_all(dir);
         return 1;
