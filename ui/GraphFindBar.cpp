@@ -1,24 +1,17 @@
 #include "GraphFindBar.h"
 
+#include "ToolButton.h"
+
 #include "FlowLayout.h"
 #include "viz/TrainingGraphDot.h"
 
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
-#include <QToolButton>
 
 namespace tinyscope::ui {
 
 namespace {
-
-QToolButton* toolButton(const QString& text, const QString& tip = QString())
-{
-    auto* b = new QToolButton;
-    b->setText(text);
-    b->setToolTip(tip);
-    return b;
-}
 
 QLabel* swatch(const QString& text, const QString& fill, const QString& border, bool dashed)
 {

@@ -1,5 +1,7 @@
 #include "InspectorToolbar.h"
 
+#include "ToolButton.h"
+
 #include "graph/Autodiff.h"
 
 #include <QAction>
@@ -11,20 +13,11 @@
 #include <QMenu>
 #include <QPushButton>
 #include <QSpinBox>
-#include <QToolButton>
 #include <QVBoxLayout>
 
 namespace tinyscope::ui {
 
 namespace {
-
-QToolButton* toolButton(const QString& text, const QString& tip = QString())
-{
-    auto* b = new QToolButton;
-    b->setText(text);
-    b->setToolTip(tip);
-    return b;
-}
 
 QSpinBox* spin(const QString& tip)
 {

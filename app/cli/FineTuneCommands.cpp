@@ -31,7 +31,7 @@ const char* kRecipeOptions =
     "  --no-qas              plain SGD (no quantization-aware scaling)\n"
     "  --head-scale S        the new classifier's int8 output scale (default 1: the graph's loss on the int8 logits\n"
     "                        is the float cross-entropy; 0 keeps the model's head scale)\n"
-    "  --resolution R        input size (default 128; must be the model's)\n"
+    "  --resolution R        input size (default: the model's, 128 for mcunet-5fps; must be the model's)\n"
     "  --crop-scale S        random-resized-crop least area fraction (default 0.08); --jitter J colour jitter (0.4);\n"
     "  --no-flip             no horizontal flip; --no-augment: plain resize (crop 1, jitter 0, no flip)\n"
     "  --train-images N      the first N training images after a seeded shuffle (default all)\n"
@@ -46,7 +46,7 @@ FineTuneRecipe recipeFromArgs(const CliArgs& a)
     r.qas = !a.flag("no-qas");
     r.bs256_lr = a.doubleValue("lr", r.qas ? 0.075 : 0.1, 0, 1e6);
     r.head_scale = a.doubleValue("head-scale", r.head_scale, 0, 1e6);
-    r.resolution = a.intValue("resolution", r.resolution, 8, 1024);
+    r.resolution = a.intValue("resolution", r.resolution, 8, 1024);   // absent: 0, the model's
     r.crop_scale_min = a.doubleValue("crop-scale", r.crop_scale_min, 0.001, 1);
     r.jitter = a.doubleValue("jitter", r.jitter, 0, 1);
     r.flip = !a.flag("no-flip");

@@ -204,7 +204,7 @@ FineTuneRecipe FineTuneRecipe::fromJson(const JsonPath& j)
     if (j.has("bs256_lr")) r.bs256_lr = j["bs256_lr"].asDoubleIn(0, 1e6);
     if (j.has("qas")) r.qas = j["qas"].asBool();
     if (j.has("head_scale")) r.head_scale = j["head_scale"].asDoubleIn(0, 1e6);
-    if (j.has("resolution")) r.resolution = j["resolution"].asIntIn(8, 1024);
+    if (j.has("resolution")) r.resolution = j["resolution"].asIntIn(0, 1024);
     if (j.has("crop_scale_min")) r.crop_scale_min = j["crop_scale_min"].asDoubleIn(0.001, 1);
     if (j.has("jitter")) r.jitter = j["jitter"].asDoubleIn(0, 1);
     if (j.has("flip")) r.flip = j["flip"].asBool();
@@ -272,7 +272,7 @@ FineTuneResult fineTune(const FineTuneRequest& rq, const JobControl& job, const 
     auto elapsed = [](std::chrono::steady_clock::time_point since) {
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
     };
-    const FineTuneRecipe& r = rq.recipe;
+    FineTuneRecipe r = rq.recipe;
     const int previousThreads = torchThreads();
     setTorchThreads(r.threads);
     struct RestoreThreads {
@@ -287,6 +287,7 @@ FineTuneResult fineTune(const FineTuneRequest& rq, const JobControl& job, const 
     Network net = pm.network;
     if (net.input.c != 3)
         throw InputError(net.name + " takes " + std::to_string(net.input.c) + "-channel input; the image loader gives 3 channels (RGB, grey replicated)");
+    if (r.resolution == 0) r.resolution = net.input.h;   // the model's own input size
     if (net.input.h != r.resolution || net.input.w != r.resolution)
         throw InputError(net.name + " takes " + std::to_string(net.input.h) + "×" + std::to_string(net.input.w) + " images; the recipe asks for " +
                          std::to_string(r.resolution) + " (give --resolution " + std::to_string(net.input.h) + ")");

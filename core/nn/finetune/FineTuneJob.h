@@ -25,7 +25,7 @@ struct FineTuneRecipe {
     double bs256_lr = 0.075;         // lr = bs256_lr · batch / 256 (tiny-training's QAS figure)
     bool qas = true;
     double head_scale = 1.0;         // the new classifier's output scale (0: the model's own; see replaceClassifier)
-    int resolution = 128;
+    int resolution = 0;              // 0: the model's input size (128 for the tiny-training models)
     double crop_scale_min = 0.08;    // random-resized-crop area fraction; 1 with jitter 0 = no augmentation
     double jitter = 0.4;             // colour jitter (brightness, contrast, saturation)
     bool flip = true;
