@@ -1,6 +1,7 @@
 #include "FineTunePane.h"
 
 #include "AppState.h"
+#include "ChartLegend.h"
 #include "Error.h"
 #include "FineTuneCurve.h"
 #include "FineTuneForm.h"
@@ -25,6 +26,7 @@
 #include <QPointer>
 #include <QPushButton>
 #include <QRegularExpression>
+#include <QResizeEvent>
 #include <QSplitter>
 #include <QVBoxLayout>
 
@@ -68,16 +70,16 @@ FineTunePane::FineTunePane(AppState* state, TrainingLayerModel* layers, Inspecto
     }
     curve_ = new FineTuneCurve;
     scatter_ = new SchemeAccuracyScatter;
-    auto* charts = new QSplitter(Qt::Vertical);
-    charts->addWidget(curve_);
-    charts->addWidget(scatter_);
+    charts_ = new QSplitter(Qt::Vertical);
+    charts_->addWidget(withWrappingLegend(curve_, curve_->chart()));   // legends wrap, never cut
+    charts_->addWidget(withWrappingLegend(scatter_, scatter_->view()->chart()));
     auto* root = new QVBoxLayout(this);
     root->setContentsMargins(4, 4, 4, 4);
     root->addWidget(form_);
     root->addLayout(actions_);
     root->addWidget(status_);
     root->addWidget(warning_);
-    root->addWidget(charts, 1);
+    root->addWidget(charts_, 1);
     root_ = QString::fromStdString(userStateDir()) + QStringLiteral("/finetune");
     connect(run_, &QPushButton::clicked, this, [this] { start(); });
     connect(cancel_, &QPushButton::clicked, this, &FineTunePane::cancel);
@@ -90,6 +92,15 @@ FineTunePane::FineTunePane(AppState* state, TrainingLayerModel* layers, Inspecto
 }
 
 FineTunePane::~FineTunePane() = default;
+
+void FineTunePane::resizeEvent(QResizeEvent* e)
+{
+    QWidget::resizeEvent(e);
+    // The two charts side by side on a wide, low tab (1280×720), one above the other on a tall one.
+    const QSize s = charts_->size();
+    const Qt::Orientation o = s.width() > s.height() * 3 / 2 ? Qt::Horizontal : Qt::Vertical;
+    if (o != charts_->orientation()) charts_->setOrientation(o);
+}
 
 QString FineTunePane::modelName() const
 {

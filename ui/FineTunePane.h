@@ -17,6 +17,7 @@
 class QHBoxLayout;
 class QLabel;
 class QPushButton;
+class QSplitter;
 
 namespace tinyscope::ui {
 
@@ -66,6 +67,9 @@ public:
 Q_SIGNALS:
     void runFinished(bool ok);
 
+protected:
+    void resizeEvent(QResizeEvent* e) override;
+
 private:
     struct Run;
     void targetChanged();
@@ -91,6 +95,7 @@ private:
     QLabel* warning_;
     FineTuneCurve* curve_;
     SchemeAccuracyScatter* scatter_;
+    QSplitter* charts_;
     FineTuneRecipe base_;
     QuantizeOptions quantize_;
     QString root_;

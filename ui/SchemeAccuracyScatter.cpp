@@ -30,6 +30,7 @@ SchemeAccuracyScatter::SchemeAccuracyScatter(QWidget* parent) : QWidget(parent)
     view_ = new QChartView;
     view_->setRenderHint(QPainter::Antialiasing);
     view_->setChart(styledChart());
+    view_->setMinimumSize(220, 160);   // the chart's own hint (title, legend) would widen the tab
     layout->addWidget(view_);
     redraw();
 }
@@ -107,7 +108,14 @@ void SchemeAccuracyScatter::redraw()
                                         .arg(modelName_.isEmpty() ? QStringLiteral("this model") : modelName_)
                                   : QStringLiteral("Accuracy against extra memory, %1: %2 run(s)").arg(modelName_).arg(shown.size());
     if (others > 0) title += QStringLiteral(" (%1 more of other models)").arg(others);
-    QChart* c = styledChart(title);
+    // The same chart, emptied: the wrapping legend above it (ChartLegend) follows its markers.
+    QChart* c = view_->chart();
+    c->removeAllSeries();
+    for (QAbstractAxis* a : c->axes()) {
+        c->removeAxis(a);
+        delete a;
+    }
+    c->setTitle(title);
     auto* x = new QValueAxis;
     x->setTitleText(QStringLiteral("extra training memory (KB)"));
     x->setLabelFormat(QStringLiteral("%.0f"));
@@ -131,8 +139,11 @@ void SchemeAccuracyScatter::redraw()
             yhi = std::max(yhi, r.top1);
         }
     }
+    // The budget line widens the axis unless it lies far right of the runs (a 256 KB budget for
+    // schemes of a few KB): then the legend says where it is instead of squeezing the points.
     const double line = budgetLineKB();
-    if (std::isfinite(line)) {
+    const bool lineShown = std::isfinite(line) && line <= std::max(2 * xhi, xhi + 8);
+    if (lineShown) {
         xlo = std::min(xlo, line);
         xhi = std::max(xhi, line);
     }
@@ -182,20 +193,21 @@ void SchemeAccuracyScatter::redraw()
     }
     if (std::isfinite(line)) {
         auto* b = new QLineSeries;
-        b->setName(line > 0 ? QStringLiteral("budget %1 KB − inference %2 KB = %3 KB extra")
+        b->setName((lineShown ? QString() : QStringLiteral("off the chart to the right: ")) + (line > 0 ? QStringLiteral("budget %1 KB − inference %2 KB = %3 KB extra")
                                   .arg(budgetKB_, 0, 'f', 0)
                                   .arg(budgetKB_ - line, 0, 'f', 1)
                                   .arg(line, 0, 'f', 1)
-                            : QStringLiteral("budget %1 KB: below the inference peak %2 KB").arg(budgetKB_, 0, 'f', 0).arg(budgetKB_ - line, 0, 'f', 1));
-        QPen bp(paletteColor("chart.budget"));
+                            : QStringLiteral("budget %1 KB: below the inference peak %2 KB").arg(budgetKB_, 0, 'f', 0).arg(budgetKB_ - line, 0, 'f', 1)));
+        QPen bp(paletteColor("highlight"));   // as the memory chart's budget line
         bp.setWidth(2);
         bp.setStyle(Qt::DashLine);
         b->setPen(bp);
-        b->append(line, y->min());
-        b->append(line, y->max());
+        if (lineShown) {
+            b->append(line, y->min());
+            b->append(line, y->max());
+        }
         attach(b);
     }
-    replaceChart(view_, c);
 }
 
 }  // namespace tinyscope::ui
