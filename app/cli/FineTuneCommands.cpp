@@ -2,13 +2,18 @@
 #include "cli/Cli.h"
 #include "cli/CliArgs.h"
 #include "cli/ModelArgs.h"
+#include "cli/StopSignal.h"
 
 #include "Error.h"
 #include "io/AtomicFile.h"
 #include "io/JsonFile.h"
 #include "io/Text.h"
+#include "nn/finetune/ContributionAnalysis.h"
 #include "nn/finetune/FineTuneJob.h"
+#include "graph/MemoryLedger.h"
+#include "graph/SchemeEdit.h"
 
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
@@ -58,7 +63,7 @@ FineTuneRecipe recipeFromArgs(const CliArgs& a)
 }
 
 const std::set<std::string> kValued{"model", "params", "scales", "supernet", "config", "space", "calib-data", "calib-images", "bn-images",
-                                    "threads", "scheme", "data", "epochs", "head-scale", "batch", "lr", "resolution", "crop-scale", "jitter",
+                                    "threads", "scheme", "data", "epochs", "head-scale", "budget", "analysis-epochs", "analysis-images", "analysis-test-images", "window", "batch", "lr", "resolution", "crop-scale", "jitter",
                                     "train-images", "test-images", "seed", "out"};
 const std::set<std::string> kFlags{"no-qas", "no-flip", "no-augment", "json", "help"};
 
@@ -84,12 +89,43 @@ void printEpoch(const FineTuneEpoch& e, int epochs)
 JobControl progressLine()
 {
     JobControl job;
+    job.cancel = cancelOnSignals();   // Ctrl-C: checkpoint where the run is, exit 4
     job.progress = [last = std::string()](std::size_t done, std::size_t total, const std::string& stage) mutable {
         if (stage == last && done != total && done % 50 != 0) return;
         last = stage;
         std::cerr << "\r" << stage << ": " << done << "/" << total << "      " << (done == total ? "\n" : "") << std::flush;
     };
     return job;
+}
+
+// --budget: the contribution analysis, then the knapsack; returns the found scheme's file.
+std::string searchScheme(const CliArgs& a, const FineTuneRequest& rq)
+{
+    const std::int64_t budget = static_cast<std::int64_t>(std::floor(a.doubleValue("budget", 0, 0, 1e9) * 1024.0));
+    {   // an infeasible budget fails before any run, with the least a scheme needs
+        const PreparedModel pm = prepareModel(rq.model, rq.quantize);
+        bestSchemeUnderBudget(pm.network, {}, budget);
+    }
+    ContributionOptions o;
+    o.base = rq;
+    o.base.recipe = ContributionOptions::shortRecipe(rq.recipe);
+    o.base.recipe.epochs = a.intValue("analysis-epochs", 1, 1, 1000);
+    o.base.recipe.train_images = static_cast<std::size_t>(a.int64Value("analysis-images", 2000, 1, kMaxImages));
+    o.base.recipe.test_images = static_cast<std::size_t>(a.int64Value("analysis-test-images", 1000, 1, kMaxImages));
+    o.window = a.intValue("window", o.window, 1, 100000);
+    o.out = rq.out + "/contributions";
+    const ContributionResult c = analyseContributions(o, progressLine(), [](const ContributionRun& r, std::size_t done, std::size_t total) {
+        std::cerr << "[" << done << "/" << total << "] " << r.what << ": top-1 " << formatFixed(r.top1, 2) << " %, gain "
+                  << formatFixed(r.gain, 2) << "\n";
+    });
+    writeJsonFile(rq.out + "/contributions.json", c.toJson());
+    const PreparedModel pm = prepareModel(rq.model, rq.quantize);
+    const KnapsackChoice best = bestSchemeUnderBudget(pm.network, c.contributions, budget);
+    const std::string file = rq.out + "/found-scheme.json";
+    best.scheme.saveFile(file);
+    std::cerr << "found under " << kb(budget) << ": " << describeScheme(best.resolved, pm.network) << " — extra " << kb(best.extra_bytes)
+              << ", summed gain " << formatFixed(best.gain, 2) << " points -> " << file << "\n";
+    return file;
 }
 
 int cmdFineTune(const Args& argv)
@@ -102,15 +138,28 @@ int cmdFineTune(const Args& argv)
                      "  computes it, a new classifier for the task's classes, the sparse-update scheme's parameters trained\n"
                      "  by SGD (with QAS unless --no-qas); top-1 on the test split after every epoch; the scheme's memory\n"
                      "  from the ledger. With --out DIR the run checkpoints every epoch (and on Ctrl-C / cancel) and a\n"
-                     "  second call with the same arguments resumes it; DIR gets finetuned-params.pkl, scale.json, result.json.\n"
+                     "  second call with the same arguments resumes it (Ctrl-C checkpoints where the run is and exits 4);\n"
+                     "  DIR gets finetuned-params.pkl, scale.json, result.json.\n"
                   << kModelOptions
                   << "  --scheme S            MODEL/49kb … (published), bias-only[:N], last:K, full, classifier, or a\n"
                      "                        tiny-training backward_config .json/.yaml (default bias-only)\n"
+                     "  --budget KB           instead of --scheme: the scheme with the largest measured gain whose extra memory\n"
+                     "                        fits KB (contribution analysis: short runs of bias tails and single weight updates\n"
+                     "                        in DIR/contributions, then an exact knapsack; exit 3 with the least a scheme needs);\n"
+                     "                        the found scheme is DIR/found-scheme.json, its fine-tuning run DIR/final\n"
+                     "  --analysis-epochs E   short runs' epochs (default 1); --analysis-images N their training images (2000);\n"
+                     "  --analysis-test-images N  their test images (1000); --window W weight candidates among the last W convs (20)\n"
                   << kRecipeOptions;
         return 0;
     }
     FineTuneRequest rq = requestFromArgs(a);
     rq.scheme = a.value("scheme", rq.scheme);
+    if (a.has("budget")) {
+        if (a.has("scheme")) throw InputError("give --scheme or --budget, not both (--budget searches the scheme)");
+        if (rq.out.empty()) throw InputError("--budget runs a contribution analysis of many short runs: give --out DIR (resumable)");
+        rq.scheme = searchScheme(a, rq);
+        rq.out += "/final";
+    }
     const FineTuneResult r = fineTune(rq, progressLine(), [&](const FineTuneEpoch& e) { printEpoch(e, rq.recipe.epochs); });
     if (a.flag("json")) {
         std::cout << r.toJson().dump(2) << "\n";

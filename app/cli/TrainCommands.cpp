@@ -1,5 +1,6 @@
 // tinyscope train-supernet
 #include "cli/Cli.h"
+#include "cli/StopSignal.h"
 #include "cli/CliArgs.h"
 
 #include "Error.h"
@@ -18,9 +19,7 @@
 #include "space/SpacePresets.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <csignal>
 #include <filesystem>
 #include <cstdio>
 #include <iostream>
@@ -30,8 +29,6 @@ namespace tinyscope::cli {
 
 namespace {
 
-std::atomic<bool> g_stop{false};
-extern "C" void onSignal(int) { g_stop = true; }
 
 // A name's room: "<name>_shard<i>of<N>_acc_table.json.state.json" plus a temporary suffix fits 255 bytes.
 constexpr std::size_t kMaxAccdataName = 150;
@@ -81,10 +78,8 @@ int cmdTrainSupernet(const Args& argv)
     createFolders(out, "--out");
     const int every = a.intValue("print-every", isatty(1) ? 1 : 20, 1, 1'000'000'000);
     const long long maxSteps = a.int64Value("max-steps", 0, 0, kMaxImages);   // 0: train to the end
-    std::signal(SIGINT, onSignal);
-    std::signal(SIGTERM, onSignal);
     JobControl job;
-    job.cancel = &g_stop;
+    job.cancel = cancelOnSignals();
     SupernetTrainer trainer(space, recipe, out);
     const bool tty = isatty(1);
     std::size_t cachePrinted = 0;
@@ -204,10 +199,8 @@ int cmdMakeAccdata(const Args& argv)
     createFolders(dir + "/src", "--out");
     const std::string name = a.value("name", space.name) + "_shard" + std::to_string(o.shard) + "of" + std::to_string(o.shards);
     const std::string path = dir + "/src/" + name + "_acc_table.json";
-    std::signal(SIGINT, onSignal);
-    std::signal(SIGTERM, onSignal);
     JobControl job;
-    job.cancel = &g_stop;
+    job.cancel = cancelOnSignals();
     const bool tty = isatty(1);
     std::size_t n = buildAccuracyTable(supernet, o, path, job, [&](const AccuracyTableProgress& p) {
         if (tty || p.done % 25 == 0 || p.done == p.total)

@@ -192,7 +192,7 @@ Json FineTuneRecipe::toJson() const
     return Json{{"epochs", epochs},       {"warmup_epochs", warmup_epochs}, {"batch", batch},   {"bs256_lr", bs256_lr},
                 {"qas", qas},             {"head_scale", head_scale}, {"resolution", resolution},       {"crop_scale_min", crop_scale_min},
                 {"jitter", jitter},       {"flip", flip},                   {"seed", seed},     {"train_images", train_images},
-                {"test_images", test_images}, {"threads", threads}};
+                {"test_images", test_images}, {"threads", threads}, {"evaluate_initial", evaluate_initial}};
 }
 
 FineTuneRecipe FineTuneRecipe::fromJson(const JsonPath& j)
@@ -212,6 +212,7 @@ FineTuneRecipe FineTuneRecipe::fromJson(const JsonPath& j)
     if (j.has("train_images")) r.train_images = static_cast<std::size_t>(j["train_images"].asInt64In(0, 1LL << 40));
     if (j.has("test_images")) r.test_images = static_cast<std::size_t>(j["test_images"].asInt64In(0, 1LL << 40));
     if (j.has("threads")) r.threads = j["threads"].asIntIn(1, 256);
+    if (j.has("evaluate_initial")) r.evaluate_initial = j["evaluate_initial"].asBool();
     return r;
 }
 
@@ -326,8 +327,8 @@ FineTuneResult fineTune(const FineTuneRequest& rq, const JobControl& job, const 
             ck = *loaded;
             res.resumed = true;
         }
-    if (ck.initial_top1 < 0) ck.initial_top1 = evaluateTop1(model, *task.test, nTest, r.resolution, r.threads, job, "top-1 of the new head");
-    res.initial_top1 = ck.initial_top1;
+    if (ck.initial_top1 < 0 && r.evaluate_initial) ck.initial_top1 = evaluateTop1(model, *task.test, nTest, r.resolution, r.threads, job, "top-1 of the new head");
+    res.initial_top1 = std::max(0.0, ck.initial_top1);
 
     FineTuneAugment augment;
     augment.crop_scale_min = r.crop_scale_min;

@@ -33,6 +33,7 @@ struct FineTuneRecipe {
     std::size_t train_images = 0;    // 0: the whole training split; else its first n (after a seeded shuffle)
     std::size_t test_images = 0;     // 0: the whole test split; else its first n
     int threads = 2;
+    bool evaluate_initial = true;    // top-1 of the new head before any step (short analysis runs skip it)
 
     Json toJson() const;
     static FineTuneRecipe fromJson(const JsonPath& j);
