@@ -4,7 +4,9 @@
 // while it runs and adds its point to the scatter with the run's own extra memory, which is the
 // ledger's for the same scheme; Cancel leaves a checkpoint that the next run resumes; a scheme or
 // model change marks the curve stale; a zoo model without int8 weights is said to be seeded; the
-// learning rate follows QAS until edited; bad data ends with the core's message.
+// learning rate follows QAS until edited; bad data ends with the core's message; "find the best
+// scheme under the budget" applies the knapsack's choice over the measured contributions as one
+// undoable step, within budget − inference peak, and refuses a budget below the least.
 #include "TestSupport.h"
 
 #include "AppState.h"
@@ -18,6 +20,8 @@
 
 #include "data/ImageDataset.h"
 #include "graph/MemoryLedger.h"
+#include "graph/SchemeEdit.h"
+#include "graph/SchemeKnapsack.h"
 
 #include <QFileInfo>
 #include <QTabWidget>
@@ -225,6 +229,46 @@ private Q_SLOTS:
         QCOMPARE(ft->curve()->points(), 2);
         QCOMPARE(ft->scatter()->points(), 1);
         QVERIFY(QFileInfo::exists(folder + QStringLiteral("/result.json")));
+    }
+
+    void theBestSchemeUnderTheBudgetIsAppliedAsOneUndoableStep()
+    {
+        if (fashionMnistDir().empty()) QSKIP("dataset-fashion-mnist is not installed");
+        AppState state;
+        TrainingInspectorPanel panel(&state);
+        FineTunePane* ft = tinySubnetRun(panel, 1, 32);
+        QVERIFY(ft);
+        ContributionOptions o;   // a tiny analysis: the classifier, bias tail 2, the last 2 convs' weights at 1/2
+        o.tails = {2};
+        o.window = 2;
+        o.ratios = {0.5};
+        ft->setAnalysisOptions(o);
+        const Network& net = panel.layerModel()->network();
+        const MemoryLedger start = panel.layerModel()->ledger();
+        // A budget below the least any scheme needs (the classifier only) is refused before any run.
+        panel.setBudgetKB(1);
+        QVERIFY(!ft->findBestScheme());
+        QVERIFY2(ft->statusText().contains(QStringLiteral("inference peak")), qPrintable(ft->statusText()));
+        // Room for bias tail 2 and a little more.
+        const std::int64_t tail2 = TrainingMemoryModel(net).ledger(SparseScheme::biasOnly(2).resolve(net)).extra.total();
+        const double budgetKB = std::ceil(static_cast<double>(start.inference_peak_bytes + tail2) / 1024.0) + 1;
+        panel.setBudgetKB(budgetKB);
+        QUndoStack* undo = panel.layerModel()->undoStack();
+        const int steps = undo->count();
+        const QString before = panel.layerModel()->schemeDescription();
+        QVERIFY(ft->findBestScheme());
+        QVERIFY(ft->waitForIdle(120000));
+        QVERIFY2(ft->statusText().startsWith(QStringLiteral("Found under")), qPrintable(ft->statusText()));
+        QVERIFY(ft->lastAnalysis());
+        QVERIFY(ft->lastAnalysis()->contributions.bias_tail.count(2) == 1);
+        const std::int64_t extraBudget = static_cast<std::int64_t>(budgetKB * 1024) - start.inference_peak_bytes;
+        const KnapsackChoice best = bestSchemeUnderBudget(net, ft->lastAnalysis()->contributions, extraBudget);
+        QCOMPARE(panel.layerModel()->schemeDescription(), QString::fromStdString(describeScheme(best.resolved, net)));
+        QVERIFY(panel.layerModel()->ledger().extra.total() <= extraBudget);
+        QCOMPARE(panel.layerModel()->ledger().extra.total(), best.extra_bytes);
+        QCOMPARE(undo->count(), steps + 1);
+        undo->undo();
+        QCOMPARE(panel.layerModel()->schemeDescription(), before);
     }
 };
 

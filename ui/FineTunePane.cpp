@@ -30,6 +30,7 @@
 #include <QSplitter>
 #include <QVBoxLayout>
 
+#include <cmath>
 #include <filesystem>
 
 namespace tinyscope::ui {
@@ -47,6 +48,7 @@ QString kbText(std::int64_t bytes) { return QStringLiteral("%1 KB").arg(static_c
 struct FineTunePane::Run {
     QString folder, key, model, modelName;
     int epochs = 0;
+    bool analysis = false;   // the contribution analysis, not a fine-tuning run
 };
 
 FineTunePane::FineTunePane(AppState* state, TrainingLayerModel* layers, InspectorFiles* files, ModelKey modelKey, QWidget* parent)
@@ -56,10 +58,15 @@ FineTunePane::FineTunePane(AppState* state, TrainingLayerModel* layers, Inspecto
     run_ = new QPushButton(QStringLiteral("Fine-tune the current scheme"));
     run_->setToolTip(QStringLiteral("Train the scheme on the data with the recipe above; a cancelled run resumes when run again"));
     cancel_ = new QPushButton(QStringLiteral("Cancel"));
+    find_ = new QPushButton(QStringLiteral("Find the best scheme under the budget"));
+    find_->setToolTip(QStringLiteral("Contribution analysis (short runs of each bias tail and weight update, resumable), then the "
+                                     "scheme with the largest summed gain whose extra memory fits the SRAM budget minus the inference "
+                                     "peak; applied to the table as one undoable step"));
     runner_ = new JobRunner(this);
     progress_ = new JobProgressBar(runner_, [](const QString& stage) { return stage + QStringLiteral(" — %p%"); });
     actions_ = new QHBoxLayout;
     actions_->addWidget(run_);
+    actions_->addWidget(find_);
     actions_->addWidget(cancel_);
     actions_->addWidget(progress_, 1);
     status_ = new QLabel;
@@ -72,7 +79,7 @@ FineTunePane::FineTunePane(AppState* state, TrainingLayerModel* layers, Inspecto
     scatter_ = new SchemeAccuracyScatter;
     charts_ = new QSplitter(Qt::Vertical);
     charts_->addWidget(withWrappingLegend(curve_, curve_->chart()));   // legends wrap, never cut
-    charts_->addWidget(withWrappingLegend(scatter_, scatter_->view()->chart()));
+    charts_->addWidget(scatter_);   // with its own wrapping legend
     auto* root = new QVBoxLayout(this);
     root->setContentsMargins(4, 4, 4, 4);
     root->addWidget(form_);
@@ -82,6 +89,7 @@ FineTunePane::FineTunePane(AppState* state, TrainingLayerModel* layers, Inspecto
     root->addWidget(charts_, 1);
     root_ = QString::fromStdString(userStateDir()) + QStringLiteral("/finetune");
     connect(run_, &QPushButton::clicked, this, [this] { start(); });
+    connect(find_, &QPushButton::clicked, this, [this] { findBestScheme(); });
     connect(cancel_, &QPushButton::clicked, this, &FineTunePane::cancel);
     connect(layers_, &TrainingLayerModel::schemeChanged, this, &FineTunePane::targetChanged);
     // Choosing other int8 weights says so in a message and changes the model the runs are of.
@@ -139,7 +147,7 @@ void FineTunePane::targetChanged()
     warning_->setProperty("plain", warning);
 }
 
-FineTuneRequest FineTunePane::request() const
+FineTuneRequest FineTunePane::baseRequest() const
 {
     const ExportRequest er = files_->exportRequest(modelKey_());
     FineTuneRequest rq;
@@ -157,6 +165,12 @@ FineTuneRequest FineTunePane::request() const
     rq.recipe = form_->recipe(base_);
     // The model's input size: a design-space subnet's 28–36 px, a zoo model's 128.
     rq.recipe.resolution = rq.model.subnet ? rq.model.subnet->image_size : layers_->network().input.h;
+    return rq;
+}
+
+FineTuneRequest FineTunePane::request() const
+{
+    FineTuneRequest rq = baseRequest();
     // The export's scheme file is rewritten by the next export: the run keeps its own copy.
     const std::string schemeText = readFileBytes(rq.scheme);
     rq.out = runFolder(rq).toStdString();
@@ -166,21 +180,124 @@ FineTuneRequest FineTunePane::request() const
     return rq;
 }
 
-QString FineTunePane::runFolder(const FineTuneRequest& rq) const
+namespace {
+
+// 12 hex digits of SHA-256 over `id`.
+QString shortHash(const Json& id)
 {
-    // Everything the run's figures depend on (the core's checkpoint fingerprint, and the subnet's
-    // quantization), so another setting never meets this run's checkpoint.
+    return QString::fromLatin1(QCryptographicHash::hash(QByteArray::fromStdString(id.dump()), QCryptographicHash::Sha256).toHex().left(12));
+}
+
+QString fileSafe(QString s) { return s.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9_.-]")), QStringLiteral("_")); }
+
+// What a run's figures depend on besides the scheme: the model (and the subnet's quantization),
+// the data, the recipe without `threads` (the core's checkpoint fingerprint, plus quantization).
+Json runIdentity(const FineTuneRequest& rq)
+{
     Json recipe = rq.recipe.toJson();
     recipe.erase("threads");
-    const Json id{{"model", rq.model.describe()},
-                  {"scheme", readFileBytes(rq.scheme)},
-                  {"data", rq.data},
-                  {"recipe", recipe},
-                  {"quantize", {rq.quantize.calib_data, rq.quantize.calib_images, rq.quantize.bn_images}}};
-    const QByteArray hash = QCryptographicHash::hash(QByteArray::fromStdString(id.dump()), QCryptographicHash::Sha256).toHex().left(12);
-    QString model = modelKey_() == inspectorSubnetKey() ? QStringLiteral("subnet") : modelKey_();
-    model.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9_.-]")), QStringLiteral("_"));
-    return QStringLiteral("%1/%2-%3-%4").arg(root_, model, rq.recipe.qas ? QStringLiteral("qas") : QStringLiteral("noqas"), QString::fromLatin1(hash));
+    return Json{{"model", rq.model.describe()},
+                {"data", rq.data},
+                {"recipe", recipe},
+                {"quantize", {rq.quantize.calib_data, rq.quantize.calib_images, rq.quantize.bn_images}}};
+}
+
+}  // namespace
+
+QString FineTunePane::runFolder(const FineTuneRequest& rq) const
+{
+    Json id = runIdentity(rq);
+    id["scheme"] = readFileBytes(rq.scheme);
+    const QString model = fileSafe(modelKey_() == inspectorSubnetKey() ? QStringLiteral("subnet") : modelKey_());
+    return QStringLiteral("%1/%2-%3-%4").arg(root_, model, rq.recipe.qas ? QStringLiteral("qas") : QStringLiteral("noqas"), shortHash(id));
+}
+
+std::int64_t FineTunePane::extraBudgetBytes() const
+{
+    return static_cast<std::int64_t>(std::floor(budgetKB_ * 1024.0)) - layers_->ledger().inference_peak_bytes;
+}
+
+bool FineTunePane::findBestScheme()
+{
+    if (runner_->busy()) return false;
+    ContributionOptions o = analysis_;
+    std::int64_t budget = 0;
+    try {
+        if (!layers_->hasLedger() || !layers_->obstacle().isEmpty()) throw InputError("choose a model with an int8 training graph first");
+        budget = extraBudgetBytes();
+        try {
+            bestSchemeUnderBudget(layers_->network(), {}, budget);   // before any run: the least any scheme needs
+        } catch (const InfeasibleError& e) {
+            throw InputError(QStringLiteral("the SRAM budget %1 KB leaves %2 for the extra memory after the inference peak %3: %4")
+                                 .arg(budgetKB_, 0, 'f', 0)
+                                 .arg(kbText(budget), kbText(layers_->ledger().inference_peak_bytes), QString::fromUtf8(e.what()))
+                                 .toStdString());
+        }
+        o.base = baseRequest();
+    } catch (const std::exception& e) {
+        setStatus(QString::fromUtf8(e.what()), true);
+        Q_EMIT runFinished(false);
+        return false;
+    }
+    // The short runs: one epoch without augmentation (ContributionOptions::shortRecipe), on the
+    // form's training and test images.
+    const FineTuneRecipe formRecipe = o.base.recipe;
+    o.base.recipe = ContributionOptions::shortRecipe(formRecipe);
+    o.base.recipe.train_images = formRecipe.train_images;
+    o.base.recipe.test_images = formRecipe.test_images;
+    Json id = runIdentity(o.base);
+    id["analysis"] = Json{{"tails", o.tails}, {"window", o.window}, {"ratios", o.ratios}};
+    Run run;
+    run.analysis = true;
+    run.model = modelIdentity();
+    run.folder = QStringLiteral("%1/contributions/%2-%3").arg(root_, fileSafe(modelKey_() == inspectorSubnetKey() ? QStringLiteral("subnet") : modelKey_()), shortHash(id));
+    o.out = run.folder.toStdString();
+    setStatus(QStringLiteral("Contribution analysis: short runs of each bias tail and weight update, kept in %1 …").arg(run.folder));
+    auto post = [self = QPointer<FineTunePane>(this)](std::function<void(FineTunePane*)> f) {
+        QMetaObject::invokeMethod(qApp, [self, f] { if (self) f(self); }, Qt::QueuedConnection);
+    };
+    setBusy(true);
+    progress_->restart(QStringLiteral("contribution analysis"));
+    runner_->run(
+        [o, post](const JobControl& job) {
+            return analyseContributions(o, job, [post](const ContributionRun& r, std::size_t done, std::size_t total) {
+                const QString line = QStringLiteral("Contribution analysis, run %1 of %2: %3 — top-1 %4 %, gain %5 points")
+                                         .arg(done)
+                                         .arg(total)
+                                         .arg(QString::fromStdString(r.what))
+                                         .arg(r.top1, 0, 'f', 2)
+                                         .arg(r.gain, 0, 'f', 2);
+                post([line](FineTunePane* p) { p->setStatus(line); });
+            });
+        },
+        [this, budget, run](ContributionResult c) { applyBest(c, budget, run); },
+        [this, run](const JobFailure& f) { showFailure(f.message, f.cancelled, run); });
+    return true;
+}
+
+void FineTunePane::applyBest(const ContributionResult& c, std::int64_t budgetBytes, const Run& run)
+{
+    setBusy(false);
+    lastAnalysis_ = c;
+    try {
+        if (run.model != modelIdentity() || !layers_->hasNetwork())
+            throw InputError("the model changed during the analysis; its runs are kept in " + run.folder.toStdString());
+        const KnapsackChoice best = bestSchemeUnderBudget(layers_->network(), c.contributions, budgetBytes);
+        layers_->applyScheme(best.resolved, QStringLiteral("best scheme under %1 KB").arg(budgetKB_, 0, 'f', 0));
+        progress_->finish(QStringLiteral("found"));
+        setStatus(QStringLiteral("Found under %1 KB: %2 — extra %3 + inference %4, summed gain %5 points from %6 short runs (kept in %7). "
+                                 "Fine-tune it to verify.")
+                      .arg(budgetKB_, 0, 'f', 0)
+                      .arg(layers_->schemeDescription(), kbText(best.extra_bytes), kbText(layers_->ledger().inference_peak_bytes))
+                      .arg(best.gain, 0, 'f', 2)
+                      .arg(c.runs.size())
+                      .arg(run.folder));
+        Q_EMIT runFinished(true);
+    } catch (const std::exception& e) {
+        progress_->finish(QStringLiteral("failed"));
+        setStatus(QString::fromUtf8(e.what()), true);
+        Q_EMIT runFinished(false);
+    }
 }
 
 bool FineTunePane::start()
@@ -201,7 +318,7 @@ bool FineTunePane::start()
     run.modelName = modelName();
     run.epochs = rq.recipe.epochs;
     const bool resuming = hasCheckpoint(run.folder);
-    curve_->start(QStringLiteral("%1 — %2, QAS %3").arg(run.modelName, layers_->schemeDescription(), rq.recipe.qas ? QStringLiteral("on") : QStringLiteral("off")),
+    curve_->start(QStringLiteral("%1 · QAS %2").arg(layers_->schemeDescription(), rq.recipe.qas ? QStringLiteral("on") : QStringLiteral("off")),
                   rq.recipe.epochs, run.folder == curveFolder_);
     curveKey_ = run.key;
     curveFolder_ = run.folder;
@@ -266,7 +383,10 @@ void FineTunePane::showFailure(const QString& message, bool cancelled, const Run
     setBusy(false);
     if (cancelled) {
         progress_->finish(QStringLiteral("cancelled"));
-        setStatus(hasCheckpoint(run.folder)
+        if (run.analysis)
+            setStatus(QStringLiteral("Cancelled. The finished short runs in %1 are kept: finding again resumes the analysis.").arg(run.folder));
+        else
+            setStatus(hasCheckpoint(run.folder)
                       ? QStringLiteral("Cancelled. The checkpoint in %1 is kept: “Fine-tune the current scheme” again resumes it.").arg(run.folder)
                       : QStringLiteral("Cancelled before the first training step: nothing to resume."));
     } else {
@@ -287,11 +407,16 @@ bool FineTunePane::busy() const { return runner_->busy(); }
 
 bool FineTunePane::waitForIdle(int timeoutMs) { return runner_->waitForIdle(timeoutMs); }
 
-void FineTunePane::setBudgetKB(double kb) { scatter_->setBudgetKB(kb); }
+void FineTunePane::setBudgetKB(double kb)
+{
+    budgetKB_ = kb;
+    scatter_->setBudgetKB(kb);
+}
 
 void FineTunePane::setBusy(bool busy)
 {
     run_->setEnabled(!busy);
+    find_->setEnabled(!busy);
     cancel_->setEnabled(busy);
     form_->setEnabled(!busy);
 }

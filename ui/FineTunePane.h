@@ -7,12 +7,16 @@
 // design-space subnet of the workspace's supernet, and the scheme as tiny-training's file) with
 // the form's recipe at the model's input size. Each run has its checkpoint folder
 // <state>/finetune/<model>-<qas|noqas>-<hash of model, scheme, data and recipe>, so a cancelled run
-// resumes when it is run again.
+// resumes when it is run again. "Find the best scheme under the budget" runs the contribution
+// analysis (short runs, resumable, under <state>/finetune/contributions/), then the knapsack under
+// the budget the toolbar gives minus the inference peak, and applies the scheme as one undoable step.
+#include "nn/finetune/ContributionAnalysis.h"
 #include "nn/finetune/FineTuneJob.h"
 
 #include <QWidget>
 
 #include <functional>
+#include <optional>
 
 class QHBoxLayout;
 class QLabel;
@@ -41,13 +45,21 @@ public:
     FineTuneCurve* curve() const { return curve_; }
     SchemeAccuracyScatter* scatter() const { return scatter_; }
     JobRunner* runner() const { return runner_; }
-    // The row of the run buttons; room for "find the best scheme under the budget".
-    QHBoxLayout* actionsRow() const { return actions_; }
+    QHBoxLayout* actionsRow() const { return actions_; }   // the run buttons, the progress bar
 
     // The request for the current model and scheme; throws InputError (no model, a scheme
     // tiny-training's keys cannot express, an opened graph that is no zoo model).
     FineTuneRequest request() const;
     QString runFolder(const FineTuneRequest& rq) const;
+
+    // The contribution analysis, then the scheme with the largest summed gain whose extra memory
+    // fits budget − inference peak, applied as one undoable step. False (and why in the status
+    // line) when refused: busy, no model, a budget below the least any scheme needs.
+    bool findBestScheme();
+    // Which tails, weight window and ratios the analysis measures (its base and out are filled
+    // per run; empty tails = every 4th). Tests make it small.
+    void setAnalysisOptions(const ContributionOptions& o) { analysis_ = o; }
+    const ContributionResult* lastAnalysis() const { return lastAnalysis_ ? &*lastAnalysis_ : nullptr; }
 
     bool start();          // false (and the reason in the status line) when refused or busy
     void cancel();
@@ -76,6 +88,9 @@ private:
     QString modelIdentity() const;
     QString modelName() const;
     QString targetKey() const;   // model identity + scheme: what the curve shows must match
+    FineTuneRequest baseRequest() const;   // model, data, quantization and recipe; the export's scheme file
+    std::int64_t extraBudgetBytes() const;   // budget − inference peak
+    void applyBest(const ContributionResult& c, std::int64_t budgetBytes, const Run& run);
     void showResult(const FineTuneResult& r, const Run& run);
     void showFailure(const QString& message, bool cancelled, const Run& run);
     void setStatus(const QString& text, bool error = false);
@@ -88,6 +103,7 @@ private:
     FineTuneForm* form_;
     QPushButton* run_;
     QPushButton* cancel_;
+    QPushButton* find_;
     QHBoxLayout* actions_;
     JobRunner* runner_;
     JobProgressBar* progress_;
@@ -97,6 +113,9 @@ private:
     SchemeAccuracyScatter* scatter_;
     QSplitter* charts_;
     FineTuneRecipe base_;
+    ContributionOptions analysis_;
+    std::optional<ContributionResult> lastAnalysis_;
+    double budgetKB_ = 0;
     QuantizeOptions quantize_;
     QString root_;
     QString curveKey_;      // targetKey() of the run the curve shows

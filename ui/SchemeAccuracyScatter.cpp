@@ -1,5 +1,6 @@
 #include "SchemeAccuracyScatter.h"
 
+#include "ChartLegend.h"
 #include "ChartStyle.h"
 #include "Palette.h"
 
@@ -31,7 +32,7 @@ SchemeAccuracyScatter::SchemeAccuracyScatter(QWidget* parent) : QWidget(parent)
     view_->setRenderHint(QPainter::Antialiasing);
     view_->setChart(styledChart());
     view_->setMinimumSize(220, 160);   // the chart's own hint (title, legend) would widen the tab
-    layout->addWidget(view_);
+    layout->addWidget(withWrappingLegend(view_, view_->chart(), &legend_));   // wraps, never cut
     redraw();
 }
 
@@ -104,9 +105,8 @@ void SchemeAccuracyScatter::redraw()
 {
     const std::vector<SchemeRun> shown = shownRuns();
     const int others = static_cast<int>(runs_.size() - shown.size());
-    QString title = shown.empty() ? QStringLiteral("Accuracy against extra memory: no scheme of %1 fine-tuned yet")
-                                        .arg(modelName_.isEmpty() ? QStringLiteral("this model") : modelName_)
-                                  : QStringLiteral("Accuracy against extra memory, %1: %2 run(s)").arg(modelName_).arg(shown.size());
+    QString title = shown.empty() ? QStringLiteral("Top-1 vs extra memory: no scheme of this model fine-tuned yet")
+                                  : QStringLiteral("Top-1 vs extra memory: %1 run(s)").arg(shown.size());
     if (others > 0) title += QStringLiteral(" (%1 more of other models)").arg(others);
     // The same chart, emptied: the wrapping legend above it (ChartLegend) follows its markers.
     QChart* c = view_->chart();
@@ -208,6 +208,7 @@ void SchemeAccuracyScatter::redraw()
         }
         attach(b);
     }
+    legend_->refresh();   // the series are new: the strip rebuilds its entries
 }
 
 }  // namespace tinyscope::ui

@@ -15,6 +15,10 @@
 class QChartView;
 
 namespace tinyscope::ui {
+class ChartLegend;
+}
+
+namespace tinyscope::ui {
 
 struct SchemeRun {
     QString run;           // identity: the run's checkpoint folder
@@ -48,6 +52,7 @@ private:
     QString tip(const SchemeRun& r) const;
 
     QChartView* view_;
+    ChartLegend* legend_ = nullptr;
     std::vector<SchemeRun> runs_;
     QString model_, modelName_;
     double budgetKB_ = 0;
