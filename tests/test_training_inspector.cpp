@@ -552,7 +552,9 @@ private Q_SLOTS:
         const QModelIndex name = panel->layerModel()->index(24, TrainingLayerModel::Layer);
         QCOMPARE(name.data(Qt::ToolTipRole).toString(), name.data(Qt::DisplayRole).toString());
         // Every legend entry of the memory chart is shown whole, inside the panel.
-        auto* legend = panel->findChild<ChartLegend*>();
+        ChartLegend* legend = nullptr;   // the memory chart's: the Fine-tune tab's charts are in a hidden tab
+        for (ChartLegend* l : panel->findChildren<ChartLegend*>())
+            if (l->isVisible()) legend = l;
         QVERIFY2(legend, "the memory chart has no wrapping legend");
         QCOMPARE(legend->texts(), (QStringList{QStringLiteral("masks"), QStringLiteral("biases"), QStringLiteral("saved inputs"),
                                                QStringLiteral("weights"), QStringLiteral("inference peak + extra from here on (right axis)"),

@@ -38,6 +38,7 @@ public:
     // The int8 params pickle a zoo model exports with ("" = the model's own or none).
     void setWeights(const QString& model, const QString& paramsPickle);
     void rememberWeights(const QString& model, const QString& paramsPickle) { weights_[model] = paramsPickle; }
+    QString weightsOf(const QString& model) const { return weights_.value(model); }
     // The export of `modelKey` (a zoo name or inspectorSubnetKey()) with the current scheme;
     // throws InputError when the scheme or the model cannot be written.
     ExportRequest exportRequest(const QString& modelKey) const;

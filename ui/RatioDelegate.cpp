@@ -1,12 +1,15 @@
 #include "RatioDelegate.h"
 
+#include "ScreenFit.h"
 #include "TrainingLayerModel.h"
 
 #include "graph/SchemeEdit.h"
 #include "graph/SparseScheme.h"
 
 #include <QComboBox>
+#include <QHeaderView>
 #include <QStandardItemModel>
+#include <QTableView>
 
 namespace tinyscope::ui {
 
@@ -43,6 +46,29 @@ void RatioDelegate::setEditorData(QWidget* editor, const QModelIndex& index) con
 void RatioDelegate::setModelData(QWidget* editor, QAbstractItemModel* model, const QModelIndex& index) const
 {
     model->setData(index, static_cast<QComboBox*>(editor)->currentData(), TrainingLayerModel::RatioRole);
+}
+
+QTableView* trainingLayerTable(TrainingLayerModel* model)
+{
+    auto* table = new QTableView;
+    table->setModel(model);
+    table->setItemDelegateForColumn(TrainingLayerModel::Weight, new RatioDelegate(model, table));
+    table->setEditTriggers(QAbstractItemView::SelectedClicked | QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed);
+    table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    table->setSelectionMode(QAbstractItemView::SingleSelection);
+    table->setTabKeyNavigation(false);   // Tab leaves the table (issue 19)
+    table->verticalHeader()->hide();
+    table->verticalHeader()->setDefaultSectionSize(21);
+    table->setAlternatingRowColors(false);
+    QHeaderView* h = table->horizontalHeader();
+    h->setSectionResizeMode(QHeaderView::ResizeToContents);
+    h->setStretchLastSection(true);   // the TinyEngine column takes what is left
+    // The columns one edits stay in view on a 1280×720 screen (issue 19): bias, weight and their
+    // extra bytes come right after the (bounded, middle-elided) layer name; the shape columns follow.
+    for (int c : {TrainingLayerModel::Bias, TrainingLayerModel::Weight, TrainingLayerModel::Extra})
+        h->moveSection(h->visualIndex(c), h->visualIndex(TrainingLayerModel::Role));
+    boundNameColumn(table, TrainingLayerModel::Layer, 150);
+    return table;
 }
 
 }  // namespace tinyscope::ui

@@ -4,6 +4,8 @@
 // once, so one click-choose is one undo step.
 #include <QStyledItemDelegate>
 
+class QTableView;
+
 namespace tinyscope::ui {
 
 class TrainingLayerModel;
@@ -18,5 +20,8 @@ public:
 private:
     TrainingLayerModel* model_;
 };
+
+// The inspector's per-conv table over `model`, with this delegate on the weight column.
+QTableView* trainingLayerTable(TrainingLayerModel* model);
 
 }  // namespace tinyscope::ui

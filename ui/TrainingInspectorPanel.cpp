@@ -5,7 +5,7 @@
 #include "MemoryCards.h"
 #include "RatioDelegate.h"
 #include "ChartLegend.h"
-#include "ScreenFit.h"
+#include "FineTunePane.h"
 #include "TrainingGraphFile.h"
 #include "AppState.h"
 #include "TrainingGraphPane.h"
@@ -23,9 +23,9 @@
 #include <QDoubleSpinBox>
 #include <QFileInfo>
 #include <QHBoxLayout>
-#include <QHeaderView>
 #include <QMessageBox>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTableView>
 #include <QUndoStack>
 #include <QVBoxLayout>
@@ -44,7 +44,7 @@ TrainingInspectorPanel::TrainingInspectorPanel(AppState* state, QWidget* parent)
     budget_ = toolbar_->budget;
     cards_ = new MemoryCards;
     banner_ = new SchemeBanner;
-    table_ = layerTable();
+    table_ = trainingLayerTable(model_);
     chart_ = new TrainingMemoryChart;
     pane_ = new TrainingGraphPane;
     files_ = new InspectorFiles(state_, model_, pane_, this);
@@ -56,7 +56,12 @@ TrainingInspectorPanel::TrainingInspectorPanel(AppState* state, QWidget* parent)
     left->setSizes({430, 300});
     auto* split = new QSplitter(Qt::Horizontal);
     split->addWidget(left);
-    split->addWidget(pane_);
+    fineTune_ = new FineTunePane(state_, model_, files_, [this] { return currentModel(); });
+    fineTune_->setBudgetKB(budget_->value());
+    tabs_ = new QTabWidget;
+    tabs_->addTab(pane_, QStringLiteral("Training graph"));
+    tabs_->addTab(fineTune_, QStringLiteral("Fine-tune"));
+    split->addWidget(tabs_);
     split->setStretchFactor(0, 1);
     split->setStretchFactor(1, 1);
     split->setSizes({850, 730});
@@ -92,29 +97,6 @@ QAction* TrainingInspectorPanel::historyAction(bool isUndo)
     return act;
 }
 
-QTableView* TrainingInspectorPanel::layerTable()
-{
-    auto* table = new QTableView;
-    table->setModel(model_);
-    table->setItemDelegateForColumn(TrainingLayerModel::Weight, new RatioDelegate(model_, table));
-    table->setEditTriggers(QAbstractItemView::SelectedClicked | QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed);
-    table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    table->setSelectionMode(QAbstractItemView::SingleSelection);
-    table->setTabKeyNavigation(false);   // Tab leaves the table (issue 19)
-    table->verticalHeader()->hide();
-    table->verticalHeader()->setDefaultSectionSize(21);
-    table->setAlternatingRowColors(false);
-    QHeaderView* h = table->horizontalHeader();
-    h->setSectionResizeMode(QHeaderView::ResizeToContents);
-    h->setStretchLastSection(true);   // the TinyEngine column takes what is left
-    // The columns one edits stay in view on a 1280×720 screen (issue 19): bias, weight and their
-    // extra bytes come right after the (bounded, middle-elided) layer name; the shape columns follow.
-    for (int c : {TrainingLayerModel::Bias, TrainingLayerModel::Weight, TrainingLayerModel::Extra})
-        h->moveSection(h->visualIndex(c), h->visualIndex(TrainingLayerModel::Role));
-    boundNameColumn(table, TrainingLayerModel::Layer, 150);
-    return table;
-}
-
 void TrainingInspectorPanel::connectControls()
 {
     connect(model_, &TrainingLayerModel::schemeChanged, this, &TrainingInspectorPanel::onSchemeChanged);
@@ -124,6 +106,7 @@ void TrainingInspectorPanel::connectControls()
             [this] { model_->setMode(static_cast<AutodiffMode>(modeBox_->currentData().toInt())); });
     connect(budget_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
         chart_->setBudget(v);
+        fineTune_->setBudgetKB(v);
         refreshTotals();
     });
     connect(toolbar_, &InspectorToolbar::loadPublishedRequested, this, [this](const QString& name) { loadPublishedScheme(name); });

@@ -20,11 +20,13 @@ class QAction;
 class QComboBox;
 class QDoubleSpinBox;
 class QTableView;
+class QTabWidget;
 
 namespace tinyscope::ui {
 
 class AppState;
 class ExportDialog;
+class FineTunePane;
 class InspectorFiles;
 class InspectorToolbar;
 class MemoryCards;
@@ -77,6 +79,8 @@ public:
     TrainingLayerModel* layerModel() const { return model_; }
     TrainingMemoryChart* chart() const { return chart_; }
     TrainingGraphPane* graphPane() const { return pane_; }
+    FineTunePane* fineTunePane() const { return fineTune_; }
+    QTabWidget* rightTabs() const { return tabs_; }   // "Training graph" | "Fine-tune"
     QTableView* table() const { return table_; }
     QString totalsText() const;
     QString bannerText() const;
@@ -99,7 +103,6 @@ private:
     ResolvedScheme startingScheme(const Network& net) const;
     QString graphTitle() const;
     QAction* historyAction(bool isUndo);   // window-wide Undo / Redo over the layer model's stack
-    QTableView* layerTable();              // the per-conv table with its ratio delegate
     void connectControls();
     void connectTableAndGraph();           // a table row <-> its conv's forward op
 
@@ -107,6 +110,8 @@ private:
     TrainingLayerModel* model_;
     TrainingMemoryChart* chart_;
     TrainingGraphPane* pane_;
+    FineTunePane* fineTune_;
+    QTabWidget* tabs_;
     QTableView* table_;
     QComboBox* modelBox_;
     std::shared_ptr<const ImportedGraph> opened_;   // the graph last opened from a file

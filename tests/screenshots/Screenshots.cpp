@@ -5,6 +5,8 @@
 #include "DesignSpacePanel.h"
 #include "EvaluationBox.h"
 #include "ExportDialog.h"
+#include "FineTuneForm.h"
+#include "FineTunePane.h"
 #include "MainWindow.h"
 #include "PredictorPanel.h"
 #include "SearchPanel.h"
@@ -13,6 +15,7 @@
 #include "TrainingGraphPane.h"
 #include "TrainingInspectorPanel.h"
 
+#include "data/ImageDataset.h"
 #include "graph/TrainingGraph.h"
 #include "io/DataPaths.h"
 #include "space/SpacePresets.h"
@@ -109,6 +112,42 @@ int grabPanels(MainWindow& window, const QString& base, const QString& suffix)
     return written;
 }
 
+// The inspector's Fine-tune tab after four runs of the design-space subnet on Fashion-MNIST with
+// the tab's defaults (3 epochs, 2,000 training and 1,000 test images; runs kept in a temporary
+// folder, not the user's): the last run's curve, the runs on the scatter with the front and a
+// 40 KB budget. At the window's size and at 1280×720. Needs dataset-fashion-mnist.
+int grabFineTune(MainWindow& window, const QString& base)
+{
+    if (fashionMnistDir().empty()) return 0;
+    TrainingInspectorPanel* ti = window.trainingInspectorPanel();
+    window.tabs()->setCurrentWidget(ti);
+    ti->selectModel(TrainingInspectorPanel::subnetEntryName());
+    FineTunePane* ft = ti->fineTunePane();
+    ti->rightTabs()->setCurrentWidget(ft);
+    QTemporaryDir runs;
+    ft->setRunsRoot(runs.path());
+    const double budget = ti->budgetKB();
+    ti->setBudgetKB(40);
+    // Biases of the last 12 convs without QAS, then of the last 4, 31 and 12 with it (the curve shown).
+    const std::pair<int, bool> schemes[] = {{12, false}, {4, true}, {31, true}, {12, true}};
+    for (const auto& [n, qas] : schemes) {
+        ti->applyBiasOnly(n);
+        ft->form()->setQas(qas);
+        if (!runAndWait(ft, &FineTunePane::runFinished, [ft] { ft->start(); }, 300000))
+            std::cerr << "tinyscope-screenshots: fine-tuning failed: " << ft->statusText().toStdString() << "\n";
+    }
+    int written = saveGrab(&window, base + QStringLiteral("training-finetune.png"));
+    const QSize full = window.size();
+    window.resize(1280, 720);
+    written += saveGrab(&window, base + QStringLiteral("training-finetune-1280x720.png"));
+    window.resize(full);
+    ti->setBudgetKB(budget);
+    ft->form()->setQas(true);
+    ti->rightTabs()->setCurrentWidget(ti->graphPane());
+    ti->selectModel(QStringLiteral("mcunet-5fps"));
+    return written;
+}
+
 }  // namespace
 
 int writeDemoSet(MainWindow& window, const QString& dir, bool measure)
@@ -166,6 +205,8 @@ int writeDemoSet(MainWindow& window, const QString& dir, bool measure)
     window.tabs()->setCurrentWidget(ti);
     ti->graphPane()->focusOp(leaf, 0.9);
     written += saveGrab(&window, base + QStringLiteral("training-inspector-detail.png"));
+
+    written += grabFineTune(window, base);
 
     // MIT's real exported graph opened for inspection, and the export dialog with its findings
     // (when the reference files sit beside the repository in ../shared).
