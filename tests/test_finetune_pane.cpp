@@ -136,7 +136,7 @@ private Q_SLOTS:
         const QString missing = tmp.path() + QStringLiteral("/no-such-folder");
         ft->form()->setData(missing);
         QVERIFY(ft->start());
-        QVERIFY(ft->waitForIdle(60000));
+        QVERIFY(ft->waitForIdle(300000));
         QVERIFY2(ft->statusText().contains(missing), qPrintable(ft->statusText()));
         QCOMPARE(ft->scatter()->points(), 0);
     }
@@ -154,7 +154,7 @@ private Q_SLOTS:
             if (stage.startsWith(QStringLiteral("epoch 2/2")) && pointsDuringEpoch2 < 0) pointsDuringEpoch2 = ft->curve()->points();
         });
         QVERIFY(ft->start());
-        QVERIFY(ft->waitForIdle(120000));
+        QVERIFY(ft->waitForIdle(300000));
         QVERIFY2(ft->statusText().contains(QStringLiteral("top-1")), qPrintable(ft->statusText()));
         QCOMPARE(pointsDuringEpoch2, 1);
         QCOMPARE(ft->curve()->points(), 2);
@@ -212,7 +212,7 @@ private Q_SLOTS:
         });
         QVERIFY(ft->start());
         const QString folder = QString::fromStdString(ft->request().out);
-        QVERIFY(ft->waitForIdle(120000));
+        QVERIFY(ft->waitForIdle(300000));
         disconnect(cancelInEpoch2);
         QVERIFY(asked);
         QVERIFY2(ft->statusText().contains(QStringLiteral("resumes it")), qPrintable(ft->statusText()));
@@ -224,7 +224,7 @@ private Q_SLOTS:
         QVERIFY(ft->start());
         QVERIFY2(ft->statusText().startsWith(QStringLiteral("Resuming")), qPrintable(ft->statusText()));
         QCOMPARE(ft->curve()->points(), 1);   // the same run: its first epoch stays on the curve
-        QVERIFY(ft->waitForIdle(120000));
+        QVERIFY(ft->waitForIdle(300000));
         QVERIFY2(ft->statusText().startsWith(QStringLiteral("Resumed from the checkpoint")), qPrintable(ft->statusText()));
         QCOMPARE(ft->curve()->points(), 2);
         QCOMPARE(ft->scatter()->points(), 1);
@@ -257,7 +257,7 @@ private Q_SLOTS:
         const int steps = undo->count();
         const QString before = panel.layerModel()->schemeDescription();
         QVERIFY(ft->findBestScheme());
-        QVERIFY(ft->waitForIdle(120000));
+        QVERIFY(ft->waitForIdle(300000));
         QVERIFY2(ft->statusText().startsWith(QStringLiteral("Found under")), qPrintable(ft->statusText()));
         QVERIFY(ft->lastAnalysis());
         QVERIFY(ft->lastAnalysis()->contributions.bias_tail.count(2) == 1);

@@ -41,7 +41,7 @@ FineTuneCurve::FineTuneCurve(QWidget* parent) : QChartView(parent)
         connect(s, &QLineSeries::hovered, this, [this, s](const QPointF& p, bool on) { hover(p, on, s == loss_); });
     }
     setChart(c);
-    setMinimumSize(220, 160);   // the chart's own hint (title, legend) would widen the tab
+    setMinimumSize(200, 120);   // the chart's own hint (title, legend) would widen the tab
     redraw();
 }
 

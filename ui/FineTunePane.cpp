@@ -5,6 +5,7 @@
 #include "Error.h"
 #include "FineTuneCurve.h"
 #include "FineTuneForm.h"
+#include "FlowLayout.h"
 #include "InspectorFiles.h"
 #include "JobProgressBar.h"
 #include "JobRunner.h"
@@ -64,11 +65,10 @@ FineTunePane::FineTunePane(AppState* state, TrainingLayerModel* layers, Inspecto
                                      "peak; applied to the table as one undoable step"));
     runner_ = new JobRunner(this);
     progress_ = new JobProgressBar(runner_, [](const QString& stage) { return stage + QStringLiteral(" — %p%"); });
-    actions_ = new QHBoxLayout;
-    actions_->addWidget(run_);
-    actions_->addWidget(find_);
-    actions_->addWidget(cancel_);
-    actions_->addWidget(progress_, 1);
+    auto* actions = new QWidget;   // the buttons wrap on a narrow tab
+    auto* flow = new FlowLayout(actions, 6, 4);
+    flow->setContentsMargins(0, 0, 0, 0);
+    for (QPushButton* b : {run_, find_, cancel_}) flow->addWidget(b);
     status_ = new QLabel;
     warning_ = new QLabel;
     for (QLabel* l : {status_, warning_}) {
@@ -83,7 +83,8 @@ FineTunePane::FineTunePane(AppState* state, TrainingLayerModel* layers, Inspecto
     auto* root = new QVBoxLayout(this);
     root->setContentsMargins(4, 4, 4, 4);
     root->addWidget(form_);
-    root->addLayout(actions_);
+    root->addWidget(actions);
+    root->addWidget(progress_);
     root->addWidget(status_);
     root->addWidget(warning_);
     root->addWidget(charts_, 1);

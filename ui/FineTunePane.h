@@ -18,7 +18,6 @@
 #include <functional>
 #include <optional>
 
-class QHBoxLayout;
 class QLabel;
 class QPushButton;
 class QSplitter;
@@ -45,7 +44,6 @@ public:
     FineTuneCurve* curve() const { return curve_; }
     SchemeAccuracyScatter* scatter() const { return scatter_; }
     JobRunner* runner() const { return runner_; }
-    QHBoxLayout* actionsRow() const { return actions_; }   // the run buttons, the progress bar
 
     // The request for the current model and scheme; throws InputError (no model, a scheme
     // tiny-training's keys cannot express, an opened graph that is no zoo model).
@@ -104,7 +102,6 @@ private:
     QPushButton* run_;
     QPushButton* cancel_;
     QPushButton* find_;
-    QHBoxLayout* actions_;
     JobRunner* runner_;
     JobProgressBar* progress_;
     QLabel* status_;

@@ -31,7 +31,7 @@ SchemeAccuracyScatter::SchemeAccuracyScatter(QWidget* parent) : QWidget(parent)
     view_ = new QChartView;
     view_->setRenderHint(QPainter::Antialiasing);
     view_->setChart(styledChart());
-    view_->setMinimumSize(220, 160);   // the chart's own hint (title, legend) would widen the tab
+    view_->setMinimumSize(200, 120);   // the chart's own hint (title, legend) would widen the tab
     layout->addWidget(withWrappingLegend(view_, view_->chart(), &legend_));   // wraps, never cut
     redraw();
 }
