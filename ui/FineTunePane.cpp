@@ -39,7 +39,7 @@ namespace tinyscope::ui {
 namespace {
 
 // The core's checkpoint of a run (FineTuneJob.cpp writes it per epoch and on cancel).
-bool hasCheckpoint(const QString& folder) { return QFileInfo::exists(folder + QStringLiteral("/finetune-state.json")); }
+bool hasCheckpoint(const QString& folder) { return hasFineTuneCheckpoint(folder.toStdString()); }
 
 QString kbText(std::int64_t bytes) { return QStringLiteral("%1 KB").arg(static_cast<double>(bytes) / 1024.0, 0, 'f', 1); }
 

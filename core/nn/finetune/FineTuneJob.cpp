@@ -118,7 +118,12 @@ Json fingerprint(const FineTuneRequest& rq, const std::string& schemeText)
 {
     Json r = rq.recipe.toJson();
     r.erase("threads");   // speed only
-    return Json{{"model", rq.model.describe()}, {"scheme", schemeText}, {"data", rq.data}, {"recipe", r}};
+    Json print{{"model", rq.model.describe()}, {"scheme", schemeText}, {"data", rq.data}, {"recipe", r}};
+    // A subnet is quantized (and BN re-calibrated) on these: another calibration is another model.
+    // (A params pickle is read as it is: they do not matter then.)
+    if (!rq.model.supernet.empty())
+        print["quantize"] = {{"calib_data", rq.quantize.calib_data}, {"calib_images", rq.quantize.calib_images}, {"bn_images", rq.quantize.bn_images}};
+    return print;
 }
 
 void saveCheckpoint(const std::string& dir, const Json& print, const Checkpoint& c, const FineTuneModel& m)
@@ -252,6 +257,8 @@ Json FineTuneResult::toJson() const
                 {"seconds", seconds},
                 {"resumed", resumed}};
 }
+
+bool hasFineTuneCheckpoint(const std::string& out) { return !out.empty() && fileExists(out + "/" + kStateFile); }
 
 SchemeMemory schemeMemory(const Network& net, const ResolvedScheme& scheme)
 {

@@ -77,6 +77,9 @@ struct FineTuneResult {
 FineTuneResult fineTune(const FineTuneRequest& request, const JobControl& job = {},
                         const std::function<void(const FineTuneEpoch&)>& onEpoch = {});
 
+// Whether `out` holds a fine-tuning checkpoint (a run there resumes).
+bool hasFineTuneCheckpoint(const std::string& out);
+
 // The memory of a scheme on a model without training (the table's memory columns, --budget).
 struct SchemeMemory {
     std::string scheme_text;
