@@ -78,8 +78,6 @@ FineTuneRequest requestFromArgs(const CliArgs& a)
     return rq;
 }
 
-std::string kb(std::int64_t bytes) { return formatFixed(static_cast<double>(bytes) / 1024.0, 1) + " KB"; }
-
 void printEpoch(const FineTuneEpoch& e, int epochs)
 {
     std::cerr << "epoch " << e.epoch << "/" << epochs << "  loss " << formatFixed(e.loss, 4) << "  top-1 " << formatFixed(e.top1, 2)
@@ -98,14 +96,14 @@ JobControl progressLine()
     return job;
 }
 
-// --budget: the contribution analysis, then the knapsack; returns the found scheme's file.
-std::string searchScheme(const CliArgs& a, const FineTuneRequest& rq)
+// --budget: the contribution analysis, then the knapsack; returns the found scheme's file. The model
+// is prepared once (rq.prepared) for the analysis's runs and the final one.
+std::string searchScheme(const CliArgs& a, FineTuneRequest& rq)
 {
     const std::int64_t budget = static_cast<std::int64_t>(std::floor(a.doubleValue("budget", 0, 0, 1e9) * 1024.0));
-    {   // an infeasible budget fails before any run, with the least a scheme needs
-        const PreparedModel pm = prepareModel(rq.model, rq.quantize);
-        bestSchemeUnderBudget(pm.network, {}, budget);
-    }
+    rq.prepared = std::make_shared<const PreparedModel>(prepareModel(rq.model, rq.quantize));
+    const Network& net = rq.prepared->network;
+    bestSchemeUnderBudget(net, {}, budget);   // an infeasible budget fails before any run, with the least a scheme needs
     ContributionOptions o;
     o.base = rq;
     o.base.recipe = ContributionOptions::shortRecipe(rq.recipe);
@@ -119,11 +117,10 @@ std::string searchScheme(const CliArgs& a, const FineTuneRequest& rq)
                   << formatFixed(r.gain, 2) << "\n";
     });
     writeJsonFile(rq.out + "/contributions.json", c.toJson());
-    const PreparedModel pm = prepareModel(rq.model, rq.quantize);
-    const KnapsackChoice best = bestSchemeUnderBudget(pm.network, c.contributions, budget);
+    const KnapsackChoice best = bestSchemeUnderBudget(net, c.contributions, budget);
     const std::string file = rq.out + "/found-scheme.json";
     best.scheme.saveFile(file);
-    std::cerr << "found under " << kb(budget) << ": " << describeScheme(best.resolved, pm.network) << " — extra " << kb(best.extra_bytes)
+    std::cerr << "found under " << kilobytesText(budget) << ": " << describeScheme(best.resolved, net) << " — extra " << kilobytesText(best.extra_bytes)
               << ", summed gain " << formatFixed(best.gain, 2) << " points -> " << file << "\n";
     return file;
 }
@@ -168,8 +165,8 @@ int cmdFineTune(const Args& argv)
     std::cout << r.model << " on " << r.data << ", " << r.classes << " classes\n"
               << "  scheme       " << r.scheme << " (" << r.scheme_text << "), " << r.updated_params << " tensors, "
               << groupThousands(r.updated_elements) << " elements updated\n"
-              << "  memory       extra " << kb(r.extra_bytes) << " + inference " << kb(r.inference_peak_bytes) << " = " << kb(r.total_bytes)
-              << " (training peak " << kb(r.peak_bytes) << ")\n"
+              << "  memory       extra " << kilobytesText(r.extra_bytes) << " + inference " << kilobytesText(r.inference_peak_bytes) << " = " << kilobytesText(r.total_bytes)
+              << " (training peak " << kilobytesText(r.peak_bytes) << ")\n"
               << "  recipe       " << r.recipe.epochs << " epochs, batch " << r.recipe.batch << ", lr " << r.recipe.bs256_lr << " per 256, "
               << (r.recipe.qas ? "QAS" : "no QAS") << ", " << r.train_images << " training / " << r.test_images << " test images\n"
               << "  top-1        " << formatFixed(r.initial_top1, 2) << " % (new head) -> " << formatFixed(r.final_top1, 2) << " %\n"
@@ -231,7 +228,7 @@ int cmdFineTuneTable(const Args& argv)
         rows.push_back(row);
         double total = 0;
         for (const FineTuneEpoch& e : r.epochs) total += e.seconds;
-        md << "| " << scheme << " | " << (qas ? "yes" : "no") << " | " << kb(r.extra_bytes) << " | " << kb(r.total_bytes) << " | "
+        md << "| " << scheme << " | " << (qas ? "yes" : "no") << " | " << kilobytesText(r.extra_bytes) << " | " << kilobytesText(r.total_bytes) << " | "
            << formatFixed(r.final_top1, 2) << " % | " << r.epochs.size() << " | " << formatFixed(total / 60.0, 1) << " min |\n";
         writeJsonFile(out + "/table.json", Json{{"runs", rows}});
         writeFileAtomic(out + "/table.md", md.str());

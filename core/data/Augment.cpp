@@ -73,20 +73,11 @@ Image blendWithGrey(const Image& in, double factor, Degenerate degenerateAt)
     return out;
 }
 
-// One generator per (seed, epoch, item): splitmix64 finalisers chained over the three keys, so that
-// neighbouring epochs and items start unrelated streams.
-std::uint64_t splitmix64(std::uint64_t z)
-{
-    z += 0x9E3779B97F4A7C15ULL;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
+// One generator per (seed, epoch, item): streams chained over the three keys, so that neighbouring
+// epochs and items start unrelated streams.
 std::uint64_t streamSeed(std::uint64_t seed, int epoch, std::size_t item)
 {
-    return splitmix64(splitmix64(splitmix64(seed) ^ static_cast<std::uint64_t>(static_cast<std::uint32_t>(epoch))) ^
-                      static_cast<std::uint64_t>(item));
+    return seedStream(seedStream(seed, static_cast<std::uint32_t>(epoch)), item);
 }
 
 }  // namespace
@@ -177,8 +168,7 @@ Image adjustSaturation(const Image& in, double factor)
 ColorJitter::Draw ColorJitter::draw(PyRandom& rng) const
 {
     Draw d;
-    // random.shuffle: for i from the end, swap with a position below i + 1.
-    for (std::uint32_t i = 2; i >= 1; --i) std::swap(d.order[i], d.order[rng.randbelow(i + 1)]);
+    rng.shuffle(d.order, 3);   // random.shuffle
     auto factor = [&rng](double strength) { return strength > 0 ? uniform(rng, std::max(0.0, 1.0 - strength), 1.0 + strength) : 1.0; };
     d.brightness = factor(brightness);
     d.contrast = factor(contrast);

@@ -3,6 +3,7 @@
 #include "Error.h"
 #include "graph/MemoryLedger.h"
 #include "graph/SchemeEdit.h"
+#include "io/Text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,12 +13,7 @@ namespace tinyscope {
 
 namespace {
 
-std::string kbText(std::int64_t bytes)
-{
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.1f KB (%lld B)", static_cast<double>(bytes) / 1024.0, static_cast<long long>(bytes));
-    return buf;
-}
+std::string kbText(std::int64_t bytes) { return kilobytesText(bytes) + " (" + std::to_string(bytes) + " B)"; }
 
 struct Item {
     int conv = 0;

@@ -142,11 +142,7 @@ DatasetSplit AccuracyDataset::split(double validationFraction, std::uint64_t see
     const std::size_t n = samples_.size();
     std::vector<std::size_t> order(n);
     for (std::size_t i = 0; i < n; ++i) order[i] = i;
-    PyRandom rng(seed);
-    for (std::size_t i = n; i-- > 1;) {   // random.shuffle
-        std::size_t j = rng.randbelow(static_cast<std::uint32_t>(i + 1));
-        std::swap(order[i], order[j]);
-    }
+    PyRandom(seed).shuffle(order);   // random.shuffle
     const std::size_t nVal = static_cast<std::size_t>(std::llround(static_cast<double>(n) * validationFraction));
     DatasetSplit s;
     s.seed = seed;

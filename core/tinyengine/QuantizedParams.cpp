@@ -117,6 +117,13 @@ const NdArray& QuantizedParams::array(const std::string& name) const
 
 double QuantizedParams::value(const std::string& name, std::int64_t i) const { return ndValue(array(name), i); }
 
+double QuantizedParams::scale(const std::string& key, const std::string& who, const std::string& why) const
+{
+    auto it = scales.find(key);
+    if (it == scales.end()) throw InputError(who + ": scale.json has no '" + key + "' (" + why + ")");
+    return it->second;
+}
+
 std::vector<float> QuantizedParams::floats(const std::string& name) const
 {
     const NdArray& a = array(name);

@@ -26,6 +26,8 @@ struct QuantizedParams {
     double value(const std::string& name, std::int64_t i = 0) const;
     std::vector<float> floats(const std::string& name) const;
     bool hasScale(const std::string& key) const { return scales.count(key) > 0; }
+    // scale.json's `key`; InputError "<who>: scale.json has no '<key>' (<why>)" when it is missing.
+    double scale(const std::string& key, const std::string& who, const std::string& why) const;
 };
 
 // Typed arrays for the writer.

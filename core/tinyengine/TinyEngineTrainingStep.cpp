@@ -22,13 +22,6 @@ std::string prefixOf(const std::string& name)
     return cut == std::string::npos ? name : name.substr(0, cut);
 }
 
-double scaleOf(const QuantizedParams& p, const std::string& key, const std::string& param)
-{
-    auto it = p.scales.find(key);
-    if (it == p.scales.end()) throw InputError(param + ": scale.json has no '" + key + "' (the QAS factor of its update needs it)");
-    return it->second;
-}
-
 // The effective scale of the conv that reads `param` (QAS_util.get_effective_scalename_with_input_key:
 // input 5 of the op that has it as an input).
 std::vector<float> effectiveScale(const TrainingGraph& g, const QuantizedParams& p, int tensor)
@@ -141,7 +134,7 @@ TrainingStepResult tinyEngineTrainingStep(const TrainingGraph& g, QuantizedParam
         const std::vector<float>& grad = run.value(out.tensor);
         const std::string prefix = prefixOf(out.info);
         const std::vector<float> eff = effectiveScale(g, params, pt);
-        const float sy = static_cast<float>(scaleOf(params, prefix + "_y_scale", out.info));
+        const float sy = static_cast<float>(params.scale(prefix + "_y_scale", out.info, "the QAS factor of its update needs it"));
         ParameterStep s;
         s.name = out.info;
         if (out.kind == GradientKind::Bias) {
@@ -171,7 +164,7 @@ TrainingStepResult tinyEngineTrainingStep(const TrainingGraph& g, QuantizedParam
             const TensorShape& gs = g.tensor(out.tensor).shape;
             if (ws.size() != 4 || gs.size() != 4 || gs[0] != ws[0] || gs[2] != ws[2] || gs[3] != ws[3] || gs[1] > ws[1])
                 throw InputError(out.info + ": weight-gradient shape does not fit the weight's");
-            const float sx = static_cast<float>(scaleOf(params, prefix + "_x_scale", out.info));
+            const float sx = static_cast<float>(params.scale(prefix + "_x_scale", out.info, "the QAS factor of its update needs it"));
             const int O = ws[0], I = ws[1], KH = ws[2], KW = ws[3], k = gs[1];
             s.channels = k;
             for (int o = 0; o < O; ++o) {

@@ -36,8 +36,9 @@ ContributionResult analyseContributions(const ContributionOptions& o, const JobC
                                         const std::function<void(const ContributionRun&, std::size_t, std::size_t)>& onRun)
 {
     if (o.out.empty()) throw InputError("the contribution analysis needs an output folder (its runs are resumable)");
-    const PreparedModel pm = prepareModel(o.base.model, o.base.quantize, job);
-    const Network& net = pm.network;
+    FineTuneRequest base = o.base;
+    if (!base.prepared) base.prepared = std::make_shared<const PreparedModel>(prepareModel(base.model, base.quantize, job));
+    const Network& net = base.prepared->network;
     const int nb = net.numBackboneConvs();
 
     std::vector<int> tails = o.tails;
@@ -77,7 +78,7 @@ ContributionResult analyseContributions(const ContributionOptions& o, const JobC
     for (std::size_t n = 0; n < plan.size(); ++n) {
         job.check();
         const Planned& p = plan[n];
-        FineTuneRequest rq = o.base;
+        FineTuneRequest rq = base;
         rq.out = o.out + "/" + p.dir;
         std::filesystem::create_directories(rq.out);
         rq.scheme = rq.out + "/scheme.json";

@@ -16,7 +16,8 @@
 namespace tinyscope {
 
 struct ContributionOptions {
-    FineTuneRequest base;            // model, data, quantize; its recipe is the short runs' recipe
+    FineTuneRequest base;            // model, data, quantize; its recipe is the short runs' recipe (the
+                                     // model is prepared once for all runs unless base.prepared is given)
     std::string out;                 // one folder per run below it (required: the analysis is long)
     std::vector<int> tails;          // bias tails k to measure (empty: every 4th up to all backbone convs)
     int window = 20;                 // weight candidates: the non-depthwise convs among the last `window`

@@ -9,6 +9,7 @@
 #include "io/AtomicFile.h"
 #include "io/DataPaths.h"
 #include "nn/TorchRuntime.h"
+#include "nn/measure/Evaluator.h"
 #include "nn/finetune/FineTuneModel.h"
 #include "space/PyRandom.h"
 
@@ -26,20 +27,11 @@ constexpr const char* kStateFile = "finetune-state.json";
 constexpr const char* kValuesFile = "finetune-values.pkl";
 constexpr const char* kStepKey = "v_checkpoint_step";   // in the values pickle: the checkpoint it belongs to
 
-std::uint64_t mix(std::uint64_t a, std::uint64_t b)
-{
-    std::uint64_t x = a ^ (b + 0x9e3779b97f4a7c15ULL + (a << 6) + (a >> 2));
-    x ^= x >> 31;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    return x ^ (x >> 29);
-}
-
 std::vector<std::size_t> shuffled(std::size_t n, std::uint64_t seed)
 {
     std::vector<std::size_t> v(n);
     std::iota(v.begin(), v.end(), std::size_t{0});
-    PyRandom rng(seed);
-    for (std::size_t i = n; i > 1; --i) std::swap(v[i - 1], v[rng.randbelow(static_cast<std::uint32_t>(i))]);
+    PyRandom(seed).shuffle(v);
     return v;
 }
 
@@ -81,14 +73,7 @@ TaskData openTask(const std::string& spec)
     return d;
 }
 
-torch::Tensor pixelsOf(const Batch& b)
-{
-    return torch::from_blob(const_cast<float*>(b.pixels.data()), {static_cast<std::int64_t>(b.size()), 3, b.resolution, b.resolution},
-                            torch::kFloat)
-        .clone();
-}
-
-struct Checkpoint {
+struct RunCheckpoint {
     int epochs_done = 0;
     std::int64_t next_batch = 0;     // within the epoch after epochs_done
     double loss_sum = 0;             // of the partial epoch
@@ -126,7 +111,7 @@ Json fingerprint(const FineTuneRequest& rq, const std::string& schemeText)
     return print;
 }
 
-void saveCheckpoint(const std::string& dir, const Json& print, const Checkpoint& c, const FineTuneModel& m)
+void saveCheckpoint(const std::string& dir, const Json& print, const RunCheckpoint& c, const FineTuneModel& m)
 {
     std::filesystem::create_directories(dir);
     const std::int64_t step = static_cast<std::int64_t>(c.epochs_done) * 1000000 + c.next_batch;
@@ -143,7 +128,7 @@ void saveCheckpoint(const std::string& dir, const Json& print, const Checkpoint&
 }
 
 // The checkpoint in `dir`, or none; InputError when it belongs to another run or is damaged.
-std::optional<Checkpoint> loadCheckpoint(const std::string& dir, const Json& print, FineTuneModel& m)
+std::optional<RunCheckpoint> loadCheckpoint(const std::string& dir, const Json& print, FineTuneModel& m)
 {
     const std::string statePath = dir + "/" + kStateFile;
     if (!fileExists(statePath)) return std::nullopt;
@@ -153,7 +138,7 @@ std::optional<Checkpoint> loadCheckpoint(const std::string& dir, const Json& pri
     if (state["fingerprint"] != print)
         throw InputError(statePath + ": a checkpoint of another run (" + state["fingerprint"].dump() + "); this run is " + print.dump() +
                          " — use another --out folder or delete the checkpoint");
-    Checkpoint c;
+    RunCheckpoint c;
     c.epochs_done = s["epochs_done"].asIntIn(0, 1000000);
     c.next_batch = s["next_batch"].asInt64In(0, 1LL << 40);
     c.loss_sum = s["loss_sum"].asDouble();
@@ -182,7 +167,7 @@ double evaluateTop1(const FineTuneModel& m, const ImageDataset& data, std::size_
         std::iota(items.begin(), items.end(), start);
         const Batch b = loadBatch(data, items, resolution, {}, threads);
         if (b.size() == 0) continue;
-        const torch::Tensor pred = m.logits(m.quantizeInput(pixelsOf(b))).argmax(1);
+        const torch::Tensor pred = m.logits(m.quantizeInput(batchImages(b))).argmax(1);
         for (std::size_t i = 0; i < b.size(); ++i) correct += pred[static_cast<std::int64_t>(i)].item<std::int64_t>() == b.labels[i];
         seen += b.size();
         job.report(start + items.size(), n, stage);
@@ -290,7 +275,7 @@ FineTuneResult fineTune(const FineTuneRequest& rq, const JobControl& job, const 
     const int classes = static_cast<int>(task.train->classNames().size());
 
     job.report(0, 1, "preparing the model");
-    PreparedModel pm = prepareModel(rq.model, rq.quantize, job);
+    PreparedModel pm = rq.prepared ? *rq.prepared : prepareModel(rq.model, rq.quantize, job);
     Network net = pm.network;
     if (net.input.c != 3)
         throw InputError(net.name + " takes " + std::to_string(net.input.c) + "-channel input; the image loader gives 3 channels (RGB, grey replicated)");
@@ -298,7 +283,7 @@ FineTuneResult fineTune(const FineTuneRequest& rq, const JobControl& job, const 
     if (net.input.h != r.resolution || net.input.w != r.resolution)
         throw InputError(net.name + " takes " + std::to_string(net.input.h) + "×" + std::to_string(net.input.w) + " images; the recipe asks for " +
                          std::to_string(r.resolution) + " (give --resolution " + std::to_string(net.input.h) + ")");
-    replaceClassifier(net, pm.params, classes, mix(r.seed, 0x68656164), r.head_scale);
+    replaceClassifier(net, pm.params, classes, seedStream(r.seed, 0x68656164), r.head_scale);
     const ResolvedScheme scheme = loadScheme(rq.scheme, &net).resolve(net, rq.scheme);
     FineTuneModel model(net, pm.params, scheme);
 
@@ -316,10 +301,10 @@ FineTuneResult fineTune(const FineTuneRequest& rq, const JobControl& job, const 
     res.peak_bytes = mem.peak_bytes;
     for (const FineTuneParameter& p : model.parameters()) {
         ++res.updated_params;
-        res.updated_elements += p.mask.defined() ? (p.value.numel() / (p.mask.numel() ? p.mask.size(0) * p.mask.size(1) : 1)) * p.k : p.value.numel();
+        res.updated_elements += p.elements;
     }
 
-    std::vector<std::size_t> trainItems = shuffled(task.train->size(), mix(r.seed, 0x7472));
+    std::vector<std::size_t> trainItems = shuffled(task.train->size(), seedStream(r.seed, 0x7472));
     if (r.train_images > 0 && r.train_images < trainItems.size()) trainItems.resize(r.train_images);
     const std::size_t nTest = r.test_images > 0 ? std::min(r.test_images, task.test->size()) : task.test->size();
     res.train_images = trainItems.size();
@@ -329,7 +314,7 @@ FineTuneResult fineTune(const FineTuneRequest& rq, const JobControl& job, const 
         throw InputError("the training split has " + std::to_string(trainItems.size()) + " images, fewer than one batch of " + std::to_string(r.batch));
 
     const Json print = fingerprint(rq, res.scheme_text);
-    Checkpoint ck;
+    RunCheckpoint ck;
     if (!rq.out.empty())
         if (auto loaded = loadCheckpoint(rq.out, print, model)) {
             ck = *loaded;
@@ -346,7 +331,7 @@ FineTuneResult fineTune(const FineTuneRequest& rq, const JobControl& job, const 
     augment.check();
     for (int epoch = ck.epochs_done; epoch < r.epochs; ++epoch) {
         const auto epochStart = std::chrono::steady_clock::now();
-        const std::vector<std::size_t> order = shuffled(trainItems.size(), mix(r.seed, static_cast<std::uint64_t>(epoch) + 1));
+        const std::vector<std::size_t> order = shuffled(trainItems.size(), seedStream(r.seed, static_cast<std::uint64_t>(epoch) + 1));
         double lr = 0;
         try {
             for (std::int64_t b = ck.next_batch; b < ipe; ++b) {
@@ -355,7 +340,7 @@ FineTuneResult fineTune(const FineTuneRequest& rq, const JobControl& job, const 
                 for (int i = 0; i < r.batch; ++i) items[static_cast<std::size_t>(i)] = trainItems[order[static_cast<std::size_t>(b * r.batch + i)]];
                 const Batch batch = loadBatch(*task.train, items, r.resolution, {}, r.threads, augment.hook(epoch, items, r.resolution));
                 lr = r.lrAt(static_cast<std::int64_t>(epoch) * ipe + b, ipe);
-                ck.loss_sum += model.step(model.quantizeInput(pixelsOf(batch)), batch.labels, lr, r.qas);
+                ck.loss_sum += model.step(model.quantizeInput(batchImages(batch)), batch.labels, lr, r.qas);
                 ck.next_batch = b + 1;
                 job.report(static_cast<std::size_t>(b + 1), static_cast<std::size_t>(ipe),
                            "epoch " + std::to_string(epoch + 1) + "/" + std::to_string(r.epochs));

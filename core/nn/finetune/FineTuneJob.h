@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,9 @@ struct FineTuneRequest {
     std::string data = "fashion-mnist"; // Debian's Fashion-MNIST, or an image folder (class/*.png|jpg)
     FineTuneRecipe recipe;
     std::string out;                 // checkpoint folder ("" = none, not resumable)
+    // The model already prepared from `model` and `quantize` (many runs on one model: the
+    // contribution analysis); null: fineTune prepares it.
+    std::shared_ptr<const PreparedModel> prepared;
 };
 
 struct FineTuneEpoch {

@@ -13,13 +13,7 @@ namespace tinyscope {
 
 namespace {
 
-double scaleOf(const QuantizedParams& p, const std::string& key, const std::string& why)
-{
-    auto it = p.scales.find(key);
-    if (it == p.scales.end())
-        throw InputError((p.source.empty() ? std::string("params") : p.source) + ": scale.json has no '" + key + "' (" + why + ")");
-    return it->second;
-}
+std::string sourceOf(const QuantizedParams& p) { return p.source.empty() ? std::string("params") : p.source; }
 
 std::string joinShape(const std::vector<std::int64_t>& s)
 {
@@ -43,7 +37,7 @@ FineTuneModel::FineTuneModel(Network net, QuantizedParams params, const Resolved
     const TrainingGraph& g = *g_;
     const std::vector<std::string> problems = paramsMismatches(g, params_);
     if (!problems.empty())
-        throw InputError((params_.source.empty() ? std::string("params") : params_.source) + " does not fit " + net_.name + ": " +
+        throw InputError(sourceOf(params_) + " does not fit " + net_.name + ": " +
                          problems.front() + (problems.size() > 1 ? " (and " + std::to_string(problems.size() - 1) + " more)" : ""));
     std::set<std::pair<int, int>> dropped;
     if (reference) dropped.insert(g.dropped_contributions.begin(), g.dropped_contributions.end());
@@ -65,7 +59,7 @@ FineTuneModel::FineTuneModel(Network net, QuantizedParams params, const Resolved
         const Layer& L = net_.conv(c);
         const std::string prefix = L.ir_prefix;
         const std::vector<float> eff = params_.floats(prefix + "_scale");
-        const float sy = static_cast<float>(scaleOf(params_, prefix + "_y_scale", "the QAS factor of " + prefix + "'s update needs it"));
+        const float sy = static_cast<float>(params_.scale(prefix + "_y_scale", sourceOf(params_), "the QAS factor of " + prefix + "'s update needs it"));
         const int O = L.cout;
         auto add = [&](bool bias) {
             FineTuneParameter p;
@@ -80,7 +74,7 @@ FineTuneModel::FineTuneModel(Network net, QuantizedParams params, const Resolved
                 for (int o = 0; o < O; ++o) f[static_cast<std::size_t>(o)] = qasBiasFactor(eff[static_cast<std::size_t>(o)], sy);
                 p.qas = torch::tensor(f);
             } else {
-                const float sx = static_cast<float>(scaleOf(params_, prefix + "_x_scale", "the QAS factor of " + prefix + "'s weight needs it"));
+                const float sx = static_cast<float>(params_.scale(prefix + "_x_scale", sourceOf(params_), "the QAS factor of " + prefix + "'s weight needs it"));
                 for (int o = 0; o < O; ++o) f[static_cast<std::size_t>(o)] = qasWeightFactor(eff[static_cast<std::size_t>(o)], sy, sx);
                 p.qas = torch::tensor(f).reshape({O, 1, 1, 1});
                 p.k = reference ? u.k_compiler : u.k;
@@ -94,6 +88,7 @@ FineTuneModel::FineTuneModel(Network net, QuantizedParams params, const Resolved
             }
             if (!bias && p.k == 0) return;   // the compiler's rounding left no channel
             p.value = values_[static_cast<std::size_t>(p.tensor)];
+            p.elements = p.mask.defined() ? p.value.numel() / p.mask.numel() * p.k : p.value.numel();
             p.value.set_requires_grad(true);
             trainable_.push_back(std::move(p));
         };
@@ -102,7 +97,7 @@ FineTuneModel::FineTuneModel(Network net, QuantizedParams params, const Resolved
     }
 
     const std::string stem = net_.conv(0).ir_prefix;
-    in_scale_ = scaleOf(params_, stem + "_x_scale", "the input's quantization needs it");
+    in_scale_ = params_.scale(stem + "_x_scale", sourceOf(params_), "the input's quantization needs it");
     in_zero_ = params_.value(stem + "_zero_x");
 }
 
@@ -188,8 +183,8 @@ void replaceClassifier(Network& net, QuantizedParams& params, int classes, std::
     Layer& head = net.layers[static_cast<std::size_t>(headLayer)];
     const std::string prefix = head.ir_prefix;
     const int C = head.cin / head.groups * head.kh * head.kw;
-    const double sx = scaleOf(params, prefix + "_x_scale", "the new classifier keeps the head's input scale");
-    double sy = outputScale > 0 ? outputScale : scaleOf(params, prefix + "_y_scale", "the new classifier keeps the head's output scale");
+    const double sx = params.scale(prefix + "_x_scale", sourceOf(params), "the new classifier keeps the head's input scale");
+    double sy = outputScale > 0 ? outputScale : params.scale(prefix + "_y_scale", sourceOf(params), "the new classifier keeps the head's output scale");
     params.scales[prefix + "_y_scale"] = sy;
     if (classes != head.cout) {
         head.cout = classes;

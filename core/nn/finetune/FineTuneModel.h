@@ -37,6 +37,7 @@ struct FineTuneParameter {
     torch::Tensor value;     // float32, requires_grad, integer units
     torch::Tensor qas;       // broadcastable per-output-channel factor
     torch::Tensor mask;      // weights with k below the full count: 1 on the updated channels
+    std::int64_t elements = 0;   // the elements the step updates
 };
 
 class FineTuneModel {

@@ -229,14 +229,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::uint64_t mix(std::uint64_t a, std::uint64_t b)
-{
-    // splitmix64 of a combination: independent streams per (seed, epoch), (seed, step), ...
-    std::uint64_t z = a * 0x9E3779B97F4A7C15ULL + b + 0x632BE59BD9B4E019ULL;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return (z ^ (z >> 31)) & 0xFFFFFFFFFFFFULL;
-}
 
 struct Position {
     int phase = 0, epoch = 0;
@@ -395,7 +387,7 @@ std::vector<std::size_t> Run::epochItems(int globalEpoch, std::size_t n) const
 {
     std::vector<std::size_t> idx(data_->size());
     for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-    PyRandom rng(mix(r_.seed, 1000 + static_cast<std::uint64_t>(globalEpoch)));
+    PyRandom rng(seedStream(r_.seed, 1000 + static_cast<std::uint64_t>(globalEpoch)));
     for (std::size_t i = idx.size() - 1; i > 0; --i) std::swap(idx[i], idx[rng.randbelow(static_cast<std::uint32_t>(i + 1))]);
     idx.resize(n);
     return idx;
@@ -425,7 +417,7 @@ std::vector<SubnetConfig> Run::sandwich(const TrainPhase& p, std::size_t globalS
     if (p.random_subnets < 0) return out;
     out.push_back(fill(*std::min_element(wd.begin(), wd.end()), *std::min_element(ks.begin(), ks.end()),
                        *std::min_element(ex.begin(), ex.end()), *std::min_element(dl.begin(), dl.end()), rMin));
-    PyRandom rng(mix(r_.seed, 7000000 + globalStep));
+    PyRandom rng(seedStream(r_.seed, 7000000 + globalStep));
     for (int i = 0; i < p.random_subnets; ++i) {
         SubnetConfig c = fill(rng.choice(wd), 0, 0, 0, rng.choice(s.resolutions));
         for (int& k : c.ks) k = rng.choice(ks);
@@ -441,7 +433,7 @@ std::vector<SubnetConfig> Run::sandwich(const TrainPhase& p, std::size_t globalS
 ImageAugment Run::augmentFor(int draw, const std::vector<std::size_t>& items) const
 {
     return [this, draw, &items](const Image& img, std::size_t row) {
-        PyRandom rng(mix(r_.seed, (static_cast<std::uint64_t>(draw) << 32) ^ items[row]));
+        PyRandom rng(seedStream(r_.seed, (static_cast<std::uint64_t>(draw) << 32) ^ items[row]));
         const int dx = static_cast<int>(rng.randbelow(static_cast<std::uint32_t>(2 * r_.pad + 1)));
         const int dy = static_cast<int>(rng.randbelow(static_cast<std::uint32_t>(2 * r_.pad + 1)));
         const bool flip = r_.flip && rng.randbelow(2) == 1;
