@@ -2,7 +2,6 @@
 // panel, also as on a 1280×720 screen and at 150 %; the Design-space panel follows the shared
 // selection (diagram, table, chart).
 #include "ImageSupport.h"
-#include "ScreenshotChecks.h"
 #include "TestSupport.h"
 
 #include "AppState.h"
@@ -206,49 +205,6 @@ private Q_SLOTS:
         QCOMPARE(child.exitStatus(), QProcess::NormalExit);
         QCOMPARE(child.exitCode(), 0);
         qInfo("quit during the layout: ended %.1f s after start", clock.elapsed() / 1000.0);
-    }
-
-    void screenshotCommandWritesEveryPanel()
-    {
-        // Every panel after its runs; the two screenshots that measure subnets on the supernet
-        // (a minute of CPU) are the slow tier's (slow_screenshots).
-        QTemporaryDir dir;
-        test::runAndCheckScreenshots(dir.path(), false);
-        if (QTest::currentTestFailed()) return;
-        // `tinyscope gui` no longer writes screenshots and says where they went.
-        const test::CliRun gone = test::runTinyscope({QStringLiteral("gui"), QStringLiteral("--screenshot"), dir.path()});
-        QCOMPARE(gone.code, 2);
-        QVERIFY2(gone.err.find("tinyscope-screenshots") != std::string::npos, gone.err.c_str());
-        const test::CliRun stray = test::runTinyscope({QStringLiteral("gui"), QStringLiteral("--no-measure")});
-        QCOMPARE(stray.code, 2);
-        QVERIFY2(stray.err.find("unknown option --no-measure") != std::string::npos, stray.err.c_str());
-    }
-
-    // The tool refuses bad options and a folder it cannot write, before any work: exit 2, one line
-    // naming the option or the path.
-    void screenshotToolRefusesBadInput()
-    {
-        QTemporaryDir dir;
-        const QString file = dir.path() + QStringLiteral("/plain.txt");
-        QFile f(file);
-        QVERIFY(f.open(QIODevice::WriteOnly));
-        f.close();
-        const std::vector<std::pair<QStringList, QString>> cases = {
-            {{file}, file},
-            {{file + QStringLiteral("/sub")}, file + QStringLiteral("/sub")},
-            {{dir.path(), QStringLiteral("--size"), QStringLiteral("1280by720")}, QStringLiteral("--size 1280by720")},
-            {{dir.path(), QStringLiteral("--scale"), QStringLiteral("0")}, QStringLiteral("--scale 0")},
-            {{dir.path(), QStringLiteral("--frobnicate")}, QStringLiteral("unknown option --frobnicate")},
-            {{}, QStringLiteral("DIR is missing")}};
-        for (const auto& [args, needle] : cases) {
-            QProcess p;
-            p.start(QStringLiteral(TINYSCOPE_SCREENSHOTS), args);
-            QVERIFY(p.waitForFinished(60000));
-            const QString err = QString::fromUtf8(p.readAllStandardError());
-            QVERIFY2(p.exitCode() == 2 && err.contains(needle) && err.count(QLatin1Char('\n')) == 1,
-                     qPrintable(args.join(QLatin1Char(' ')) + QStringLiteral(": ") + err));
-        }
-        QCOMPARE(QDir(dir.path()).entryList(QDir::NoDotAndDotDot | QDir::AllEntries), QStringList{QStringLiteral("plain.txt")});
     }
 
     // Issue 19: the window opened at 1,600×1,000 on any screen, larger than a 1280×720 one.

@@ -1,6 +1,7 @@
 #include "ChartStyle.h"
 
 #include <QtCharts/QChartView>
+#include <QtCharts/QValueAxis>
 
 namespace tinyscope::ui {
 
@@ -19,6 +20,21 @@ void replaceChart(QChartView* view, QChart* chart)
     QChart* old = view->chart();
     view->setChart(chart);
     delete old;
+}
+
+QValueAxis* addValueAxis(QChart* chart, Qt::Alignment side, const QString& title, const QString& format)
+{
+    auto* a = new QValueAxis;
+    a->setTitleText(title);
+    if (!format.isEmpty()) a->setLabelFormat(format);
+    chart->addAxis(a, side);
+    return a;
+}
+
+void addSeriesOn(QChart* chart, QAbstractSeries* series, std::initializer_list<QAbstractAxis*> axes)
+{
+    chart->addSeries(series);
+    for (QAbstractAxis* a : axes) series->attachAxis(a);
 }
 
 }  // namespace tinyscope::ui

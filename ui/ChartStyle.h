@@ -4,12 +4,19 @@
 #include <QString>
 #include <QtCharts/QChart>
 
+#include <initializer_list>
+
 class QChartView;
+class QValueAxis;
 
 namespace tinyscope::ui {
 
 QChart* styledChart(const QString& title = QString());
 // Shows `chart` in `view` and deletes the chart shown before (with its series and axes).
 void replaceChart(QChartView* view, QChart* chart);
+// A value axis with its title and label format (printf style; empty = Qt's), added to `chart` at `side`.
+QValueAxis* addValueAxis(QChart* chart, Qt::Alignment side, const QString& title, const QString& format = QString());
+// Adds `series` to `chart`, attached to `axes`.
+void addSeriesOn(QChart* chart, QAbstractSeries* series, std::initializer_list<QAbstractAxis*> axes);
 
 }  // namespace tinyscope::ui

@@ -17,27 +17,16 @@ FineTuneCurve::FineTuneCurve(QWidget* parent) : QChartView(parent)
 {
     setRenderHint(QPainter::Antialiasing);
     QChart* c = styledChart();
-    x_ = new QValueAxis;
-    x_->setTitleText(QStringLiteral("epoch"));
-    x_->setLabelFormat(QStringLiteral("%d"));
-    yTop1_ = new QValueAxis;
-    yTop1_->setTitleText(QStringLiteral("top-1 (%)"));
-    yTop1_->setLabelFormat(QStringLiteral("%.1f"));
-    yLoss_ = new QValueAxis;
-    yLoss_->setTitleText(QStringLiteral("training loss"));
-    yLoss_->setLabelFormat(QStringLiteral("%.2f"));
-    c->addAxis(x_, Qt::AlignBottom);
-    c->addAxis(yTop1_, Qt::AlignLeft);
-    c->addAxis(yLoss_, Qt::AlignRight);
+    x_ = addValueAxis(c, Qt::AlignBottom, QStringLiteral("epoch"), QStringLiteral("%d"));
+    yTop1_ = addValueAxis(c, Qt::AlignLeft, QStringLiteral("top-1 (%)"), QStringLiteral("%.1f"));
+    yLoss_ = addValueAxis(c, Qt::AlignRight, QStringLiteral("training loss"), QStringLiteral("%.2f"));
     top1_ = new QLineSeries;
     top1_->setName(QStringLiteral("top-1 on the test split"));
     loss_ = new QLineSeries;
     loss_->setName(QStringLiteral("training loss"));
     for (QLineSeries* s : {top1_, loss_}) {
         s->setPointsVisible(true);
-        c->addSeries(s);
-        s->attachAxis(x_);
-        s->attachAxis(s == top1_ ? yTop1_ : yLoss_);
+        addSeriesOn(c, s, {x_, s == top1_ ? yTop1_ : yLoss_});
         connect(s, &QLineSeries::hovered, this, [this, s](const QPointF& p, bool on) { hover(p, on, s == loss_); });
     }
     setChart(c);

@@ -5,6 +5,7 @@
 #include "Error.h"
 #include "FineTuneCurve.h"
 #include "FineTuneForm.h"
+#include "FineTuneRunFolders.h"
 #include "FlowLayout.h"
 #include "InspectorFiles.h"
 #include "JobProgressBar.h"
@@ -19,14 +20,12 @@
 #include "space/SubnetConfig.h"
 
 #include <QApplication>
-#include <QCryptographicHash>
 #include <QDir>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPointer>
 #include <QPushButton>
-#include <QRegularExpression>
 #include <QResizeEvent>
 #include <QSplitter>
 #include <QVBoxLayout>
@@ -117,6 +116,12 @@ QString FineTunePane::modelName() const
     return key == inspectorSubnetKey() ? TrainingInspectorPanel::subnetEntryName() : key;
 }
 
+QString FineTunePane::folderModel() const
+{
+    const QString key = modelKey_();
+    return key == inspectorSubnetKey() ? QStringLiteral("subnet") : key;
+}
+
 QString FineTunePane::modelIdentity() const
 {
     const QString key = modelKey_();
@@ -181,36 +186,9 @@ FineTuneRequest FineTunePane::request() const
     return rq;
 }
 
-namespace {
-
-// 12 hex digits of SHA-256 over `id`.
-QString shortHash(const Json& id)
-{
-    return QString::fromLatin1(QCryptographicHash::hash(QByteArray::fromStdString(id.dump()), QCryptographicHash::Sha256).toHex().left(12));
-}
-
-QString fileSafe(QString s) { return s.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9_.-]")), QStringLiteral("_")); }
-
-// What a run's figures depend on besides the scheme: the model (and the subnet's quantization),
-// the data, the recipe without `threads` (the core's checkpoint fingerprint, plus quantization).
-Json runIdentity(const FineTuneRequest& rq)
-{
-    Json recipe = rq.recipe.toJson();
-    recipe.erase("threads");
-    return Json{{"model", rq.model.describe()},
-                {"data", rq.data},
-                {"recipe", recipe},
-                {"quantize", {rq.quantize.calib_data, rq.quantize.calib_images, rq.quantize.bn_images}}};
-}
-
-}  // namespace
-
 QString FineTunePane::runFolder(const FineTuneRequest& rq) const
 {
-    Json id = runIdentity(rq);
-    id["scheme"] = readFileBytes(rq.scheme);
-    const QString model = fileSafe(modelKey_() == inspectorSubnetKey() ? QStringLiteral("subnet") : modelKey_());
-    return QStringLiteral("%1/%2-%3-%4").arg(root_, model, rq.recipe.qas ? QStringLiteral("qas") : QStringLiteral("noqas"), shortHash(id));
+    return fineTuneRunFolder(root_, folderModel(), rq);
 }
 
 std::int64_t FineTunePane::extraBudgetBytes() const
@@ -246,13 +224,12 @@ bool FineTunePane::findBestScheme()
     o.base.recipe = ContributionOptions::shortRecipe(formRecipe);
     o.base.recipe.train_images = formRecipe.train_images;
     o.base.recipe.test_images = formRecipe.test_images;
-    Json id = runIdentity(o.base);
-    id["analysis"] = Json{{"tails", o.tails}, {"window", o.window}, {"ratios", o.ratios}};
     Run run;
     run.analysis = true;
     run.model = modelIdentity();
-    run.folder = QStringLiteral("%1/contributions/%2-%3").arg(root_, fileSafe(modelKey_() == inspectorSubnetKey() ? QStringLiteral("subnet") : modelKey_()), shortHash(id));
+    run.folder = contributionFolder(root_, folderModel(), o);
     o.out = run.folder.toStdString();
+    usePrepared(o.base);
     setStatus(QStringLiteral("Contribution analysis: short runs of each bias tail and weight update, kept in %1 …").arg(run.folder));
     auto post = [self = QPointer<FineTunePane>(this)](std::function<void(FineTunePane*)> f) {
         QMetaObject::invokeMethod(qApp, [self, f] { if (self) f(self); }, Qt::QueuedConnection);
@@ -260,7 +237,12 @@ bool FineTunePane::findBestScheme()
     setBusy(true);
     progress_->restart(QStringLiteral("contribution analysis"));
     runner_->run(
-        [o, post](const JobControl& job) {
+        [options = o, post](const JobControl& job) {
+            ContributionOptions o = options;
+            if (!o.base.prepared) {
+                o.base.prepared = std::make_shared<const PreparedModel>(prepareModel(o.base.model, o.base.quantize, job));
+                post([base = o.base](FineTunePane* p) { p->keepPrepared(base, base.prepared); });
+            }
             return analyseContributions(o, job, [post](const ContributionRun& r, std::size_t done, std::size_t total) {
                 const QString line = QStringLiteral("Contribution analysis, run %1 of %2: %3 — top-1 %4 %, gain %5 points")
                                          .arg(done)
@@ -331,10 +313,16 @@ bool FineTunePane::start()
         QMetaObject::invokeMethod(qApp, [self, f] { if (self) f(self); }, Qt::QueuedConnection);   // `self` read on the GUI thread
     };
     const int generation = ++generation_;
+    usePrepared(rq);
     setBusy(true);
     progress_->restart(QStringLiteral("starting"));
     runner_->run(
-        [rq, post, generation](const JobControl& job) {
+        [request = rq, post, generation](const JobControl& job) {
+            FineTuneRequest rq = request;
+            if (!rq.prepared) {
+                rq.prepared = std::make_shared<const PreparedModel>(prepareModel(rq.model, rq.quantize, job));
+                post([rq](FineTunePane* p) { p->keepPrepared(rq, rq.prepared); });
+            }
             return fineTune(rq, job, [post, generation](const FineTuneEpoch& e) {
                 post([e, generation](FineTunePane* p) {
                     if (p->generation_ == generation) p->curve_->addEpoch(e);
@@ -402,6 +390,28 @@ void FineTunePane::cancel()
     if (!runner_->busy()) return;
     runner_->cancel();
     setStatus(QStringLiteral("Cancelling after the current batch (the checkpoint is written first) …"));
+}
+
+namespace {
+
+// What the prepared model depends on: the model and the quantization (the run identity's part).
+std::string preparedKey(const FineTuneRequest& rq)
+{
+    const ModelSpec& m = rq.model;
+    return Json{m.describe(), m.space, m.scales, m.seed, rq.quantize.calib_data, rq.quantize.calib_images, rq.quantize.bn_images}.dump();
+}
+
+}  // namespace
+
+void FineTunePane::usePrepared(FineTuneRequest& rq) const
+{
+    if (prepared_ && preparedKey_ == preparedKey(rq)) rq.prepared = prepared_;
+}
+
+void FineTunePane::keepPrepared(const FineTuneRequest& rq, std::shared_ptr<const PreparedModel> prepared)
+{
+    preparedKey_ = preparedKey(rq);
+    prepared_ = std::move(prepared);
 }
 
 bool FineTunePane::busy() const { return runner_->busy(); }

@@ -85,6 +85,7 @@ private:
     void targetChanged();
     QString modelIdentity() const;
     QString modelName() const;
+    QString folderModel() const;   // "subnet" or the zoo name: the run folders' prefix
     QString targetKey() const;   // model identity + scheme: what the curve shows must match
     FineTuneRequest baseRequest() const;   // model, data, quantization and recipe; the export's scheme file
     std::int64_t extraBudgetBytes() const;   // budget − inference peak
@@ -93,6 +94,9 @@ private:
     void showFailure(const QString& message, bool cancelled, const Run& run);
     void setStatus(const QString& text, bool error = false);
     void setBusy(bool busy);
+    // The prepared (quantized) model of the last run, reused while the model and quantization stay.
+    void usePrepared(FineTuneRequest& rq) const;
+    void keepPrepared(const FineTuneRequest& rq, std::shared_ptr<const PreparedModel> prepared);
 
     AppState* state_;
     TrainingLayerModel* layers_;
@@ -115,6 +119,8 @@ private:
     double budgetKB_ = 0;
     QuantizeOptions quantize_;
     QString root_;
+    std::shared_ptr<const PreparedModel> prepared_;
+    std::string preparedKey_;
     QString curveKey_;      // targetKey() of the run the curve shows
     QString curveFolder_;   // its checkpoint folder
     int generation_ = 0;    // epochs posted by an earlier job are dropped

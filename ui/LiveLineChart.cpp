@@ -16,14 +16,8 @@ LiveLineChart::LiveLineChart(const QString& title, const QString& xTitle, const 
 {
     setRenderHint(QPainter::Antialiasing);
     QChart* c = styledChart(title);
-    x_ = new QValueAxis;
-    x_->setTitleText(xTitle);
-    x_->setLabelFormat(QStringLiteral("%d"));
-    y_ = new QValueAxis;
-    y_->setTitleText(yTitle);
-    y_->setLabelFormat(QStringLiteral("%.2f"));
-    c->addAxis(x_, Qt::AlignBottom);
-    c->addAxis(y_, Qt::AlignLeft);
+    x_ = addValueAxis(c, Qt::AlignBottom, xTitle, QStringLiteral("%d"));
+    y_ = addValueAxis(c, Qt::AlignLeft, yTitle, QStringLiteral("%.2f"));
     setChart(c);
 }
 

@@ -92,18 +92,9 @@ void ParetoChart::redraw()
         clo = std::min(clo, p.colour);
         chi = std::max(chi, p.colour);
     }
-    auto* x = new QValueAxis;
-    x->setTitleText(QString::fromLatin1(ax.title));
-    auto* y = new QValueAxis;
-    y->setTitleText(QStringLiteral("predicted top-1 (%)"));
-    y->setLabelFormat(QStringLiteral("%.1f"));
-    c->addAxis(x, Qt::AlignBottom);
-    c->addAxis(y, Qt::AlignLeft);
-    auto attach = [&](QAbstractSeries* s) {
-        c->addSeries(s);
-        s->attachAxis(x);
-        s->attachAxis(y);
-    };
+    QValueAxis* x = addValueAxis(c, Qt::AlignBottom, QString::fromLatin1(ax.title));
+    QValueAxis* y = addValueAxis(c, Qt::AlignLeft, QStringLiteral("predicted top-1 (%)"), QStringLiteral("%.1f"));
+    auto attach = [&](QAbstractSeries* s) { addSeriesOn(c, s, {x, y}); };
     // Colour = the other cost, in five bands (viridis).
     static const QColor band[5] = {paletteColor("pareto.band0"), paletteColor("pareto.band1"), paletteColor("pareto.band2"),
                                    paletteColor("pareto.band3"), paletteColor("pareto.band4")};

@@ -116,19 +116,9 @@ void SchemeAccuracyScatter::redraw()
         delete a;
     }
     c->setTitle(title);
-    auto* x = new QValueAxis;
-    x->setTitleText(QStringLiteral("extra training memory (KB)"));
-    x->setLabelFormat(QStringLiteral("%.0f"));
-    auto* y = new QValueAxis;
-    y->setTitleText(QStringLiteral("final top-1 (%)"));
-    y->setLabelFormat(QStringLiteral("%.1f"));
-    c->addAxis(x, Qt::AlignBottom);
-    c->addAxis(y, Qt::AlignLeft);
-    auto attach = [&](QAbstractSeries* s) {
-        c->addSeries(s);
-        s->attachAxis(x);
-        s->attachAxis(y);
-    };
+    QValueAxis* x = addValueAxis(c, Qt::AlignBottom, QStringLiteral("extra training memory (KB)"), QStringLiteral("%.0f"));
+    QValueAxis* y = addValueAxis(c, Qt::AlignLeft, QStringLiteral("final top-1 (%)"), QStringLiteral("%.1f"));
+    auto attach = [&](QAbstractSeries* s) { addSeriesOn(c, s, {x, y}); };
     double xlo = 0, xhi = 1, ylo = 0, yhi = 100;
     if (!shown.empty()) {
         xlo = 1e300, xhi = -1e300, ylo = 1e300, yhi = -1e300;

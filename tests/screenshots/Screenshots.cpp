@@ -113,10 +113,11 @@ int grabPanels(MainWindow& window, const QString& base, const QString& suffix)
 }
 
 // The inspector's Fine-tune tab after four runs of the design-space subnet on Fashion-MNIST with
-// the tab's defaults (3 epochs, 2,000 training and 1,000 test images; runs kept in a temporary
-// folder, not the user's): the last run's curve, the runs on the scatter with the front and a
-// 40 KB budget. At the window's size and at 1280×720. Needs dataset-fashion-mnist.
-int grabFineTune(MainWindow& window, const QString& base)
+// the tab's defaults (3 epochs, 2,000 training and 1,000 test images; without `measure`, as in the
+// default test tier, 500 and 250: a quarter of the CPU); runs kept in a temporary folder, not the
+// user's: the last run's curve, the runs on the scatter with the front and a 40 KB budget. At the
+// window's size and at 1280×720. Needs dataset-fashion-mnist.
+int grabFineTune(MainWindow& window, const QString& base, bool measure)
 {
     if (fashionMnistDir().empty()) return 0;
     TrainingInspectorPanel* ti = window.trainingInspectorPanel();
@@ -128,6 +129,8 @@ int grabFineTune(MainWindow& window, const QString& base)
     ft->setRunsRoot(runs.path());
     const double budget = ti->budgetKB();
     ti->setBudgetKB(40);
+    const FineTuneRecipe defaults = ft->form()->recipe({});
+    if (!measure) ft->form()->setImages(500, 250);
     // Biases of the last 12 convs without QAS, then of the last 4, 31 and 12 with it (the curve shown).
     const std::pair<int, bool> schemes[] = {{12, false}, {4, true}, {31, true}, {12, true}};
     for (const auto& [n, qas] : schemes) {
@@ -143,6 +146,7 @@ int grabFineTune(MainWindow& window, const QString& base)
     window.resize(full);
     ti->setBudgetKB(budget);
     ft->form()->setQas(true);
+    ft->form()->setImages(static_cast<int>(defaults.train_images), static_cast<int>(defaults.test_images));
     ti->rightTabs()->setCurrentWidget(ti->graphPane());
     ti->selectModel(QStringLiteral("mcunet-5fps"));
     return written;
@@ -206,7 +210,7 @@ int writeDemoSet(MainWindow& window, const QString& dir, bool measure)
     ti->graphPane()->focusOp(leaf, 0.9);
     written += saveGrab(&window, base + QStringLiteral("training-inspector-detail.png"));
 
-    written += grabFineTune(window, base);
+    written += grabFineTune(window, base, measure);
 
     // MIT's real exported graph opened for inspection, and the export dialog with its findings
     // (when the reference files sit beside the repository in ../shared).
