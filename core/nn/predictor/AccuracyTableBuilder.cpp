@@ -156,7 +156,7 @@ std::size_t buildAccuracyTable(const Supernet& supernet, const AccuracyTableOpti
                 co.seed = o.seed + todo[k].first;
                 calibrateBn(sub, *calibData, co);
                 sub.setFolded(true);
-                EvalResult r = evaluateTop1(sub, *data, evalItems, o.batch);
+                EvalResult r = evaluateTop1(sub, *data, evalItems, o.batch, {}, o.engine);
                 std::lock_guard<std::mutex> lock(mu);
                 done[todo[k].first] = {todo[k].second, r.top1};
                 if (done.size() % 10 == 0) save();
