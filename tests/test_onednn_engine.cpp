@@ -150,6 +150,27 @@ private Q_SLOTS:
         expectEqualLogits(net, sampler.fullMaxConfig(160), 2, 4);
     }
 
+    void aBatchSplitOverTwoThreadsEqualsLibTorch()
+    {
+        // On 2 threads a batch of 5 runs as parts of 3 and 2 images side by side (two plans).
+        const DesignSpace space = presetSpace("mcunet-vww");
+        Supernet net = Supernet::initialize(space, 8);
+        perturbBn(net, space, 9);
+        const int threads = setTorchThreads(2);
+        if (threads < 2) {
+            setTorchThreads(1);
+            QSKIP("one hardware thread");
+        }
+        expectEqualLogits(net, ArchSampler(space).fullMaxConfig(96), 5, 10);
+        Subnet sub = net.extract(ArchSampler(space).minConfig(96));
+        OneDnnSubnet dnn(sub);
+        dnn.forward(at::zeros({5, 3, 96, 96}));
+        OneDnnPlan& a = dnn.prepare(3, 0);
+        OneDnnPlan& b = dnn.prepare(2, 1);
+        QCOMPARE(a.batch() + b.batch(), 5);
+        setTorchThreads(1);
+    }
+
     void logitsEqualTheReferenceLogits()
     {
         // The lab's PyTorch logits of ../shared's perturbed VWW supernet (4 subnets at 96 px):

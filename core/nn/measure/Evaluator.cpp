@@ -3,6 +3,7 @@
 #include "Error.h"
 #include "nn/onednn/OneDnnInfo.h"
 #include "nn/onednn/OneDnnSubnet.h"
+#include "nn/TorchRuntime.h"
 #include "space/PyRandom.h"
 
 #include <ATen/ATen.h>
@@ -76,8 +77,8 @@ EvalResult evaluateTop1(const Subnet& subnet, const ImageDataset& data, const st
     if (engine == EvalEngine::OneDnn) {
         try {
             dnn = std::make_unique<OneDnnSubnet>(subnet);
-            dnn->prepare(static_cast<int>(std::min(bs, items.size())));
-            if (items.size() > bs && items.size() % bs) dnn->prepare(static_cast<int>(items.size() % bs));
+            dnn->prepareFor(static_cast<int>(std::min(bs, items.size())), torchThreads());
+            if (items.size() > bs && items.size() % bs) dnn->prepareFor(static_cast<int>(items.size() % bs), torchThreads());
             r.engine = "onednn";
         } catch (const OneDnnRefused& e) {
             dnn.reset();

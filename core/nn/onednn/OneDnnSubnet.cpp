@@ -6,24 +6,69 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
+#include <exception>
+#include <thread>
+
 namespace tinyscope {
 
 OneDnnSubnet::OneDnnSubnet(const Subnet& subnet) : net_(foldedSubnet(subnet.weights())) {}
 
 OneDnnSubnet::OneDnnSubnet(FoldedSubnet net) : net_(std::move(net)) {}
 
-OneDnnPlan& OneDnnSubnet::prepare(int batch)
+OneDnnPlan& OneDnnSubnet::prepare(int batch, int part)
 {
-    auto it = plans_.find(batch);
-    if (it == plans_.end()) it = plans_.emplace(batch, std::make_unique<OneDnnPlan>(net_, batch)).first;
+    const auto key = std::make_pair(batch, part);
+    auto it = plans_.find(key);
+    if (it == plans_.end()) it = plans_.emplace(key, std::make_unique<OneDnnPlan>(net_, batch)).first;
     return *it->second;
+}
+
+namespace {
+// Images of part p when n images are split into `parts` (the first n % parts get one more).
+int partSize(int n, int parts, int p) { return n / parts + (p < n % parts ? 1 : 0); }
+}  // namespace
+
+void OneDnnSubnet::prepareFor(int n, int threads)
+{
+    const int parts = std::max(1, std::min(threads, n));
+    for (int p = 0; p < parts; ++p) prepare(partSize(n, parts, p), p);
 }
 
 void OneDnnSubnet::forward(const float* images, int n, float* logits)
 {
     // torchThreads() also sets this thread's OpenMP thread count to LibTorch's setting on first use
-    // (ATen's lazy per-thread init); OneDnnPlan::run sets it explicitly again.
-    prepare(n).run(images, logits, torchThreads());
+    // (ATen's lazy per-thread init); OneDnnPlan::run sets it explicitly for every run.
+    const int threads = torchThreads();
+    const int parts = std::max(1, std::min(threads, n));
+    prepareFor(n, threads);
+    if (parts == 1) {
+        prepare(n, 0).run(images, logits, 1);
+        return;
+    }
+    const std::size_t imageFloats = static_cast<std::size_t>(3) * resolution() * resolution();
+    std::vector<std::thread> helpers;
+    std::vector<std::exception_ptr> errors(static_cast<std::size_t>(parts));
+    int first = 0;
+    for (int p = 0; p < parts; ++p) {
+        const int m = partSize(n, parts, p);
+        OneDnnPlan* plan = &prepare(m, p);
+        const float* in = images + static_cast<std::size_t>(first) * imageFloats;
+        float* out = logits + static_cast<std::size_t>(first) * static_cast<std::size_t>(classes());
+        auto work = [plan, in, out, &errors, p] {
+            try {
+                plan->run(in, out, 1);
+            } catch (...) {
+                errors[static_cast<std::size_t>(p)] = std::current_exception();
+            }
+        };
+        if (p + 1 < parts) helpers.emplace_back(work);
+        else work();   // the last part on the calling thread
+        first += m;
+    }
+    for (std::thread& t : helpers) t.join();
+    for (const std::exception_ptr& e : errors)
+        if (e) std::rethrow_exception(e);
 }
 
 at::Tensor OneDnnSubnet::forward(const at::Tensor& images)

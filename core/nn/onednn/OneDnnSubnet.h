@@ -1,7 +1,10 @@
 #pragma once
 // A subnet on oneDNN: its folded weights and one OneDnnPlan per batch size, built on first use and
 // kept (an evaluation needs two: its batch and the remainder). Threads follow LibTorch's setting
-// on the calling thread (torchThreads(), nn/TorchRuntime.h), so both engines run on the same count.
+// on the calling thread (torchThreads(), nn/TorchRuntime.h), so both engines use the same count;
+// with T > 1 threads a batch of n ≥ T images is split into T parts run side by side, each on one
+// thread with its own plan (images in parallel, not layers: no barrier per layer, which on this
+// project's busy 2-core machines cost more than the layers of a small subnet; docs/ONEDNN.md).
 #include "nn/onednn/OneDnnPlan.h"
 
 #include <map>
@@ -20,8 +23,10 @@ public:
     explicit OneDnnSubnet(const Subnet& subnet);   // folds a copy when the subnet is not folded
     explicit OneDnnSubnet(FoldedSubnet net);
 
-    // The plan for `batch` images, built once; throws OneDnnRefused.
-    OneDnnPlan& prepare(int batch);
+    // The plan for `batch` images (worker `part` of a split batch), built once; throws OneDnnRefused.
+    OneDnnPlan& prepare(int batch, int part = 0);
+    // Builds every plan a forward of `n` images on `threads` threads uses; throws OneDnnRefused.
+    void prepareFor(int n, int threads);
     // `n` images, NCHW float at resolution(), into n × classes() logits.
     void forward(const float* images, int n, float* logits);
     at::Tensor forward(const at::Tensor& images);   // n × 3 × r × r -> n × classes
@@ -31,7 +36,7 @@ public:
 
 private:
     FoldedSubnet net_;
-    std::map<int, std::unique_ptr<OneDnnPlan>> plans_;
+    std::map<std::pair<int, int>, std::unique_ptr<OneDnnPlan>> plans_;   // (batch, part)
 };
 
 }  // namespace tinyscope
