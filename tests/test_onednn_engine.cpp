@@ -10,7 +10,12 @@
 #include "nn/TorchRuntime.h"
 #include "nn/measure/Evaluator.h"
 #include "nn/onednn/FoldedSubnet.h"
+#include "graph/ForwardLowering.h"
 #include "nn/onednn/OneDnnInfo.h"
+#include "nn/onednn/OneDnnInt8Accumulator.h"
+#include "nn/quantize/PostTrainingQuantizer.h"
+#include "tinyengine/Int8Forward.h"
+#include "zoo/SubnetNetwork.h"
 #include "nn/onednn/OneDnnSubnet.h"
 #include "nn/supernet/Supernet.h"
 #include "space/ArchSampler.h"
@@ -18,6 +23,8 @@
 #include "workspace/ShippedModels.h"
 
 #include <ATen/ATen.h>
+
+#include <QElapsedTimer>
 
 #include <cstring>
 
@@ -326,6 +333,65 @@ private Q_SLOTS:
         const test::CliRun bad = test::runTinyscope(common + QStringList{QStringLiteral("--engine"), QStringLiteral("mkl")});
         QCOMPARE(bad.code, 2);
         QVERIFY2(bad.err.find("--engine: unknown engine 'mkl'") != std::string::npos, bad.err.c_str());
+    }
+
+    void int8AccumulationsOnOneDnnEqualInt8Forward()
+    {
+        // Quantized subnets of the shipped Fashion-MNIST supernet (our PTQ calibrated on 8 random
+        // images): every op's output of Int8Forward with oneDNN accumulating the convs equals the
+        // loops' exactly, in each arithmetic; a difference names the op and the element.
+        const std::string path = shippedSupernetPath();
+        if (path.empty()) QSKIP("the shipped supernet is absent");
+        const DesignSpace space = presetSpace("mcunet-fmnist");
+        const Supernet net = Supernet::load(space, path);
+        ArchSampler sampler(space);
+        PyRandom rng(4);
+        for (const SubnetConfig& config : {sampler.fullMaxConfig(36), sampler.random(rng)}) {
+            Subnet sub = net.extract(config);
+            const Network network = networkFromSubnet(space, config);
+            const FloatModel model = floatModelFromSubnet(network, sub);
+            at::Generator g = at::detail::createCPUGenerator(11);
+            const int r = config.image_size;
+            const at::Tensor calib = at::randn({8, 3, r, r}, g);
+            const QuantizedParams params = quantizeModel(model, calib);
+            const TrainingGraph graph = lowerForward(network);
+            for (Int8Arithmetic arith : {Int8Arithmetic::Exact, Int8Arithmetic::TinyEngine, Int8Arithmetic::Tflite}) {
+                const Int8Forward loops(graph, params, arith);
+                Int8Forward fast(graph, params, arith);
+                auto dnn = std::make_shared<OneDnnInt8Accumulator>(fast);
+                fast.setConvAccumulator(dnn);
+                QCOMPARE(dnn->built(), dnn->convs());
+                for (int image = 0; image < 2; ++image) {
+                    const at::Tensor x = at::randn({3, r, r}, g).contiguous();
+                    const std::vector<std::int8_t> q = loops.quantizeInput(x.data_ptr<float>());
+                    const auto want = loops.runAll(q), got = fast.runAll(q);
+                    QCOMPARE(got.size(), want.size());
+                    for (std::size_t t = 0; t < want.size(); ++t) {
+                        const auto diff = std::mismatch(want[t].begin(), want[t].end(), got[t].begin(), got[t].end());
+                        QVERIFY2(got[t].size() == want[t].size() && diff.first == want[t].end(),
+                                 qPrintable(QStringLiteral("%1, %2 image %3: tensor %4 differs first at element %5: %6 (loops) vs %7 (oneDNN)")
+                                                .arg(QString::fromStdString(config.toJson().dump()), QString::fromLatin1(int8ArithmeticName(arith)))
+                                                .arg(image)
+                                                .arg(t)
+                                                .arg(diff.first - want[t].begin())
+                                                .arg(diff.first == want[t].end() ? 0 : *diff.first)
+                                                .arg(diff.second == got[t].end() ? 0 : *diff.second)));
+                    }
+                    QElapsedTimer clock;
+                    clock.start();
+                    const auto fastLogits = fast.run(q);
+                    const qint64 fastNs = clock.nsecsElapsed();
+                    clock.restart();
+                    const auto loopLogits = loops.run(q);
+                    const qint64 loopNs = clock.nsecsElapsed();
+                    QCOMPARE(fastLogits, loopLogits);
+                    if (image == 1) qInfo("one image: %.2f ms with oneDNN accumulating, %.2f ms with the loops (information only)", fastNs / 1e6, loopNs / 1e6);
+                }
+                qInfo("%s %s: %zu convs, %zu accumulations on oneDNN, %zu left to the loops (2^24 bound)", config.toJson().dump().c_str(),
+                      int8ArithmeticName(arith), dnn->convs(), dnn->callsOnOneDnn(), dnn->callsLeft());
+                QVERIFY(dnn->callsOnOneDnn() > dnn->callsLeft());
+            }
+        }
     }
 
     void unknownEngineIsAnInputError()

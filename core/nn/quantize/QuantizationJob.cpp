@@ -7,6 +7,7 @@
 #include "io/AtomicFile.h"
 #include "io/OutputPaths.h"
 #include "nn/measure/Evaluator.h"
+#include "nn/onednn/OneDnnInt8Accumulator.h"
 #include "nn/quantize/PostTrainingQuantizer.h"
 #include "nn/supernet/Supernet.h"
 #include "nn/TorchRuntime.h"
@@ -172,7 +173,9 @@ QuantizeReport compareTop1(const PreparedModel& m, const std::string& dataSpec, 
         throw InputError(data->source() + " has " + std::to_string(data->classNames().size()) + " classes; " + m.network.name + " has " +
                          std::to_string(m.network.num_outputs));
     const TrainingGraph forward = lowerForward(m.network);
-    const Int8Forward int8(forward, m.params);
+    Int8Forward int8(forward, m.params);
+    // The convs' integer sums on oneDNN: the same int8 outputs bit for bit (docs/ONEDNN.md, "int8").
+    int8.setConvAccumulator(std::make_shared<OneDnnInt8Accumulator>(int8));
     QuantizeReport r;
     r.model = m.network.name;
     r.description = m.description;
