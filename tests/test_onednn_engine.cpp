@@ -335,6 +335,60 @@ private Q_SLOTS:
         QVERIFY2(bad.err.find("--engine: unknown engine 'mkl'") != std::string::npos, bad.err.c_str());
     }
 
+    void bf16FollowsFp32()
+    {
+        // bf16 activations and weights (f32 accumulation, biases and logits): the logits of the
+        // shipped supernet's largest subnet are within 2 % of the largest logit from LibTorch's
+        // fp32 ones — and not equal to oneDNN's fp32 ones (it really ran bf16); top-1 on 60 test
+        // images differs by at most 2 images.
+        if (!oneDnnHasBf16()) QSKIP(qPrintable(QStringLiteral("no native bf16 here (oneDNN ISA %1)").arg(QString::fromStdString(oneDnnIsa()))));
+        const std::string path = shippedSupernetPath();
+        if (path.empty()) QSKIP("the shipped supernet is absent");
+        const DesignSpace space = presetSpace("mcunet-fmnist");
+        const Supernet net = Supernet::load(space, path);
+        Subnet sub = net.extract(ArchSampler(space).fullMaxConfig(36));
+        sub.setFolded(true);
+        at::Generator g = at::detail::createCPUGenerator(12);
+        const at::Tensor x = at::randn({4, 3, 36, 36}, g);
+        const at::Tensor fp32 = sub.forward(x);
+        OneDnnSubnet bf16(sub, OneDnnDtype::Bf16), dnn32(sub);
+        const at::Tensor got = bf16.forward(x), got32 = dnn32.forward(x);
+        const double scale = fp32.abs().max().item<double>();
+        const Difference d = compare(got, fp32);
+        qInfo("bf16: largest logit difference to fp32 %.3g (largest |logit| %.3g)", d.max, scale);
+        QVERIFY2(d.max <= 0.02 * scale, d.where.c_str());
+        QVERIFY(!at::equal(got, got32));
+
+        std::unique_ptr<ImageDataset> data;
+        try {
+            data = openDataset("fashion-mnist:test");
+        } catch (const InputError& e) {
+            QSKIP(e.what());
+        }
+        std::vector<std::size_t> items(60);
+        for (std::size_t i = 0; i < items.size(); ++i) items[i] = i * 11;
+        const EvalResult a = evaluateTop1(sub, *data, items, 25, {}, EvalEngine::OneDnn, EvalDtype::Bf16);
+        const EvalResult b = evaluateTop1(sub, *data, items, 25, {}, EvalEngine::OneDnn, EvalDtype::Fp32);
+        QCOMPARE(QString::fromStdString(a.dtype), QStringLiteral("bf16"));
+        QCOMPARE(QString::fromStdString(b.dtype), QStringLiteral("fp32"));
+        qInfo("top-1 on 60 images: bf16 %zu, fp32 %zu correct", a.correct, b.correct);
+        QVERIFY(a.correct + 2 >= b.correct && b.correct + 2 >= a.correct);
+    }
+
+    void bf16WithoutOneDnnIsRefused()
+    {
+        QCOMPARE(test::errorOf([] { requireEvalDtype(EvalEngine::LibTorch, EvalDtype::Bf16); }),
+                 std::string("--dtype bf16 needs the oneDNN engine (--engine onednn)"));
+        QCOMPARE(test::errorOf([] { parseEvalDtype("fp16", "--dtype"); }), std::string("--dtype: unknown data type 'fp16' (fp32 or bf16)"));
+        if (oneDnnHasBf16()) requireEvalDtype(EvalEngine::OneDnn, EvalDtype::Bf16);   // no error
+        else
+            QVERIFY(test::errorOf([] { requireEvalDtype(EvalEngine::OneDnn, EvalDtype::Bf16); }).find("needs AVX-512 BF16") != std::string::npos);
+        const test::CliRun bad = test::runTinyscope({QStringLiteral("eval"), QStringLiteral("--dtype"), QStringLiteral("bf16"),
+                                                     QStringLiteral("--engine"), QStringLiteral("libtorch")});
+        QCOMPARE(bad.code, 2);
+        QVERIFY2(bad.err.find("--dtype bf16 needs the oneDNN engine") != std::string::npos, bad.err.c_str());
+    }
+
     void int8AccumulationsOnOneDnnEqualInt8Forward()
     {
         // Quantized subnets of the shipped Fashion-MNIST supernet (our PTQ calibrated on 8 random

@@ -121,22 +121,24 @@ Json evalJson(const EvalResult& r, const std::vector<std::string>& classNames)
 int cmdEval(const Args& argv)
 {
     CliArgs a(argv, {"supernet", "space", "config", "data", "calib-data", "calib-images", "calib-batch", "images", "split",
-                     "batch", "threads", "resolution", "seed", "engine"},
+                     "batch", "threads", "resolution", "seed", "engine", "dtype"},
               {"json", "help", "no-calib", "lab-calib"});
     if (a.flag("help")) {
         std::cout << "usage: tinyscope eval [--supernet CKPT --space NAME|FILE] [--config CFG.json|min|max] [--data DATASET]\n"
                      "                      [--split 0|1] [--images N] [--calib-data DATASET] [--calib-images N]\n"
-                     "                      [--no-calib | --lab-calib] [--batch B] [--threads T] [--engine onednn|libtorch] [--json]\n"
+                     "                      [--no-calib | --lab-calib] [--batch B] [--threads T] [--engine onednn|libtorch] [--dtype fp32|bf16] [--json]\n"
                      "  DATASET: a folder of class sub-folders, a folder with IDX files, or fashion-mnist:test|holdout|fit|train.\n"
                      "  Defaults: the shipped Fashion-MNIST supernet, its largest subnet, BN re-calibrated on 2,000\n"
                      "  fashion-mnist:holdout images, top-1 on fashion-mnist:test.\n"
                      "  --lab-calib reproduces the lab's swapped calib_bn arguments (128x128, batch = image size).\n"
                      "  --engine: oneDNN primitives (default; a subnet oneDNN refuses is measured by LibTorch, with a\n"
                      "  note) or LibTorch's forward (docs/ONEDNN.md). The result says which engine, data type and\n"
-                     "  instruction set measured it.\n";
+                     "  instruction set measured it. --dtype bf16 (oneDNN only) needs AVX-512 BF16 or AMX.\n";
         return 0;
     }
     const EvalEngine engine = parseEvalEngine(a.value("engine", "onednn"), "--engine");
+    const EvalDtype dtype = parseEvalDtype(a.value("dtype", "fp32"), "--dtype");
+    requireEvalDtype(engine, dtype);
     // Every number first, so that a bad one is refused before anything is loaded.
     const int threadsWanted = a.intValue("threads", defaultBatchThreads(), 1, kMaxThreads);
     const int split = a.intValue("split", -1, 0, 1);
@@ -174,7 +176,7 @@ int cmdEval(const Args& argv)
         calibrated = calibrateBn(subnet, *calib, co, job);
     }
     subnet.setFolded(true);
-    EvalResult r = evaluateTop1(subnet, *data, items, batch, job, engine);
+    EvalResult r = evaluateTop1(subnet, *data, items, batch, job, engine, dtype);
     r.calibration_images = calibrated;
     if (tty) std::fprintf(stderr, "\r%40s\r", "");
     if (!r.engine_note.empty()) std::fprintf(stderr, "note: %s\n", r.engine_note.c_str());

@@ -21,4 +21,17 @@ inline EvalEngine parseEvalEngine(const std::string& text, const std::string& wh
     throw InputError(where + ": unknown engine '" + text + "' (onednn or libtorch)");
 }
 
+// The data type the engine computes in: fp32, or bf16 (oneDNN only, on a CPU with AVX-512 BF16 or
+// AMX; bfloat16 activations and weights, f32 accumulation and logits).
+enum class EvalDtype { Fp32, Bf16 };
+
+inline const char* evalDtypeName(EvalDtype d) { return d == EvalDtype::Bf16 ? "bf16" : "fp32"; }
+
+inline EvalDtype parseEvalDtype(const std::string& text, const std::string& where)
+{
+    if (text == "fp32") return EvalDtype::Fp32;
+    if (text == "bf16") return EvalDtype::Bf16;
+    throw InputError(where + ": unknown data type '" + text + "' (fp32 or bf16)");
+}
+
 }  // namespace tinyscope

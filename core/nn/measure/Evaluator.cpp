@@ -56,8 +56,16 @@ std::size_t calibrateBn(Subnet& subnet, const ImageDataset& data, const Calibrat
     return static_cast<std::size_t>(cal.count);
 }
 
+void requireEvalDtype(EvalEngine engine, EvalDtype dtype)
+{
+    if (dtype != EvalDtype::Bf16) return;
+    if (engine != EvalEngine::OneDnn) throw InputError("--dtype bf16 needs the oneDNN engine (--engine onednn)");
+    if (!oneDnnHasBf16())
+        throw InputError("--dtype bf16 needs AVX-512 BF16 (oneDNN ISA avx512_core_bf16) or AMX; oneDNN runs " + oneDnnIsa() + " on this CPU");
+}
+
 EvalResult evaluateTop1(const Subnet& subnet, const ImageDataset& data, const std::vector<std::size_t>& items, int batch,
-                        const JobControl& job, EvalEngine engine)
+                        const JobControl& job, EvalEngine engine, EvalDtype dtype)
 {
     using Clock = std::chrono::steady_clock;
     const auto t0 = Clock::now();
@@ -71,15 +79,17 @@ EvalResult evaluateTop1(const Subnet& subnet, const ImageDataset& data, const st
                                         items.begin() + static_cast<std::ptrdiff_t>(std::min(items.size(), start + bs)));
     };
     r.isa = oneDnnIsa();
+    requireEvalDtype(engine, dtype);
     // oneDNN: the plans for the full batch and the remainder are built before the first image, so a
     // subnet oneDNN refuses is measured by LibTorch from the start.
     std::unique_ptr<OneDnnSubnet> dnn;
     if (engine == EvalEngine::OneDnn) {
         try {
-            dnn = std::make_unique<OneDnnSubnet>(subnet);
+            dnn = std::make_unique<OneDnnSubnet>(subnet, dtype == EvalDtype::Bf16 ? OneDnnDtype::Bf16 : OneDnnDtype::Fp32);
             dnn->prepareFor(static_cast<int>(std::min(bs, items.size())), torchThreads());
             if (items.size() > bs && items.size() % bs) dnn->prepareFor(static_cast<int>(items.size() % bs), torchThreads());
             r.engine = "onednn";
+            r.dtype = evalDtypeName(dtype);
         } catch (const OneDnnRefused& e) {
             dnn.reset();
             r.engine_note = std::string(e.what()) + " — measured with LibTorch";
@@ -99,6 +109,7 @@ EvalResult evaluateTop1(const Subnet& subnet, const ImageDataset& data, const st
             } catch (const OneDnnRefused& e) {   // a batch shortened by skipped images, refused
                 dnn.reset();
                 r.engine = "onednn+libtorch";
+                if (dtype != EvalDtype::Fp32) r.dtype += "+fp32";
                 r.engine_note = std::string(e.what()) + " — this and later batches measured with LibTorch";
             }
         }

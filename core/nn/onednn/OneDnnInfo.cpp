@@ -29,6 +29,12 @@ std::string oneDnnIsa()
     }(static_cast<unsigned>(isa));
 }
 
+bool oneDnnHasBf16()
+{
+    const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+    return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
+}
+
 std::string oneDnnVersion()
 {
     const dnnl_version_t* v = dnnl::version();

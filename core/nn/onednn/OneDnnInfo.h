@@ -10,6 +10,9 @@ namespace tinyscope {
 // oneDNN's effective CPU ISA as its own name ("avx2", "avx512_core_vnni", "avx512_core_bf16",
 // "avx512_core_amx", ...); ONEDNN_MAX_CPU_ISA caps it.
 std::string oneDnnIsa();
+// Whether oneDNN runs bf16 on native instructions here: its ISA is avx512_core_bf16 (AVX-512 BF16)
+// or avx512_core_amx (AMX).
+bool oneDnnHasBf16();
 std::string oneDnnVersion();     // "2.6.3"
 // The CPU threading runtime oneDNN was built with ("OpenMP" on Debian): what decides its threads.
 std::string oneDnnThreading();

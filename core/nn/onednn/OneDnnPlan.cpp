@@ -36,7 +36,6 @@ struct Buffer {
     ~Buffer() { std::free(data); }
 };
 
-memory::desc nhwc(int n, int c, int h) { return memory::desc({n, c, h, h}, Dt::f32, Tag::nhwc); }
 
 }  // namespace
 
@@ -44,6 +43,9 @@ struct OneDnnPlan::Impl {
     dnnl::engine eng{dnnl::engine::kind::cpu, 0};
     dnnl::stream stream{eng};
     int n = 0, resolution = 0, classes = 0;
+    Dt actType = Dt::f32;   // activations and weights (bf16: the convs' and inner products' inputs); bias, logits f32
+
+    memory::desc nhwc(int c, int h) const { return memory::desc({n, c, h, h}, actType, Tag::nhwc); }
 
     struct Step {
         dnnl::primitive prim;
@@ -119,9 +121,9 @@ struct OneDnnPlan::Impl {
         memory::dims wdims = c.groups == 1 ? memory::dims{c.cout, c.cin, k, k}
                                            : memory::dims{c.groups, c.cout / c.groups, c.cin / c.groups, k, k};
         const memory::desc wUser(wdims, Dt::f32, c.groups == 1 ? Tag::oihw : Tag::goihw);
-        const memory::desc wAny(wdims, Dt::f32, Tag::any);
+        const memory::desc wAny(wdims, actType, Tag::any);
         const memory::desc bias({c.cout}, Dt::f32, Tag::x);
-        const memory::desc s = nhwc(n, c.cin, h), d = nhwc(n, c.cout, ho);
+        const memory::desc s = nhwc(c.cin, h), d = nhwc(c.cout, ho);
         dnnl::convolution_forward::desc desc(prop_kind::forward_inference, algorithm::convolution_direct, s, wAny, bias, d,
                                              {c.stride, c.stride}, {pad, pad}, {pad, pad});
         dnnl::convolution_forward::primitive_desc pd(desc, attrWith(po), eng);
@@ -135,7 +137,7 @@ struct OneDnnPlan::Impl {
     // Global average pooling of c × h × h (NHWC) into c values per image.
     void globalPool(int c, int h, float* src, float* dst)
     {
-        const memory::desc s = nhwc(n, c, h), d = nhwc(n, c, 1);
+        const memory::desc s = nhwc(c, h), d = nhwc(c, 1);
         dnnl::pooling_forward::desc desc(prop_kind::forward_inference, algorithm::pooling_avg_exclude_padding, s, d, {1, 1},
                                          {h, h}, {0, 0}, {0, 0});
         dnnl::pooling_forward::primitive_desc pd(desc, attrWith({}), eng);
@@ -144,10 +146,10 @@ struct OneDnnPlan::Impl {
 
     // y = x Wᵀ + b on n × in values (row-major), W out × in.
     void innerProduct(int in, int out, const std::vector<float>& w, const std::vector<float>& b, float* src, float* dst,
-                      const dnnl::post_ops& po)
+                      const dnnl::post_ops& po, Dt dstType)
     {
-        const memory::desc s({n, in}, Dt::f32, Tag::nc), d({n, out}, Dt::f32, Tag::nc);
-        const memory::desc wUser({out, in}, Dt::f32, Tag::oi), wAny({out, in}, Dt::f32, Tag::any);
+        const memory::desc s({n, in}, actType, Tag::nc), d({n, out}, dstType, Tag::nc);
+        const memory::desc wUser({out, in}, Dt::f32, Tag::oi), wAny({out, in}, actType, Tag::any);
         const memory::desc bias({out}, Dt::f32, Tag::x);
         dnnl::inner_product_forward::desc desc(prop_kind::forward_inference, s, wAny, bias, d);
         dnnl::inner_product_forward::primitive_desc pd(desc, attrWith(po), eng);
@@ -160,7 +162,7 @@ struct OneDnnPlan::Impl {
     // x *= gate, the gate broadcast over the map (c × h × h NHWC, gate n × c).
     void scale(int c, int h, float* x, float* gate)
     {
-        const memory::desc s = nhwc(n, c, h), g = nhwc(n, c, 1);
+        const memory::desc s = nhwc(c, h), g = nhwc(c, 1);
         dnnl::binary::desc desc(algorithm::binary_mul, s, g, s);
         dnnl::binary::primitive_desc pd(desc, attrWith({}), eng);
         memory xm(s, eng, x);
@@ -199,7 +201,7 @@ struct OneDnnPlan::Impl {
             }
         };
         // Input: the caller's NCHW pixels reordered into NHWC.
-        const memory::desc inUser({n, 3, resolution, resolution}, Dt::f32, Tag::nchw), inNhwc = nhwc(n, 3, resolution);
+        const memory::desc inUser({n, 3, resolution, resolution}, Dt::f32, Tag::nchw), inNhwc = nhwc(3, resolution);
         layer("the input reorder", [&] {
             input = memory(inUser, eng, nullptr);
             memory dst(inNhwc, eng, act[2]->data);
@@ -223,12 +225,12 @@ struct OneDnnPlan::Impl {
                 const int mid = b.dw.cout, seMidC = static_cast<int>(b.se_reduce_b.size());
                 layer(name + ".depth_conv.se", [&] {
                     globalPool(mid, h, act[c]->data, sePool->data);
-                    innerProduct(mid, seMidC, b.se_reduce_w, b.se_reduce_b, sePool->data, seMid->data, relu6());
+                    innerProduct(mid, seMidC, b.se_reduce_w, b.se_reduce_b, sePool->data, seMid->data, relu6(), actType);
                     // h-sigmoid: relu6(x + 3) / 6 = clip(x, -3, 3) / 6 + 1/2.
                     dnnl::post_ops hsig;
                     hsig.append_eltwise(1.f, algorithm::eltwise_clip, -3.f, 3.f);
                     hsig.append_eltwise(1.f, algorithm::eltwise_linear, 1.f / 6.f, 0.5f);
-                    innerProduct(seMidC, mid, b.se_expand_w, b.se_expand_b, seMid->data, seGate->data, hsig);
+                    innerProduct(seMidC, mid, b.se_expand_w, b.se_expand_b, seMid->data, seGate->data, hsig, actType);
                     scale(mid, h, act[c]->data, seGate->data);
                 });
             }
@@ -246,7 +248,7 @@ struct OneDnnPlan::Impl {
         layer("feature_mix_layer", [&] { h = conv(net.mix, h, act[cur]->data, act[o]->data, relu6()); });
         layer("the global average pooling", [&] { globalPool(net.mix.cout, h, act[o]->data, pooled->data); });
         layer("classifier", [&] {
-            innerProduct(net.mix.cout, classes, net.fc_w, net.fc_b, pooled->data, nullptr, {});
+            innerProduct(net.mix.cout, classes, net.fc_w, net.fc_b, pooled->data, nullptr, {}, Dt::f32);
         });
         logits = steps.back().args.at(DNNL_ARG_DST);
         // One scratchpad for all primitives (they run one after the other).
@@ -256,10 +258,11 @@ struct OneDnnPlan::Impl {
     }
 };
 
-OneDnnPlan::OneDnnPlan(const FoldedSubnet& net, int batch) : impl_(std::make_unique<Impl>())
+OneDnnPlan::OneDnnPlan(const FoldedSubnet& net, int batch, OneDnnDtype dtype) : impl_(std::make_unique<Impl>())
 {
     if (batch < 1) throw OneDnnRefused("oneDNN plan: batch size must be at least 1, got " + std::to_string(batch));
     impl_->n = batch;
+    impl_->actType = dtype == OneDnnDtype::Bf16 ? Dt::bf16 : Dt::f32;
     try {
         impl_->build(net);
     } catch (const dnnl::error& e) {

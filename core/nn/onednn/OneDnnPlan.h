@@ -1,5 +1,5 @@
 #pragma once
-// One extracted subnet as oneDNN primitives for one batch size, fp32, activations NHWC: built once,
+// One extracted subnet as oneDNN primitives for one batch size, fp32 (or bf16), activations NHWC: built once,
 // run for every batch of that size (docs/ONEDNN.md).
 //  * one primitive per layer: conv + folded-BN bias + ReLU6 (eltwise_clip 0..6 post-op) as one;
 //    the residual add as a sum post-op of the block's last conv, which writes into the block's
@@ -20,6 +20,10 @@
 
 namespace tinyscope {
 
+// The data type of activations and weights. Bf16: bfloat16 activations and weights, f32 biases,
+// post-ops computed in f32 and the logits in f32 (AVX-512 BF16 / AMX kernels where the CPU has them).
+enum class OneDnnDtype { Fp32, Bf16 };
+
 // oneDNN has no implementation for a layer (or refused its shape): the message names the layer.
 // Callers fall back to LibTorch; never shown as a crash.
 class OneDnnRefused : public std::runtime_error {
@@ -30,7 +34,7 @@ public:
 class OneDnnPlan {
 public:
     // Throws OneDnnRefused.
-    OneDnnPlan(const FoldedSubnet& net, int batch);
+    OneDnnPlan(const FoldedSubnet& net, int batch, OneDnnDtype dtype = OneDnnDtype::Fp32);
     ~OneDnnPlan();
     OneDnnPlan(const OneDnnPlan&) = delete;
     OneDnnPlan& operator=(const OneDnnPlan&) = delete;

@@ -12,15 +12,15 @@
 
 namespace tinyscope {
 
-OneDnnSubnet::OneDnnSubnet(const Subnet& subnet) : net_(foldedSubnet(subnet.weights())) {}
+OneDnnSubnet::OneDnnSubnet(const Subnet& subnet, OneDnnDtype dtype) : net_(foldedSubnet(subnet.weights())), dtype_(dtype) {}
 
-OneDnnSubnet::OneDnnSubnet(FoldedSubnet net) : net_(std::move(net)) {}
+OneDnnSubnet::OneDnnSubnet(FoldedSubnet net, OneDnnDtype dtype) : net_(std::move(net)), dtype_(dtype) {}
 
 OneDnnPlan& OneDnnSubnet::prepare(int batch, int part)
 {
     const auto key = std::make_pair(batch, part);
     auto it = plans_.find(key);
-    if (it == plans_.end()) it = plans_.emplace(key, std::make_unique<OneDnnPlan>(net_, batch)).first;
+    if (it == plans_.end()) it = plans_.emplace(key, std::make_unique<OneDnnPlan>(net_, batch, dtype_)).first;
     return *it->second;
 }
 

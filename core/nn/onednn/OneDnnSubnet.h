@@ -20,8 +20,8 @@ class Subnet;
 
 class OneDnnSubnet {
 public:
-    explicit OneDnnSubnet(const Subnet& subnet);   // folds a copy when the subnet is not folded
-    explicit OneDnnSubnet(FoldedSubnet net);
+    explicit OneDnnSubnet(const Subnet& subnet, OneDnnDtype dtype = OneDnnDtype::Fp32);   // folds a copy when not folded
+    explicit OneDnnSubnet(FoldedSubnet net, OneDnnDtype dtype = OneDnnDtype::Fp32);
 
     // The plan for `batch` images (worker `part` of a split batch), built once; throws OneDnnRefused.
     OneDnnPlan& prepare(int batch, int part = 0);
@@ -36,6 +36,7 @@ public:
 
 private:
     FoldedSubnet net_;
+    OneDnnDtype dtype_;
     std::map<std::pair<int, int>, std::unique_ptr<OneDnnPlan>> plans_;   // (batch, part)
 };
 
