@@ -10,6 +10,8 @@
 // runs the same number of calls, and the table gives the median images/s and the median of the
 // per-round ratios. The logits' checksums of all four must agree. oneDNN's achieved GMAC/s (the
 // cost model's MACs without BN, which is folded) is printed beside the FP32 FMA peak it assumes.
+// Where oneDNN has native bf16 (AVX-512 BF16 or AMX) a second line per row times the bf16 plan in
+// the same rounds (its checksum differs from fp32's by bf16 rounding).
 //
 // usage: bench_inference [ROUNDS] [SECONDS_PER_TURN]
 #include "BenchTiming.h"
@@ -27,6 +29,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -65,6 +68,9 @@ int main(int argc, char** argv)
             files.write(sub);
             sub.setFolded(true);
             OneDnnSubnet dnn(sub);
+            // bf16 (activations and weights; f32 accumulation and logits) where oneDNN has native bf16.
+            std::unique_ptr<OneDnnSubnet> bf16;
+            if (oneDnnHasBf16()) bf16 = std::make_unique<OneDnnSubnet>(sub, OneDnnDtype::Bf16);
             const double macs = static_cast<double>(CostModel(space).summary(base).macs_without_bn);
             for (auto [batch, threads] : {std::pair<int, int>{1, 1}, {32, 2}}) {
                 setTorchThreads(threads);
@@ -72,6 +78,7 @@ int main(int argc, char** argv)
                 at::Tensor x = at::randn({batch, 3, res, res}, g);
                 const double sum = sub.forward(x).to(at::kDouble).sum().item<double>();
                 const double dnnSum = dnn.forward(x).to(at::kDouble).sum().item<double>();   // builds the plan
+                const double bf16Sum = bf16 ? bf16->forward(x).to(at::kDouble).sum().item<double>() : 0.0;
                 auto t0 = Clock::now();
                 sub.forward(x);
                 const double once = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -85,7 +92,7 @@ int main(int argc, char** argv)
                 bench::PythonBaseline tuned(args("tuned")), plain(args("plain"));
                 at::Tensor logits = at::empty({batch, space.n_classes});
                 const float* px = x.data_ptr<float>();
-                std::vector<double> ours, dnnT, tunedT, plainT, vsTuned, vsPlain, dnnVsTuned, dnnVsOurs, dnnVsPlain;
+                std::vector<double> ours, dnnT, tunedT, plainT, vsTuned, vsPlain, dnnVsTuned, dnnVsOurs, dnnVsPlain, bf16T, bf16VsDnn, bf16VsTuned;
                 for (int r = 0; r < rounds; ++r) {
                     auto t = Clock::now();
                     for (int i = 0; i < reps; ++i) sub.forward(x);
@@ -97,6 +104,15 @@ int main(int argc, char** argv)
                     const double d = std::chrono::duration<double>(Clock::now() - t).count() / reps;
                     dnnT.push_back(d);
                     dnnVsOurs.push_back(o / d);
+                    double bt = 0;
+                    if (bf16) {
+                        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                        t = Clock::now();
+                        for (int i = 0; i < reps; ++i) bf16->forward(px, batch, logits.data_ptr<float>());
+                        bt = std::chrono::duration<double>(Clock::now() - t).count() / reps;
+                        bf16T.push_back(bt);
+                        bf16VsDnn.push_back(d / bt);
+                    }
                     // Pauses let the other side's OpenMP threads stop spinning before a turn starts.
                     std::this_thread::sleep_for(std::chrono::milliseconds(50));
                     const double tt = tuned.secondsPerCall(reps);
@@ -104,6 +120,7 @@ int main(int argc, char** argv)
                     const double pt = plain.secondsPerCall(reps);
                     std::this_thread::sleep_for(std::chrono::milliseconds(50));
                     if (tt > 0) tunedT.push_back(tt), vsTuned.push_back(tt / o), dnnVsTuned.push_back(tt / d);
+                    if (tt > 0 && bt > 0) bf16VsTuned.push_back(tt / bt);
                     if (pt > 0) plainT.push_back(pt), vsPlain.push_back(pt / o), dnnVsPlain.push_back(pt / d);
                 }
                 const double oursIps = batch / bench::median(ours), dnnIps = batch / bench::median(dnnT);
@@ -123,6 +140,10 @@ int main(int argc, char** argv)
                                 bench::median(dnnVsTuned), bench::median(dnnVsOurs), bench::median(vsTuned), bench::median(dnnVsPlain), rate,
                                 dnnSum, sum, tuned.checksum(), plain.checksum());
                 }
+                if (bf16)
+                    std::printf("%-9s %4d %5d %3d | bf16 %9.1f img/s | bf16/fp32 %6.2fx | bf16/tuned %6.2fx | checksum %.6g (fp32 %.6g)\n", name,
+                                res, batch, threads, batch / bench::median(bf16T), bench::median(bf16VsDnn),
+                                bf16VsTuned.empty() ? 0.0 : bench::median(bf16VsTuned), bf16Sum, dnnSum);
                 std::fflush(stdout);
             }
         }
