@@ -13,6 +13,7 @@
 #include "graph/ForwardLowering.h"
 #include "nn/onednn/OneDnnInfo.h"
 #include "nn/onednn/OneDnnInt8Accumulator.h"
+#include "nn/quantize/Int8Measurement.h"
 #include "nn/quantize/PostTrainingQuantizer.h"
 #include "tinyengine/Int8Forward.h"
 #include "zoo/SubnetNetwork.h"
@@ -25,6 +26,7 @@
 #include <ATen/ATen.h>
 
 #include <QElapsedTimer>
+#include <QTemporaryDir>
 
 #include <cstring>
 
@@ -446,6 +448,52 @@ private Q_SLOTS:
                 QVERIFY(dnn->callsOnOneDnn() > dnn->callsLeft());
             }
         }
+    }
+
+    void int8Top1OfASubnetIsInt8ForwardsOnItsLoops()
+    {
+        // measureInt8Top1 (make-accdata --dtype int8) counts the same images as PTQ + Int8Forward on
+        // its own loops; make-accdata --dtype int8 writes a table and a card saying int8.
+        const std::string path = shippedSupernetPath();
+        if (path.empty()) QSKIP("the shipped supernet is absent");
+        std::unique_ptr<ImageDataset> data, calib;
+        try {
+            data = openDataset("fashion-mnist:test");
+            calib = openDataset("fashion-mnist:holdout");
+        } catch (const InputError& e) {
+            QSKIP(e.what());
+        }
+        const DesignSpace space = presetSpace("mcunet-fmnist");
+        const Supernet net = Supernet::load(space, path);
+        const SubnetConfig config = ArchSampler(space).minConfig(28);
+        Subnet sub = net.extract(config);
+        CalibrationOptions co;   // the supernet's own BN statistics are the largest subnet's
+        co.images = 200;
+        calibrateBn(sub, *calib, co);
+        std::vector<std::size_t> items(40);
+        for (std::size_t i = 0; i < items.size(); ++i) items[i] = i * 13;
+        const Int8Top1 got = measureInt8Top1(space, sub, *calib, 50, *data, items, 1);
+        const Network network = networkFromSubnet(space, config, "subnet");
+        const QuantizedParams params = quantizeModel(floatModelFromSubnet(network, sub), calibrationImages(*calib, 50, 28, 1));
+        const TrainingGraph graph = lowerForward(network);
+        const Int8Forward loops(graph, params);
+        const Int8Top1 want = evaluateInt8(loops, *data, items, 28, {}, 1);
+        QCOMPARE(got.images, std::size_t(40));
+        QCOMPARE(got.correct, want.correct);
+        QVERIFY(got.correct > 10);   // a trained supernet, not chance
+
+        QTemporaryDir dir;
+        const test::CliRun run = test::runTinyscope({QStringLiteral("make-accdata"), QStringLiteral("--out"), dir.path(), QStringLiteral("--count"),
+                                                     QStringLiteral("1"), QStringLiteral("--calib-images"), QStringLiteral("50"),
+                                                     QStringLiteral("--dtype"), QStringLiteral("int8"), QStringLiteral("--workers"), QStringLiteral("1")});
+        QVERIFY2(run.code == 0, run.err.c_str());
+        const Json card = readJsonFile(dir.filePath(QStringLiteral("mcunet-fmnist_shard0of1_card.json")).toStdString());
+        QCOMPARE(card.at("measurement").at("dtype").get<std::string>(), std::string("int8"));
+        QCOMPARE(card.at("pairs").get<int>(), 1);
+        const test::CliRun bad = test::runTinyscope({QStringLiteral("make-accdata"), QStringLiteral("--out"), dir.path(), QStringLiteral("--dtype"),
+                                                     QStringLiteral("bf16")});
+        QCOMPARE(bad.code, 2);
+        QVERIFY2(bad.err.find("--dtype: unknown data type 'bf16' (fp32 or int8)") != std::string::npos, bad.err.c_str());
     }
 
     void unknownEngineIsAnInputError()
