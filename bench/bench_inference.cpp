@@ -5,14 +5,21 @@
 //          thresholds as ours — what a careful PyTorch user runs;
 //   plain  PyTorch's defaults: NCHW, a separate BN after every conv, glibc's default allocator,
 //          no_grad.
-// Ours and the two PyTorch processes take turns, ROUNDS times per configuration; each turn runs the
-// same number of calls, and the table gives the median images/s and the median of the per-round
-// ratios. The logits' checksums of all three must agree.
+// Ours runs on two engines (EvalEngine): LibTorch's forwardNet and the oneDNN plan
+// (core/nn/onednn, docs/ONEDNN.md). The four take turns, ROUNDS times per configuration; each turn
+// runs the same number of calls, and the table gives the median images/s and the median of the
+// per-round ratios. The logits' checksums of all four must agree. oneDNN's achieved GMAC/s (the
+// cost model's MACs without BN, which is folded) is printed beside the FP32 FMA peak it assumes.
+// Where oneDNN has native bf16 (AVX-512 BF16 or AMX) a second line per row times the bf16 plan in
+// the same rounds (its checksum differs from fp32's by bf16 rounding).
 //
 // usage: bench_inference [ROUNDS] [SECONDS_PER_TURN]
 #include "BenchTiming.h"
 #include "PythonBaseline.h"
 #include "SubnetForPython.h"
+#include "cost/CostModel.h"
+#include "nn/onednn/OneDnnInfo.h"
+#include "nn/onednn/OneDnnSubnet.h"
 #include "nn/supernet/Supernet.h"
 #include "nn/TorchRuntime.h"
 #include "space/ArchSampler.h"
@@ -20,7 +27,9 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <chrono>
+#include <memory>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -42,20 +51,34 @@ int main(int argc, char** argv)
     ArchSampler sampler(space);
     bench::SubnetForPython files("inf");
     const std::string script = TINYSCOPE_SOURCE_DIR "/bench/torch_subnet_baseline.py";
+    // The FP32 FMA peak of the machine this table was first made on (2 cores of an AMD EPYC at
+    // 2.1 GHz, 2 FMA units of 16 lanes each): per thread, as the rows run 1 or 2 threads.
+    constexpr double kPeakPerThread = 2.1 * 2 * 16;   // GMAC/s
+    std::printf("oneDNN %s (%s threads), ISA %s; FP32 FMA peak assumed: 2.1 GHz x 2 FMA x 16 lanes = %.1f GMAC/s per thread "
+                "(%.1f on 2)\n",
+                oneDnnVersion().c_str(), oneDnnThreading().c_str(), oneDnnIsa().c_str(), kPeakPerThread, 2 * kPeakPerThread);
     std::printf("%d rounds per configuration, each turn ~%.1f s; medians over rounds\n\n", rounds, turnSeconds);
-    std::printf("%-9s %4s %5s %7s | %10s %11s %11s | %9s %9s | %s\n", "subnet", "res", "batch", "threads", "ours img/s",
-                "tuned img/s", "plain img/s", "vs tuned", "vs plain", "logit checksums: ours / tuned / plain");
+    std::printf("%-9s %4s %5s %3s | %9s %9s %9s %9s | %8s %8s %8s %8s | %22s | %s\n", "subnet", "res", "batch", "thr", "onednn",
+                "libtorch", "pt tuned", "pt plain", "dnn/tuned", "dnn/lt", "lt/tuned", "dnn/plain", "dnn GMAC/s, of peak (best round)",
+                "logit checksums: onednn / libtorch / tuned / plain");
     bool missing = false;
     for (int res : {96, 160}) {
         for (auto [name, base] : {std::pair<const char*, SubnetConfig>{"largest", sampler.fullMaxConfig(res)}, {"smallest", sampler.minConfig(res)}}) {
             Subnet sub = net.extract(base);
             files.write(sub);
             sub.setFolded(true);
+            OneDnnSubnet dnn(sub);
+            // bf16 (activations and weights; f32 accumulation and logits) where oneDNN has native bf16.
+            std::unique_ptr<OneDnnSubnet> bf16;
+            if (oneDnnHasBf16()) bf16 = std::make_unique<OneDnnSubnet>(sub, OneDnnDtype::Bf16);
+            const double macs = static_cast<double>(CostModel(space).summary(base).macs_without_bn);
             for (auto [batch, threads] : {std::pair<int, int>{1, 1}, {32, 2}}) {
                 setTorchThreads(threads);
                 at::Generator g = at::detail::createCPUGenerator(0);
                 at::Tensor x = at::randn({batch, 3, res, res}, g);
                 const double sum = sub.forward(x).to(at::kDouble).sum().item<double>();
+                const double dnnSum = dnn.forward(x).to(at::kDouble).sum().item<double>();   // builds the plan
+                const double bf16Sum = bf16 ? bf16->forward(x).to(at::kDouble).sum().item<double>() : 0.0;
                 auto t0 = Clock::now();
                 sub.forward(x);
                 const double once = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -67,30 +90,60 @@ int main(int argc, char** argv)
                     return a;
                 };
                 bench::PythonBaseline tuned(args("tuned")), plain(args("plain"));
-                std::vector<double> ours, tunedT, plainT, vsTuned, vsPlain;
+                at::Tensor logits = at::empty({batch, space.n_classes});
+                const float* px = x.data_ptr<float>();
+                std::vector<double> ours, dnnT, tunedT, plainT, vsTuned, vsPlain, dnnVsTuned, dnnVsOurs, dnnVsPlain, bf16T, bf16VsDnn, bf16VsTuned;
                 for (int r = 0; r < rounds; ++r) {
                     auto t = Clock::now();
                     for (int i = 0; i < reps; ++i) sub.forward(x);
                     const double o = std::chrono::duration<double>(Clock::now() - t).count() / reps;
                     ours.push_back(o);
+                    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                    t = Clock::now();
+                    for (int i = 0; i < reps; ++i) dnn.forward(px, batch, logits.data_ptr<float>());
+                    const double d = std::chrono::duration<double>(Clock::now() - t).count() / reps;
+                    dnnT.push_back(d);
+                    dnnVsOurs.push_back(o / d);
+                    double bt = 0;
+                    if (bf16) {
+                        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                        t = Clock::now();
+                        for (int i = 0; i < reps; ++i) bf16->forward(px, batch, logits.data_ptr<float>());
+                        bt = std::chrono::duration<double>(Clock::now() - t).count() / reps;
+                        bf16T.push_back(bt);
+                        bf16VsDnn.push_back(d / bt);
+                    }
                     // Pauses let the other side's OpenMP threads stop spinning before a turn starts.
                     std::this_thread::sleep_for(std::chrono::milliseconds(50));
                     const double tt = tuned.secondsPerCall(reps);
                     std::this_thread::sleep_for(std::chrono::milliseconds(50));
                     const double pt = plain.secondsPerCall(reps);
                     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-                    if (tt > 0) tunedT.push_back(tt), vsTuned.push_back(tt / o);
-                    if (pt > 0) plainT.push_back(pt), vsPlain.push_back(pt / o);
+                    if (tt > 0) tunedT.push_back(tt), vsTuned.push_back(tt / o), dnnVsTuned.push_back(tt / d);
+                    if (tt > 0 && bt > 0) bf16VsTuned.push_back(tt / bt);
+                    if (pt > 0) plainT.push_back(pt), vsPlain.push_back(pt / o), dnnVsPlain.push_back(pt / d);
                 }
-                const double oursIps = batch / bench::median(ours);
+                const double oursIps = batch / bench::median(ours), dnnIps = batch / bench::median(dnnT);
+                // Median and best round: on a shared machine the best round is the closer estimate of
+                // what the engine reaches on idle cores.
+                const double gmacs = macs * dnnIps / 1e9, best = macs * batch / *std::min_element(dnnT.begin(), dnnT.end()) / 1e9;
+                char rate[48];
+                std::snprintf(rate, sizeof rate, "%.1f %.0f%% (%.0f%%)", gmacs, 100 * gmacs / (kPeakPerThread * threads),
+                              100 * best / (kPeakPerThread * threads));
                 if (tunedT.empty() || plainT.empty()) {
                     missing = true;
-                    std::printf("%-9s %4d %5d %7d | %10.1f %11s %11s | %9s %9s |\n", name, res, batch, threads, oursIps, "-", "-", "-", "-");
+                    std::printf("%-9s %4d %5d %3d | %9.1f %9.1f %9s %9s | %8s %7.2fx %8s %8s | %22s | %.6g / %.6g\n", name, res, batch, threads,
+                                dnnIps, oursIps, "-", "-", "-", bench::median(dnnVsOurs), "-", "-", rate, dnnSum, sum);
                 } else {
-                    std::printf("%-9s %4d %5d %7d | %10.1f %11.1f %11.1f | %8.2fx %8.2fx | %.6g / %.6g / %.6g\n", name, res, batch,
-                                threads, oursIps, batch / bench::median(tunedT), batch / bench::median(plainT),
-                                bench::median(vsTuned), bench::median(vsPlain), sum, tuned.checksum(), plain.checksum());
+                    std::printf("%-9s %4d %5d %3d | %9.1f %9.1f %9.1f %9.1f | %7.2fx %7.2fx %7.2fx %7.2fx | %22s | %.6g / %.6g / %.6g / %.6g\n",
+                                name, res, batch, threads, dnnIps, oursIps, batch / bench::median(tunedT), batch / bench::median(plainT),
+                                bench::median(dnnVsTuned), bench::median(dnnVsOurs), bench::median(vsTuned), bench::median(dnnVsPlain), rate,
+                                dnnSum, sum, tuned.checksum(), plain.checksum());
                 }
+                if (bf16)
+                    std::printf("%-9s %4d %5d %3d | bf16 %9.1f img/s | bf16/fp32 %6.2fx | bf16/tuned %6.2fx | checksum %.6g (fp32 %.6g)\n", name,
+                                res, batch, threads, batch / bench::median(bf16T), bench::median(bf16VsDnn),
+                                bf16VsTuned.empty() ? 0.0 : bench::median(bf16VsTuned), bf16Sum, dnnSum);
                 std::fflush(stdout);
             }
         }

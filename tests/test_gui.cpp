@@ -87,6 +87,7 @@ private Q_SLOTS:
         QCOMPARE(box->lastResult().images, std::size_t(120));
         QCOMPARE(box->lastResult().calibration_images, std::size_t(64));
         QVERIFY(box->resultText().contains(QStringLiteral("top-1")));
+        QVERIFY2(box->resultText().contains(QStringLiteral("measured by oneDNN fp32 (")), qPrintable(box->resultText()));
         // Per class: the chart has one bar per class, and the counts add up to the whole.
         const EvalResult& r = box->lastResult();
         QCOMPARE(box->perClassBars(), 10);

@@ -25,7 +25,8 @@
 namespace tinyscope::ui {
 
 namespace {
-// The result line: top-1, images, data, speed; the space and resolution; how BN was treated.
+// The result line: top-1, images, data, speed; the space and resolution; how BN was treated; which
+// engine, data type and instruction set measured it (figures of other ISAs are not comparable).
 QString evaluationHtml(const EvalResult& r, const EvaluationRequest& rq)
 {
     QString text = QStringLiteral("<b>top-1 %1 %</b> on %2 images of %3 (%4 img/s)")
@@ -36,6 +37,10 @@ QString evaluationHtml(const EvalResult& r, const EvaluationRequest& rq)
     text += QStringLiteral("<br>%1 at %2 px").arg(QString::fromStdString(rq.space.name)).arg(rq.config.image_size);
     text += r.calibration_images ? QStringLiteral(", BN re-calibrated on %1 holdout images").arg(r.calibration_images)
                                  : QStringLiteral(", BN statistics of the checkpoint");
+    text += QStringLiteral("<br>measured by %1 %2 (%3)")
+                .arg(QString::fromStdString(r.engine == "onednn" ? "oneDNN" : r.engine == "libtorch" ? "LibTorch" : r.engine),
+                     QString::fromStdString(r.dtype), QString::fromStdString(r.isa).toHtmlEscaped());
+    if (!r.engine_note.empty()) text += QStringLiteral("<br>") + QString::fromStdString(r.engine_note).toHtmlEscaped();
     if (r.skipped) text += QStringLiteral("<br>%1 unreadable images skipped").arg(r.skipped);
     return text;
 }

@@ -113,24 +113,32 @@ Json evalJson(const EvalResult& r, const std::vector<std::string>& classNames)
             {"correct", r.correct},    {"seconds", r.seconds},
             {"images_per_second", r.images_per_second}, {"skipped", r.skipped},
             {"skipped_examples", skipped}, {"calibration_images", r.calibration_images},
-            {"per_class", perClass}, {"confusion", confusion}};   // confusion[true][predicted]
+            {"per_class", perClass}, {"confusion", confusion},   // confusion[true][predicted]
+            {"engine", r.engine}, {"dtype", r.dtype}, {"isa", r.isa},
+            {"engine_note", r.engine_note.empty() ? Json(nullptr) : Json(r.engine_note)}};
 }
 
 int cmdEval(const Args& argv)
 {
     CliArgs a(argv, {"supernet", "space", "config", "data", "calib-data", "calib-images", "calib-batch", "images", "split",
-                     "batch", "threads", "resolution", "seed"},
+                     "batch", "threads", "resolution", "seed", "engine", "dtype"},
               {"json", "help", "no-calib", "lab-calib"});
     if (a.flag("help")) {
         std::cout << "usage: tinyscope eval [--supernet CKPT --space NAME|FILE] [--config CFG.json|min|max] [--data DATASET]\n"
                      "                      [--split 0|1] [--images N] [--calib-data DATASET] [--calib-images N]\n"
-                     "                      [--no-calib | --lab-calib] [--batch B] [--threads T] [--json]\n"
+                     "                      [--no-calib | --lab-calib] [--batch B] [--threads T] [--engine onednn|libtorch] [--dtype fp32|bf16] [--json]\n"
                      "  DATASET: a folder of class sub-folders, a folder with IDX files, or fashion-mnist:test|holdout|fit|train.\n"
                      "  Defaults: the shipped Fashion-MNIST supernet, its largest subnet, BN re-calibrated on 2,000\n"
                      "  fashion-mnist:holdout images, top-1 on fashion-mnist:test.\n"
-                     "  --lab-calib reproduces the lab's swapped calib_bn arguments (128x128, batch = image size).\n";
+                     "  --lab-calib reproduces the lab's swapped calib_bn arguments (128x128, batch = image size).\n"
+                     "  --engine: oneDNN primitives (default; a subnet oneDNN refuses is measured by LibTorch, with a\n"
+                     "  note) or LibTorch's forward (docs/ONEDNN.md). The result says which engine, data type and\n"
+                     "  instruction set measured it. --dtype bf16 (oneDNN only) needs AVX-512 BF16 or AMX.\n";
         return 0;
     }
+    const EvalEngine engine = parseEvalEngine(a.value("engine", "onednn"), "--engine");
+    const EvalDtype dtype = parseEvalDtype(a.value("dtype", "fp32"), "--dtype");
+    requireEvalDtype(engine, dtype);
     // Every number first, so that a bad one is refused before anything is loaded.
     const int threadsWanted = a.intValue("threads", defaultBatchThreads(), 1, kMaxThreads);
     const int split = a.intValue("split", -1, 0, 1);
@@ -168,9 +176,10 @@ int cmdEval(const Args& argv)
         calibrated = calibrateBn(subnet, *calib, co, job);
     }
     subnet.setFolded(true);
-    EvalResult r = evaluateTop1(subnet, *data, items, batch, job);
+    EvalResult r = evaluateTop1(subnet, *data, items, batch, job, engine, dtype);
     r.calibration_images = calibrated;
     if (tty) std::fprintf(stderr, "\r%40s\r", "");
+    if (!r.engine_note.empty()) std::fprintf(stderr, "note: %s\n", r.engine_note.c_str());
     CostSummary cost = CostModel(sc.space).summary(config);
     if (a.flag("json")) {
         Json j = evalJson(r, sc.space.class_names);
@@ -184,6 +193,7 @@ int cmdEval(const Args& argv)
     }
     std::printf("top-1       %.2f %%  (%zu of %zu images)\n", r.top1, r.correct, r.images);
     std::printf("speed       %.1f images/s on %d thread(s), %.2f s\n", r.images_per_second, threads, r.seconds);
+    std::printf("engine      %s %s, %s\n", r.engine.c_str(), r.dtype.c_str(), r.isa.c_str());
     for (int c = 0; c < r.classes; ++c) {
         const std::size_t i = static_cast<std::size_t>(c);
         std::printf("%s%6.2f %%  %s (%zu images)\n", c == 0 ? "per class   " : "            ", r.classTop1(c), className(sc.space.class_names, c).c_str(),

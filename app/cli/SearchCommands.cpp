@@ -146,13 +146,13 @@ private:
 
 int cmdPredict(const Args& argv)
 {
-    CliArgs a(argv, {"predictor", "space", "random", "seed", "supernet", "supernet-space", "data", "calib-data", "images", "calib-images",
+    CliArgs a(argv, {"predictor", "space", "random", "seed", "supernet", "supernet-space", "data", "calib-data", "images", "calib-images", "engine",
                      "threads"},
               {"json", "help", "measure"});
     if (a.flag("help") || (a.positionals().empty() && !a.has("random"))) {
         std::cout << "usage: tinyscope predict [--predictor FILE] [--space NAME|FILE] (CONFIG.json... | --random N [--seed S]) [--json]\n"
                      "                         [--measure [--supernet CKPT] [--supernet-space NAME|FILE] [--data DATASET]\n"
-                     "                                    [--calib-data DATASET] [--images N] [--calib-images N] [--threads T]]\n"
+                     "                                    [--calib-data DATASET] [--images N] [--calib-images N] [--threads T] [--engine onednn|libtorch]]\n"
                      "  CONFIG.json holds a subnet config or an array of them; all are predicted in one batch.\n"
                      "  --random N  N subnets drawn like the lab's random_sample_arch, --seed S as random.seed(S) (default 0;\n"
                      "              the shipped accuracy datasets used seed 0: take another seed for subnets they never saw)\n"
@@ -241,7 +241,7 @@ std::unique_ptr<TrainingMemoryLimit> trainingLimitFromArgs(const CliArgs& a, con
 // the oracle that measures the winner. `--space` stays the search's (and the predictor's) space.
 std::unique_ptr<SupernetAccuracyOracle> measuringOracleFromArgs(const CliArgs& a, const DesignSpace& searchSpace)
 {
-    static const char* const kOptions[] = {"supernet", "supernet-space", "data", "calib-data", "images", "calib-images", "threads"};
+    static const char* const kOptions[] = {"supernet", "supernet-space", "data", "calib-data", "images", "calib-images", "threads", "engine"};
     if (!a.flag("measure")) {
         for (const char* o : kOptions)
             if (a.has(o)) throw InputError(std::string("--") + o + " only applies with --measure");
@@ -263,6 +263,7 @@ std::unique_ptr<SupernetAccuracyOracle> measuringOracleFromArgs(const CliArgs& a
     rq.calibrate = calib > 0;
     rq.calibration.images = static_cast<std::size_t>(calib);
     rq.threads = a.intValue("threads", defaultBatchThreads(), 1, kMaxThreads);
+    rq.engine = parseEvalEngine(a.value("engine", "onednn"), "--engine");
     // Refuse a supernet of another block layout before searching, not after.
     transferConfig(ArchSampler(searchSpace).minConfig(searchSpace.resolutions.front()), searchSpace, rq.space);
     return std::make_unique<SupernetAccuracyOracle>(rq);
@@ -273,6 +274,8 @@ void printMeasurement(const WinnerMeasurement& m)
     const EvalResult& e = m.evaluation;
     std::printf("\nmeasured   %.2f %% top-1 (%zu of %zu images) vs %.3f %% %s\n", m.measured, e.correct, e.images, m.predicted,
                 m.transferred ? "predicted for the searched subnet" : "predicted");
+    std::printf("           by %s %s (%s)%s%s\n", e.engine.c_str(), e.dtype.c_str(), e.isa.c_str(), e.engine_note.empty() ? "" : "; ",
+                e.engine_note.c_str());
     if (m.transferred)
         std::printf("           the winner of %s was transferred to the supernet's space %s: same blocks, %d px -> %d px\n"
                     "           (resolution of the same rank). The predictor and the supernet are for different tasks:\n"
@@ -304,7 +307,7 @@ int cmdSearch(const Args& argv)
     CliArgs a(argv,
               {"algo", "macs", "sram", "params", "flash", "constraints", "population", "generations", "parent-ratio",
                "mutation-ratio", "arch-mutate-prob", "resolution-mutate-prob", "seed", "predictor", "space", "out",
-               "train-budget", "train-scheme", "supernet", "supernet-space", "data", "calib-data", "images", "calib-images",
+               "train-budget", "train-scheme", "supernet", "supernet-space", "data", "calib-data", "images", "calib-images", "engine",
                "threads", "diagram"},
               {"json", "no-evaluated", "no-cache", "help", "measure"});
     if (a.flag("help")) {
@@ -315,7 +318,7 @@ int cmdSearch(const Args& argv)
                "           [--predictor FILE] [--space NAME|FILE] [--json] [--no-evaluated] [--out FILE] [--no-cache]\n"
                "           [--train-budget KB --train-scheme PATTERN] [--diagram FILE]\n"
                "           [--measure [--supernet CKPT] [--supernet-space NAME|FILE] [--data DATASET] [--calib-data DATASET]\n"
-               "                      [--images N] [--calib-images N] [--threads T]]\n"
+               "                      [--images N] [--calib-images N] [--threads T] [--engine onednn|libtorch]]\n"
                "  --macs M       million MACs (the lab's millionMACs)      --sram KB   peak SRAM (KBPeakMemory)\n"
                "  --params N     parameter count                           --flash KB  int8 weights + int32 biases\n"
                "  --constraints  a JSON object of limits, e.g. {\"millionMACs\": 60, \"KBPeakMemory\": 250}\n"

@@ -10,6 +10,7 @@
 #include "io/JsonFile.h"
 #include "io/OutputPaths.h"
 #include "io/Text.h"
+#include "nn/onednn/OneDnnInfo.h"
 #include "nn/predictor/AccuracyTableBuilder.h"
 #include "nn/train/SupernetTrainer.h"
 #include "nn/TorchRuntime.h"
@@ -144,18 +145,21 @@ Json accuracyTableCard(const std::string& tablePath, const std::string& supernet
                 {"sampling", {{"method", "ArchSampler::random (the lab's random_sample_arch) with PyRandom(seed)"},
                               {"seed", o.seed}, {"shard", o.shard}, {"shards", o.shards}}},
                 {"measurement", {{"data", o.eval_data}, {"measured_split", o.eval_split}, {"measured_images", measuredImages},
-                                 {"calibration_split", o.calib_split}, {"calibration_images", o.calib_images}}},
+                                 {"calibration_split", o.calib_split}, {"calibration_images", o.calib_images},
+                                 {"engine", o.int8 ? "int8forward+onednn" : evalEngineName(o.engine)},
+                                 {"dtype", o.int8 ? "int8" : "fp32"}, {"isa", oneDnnIsa()},
+                                 {"int8_calib_images", o.int8 ? Json(o.int8_calib_images) : Json(nullptr)}}},
                 {"top1", {{"min", lo}, {"max", hi}, {"mean", mean}, {"std", sd},
                           {"binomial_noise_at_mean", noise}}},
                 {"seconds", state.contains("seconds") ? state["seconds"] : Json(nullptr)},   // all runs; null if unknown
                 {"cpu", toJson(hostCpuAndKernels())},   // where the last part was measured
                 {"reproduce", "tinyscope make-accdata --supernet " + supernet + " --space " + space.name + " --count " +
-                                  std::to_string(o.count) + " --seed " + std::to_string(o.seed) + " --out DIR"}};
+                                  std::to_string(o.count) + " --seed " + std::to_string(o.seed) + (o.int8 ? " --dtype int8" : "") + " --out DIR"}};
 }
 
 int cmdMakeAccdata(const Args& argv)
 {
-    CliArgs a(argv, {"supernet", "space", "out", "count", "seed", "shard", "workers", "data", "calib-images", "name"}, {"help"});
+    CliArgs a(argv, {"supernet", "space", "out", "count", "seed", "shard", "workers", "data", "calib-images", "name", "engine", "dtype"}, {"help"});
     if (a.flag("help")) {
         std::cout << "usage: tinyscope make-accdata --out DIR [--supernet CKPT --space NAME|FILE] [--count N] [--seed S]\n"
                      "                             [--shard i/N] [--workers W] [--data DATASET] [--calib-images N]\n"
@@ -163,7 +167,10 @@ int cmdMakeAccdata(const Args& argv)
                      "  and writes DIR/src/<name>_acc_table.json in the lab's format. Re-running continues an interrupted\n"
                      "  run, and a larger --count extends a finished one (sample i is the same draw for every count).\n"
                      "  --shard i/N measures every N-th sample starting at i into its own file, so N machines build\n"
-                     "  one dataset; the accuracy-dataset reader merges DIR/src/.\n";
+                     "  one dataset; the accuracy-dataset reader merges DIR/src/.\n"
+                     "  --engine onednn|libtorch: what measures the subnets (default oneDNN, docs/ONEDNN.md).\n"
+                     "  --dtype int8: the deployed top-1 instead: our PTQ (200 images of the calibration split), then\n"
+                     "  Int8Forward's exact int8 arithmetic (its conv sums on oneDNN, bit-identical).\n";
         return 0;
     }
     if (!a.has("out")) throw InputError("--out DIR is required");
@@ -183,6 +190,10 @@ int cmdMakeAccdata(const Args& argv)
     o.seed = static_cast<std::uint64_t>(a.int64Value("seed", 0, 0, kMaxSeed));
     o.workers = a.intValue("workers", defaultBatchThreads(), 1, kMaxThreads);
     o.eval_data = a.value("data", o.eval_data);
+    o.engine = parseEvalEngine(a.value("engine", "onednn"), "--engine");
+    const std::string dtype = a.value("dtype", "fp32");
+    if (dtype != "fp32" && dtype != "int8") throw InputError("--dtype: unknown data type '" + dtype + "' (fp32 or int8)");
+    o.int8 = dtype == "int8";
     o.calib_images = static_cast<std::size_t>(a.int64Value("calib-images", static_cast<long long>(o.calib_images), 1, kMaxImages));
     if (a.has("shard")) {
         const std::string sh = a.value("shard");

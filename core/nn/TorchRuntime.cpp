@@ -1,5 +1,7 @@
 #include "nn/TorchRuntime.h"
 
+#include "nn/onednn/OneDnnInfo.h"
+
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
 
@@ -10,7 +12,6 @@
 
 // Resolved at run time from the libraries LibTorch loads (null if a build lacks them).
 extern "C" char* openblas_get_corename(void) __attribute__((weak));
-extern "C" int dnnl_get_effective_cpu_isa(void) __attribute__((weak));
 
 namespace tinyscope {
 
@@ -58,16 +59,7 @@ CpuInfo hostCpuAndKernels()
 {
     CpuInfo cpu = hostCpu();
     if (openblas_get_corename) cpu.kernels["openblas"] = openblas_get_corename();
-    if (dnnl_get_effective_cpu_isa) {
-        // dnnl_cpu_isa_t of oneDNN 2.x (dnnl_types.h)
-        const int isa = dnnl_get_effective_cpu_isa();
-        const char* name = isa == 0x0 ? "all" : isa == 0x1 ? "sse41" : isa == 0x3 ? "avx" : isa == 0x7 ? "avx2"
-                         : isa == 0x27 ? "avx512_core" : isa == 0x67 ? "avx512_core_vnni" : isa == 0xe7 ? "avx512_core_bf16"
-                         : isa == 0x3e7 ? "avx512_core_amx" : isa == 0x407 ? "avx2_vnni" : nullptr;
-        char hex[32];
-        std::snprintf(hex, sizeof hex, "isa 0x%x", isa);
-        cpu.kernels["onednn"] = name ? name : hex;
-    }
+    cpu.kernels["onednn"] = oneDnnIsa();
     if (const char* aten = std::getenv("ATEN_CPU_CAPABILITY")) cpu.kernels["aten"] = aten;
     return cpu;
 }

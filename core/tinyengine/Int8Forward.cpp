@@ -49,6 +49,7 @@ Int8Forward::Int8Forward(const TrainingGraph& g, const QuantizedParams& p, Int8A
     };
     auto scalar = [&](int t) { return static_cast<float>(p.value(g.tensor(t).name)); };
     bool first = true;
+    std::size_t convs = 0;
     for (int i = 0; i < g.forward_ops; ++i) {
         const Op& op = g.op(i);
         Step s;
@@ -66,6 +67,7 @@ Int8Forward::Int8Forward(const TrainingGraph& g, const QuantizedParams& p, Int8A
             s.sh = op.attrs["strides"][0], s.sw = op.attrs["strides"][1];
             s.pt = op.attrs["padding"][0], s.pl = op.attrs["padding"][1], s.pb = op.attrs["padding"][2], s.pr = op.attrs["padding"][3];
             s.groups = op.attrs["groups"];
+            s.conv = convs++;
             s.weight = ints(op.inputs[1]);
             s.bias = ints(op.inputs[2]);
             s.zx = static_cast<std::int32_t>(scalar(op.inputs[3]));
@@ -123,6 +125,15 @@ Int8Forward::Int8Forward(const TrainingGraph& g, const QuantizedParams& p, Int8A
     classes_ = static_cast<int>(g.tensor(logits_).elems());
 }
 
+std::vector<Int8ConvShape> Int8Forward::convShapes() const
+{
+    std::vector<Int8ConvShape> out;
+    for (const Step& s : steps_)
+        if (s.kind == OpKind::McuConv2d)
+            out.push_back({s.C, s.H, s.W, s.O, s.HO, s.WO, s.KH, s.KW, s.sh, s.sw, s.pt, s.pl, s.pb, s.pr, s.groups, s.zx, &s.weight});
+    return out;
+}
+
 std::vector<std::int8_t> Int8Forward::quantizeInput(const float* chw) const
 {
     const std::int64_t n = g_.tensor(input_).elems();
@@ -140,36 +151,41 @@ void Int8Forward::execute(const Step& s, std::vector<std::vector<std::int32_t>>&
     switch (s.kind) {
     case OpKind::McuConv2d: {
         const std::vector<std::int32_t>& x = v[static_cast<std::size_t>(s.in[0])];
-        // (x − zx), zero padded: padded positions contribute nothing, as in conv(x − zx, W).
-        const int Hp = s.H + s.pt + s.pb, Wp = s.W + s.pl + s.pr;
-        std::vector<std::int32_t> xp(static_cast<std::size_t>(s.C) * Hp * Wp, 0);
-        for (int c = 0; c < s.C; ++c)
-            for (int y = 0; y < s.H; ++y) {
-                const std::int32_t* src = &x[(static_cast<std::size_t>(c) * s.H + y) * s.W];
-                std::int32_t* dst = &xp[(static_cast<std::size_t>(c) * Hp + y + s.pt) * Wp + s.pl];
-                for (int xx = 0; xx < s.W; ++xx) dst[xx] = src[xx] - s.zx;
-            }
         const int Cg = s.C / s.groups, Og = s.O / s.groups, plane = s.HO * s.WO;
-        std::vector<std::int32_t> acc(static_cast<std::size_t>(plane));
-        for (int o = 0; o < s.O; ++o) {
-            std::fill(acc.begin(), acc.end(), 0);
-            const int c0 = (o / Og) * Cg;
-            for (int c = 0; c < Cg; ++c) {
-                const std::int32_t* xc = &xp[static_cast<std::size_t>(c0 + c) * Hp * Wp];
-                for (int ky = 0; ky < s.KH; ++ky)
-                    for (int kx = 0; kx < s.KW; ++kx) {
-                        const std::int32_t w = s.weight[((static_cast<std::size_t>(o) * Cg + c) * s.KH + ky) * s.KW + kx];
-                        if (w == 0) continue;
-                        for (int oy = 0; oy < s.HO; ++oy) {
-                            const std::int32_t* r = xc + static_cast<std::size_t>(oy * s.sh + ky) * Wp + kx;
-                            std::int32_t* a = &acc[static_cast<std::size_t>(oy) * s.WO];
-                            if (s.sw == 1)
-                                for (int ox = 0; ox < s.WO; ++ox) a[ox] += w * r[ox];
-                            else
-                                for (int ox = 0; ox < s.WO; ++ox) a[ox] += w * r[ox * s.sw];
+        std::vector<std::int32_t> accAll(static_cast<std::size_t>(s.O) * plane, 0);
+        if (!accumulator_ || !accumulator_->accumulate(s.conv, x.data(), accAll.data())) {
+            // (x − zx), zero padded: padded positions contribute nothing, as in conv(x − zx, W).
+            const int Hp = s.H + s.pt + s.pb, Wp = s.W + s.pl + s.pr;
+            std::vector<std::int32_t> xp(static_cast<std::size_t>(s.C) * Hp * Wp, 0);
+            for (int c = 0; c < s.C; ++c)
+                for (int y = 0; y < s.H; ++y) {
+                    const std::int32_t* src = &x[(static_cast<std::size_t>(c) * s.H + y) * s.W];
+                    std::int32_t* dst = &xp[(static_cast<std::size_t>(c) * Hp + y + s.pt) * Wp + s.pl];
+                    for (int xx = 0; xx < s.W; ++xx) dst[xx] = src[xx] - s.zx;
+                }
+            for (int o = 0; o < s.O; ++o) {
+                std::int32_t* acc = &accAll[static_cast<std::size_t>(o) * plane];
+                const int c0 = (o / Og) * Cg;
+                for (int c = 0; c < Cg; ++c) {
+                    const std::int32_t* xc = &xp[static_cast<std::size_t>(c0 + c) * Hp * Wp];
+                    for (int ky = 0; ky < s.KH; ++ky)
+                        for (int kx = 0; kx < s.KW; ++kx) {
+                            const std::int32_t w = s.weight[((static_cast<std::size_t>(o) * Cg + c) * s.KH + ky) * s.KW + kx];
+                            if (w == 0) continue;
+                            for (int oy = 0; oy < s.HO; ++oy) {
+                                const std::int32_t* r = xc + static_cast<std::size_t>(oy * s.sh + ky) * Wp + kx;
+                                std::int32_t* a = &acc[static_cast<std::size_t>(oy) * s.WO];
+                                if (s.sw == 1)
+                                    for (int ox = 0; ox < s.WO; ++ox) a[ox] += w * r[ox];
+                                else
+                                    for (int ox = 0; ox < s.WO; ++ox) a[ox] += w * r[ox * s.sw];
+                            }
                         }
-                    }
+                }
             }
+        }
+        for (int o = 0; o < s.O; ++o) {
+            const std::int32_t* acc = &accAll[static_cast<std::size_t>(o) * plane];
             const float b = static_cast<float>(s.bias[static_cast<std::size_t>(o)]), sc = s.scale[static_cast<std::size_t>(o)];
             std::int32_t* y = &out[static_cast<std::size_t>(o) * plane];
             if (arith_ == Int8Arithmetic::Tflite) {   // TFLM's ConvPerChannel: int32 acc + bias, fixed-point requantisation

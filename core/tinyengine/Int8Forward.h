@@ -32,6 +32,25 @@ namespace tinyscope {
 enum class Int8Arithmetic { Exact, TinyEngine, Tflite };
 const char* int8ArithmeticName(Int8Arithmetic a);   // "exact", "tinyengine", "tflite"
 
+// One conv of the int8 forward, as its accumulation sees it: input C×H×W (CHW int32 values), weights
+// O×C/groups×KH×KW, strides, padding top/left/bottom/right, the input zero point.
+struct Int8ConvShape {
+    int C = 0, H = 0, W = 0, O = 0, HO = 0, WO = 0, KH = 1, KW = 1, sh = 1, sw = 1, pt = 0, pl = 0, pb = 0, pr = 0, groups = 1;
+    std::int32_t zx = 0;
+    const std::vector<std::int32_t>* weight = nullptr;
+};
+
+// The heavy part of a conv, replaceable by a faster engine (nn/onednn's OneDnnInt8Accumulator):
+// acc[o·HO·WO + i] = Σ w · (x − zx) over the input zero-padded after the shift, without the bias —
+// exactly what Int8Forward's own loops compute. The requantisation stays Int8Forward's, so every
+// arithmetic is unchanged. Returns false to leave a conv (or one call) to the loops. Must be safe
+// to call from several threads at once.
+class Int8ConvAccumulator {
+public:
+    virtual ~Int8ConvAccumulator() = default;
+    virtual bool accumulate(std::size_t conv, const std::int32_t* x, std::int32_t* acc) const = 0;
+};
+
 class Int8Forward {
 public:
     // Checks that `params` has every forward parameter with the graph's shape; the input scale
@@ -54,6 +73,11 @@ public:
     std::vector<std::vector<std::int32_t>> runAll(const std::vector<std::int8_t>& input) const;
     int predict(const float* chw) const;   // argmax of the int8 logits (first of ties)
 
+    // The convs in forward order (the `conv` index of Int8ConvAccumulator), and the accumulator to
+    // use (null: the loops). Set it before running; the shapes point into this object.
+    std::vector<Int8ConvShape> convShapes() const;
+    void setConvAccumulator(std::shared_ptr<const Int8ConvAccumulator> accumulator) { accumulator_ = std::move(accumulator); }
+
 private:
     struct Step {
         OpKind kind;
@@ -71,6 +95,7 @@ private:
         // Tflite arithmetic
         std::vector<QuantizedMultiplier> mult;       // conv: per channel; multiply: one
         std::shared_ptr<const TfliteAdd> add;
+        std::size_t conv = 0;          // index among the convs
     };
     const TrainingGraph& g_;
     std::vector<Step> steps_;
@@ -78,6 +103,7 @@ private:
     int input_ = -1, logits_ = -1, classes_ = 0;
     double in_scale_ = 1.0;
     int in_zero_ = 0;
+    std::shared_ptr<const Int8ConvAccumulator> accumulator_;
 
     void execute(const Step& s, std::vector<std::vector<std::int32_t>>& v) const;
 };

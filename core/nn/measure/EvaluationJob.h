@@ -2,6 +2,7 @@
 // The evaluator as one call with a torch-free interface, for the GUI (which runs it on a worker
 // thread) and anything else that should not include LibTorch. Loaded supernets are cached.
 #include "JobControl.h"
+#include "nn/measure/EvalEngine.h"
 #include "nn/measure/EvaluationTypes.h"
 #include "space/DesignSpace.h"
 #include "space/SubnetConfig.h"
@@ -21,6 +22,7 @@ struct EvaluationRequest {
     CalibrationOptions calibration;
     int threads = 2;
     int batch = 100;
+    EvalEngine engine = EvalEngine::OneDnn;     // docs/ONEDNN.md
 };
 
 EvalResult runEvaluation(const EvaluationRequest& request, const JobControl& job = {});

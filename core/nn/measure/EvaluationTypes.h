@@ -34,6 +34,10 @@ struct EvalResult {
     // Per class (index = label): images and correct ones; confusion[true * classes + predicted].
     int classes = 0;
     std::vector<std::size_t> class_images, class_correct, confusion;
+    // What measured it (EvalEngine): "onednn" or "libtorch" ("onednn+libtorch" if oneDNN refused a
+    // later batch's size), the data type and oneDNN's instruction set (LibTorch's convs run on
+    // oneDNN too); engine_note says why oneDNN was not used when it was asked for.
+    std::string engine = "libtorch", dtype = "fp32", isa, engine_note;
 
     double classTop1(int c) const   // percent; 0 for a class with no image
     {

@@ -1,6 +1,9 @@
 #include "nn/measure/Evaluator.h"
 
 #include "Error.h"
+#include "nn/onednn/OneDnnInfo.h"
+#include "nn/onednn/OneDnnSubnet.h"
+#include "nn/TorchRuntime.h"
 #include "space/PyRandom.h"
 
 #include <ATen/ATen.h>
@@ -53,8 +56,16 @@ std::size_t calibrateBn(Subnet& subnet, const ImageDataset& data, const Calibrat
     return static_cast<std::size_t>(cal.count);
 }
 
+void requireEvalDtype(EvalEngine engine, EvalDtype dtype)
+{
+    if (dtype != EvalDtype::Bf16) return;
+    if (engine != EvalEngine::OneDnn) throw InputError("--dtype bf16 needs the oneDNN engine (--engine onednn)");
+    if (!oneDnnHasBf16())
+        throw InputError("--dtype bf16 needs AVX-512 BF16 (oneDNN ISA avx512_core_bf16) or AMX; oneDNN runs " + oneDnnIsa() + " on this CPU");
+}
+
 EvalResult evaluateTop1(const Subnet& subnet, const ImageDataset& data, const std::vector<std::size_t>& items, int batch,
-                        const JobControl& job)
+                        const JobControl& job, EvalEngine engine, EvalDtype dtype)
 {
     using Clock = std::chrono::steady_clock;
     const auto t0 = Clock::now();
@@ -67,7 +78,45 @@ EvalResult evaluateTop1(const Subnet& subnet, const ImageDataset& data, const st
         return std::vector<std::size_t>(items.begin() + static_cast<std::ptrdiff_t>(start),
                                         items.begin() + static_cast<std::ptrdiff_t>(std::min(items.size(), start + bs)));
     };
+    r.isa = oneDnnIsa();
+    requireEvalDtype(engine, dtype);
+    // oneDNN: the plans for the full batch and the remainder are built before the first image, so a
+    // subnet oneDNN refuses is measured by LibTorch from the start.
+    std::unique_ptr<OneDnnSubnet> dnn;
+    if (engine == EvalEngine::OneDnn) {
+        try {
+            dnn = std::make_unique<OneDnnSubnet>(subnet, dtype == EvalDtype::Bf16 ? OneDnnDtype::Bf16 : OneDnnDtype::Fp32);
+            dnn->prepareFor(static_cast<int>(std::min(bs, items.size())), torchThreads());
+            if (items.size() > bs && items.size() % bs) dnn->prepareFor(static_cast<int>(items.size() % bs), torchThreads());
+            r.engine = "onednn";
+            r.dtype = evalDtypeName(dtype);
+        } catch (const OneDnnRefused& e) {
+            dnn.reset();
+            r.engine_note = std::string(e.what()) + " — measured with LibTorch";
+        }
+    }
     at::NoGradGuard guard;
+    std::vector<float> dnnLogits;
+    // The logits of one batch (n × classes, row-major) from the engine in use.
+    auto logitsOf = [&](const Batch& b, at::Tensor& keep) -> const float* {
+        const int n = static_cast<int>(b.size());
+        if (dnn) {
+            try {
+                dnnLogits.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(dnn->classes()));
+                dnn->forward(b.pixels.data(), n, dnnLogits.data());
+                if (r.classes == 0) r.classes = dnn->classes();
+                return dnnLogits.data();
+            } catch (const OneDnnRefused& e) {   // a batch shortened by skipped images, refused
+                dnn.reset();
+                r.engine = "onednn+libtorch";
+                if (dtype != EvalDtype::Fp32) r.dtype += "+fp32";
+                r.engine_note = std::string(e.what()) + " — this and later batches measured with LibTorch";
+            }
+        }
+        keep = subnet.forward(batchImages(b)).contiguous();
+        if (r.classes == 0) r.classes = static_cast<int>(keep.size(1));
+        return keep.data_ptr<float>();
+    };
     // Decode the next batch while the current one runs.
     std::future<Batch> next;
     if (!items.empty()) next = std::async(std::launch::async, [&, s = slice(0)] { return loadBatch(data, s, res); });
@@ -80,25 +129,25 @@ EvalResult evaluateTop1(const Subnet& subnet, const ImageDataset& data, const st
         for (auto& s : b.skipped)
             if (r.skipped_examples.size() < 5) r.skipped_examples.push_back(s);
         if (b.size() > 0) {
-            at::Tensor logits = subnet.forward(batchImages(b));
-            if (r.classes == 0) {
-                r.classes = static_cast<int>(logits.size(1));
-                const std::size_t k = static_cast<std::size_t>(r.classes);
+            at::Tensor keep;
+            const float* logits = logitsOf(b, keep);
+            const std::size_t k = static_cast<std::size_t>(r.classes);
+            if (r.class_images.empty()) {
                 r.class_images.assign(k, 0);
                 r.class_correct.assign(k, 0);
                 r.confusion.assign(k * k, 0);
             }
-            at::Tensor pred = logits.argmax(1);
-            const auto* p = pred.data_ptr<std::int64_t>();
-            const std::size_t k = static_cast<std::size_t>(r.classes);
             for (std::size_t i = 0; i < b.size(); ++i) {
-                const bool hit = p[i] == b.labels[i];
+                // The first largest logit, as at::argmax picks it.
+                const float* row = logits + i * k;
+                const std::size_t p = static_cast<std::size_t>(std::max_element(row, row + k) - row);
+                const bool hit = static_cast<std::int64_t>(p) == b.labels[i];
                 r.correct += hit;
                 const auto truth = static_cast<std::size_t>(b.labels[i]);
                 if (truth < k) {   // a label beyond the logits (checked by the callers) counts only as wrong
                     ++r.class_images[truth];
                     r.class_correct[truth] += hit;
-                    ++r.confusion[truth * k + static_cast<std::size_t>(p[i])];
+                    ++r.confusion[truth * k + p];
                 }
             }
             r.images += b.size();

@@ -3,6 +3,7 @@
 // dataset with progress and cancel, and ranked classes for one image.
 #include "JobControl.h"
 #include "data/BatchLoader.h"
+#include "nn/measure/EvalEngine.h"
 #include "nn/measure/EvaluationTypes.h"
 #include "nn/supernet/Supernet.h"
 
@@ -17,8 +18,16 @@ std::size_t calibrateBn(Subnet& subnet, const ImageDataset& data, const Calibrat
 // tensor must not be written to).
 at::Tensor batchImages(const Batch& batch);
 
+// InputError (one line, naming the missing instruction set) unless `engine` can compute in `dtype` here.
+void requireEvalDtype(EvalEngine engine, EvalDtype dtype);
+
+// Top-1 of `subnet` (folded or not; it is not changed) on `items` of `data`, in batches of `batch`, on
+// `engine` (oneDNN falls back to LibTorch fp32 with result.engine_note when it refuses the subnet).
+// bf16 needs the oneDNN engine and a CPU with AVX-512 BF16 or AMX: InputError otherwise, naming the
+// instruction set.
 EvalResult evaluateTop1(const Subnet& subnet, const ImageDataset& data, const std::vector<std::size_t>& items,
-                        int batch = 100, const JobControl& job = {});
+                        int batch = 100, const JobControl& job = {}, EvalEngine engine = EvalEngine::OneDnn,
+                        EvalDtype dtype = EvalDtype::Fp32);
 
 
 std::vector<ClassScore> classifyImage(const Subnet& subnet, const Image& image, const std::vector<std::string>& classNames);

@@ -35,7 +35,10 @@ Json WinnerMeasurement::toJson() const
                 {"correct", evaluation.correct},
                 {"calibration_images", evaluation.calibration_images},
                 {"skipped", evaluation.skipped},
-                {"seconds", evaluation.seconds}};
+                {"seconds", evaluation.seconds},
+                {"engine", evaluation.engine},
+                {"dtype", evaluation.dtype},
+                {"isa", evaluation.isa}};
 }
 
 }  // namespace tinyscope

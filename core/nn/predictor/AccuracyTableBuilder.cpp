@@ -5,6 +5,7 @@
 #include "io/DataPaths.h"
 #include "io/JsonFile.h"
 #include "nn/TorchRuntime.h"
+#include "nn/quantize/Int8Measurement.h"
 #include "space/ArchSampler.h"
 
 #include <ATen/Parallel.h>
@@ -39,6 +40,17 @@ Json optionsJson(const AccuracyTableOptions& o, const std::string& space)
             {"shard", o.shard},       {"shards", o.shards},         {"eval_data", o.eval_data},
             {"eval_split", o.eval_split}, {"calib_split", o.calib_split}, {"calib_images", o.calib_images}};
 }
+
+// fp32 tables keep the keys they had (their state files still match); int8 ones add theirs.
+Json optionsJsonWithDtype(const AccuracyTableOptions& o, const std::string& space)
+{
+    Json j = optionsJson(o, space);
+    if (o.int8) {
+        j["dtype"] = "int8";
+        j["int8_calib_images"] = o.int8_calib_images;
+    }
+    return j;
+}
 }  // namespace
 
 std::size_t buildAccuracyTable(const Supernet& supernet, const AccuracyTableOptions& o, const std::string& path,
@@ -47,7 +59,7 @@ std::size_t buildAccuracyTable(const Supernet& supernet, const AccuracyTableOpti
     const DesignSpace& space = supernet.space();
     const auto samples = accuracyTableSamples(space, o);
     const std::string statePath = path + ".state.json";
-    const Json want = optionsJson(o, space.name);
+    const Json want = optionsJsonWithDtype(o, space.name);
 
     std::map<std::size_t, std::pair<SubnetConfig, double>> done;   // sample index -> result
     double earlierSeconds = 0;                                     // measuring time of earlier runs
@@ -155,15 +167,20 @@ std::size_t buildAccuracyTable(const Supernet& supernet, const AccuracyTableOpti
                 co.images = o.calib_images;
                 co.seed = o.seed + todo[k].first;
                 calibrateBn(sub, *calibData, co);
-                sub.setFolded(true);
-                EvalResult r = evaluateTop1(sub, *data, evalItems, o.batch);
+                double top1 = 0;
+                if (o.int8) {
+                    top1 = measureInt8Top1(space, sub, *calibData, o.int8_calib_images, *data, evalItems, 1).top1;
+                } else {
+                    sub.setFolded(true);
+                    top1 = evaluateTop1(sub, *data, evalItems, o.batch, {}, o.engine).top1;
+                }
                 std::lock_guard<std::mutex> lock(mu);
-                done[todo[k].first] = {todo[k].second, r.top1};
+                done[todo[k].first] = {todo[k].second, top1};
                 if (done.size() % 10 == 0) save();
                 AccuracyTableProgress p;
                 p.total = samples.size();
                 p.resumed = samples.size() - todo.size();
-                p.last_top1 = r.top1;
+                p.last_top1 = top1;
                 p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
                 p.done = 0;
                 for (const auto& s : samples) p.done += done.count(s.first);

@@ -19,6 +19,13 @@ struct AccuracyTableOptions {
     int calib_split = 0;                // lab split of eval_data used for BN re-calibration
     std::size_t calib_images = 500;
     int batch = 250;
+    // Which engine measures (not part of the resume check: both give the same top-1 up to ties
+    // within 1e-4 of the logits, docs/ONEDNN.md).
+    EvalEngine engine = EvalEngine::OneDnn;
+    // int8: the deployed top-1 instead (nn/quantize/Int8Measurement: our PTQ on int8_calib_images
+    // images of the calibration split, then Int8Forward's exact arithmetic); part of the resume check.
+    bool int8 = false;
+    std::size_t int8_calib_images = 200;
 };
 
 struct AccuracyTableProgress {

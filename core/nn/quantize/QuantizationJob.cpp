@@ -7,6 +7,8 @@
 #include "io/AtomicFile.h"
 #include "io/OutputPaths.h"
 #include "nn/measure/Evaluator.h"
+#include "nn/onednn/OneDnnInt8Accumulator.h"
+#include "nn/quantize/Int8Measurement.h"
 #include "nn/quantize/PostTrainingQuantizer.h"
 #include "nn/supernet/Supernet.h"
 #include "nn/TorchRuntime.h"
@@ -44,15 +46,7 @@ std::vector<std::size_t> firstItems(std::size_t n, std::size_t limit)
 at::Tensor calibrationImages(const std::string& spec, std::size_t n, int resolution, int threads, std::size_t* used)
 {
     std::unique_ptr<ImageDataset> data = openDataset(spec);
-    if (data->size() == 0) throw InputError(spec + ": the calibration dataset is empty");
-    n = std::max<std::size_t>(1, std::min(n, data->size()));
-    std::vector<std::size_t> items(n);
-    const std::size_t step = data->size() / n;
-    for (std::size_t i = 0; i < n; ++i) items[i] = i * step;
-    const Batch b = loadBatch(*data, items, resolution, {}, threads);
-    if (b.size() == 0) throw InputError(spec + ": no calibration image could be read");
-    if (used) *used = b.size();
-    return batchImages(b).clone();
+    return calibrationImages(*data, n, resolution, threads, used);
 }
 
 }  // namespace
@@ -172,7 +166,9 @@ QuantizeReport compareTop1(const PreparedModel& m, const std::string& dataSpec, 
         throw InputError(data->source() + " has " + std::to_string(data->classNames().size()) + " classes; " + m.network.name + " has " +
                          std::to_string(m.network.num_outputs));
     const TrainingGraph forward = lowerForward(m.network);
-    const Int8Forward int8(forward, m.params);
+    Int8Forward int8(forward, m.params);
+    // The convs' integer sums on oneDNN: the same int8 outputs bit for bit (docs/ONEDNN.md, "int8").
+    int8.setConvAccumulator(std::make_shared<OneDnnInt8Accumulator>(int8));
     QuantizeReport r;
     r.model = m.network.name;
     r.description = m.description;

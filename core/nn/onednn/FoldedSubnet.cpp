@@ -1,0 +1,65 @@
+#include "nn/onednn/FoldedSubnet.h"
+
+#include "nn/supernet/SubnetWeights.h"
+
+#include <ATen/ATen.h>
+
+namespace tinyscope {
+
+namespace {
+
+std::vector<float> floats(const at::Tensor& t)
+{
+    const at::Tensor c = t.detach().to(at::kFloat).contiguous();
+    const float* p = c.data_ptr<float>();
+    return std::vector<float>(p, p + c.numel());
+}
+
+FoldedConv folded(const ConvBn& c)
+{
+    FoldedConv f;
+    const at::Tensor& w = c.folded_weight;
+    f.cout = static_cast<int>(w.size(0));
+    f.cin = static_cast<int>(w.size(1)) * c.groups;
+    f.kernel = static_cast<int>(w.size(2));
+    f.stride = c.stride;
+    f.groups = c.groups;
+    f.weight = floats(w);
+    f.bias = floats(c.folded_bias);
+    return f;
+}
+
+}  // namespace
+
+FoldedSubnet foldedSubnet(const NetWeights& given)
+{
+    at::NoGradGuard guard;
+    NetWeights net = given;   // tensor handles: folding the copy leaves `given` as it was
+    if (!net.first.folded_weight.defined()) foldBn(net);
+    FoldedSubnet s;
+    s.layout = net.layout;
+    s.first = folded(net.first);
+    for (const BlockWeights& b : net.blocks) {
+        FoldedBlock f;
+        f.shape = b.shape;
+        if (!b.shape.fused) {
+            f.ib = folded(b.ib);
+            f.dw = folded(b.dw);
+            if (b.se_reduce_w.defined()) {
+                f.se_reduce_w = floats(b.se_reduce_w);
+                f.se_reduce_b = floats(b.se_reduce_b);
+                f.se_expand_w = floats(b.se_expand_w);
+                f.se_expand_b = floats(b.se_expand_b);
+            }
+        }
+        f.pl = folded(b.pl);
+        s.blocks.push_back(std::move(f));
+    }
+    s.mix = folded(net.mix);
+    s.classes = static_cast<int>(net.fc_w.size(0));
+    s.fc_w = floats(net.fc_w);
+    s.fc_b = floats(net.fc_b);
+    return s;
+}
+
+}  // namespace tinyscope

@@ -1,0 +1,39 @@
+#pragma once
+// An extracted subnet for inference as plain float arrays: BN folded into every conv (weight and
+// bias), the SE and classifier weights, in forward order — what an inference engine outside
+// LibTorch (nn/onednn's OneDnnPlan) builds from. Torch-free; foldedSubnet() reads the tensors.
+#include "space/SubnetLayout.h"
+
+#include <vector>
+
+namespace tinyscope {
+
+struct NetWeights;
+
+struct FoldedConv {
+    int cin = 0, cout = 0, kernel = 1, stride = 1, groups = 1;
+    std::vector<float> weight;   // OIHW: cout × cin/groups × kernel × kernel
+    std::vector<float> bias;     // cout (the folded BN)
+};
+
+struct FoldedBlock {
+    BlockShape shape;
+    FoldedConv ib, dw, pl;       // ib and dw empty for the fused block 0 (pl only, no activation)
+    // SE (shape.se_mid > 0): reduce se_mid × mid, expand mid × se_mid (row-major), their biases.
+    std::vector<float> se_reduce_w, se_reduce_b, se_expand_w, se_expand_b;
+};
+
+struct FoldedSubnet {
+    SubnetLayout layout;
+    FoldedConv first;
+    std::vector<FoldedBlock> blocks;
+    FoldedConv mix;
+    int classes = 0;
+    std::vector<float> fc_w, fc_b;   // classes × feature_mix, classes
+};
+
+// BN folded exactly as foldBn (nn/supernet/SubnetWeights) folds it: uses the net's folded weights
+// when present, folds a copy otherwise (the net is not changed).
+FoldedSubnet foldedSubnet(const NetWeights& net);
+
+}  // namespace tinyscope

@@ -1,0 +1,299 @@
+#include "nn/onednn/OneDnnPlan.h"
+
+#include <dnnl.hpp>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <unordered_map>
+
+namespace tinyscope {
+
+namespace {
+
+using dnnl::algorithm;
+using dnnl::memory;
+using dnnl::prop_kind;
+using Tag = memory::format_tag;
+using Dt = memory::data_type;
+
+// 64-byte aligned floats (a cache line; oneDNN's kernels load whole vectors).
+struct Buffer {
+    float* data = nullptr;
+    std::size_t count = 0;
+    explicit Buffer(std::size_t n = 0) : count(n)
+    {
+        if (n) {
+            const std::size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
+            data = static_cast<float*>(std::aligned_alloc(64, bytes));
+            if (!data) throw std::bad_alloc();
+            std::memset(data, 0, bytes);
+        }
+    }
+    Buffer(const Buffer&) = delete;
+    Buffer& operator=(const Buffer&) = delete;
+    ~Buffer() { std::free(data); }
+};
+
+
+}  // namespace
+
+struct OneDnnPlan::Impl {
+    dnnl::engine eng{dnnl::engine::kind::cpu, 0};
+    dnnl::stream stream{eng};
+    int n = 0, resolution = 0, classes = 0;
+    Dt actType = Dt::f32;   // activations and weights (bf16: the convs' and inner products' inputs); bias, logits f32
+
+    memory::desc nhwc(int c, int h) const { return memory::desc({n, c, h, h}, actType, Tag::nhwc); }
+
+    struct Step {
+        dnnl::primitive prim;
+        std::unordered_map<int, memory> args;
+        memory::desc scratchpad;
+    };
+    std::vector<Step> steps;
+    std::unique_ptr<Buffer> act[3], sePool, seMid, seGate, pooled, scratch;
+    std::size_t scratchBytes = 0;
+    memory input, logits;   // user memories; handles set per run
+
+    memory owned(const memory::desc& d, const void* data)
+    {
+        memory m(d, eng);
+        std::memcpy(m.get_data_handle(), data, d.get_size());
+        return m;
+    }
+
+    // Reorders user weights (given layout) into the layout the primitive chose.
+    memory weights(const memory::desc& user, const void* data, const memory::desc& chosen)
+    {
+        memory src(user, eng, const_cast<void*>(data));
+        memory dst(chosen, eng);
+        dnnl::reorder(src, dst).execute(stream, src, dst);
+        stream.wait();
+        return dst;
+    }
+
+    template <class Primitive>
+    void add(const typename Primitive::primitive_desc& pd, std::unordered_map<int, memory> args)
+    {
+        scratchBytes = std::max(scratchBytes, pd.scratchpad_desc().get_size());
+        steps.push_back({Primitive(pd), std::move(args), pd.scratchpad_desc()});
+    }
+
+    static dnnl::primitive_attr attrWith(const dnnl::post_ops& po)
+    {
+        dnnl::primitive_attr a;
+        a.set_post_ops(po);
+        a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+        return a;
+    }
+
+    static dnnl::post_ops relu6()
+    {
+        dnnl::post_ops po;
+        po.append_eltwise(1.f, algorithm::eltwise_clip, 0.f, 6.f);
+        return po;
+    }
+
+    // conv + bias (+ post-ops) from src (c.cin × h × h, NHWC) into dst; returns the output size.
+    int conv(const FoldedConv& c, int h, float* src, float* dst, const dnnl::post_ops& po)
+    {
+        const int ho = (h - 1) / c.stride + 1;
+        // A k×k stride-1 conv on an h×h map with 2h-1 < k only ever meets data with its centre
+        // (2h-1)×(2h-1) taps (forwardNet crops the same way).
+        int k = c.kernel, pad = c.kernel / 2;
+        std::vector<float> cropped;
+        const float* w = c.weight.data();
+        if (c.stride == 1 && 2 * h - 1 < k) {
+            const int kk = 2 * h - 1, start = k / 2 - (h - 1);
+            const int planes = c.cout * (c.cin / c.groups);
+            cropped.resize(static_cast<std::size_t>(planes) * kk * kk);
+            for (int p = 0; p < planes; ++p)
+                for (int y = 0; y < kk; ++y)
+                    for (int x = 0; x < kk; ++x)
+                        cropped[(static_cast<std::size_t>(p) * kk + y) * kk + x] =
+                            c.weight[(static_cast<std::size_t>(p) * k + y + start) * k + x + start];
+            w = cropped.data();
+            k = kk;
+            pad = h - 1;
+        }
+        memory::dims wdims = c.groups == 1 ? memory::dims{c.cout, c.cin, k, k}
+                                           : memory::dims{c.groups, c.cout / c.groups, c.cin / c.groups, k, k};
+        const memory::desc wUser(wdims, Dt::f32, c.groups == 1 ? Tag::oihw : Tag::goihw);
+        const memory::desc wAny(wdims, actType, Tag::any);
+        const memory::desc bias({c.cout}, Dt::f32, Tag::x);
+        const memory::desc s = nhwc(c.cin, h), d = nhwc(c.cout, ho);
+        dnnl::convolution_forward::desc desc(prop_kind::forward_inference, algorithm::convolution_direct, s, wAny, bias, d,
+                                             {c.stride, c.stride}, {pad, pad}, {pad, pad});
+        dnnl::convolution_forward::primitive_desc pd(desc, attrWith(po), eng);
+        add<dnnl::convolution_forward>(pd, {{DNNL_ARG_SRC, memory(s, eng, src)},
+                 {DNNL_ARG_WEIGHTS, weights(wUser, w, pd.weights_desc())},
+                 {DNNL_ARG_BIAS, owned(bias, c.bias.data())},
+                 {DNNL_ARG_DST, memory(d, eng, dst)}});
+        return ho;
+    }
+
+    // Global average pooling of c × h × h (NHWC) into c values per image.
+    void globalPool(int c, int h, float* src, float* dst)
+    {
+        const memory::desc s = nhwc(c, h), d = nhwc(c, 1);
+        dnnl::pooling_forward::desc desc(prop_kind::forward_inference, algorithm::pooling_avg_exclude_padding, s, d, {1, 1},
+                                         {h, h}, {0, 0}, {0, 0});
+        dnnl::pooling_forward::primitive_desc pd(desc, attrWith({}), eng);
+        add<dnnl::pooling_forward>(pd, {{DNNL_ARG_SRC, memory(s, eng, src)}, {DNNL_ARG_DST, memory(d, eng, dst)}});
+    }
+
+    // y = x Wᵀ + b on n × in values (row-major), W out × in.
+    void innerProduct(int in, int out, const std::vector<float>& w, const std::vector<float>& b, float* src, float* dst,
+                      const dnnl::post_ops& po, Dt dstType)
+    {
+        const memory::desc s({n, in}, actType, Tag::nc), d({n, out}, dstType, Tag::nc);
+        const memory::desc wUser({out, in}, Dt::f32, Tag::oi), wAny({out, in}, actType, Tag::any);
+        const memory::desc bias({out}, Dt::f32, Tag::x);
+        dnnl::inner_product_forward::desc desc(prop_kind::forward_inference, s, wAny, bias, d);
+        dnnl::inner_product_forward::primitive_desc pd(desc, attrWith(po), eng);
+        add<dnnl::inner_product_forward>(pd, {{DNNL_ARG_SRC, memory(s, eng, src)},
+                 {DNNL_ARG_WEIGHTS, weights(wUser, w.data(), pd.weights_desc())},
+                 {DNNL_ARG_BIAS, owned(bias, b.data())},
+                 {DNNL_ARG_DST, memory(d, eng, dst)}});
+    }
+
+    // x *= gate, the gate broadcast over the map (c × h × h NHWC, gate n × c).
+    void scale(int c, int h, float* x, float* gate)
+    {
+        const memory::desc s = nhwc(c, h), g = nhwc(c, 1);
+        dnnl::binary::desc desc(algorithm::binary_mul, s, g, s);
+        dnnl::binary::primitive_desc pd(desc, attrWith({}), eng);
+        memory xm(s, eng, x);
+        add<dnnl::binary>(pd, {{DNNL_ARG_SRC_0, xm}, {DNNL_ARG_SRC_1, memory(g, eng, gate)}, {DNNL_ARG_DST, xm}});
+    }
+
+    void build(const FoldedSubnet& net)
+    {
+        const SubnetLayout& L = net.layout;
+        resolution = L.resolution;
+        classes = net.classes;
+        // The largest activation of the walk below, per image.
+        std::size_t most = static_cast<std::size_t>(3) * resolution * resolution;
+        auto grow = [&](int c, int h) { most = std::max(most, static_cast<std::size_t>(c) * h * h); };
+        grow(net.first.cout, L.h1);
+        std::size_t seMost = 1;
+        for (const FoldedBlock& b : net.blocks) {
+            grow(b.shape.cin, b.shape.hin);
+            grow(b.shape.mid, b.shape.hin);
+            grow(b.shape.mid, b.shape.hout);
+            grow(b.shape.cout, b.shape.hout);
+            seMost = std::max<std::size_t>(seMost, static_cast<std::size_t>(b.shape.mid));
+        }
+        grow(net.mix.cout, L.hf);
+        for (auto& a : act) a = std::make_unique<Buffer>(most * static_cast<std::size_t>(n));
+        sePool = std::make_unique<Buffer>(seMost * n);
+        seMid = std::make_unique<Buffer>(seMost * n);
+        seGate = std::make_unique<Buffer>(seMost * n);
+        pooled = std::make_unique<Buffer>(static_cast<std::size_t>(net.mix.cout) * n);
+
+        auto layer = [&](const std::string& where, auto&& f) {
+            try {
+                f();
+            } catch (const dnnl::error& e) {
+                throw OneDnnRefused("oneDNN refused " + where + " (batch " + std::to_string(n) + "): " + e.what());
+            }
+        };
+        // Input: the caller's NCHW pixels reordered into NHWC.
+        const memory::desc inUser({n, 3, resolution, resolution}, Dt::f32, Tag::nchw), inNhwc = nhwc(3, resolution);
+        layer("the input reorder", [&] {
+            input = memory(inUser, eng, nullptr);
+            memory dst(inNhwc, eng, act[2]->data);
+            dnnl::reorder::primitive_desc pd(eng, inUser, eng, inNhwc, attrWith({}));
+            add<dnnl::reorder>(pd, {{DNNL_ARG_FROM, input}, {DNNL_ARG_TO, dst}});
+        });
+        int h = resolution, cur = 0;
+        layer("first_conv", [&] { h = conv(net.first, h, act[2]->data, act[0]->data, relu6()); });
+        for (const FoldedBlock& b : net.blocks) {
+            const std::string name = "blocks." + std::to_string(b.shape.index);
+            const int a = (cur + 1) % 3, c = (cur + 2) % 3;
+            if (b.shape.fused) {
+                layer(name + ".point_linear", [&] { h = conv(b.pl, h, act[cur]->data, act[a]->data, {}); });
+                cur = a;
+                continue;
+            }
+            const int hin = h;
+            layer(name + ".inverted_bottleneck", [&] { conv(b.ib, hin, act[cur]->data, act[a]->data, relu6()); });
+            layer(name + ".depth_conv", [&] { h = conv(b.dw, hin, act[a]->data, act[c]->data, relu6()); });
+            if (!b.se_reduce_w.empty()) {
+                const int mid = b.dw.cout, seMidC = static_cast<int>(b.se_reduce_b.size());
+                layer(name + ".depth_conv.se", [&] {
+                    globalPool(mid, h, act[c]->data, sePool->data);
+                    innerProduct(mid, seMidC, b.se_reduce_w, b.se_reduce_b, sePool->data, seMid->data, relu6(), actType);
+                    // h-sigmoid: relu6(x + 3) / 6 = clip(x, -3, 3) / 6 + 1/2.
+                    dnnl::post_ops hsig;
+                    hsig.append_eltwise(1.f, algorithm::eltwise_clip, -3.f, 3.f);
+                    hsig.append_eltwise(1.f, algorithm::eltwise_linear, 1.f / 6.f, 0.5f);
+                    innerProduct(seMidC, mid, b.se_expand_w, b.se_expand_b, seMid->data, seGate->data, hsig, actType);
+                    scale(mid, h, act[c]->data, seGate->data);
+                });
+            }
+            if (b.shape.residual) {
+                // dst = conv + bias + dst: the block's input buffer becomes its output.
+                dnnl::post_ops sum;
+                sum.append_sum(1.f);
+                layer(name + ".point_linear", [&] { conv(b.pl, h, act[c]->data, act[cur]->data, sum); });
+            } else {
+                layer(name + ".point_linear", [&] { conv(b.pl, h, act[c]->data, act[a]->data, {}); });
+                cur = a;
+            }
+        }
+        const int o = (cur + 1) % 3;
+        layer("feature_mix_layer", [&] { h = conv(net.mix, h, act[cur]->data, act[o]->data, relu6()); });
+        layer("the global average pooling", [&] { globalPool(net.mix.cout, h, act[o]->data, pooled->data); });
+        layer("classifier", [&] {
+            innerProduct(net.mix.cout, classes, net.fc_w, net.fc_b, pooled->data, nullptr, {}, Dt::f32);
+        });
+        logits = steps.back().args.at(DNNL_ARG_DST);
+        // One scratchpad for all primitives (they run one after the other).
+        scratch = std::make_unique<Buffer>((scratchBytes + sizeof(float) - 1) / sizeof(float));
+        for (Step& s : steps)
+            if (s.scratchpad.get_size() > 0) s.args.emplace(DNNL_ARG_SCRATCHPAD, memory(s.scratchpad, eng, scratch->data));
+    }
+};
+
+OneDnnPlan::OneDnnPlan(const FoldedSubnet& net, int batch, OneDnnDtype dtype) : impl_(std::make_unique<Impl>())
+{
+    if (batch < 1) throw OneDnnRefused("oneDNN plan: batch size must be at least 1, got " + std::to_string(batch));
+    impl_->n = batch;
+    impl_->actType = dtype == OneDnnDtype::Bf16 ? Dt::bf16 : Dt::f32;
+    try {
+        impl_->build(net);
+    } catch (const dnnl::error& e) {
+        throw OneDnnRefused(std::string("oneDNN refused the subnet: ") + e.what());
+    }
+}
+
+OneDnnPlan::~OneDnnPlan() = default;
+
+int OneDnnPlan::batch() const { return impl_->n; }
+int OneDnnPlan::resolution() const { return impl_->resolution; }
+int OneDnnPlan::classes() const { return impl_->classes; }
+std::size_t OneDnnPlan::primitives() const { return impl_->steps.size(); }
+
+std::size_t OneDnnPlan::bufferBytes() const
+{
+    const Impl& p = *impl_;
+    std::size_t floats = 0;
+    for (const auto& a : p.act) floats += a->count;
+    for (const auto* b : {&p.sePool, &p.seMid, &p.seGate, &p.pooled, &p.scratch}) floats += (*b)->count;
+    return floats * sizeof(float);
+}
+
+void OneDnnPlan::run(const float* images, float* logits, int threads)
+{
+    omp_set_num_threads(std::max(1, threads));
+    Impl& p = *impl_;
+    p.input.set_data_handle(const_cast<float*>(images));
+    p.logits.set_data_handle(logits);
+    for (Impl::Step& s : p.steps) s.prim.execute(p.stream, s.args);
+    p.stream.wait();
+}
+
+}  // namespace tinyscope

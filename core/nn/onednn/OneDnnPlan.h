@@ -1,0 +1,58 @@
+#pragma once
+// One extracted subnet as oneDNN primitives for one batch size, fp32 (or bf16), activations NHWC: built once,
+// run for every batch of that size (docs/ONEDNN.md).
+//  * one primitive per layer: conv + folded-BN bias + ReLU6 (eltwise_clip 0..6 post-op) as one;
+//    the residual add as a sum post-op of the block's last conv, which writes into the block's
+//    input; SE as global average pooling, two inner products (ReLU6; h-sigmoid as clip -3..3 and
+//    linear x/6 + 1/2 post-ops) and a broadcast multiply in place; global average pooling and the
+//    classifier (inner product) at the end;
+//  * weights reordered once into the layout each primitive prefers (format_tag::any);
+//  * kernels that overhang small maps cropped as forwardNet crops them (same result, less work);
+//  * three activation buffers, the SE vectors and one scratchpad for all primitives, allocated
+//    here; running a batch allocates nothing.
+// Torch- and dnnl-free header.
+#include "nn/onednn/FoldedSubnet.h"
+
+#include <cstddef>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace tinyscope {
+
+// The data type of activations and weights. Bf16: bfloat16 activations and weights, f32 biases,
+// post-ops computed in f32 and the logits in f32 (AVX-512 BF16 / AMX kernels where the CPU has them).
+enum class OneDnnDtype { Fp32, Bf16 };
+
+// oneDNN has no implementation for a layer (or refused its shape): the message names the layer.
+// Callers fall back to LibTorch; never shown as a crash.
+class OneDnnRefused : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+class OneDnnPlan {
+public:
+    // Throws OneDnnRefused.
+    OneDnnPlan(const FoldedSubnet& net, int batch, OneDnnDtype dtype = OneDnnDtype::Fp32);
+    ~OneDnnPlan();
+    OneDnnPlan(const OneDnnPlan&) = delete;
+    OneDnnPlan& operator=(const OneDnnPlan&) = delete;
+
+    int batch() const;
+    int resolution() const;
+    int classes() const;
+    std::size_t primitives() const;     // primitives run per batch
+    std::size_t bufferBytes() const;    // activations + SE vectors + scratchpad, allocated once
+
+    // `batch` images, NCHW float (batch × 3 × resolution²), into `logits` (batch × classes,
+    // row-major), on `threads` OpenMP threads of the calling thread (oneDNN's OpenMP runtime runs
+    // its parallel regions on the caller's omp_get_max_threads()).
+    void run(const float* images, float* logits, int threads);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tinyscope

@@ -1,0 +1,43 @@
+#pragma once
+// A subnet on oneDNN: its folded weights and one OneDnnPlan per batch size, built on first use and
+// kept (an evaluation needs two: its batch and the remainder). Threads follow LibTorch's setting
+// on the calling thread (torchThreads(), nn/TorchRuntime.h), so both engines use the same count;
+// with T > 1 threads a batch of n ≥ T images is split into T parts run side by side, each on one
+// thread with its own plan (images in parallel, not layers: no barrier per layer, which on this
+// project's busy 2-core machines cost more than the layers of a small subnet; docs/ONEDNN.md).
+#include "nn/onednn/OneDnnPlan.h"
+
+#include <map>
+#include <memory>
+
+namespace at {
+class Tensor;
+}
+
+namespace tinyscope {
+
+class Subnet;
+
+class OneDnnSubnet {
+public:
+    explicit OneDnnSubnet(const Subnet& subnet, OneDnnDtype dtype = OneDnnDtype::Fp32);   // folds a copy when not folded
+    explicit OneDnnSubnet(FoldedSubnet net, OneDnnDtype dtype = OneDnnDtype::Fp32);
+
+    // The plan for `batch` images (worker `part` of a split batch), built once; throws OneDnnRefused.
+    OneDnnPlan& prepare(int batch, int part = 0);
+    // Builds every plan a forward of `n` images on `threads` threads uses; throws OneDnnRefused.
+    void prepareFor(int n, int threads);
+    // `n` images, NCHW float at resolution(), into n × classes() logits.
+    void forward(const float* images, int n, float* logits);
+    at::Tensor forward(const at::Tensor& images);   // n × 3 × r × r -> n × classes
+
+    int classes() const { return net_.classes; }
+    int resolution() const { return net_.layout.resolution; }
+
+private:
+    FoldedSubnet net_;
+    OneDnnDtype dtype_;
+    std::map<std::pair<int, int>, std::unique_ptr<OneDnnPlan>> plans_;   // (batch, part)
+};
+
+}  // namespace tinyscope
