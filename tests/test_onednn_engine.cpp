@@ -2,6 +2,7 @@
 // of both shipped spaces (smallest, largest, random; batch 1 and larger; several resolutions) and
 // the reference logits of ../shared; one primitive per layer (bias, ReLU6 and the residual add
 // fused); buffers reused across batches; evaluateTop1 on either engine counts the same images.
+#include "ReferenceLogits.h"
 #include "TestSupport.h"
 
 #include "data/ImageDataset.h"
@@ -187,12 +188,10 @@ private Q_SLOTS:
         // folded-BN forward.
         REQUIRE_SHARED();
         const DesignSpace space = presetSpace("mcunet-vww");
-        const Json ref = readJsonFile(test::sharedPath("reference/mcunet-vww/logits_reference.json"));
+        const Json ref = test::referenceLogits();
         const Supernet net = Supernet::load(space, test::sharedPath("reference/mcunet-vww/ofa_mcunet384_vww_seed0_perturbed.pth"));
-        const std::string raw = readFileBytes(test::sharedPath("reference/mcunet-vww/logits_input_seed1_1x3x96x96_f32le.bin"));
-        QCOMPARE(raw.size(), std::size_t(3 * 96 * 96 * 4));
-        at::Tensor x = at::empty({1, 3, 96, 96}, at::kFloat);
-        std::memcpy(x.data_ptr<float>(), raw.data(), raw.size());
+        const at::Tensor x = test::referenceLogitsInput();
+        if (!x.defined()) return;
         int cases = 0;
         for (auto& [name, c] : ref["seed0_perturbed"].items()) {
             Subnet sub = net.extract(SubnetConfig::fromJson(c["config"], space, name));
