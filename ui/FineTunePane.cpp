@@ -231,18 +231,13 @@ bool FineTunePane::findBestScheme()
     o.out = run.folder.toStdString();
     usePrepared(o.base);
     setStatus(QStringLiteral("Contribution analysis: short runs of each bias tail and weight update, kept in %1 …").arg(run.folder));
-    auto post = [self = QPointer<FineTunePane>(this)](std::function<void(FineTunePane*)> f) {
-        QMetaObject::invokeMethod(qApp, [self, f] { if (self) f(self); }, Qt::QueuedConnection);
-    };
+    const Post post = poster();
     setBusy(true);
     progress_->restart(QStringLiteral("contribution analysis"));
     runner_->run(
         [options = o, post](const JobControl& job) {
             ContributionOptions o = options;
-            if (!o.base.prepared) {
-                o.base.prepared = std::make_shared<const PreparedModel>(prepareModel(o.base.model, o.base.quantize, job));
-                post([base = o.base](FineTunePane* p) { p->keepPrepared(base, base.prepared); });
-            }
+            prepareInJob(o.base, job, post);
             return analyseContributions(o, job, [post](const ContributionRun& r, std::size_t done, std::size_t total) {
                 const QString line = QStringLiteral("Contribution analysis, run %1 of %2: %3 — top-1 %4 %, gain %5 points")
                                          .arg(done)
@@ -309,9 +304,7 @@ bool FineTunePane::start()
                        : QStringLiteral("Fine-tuning %1 px images of %2; checkpoints in %3 …")
                              .arg(rq.recipe.resolution)
                              .arg(QString::fromStdString(rq.data), run.folder));
-    auto post = [self = QPointer<FineTunePane>(this)](std::function<void(FineTunePane*)> f) {
-        QMetaObject::invokeMethod(qApp, [self, f] { if (self) f(self); }, Qt::QueuedConnection);   // `self` read on the GUI thread
-    };
+    const Post post = poster();
     const int generation = ++generation_;
     usePrepared(rq);
     setBusy(true);
@@ -319,10 +312,7 @@ bool FineTunePane::start()
     runner_->run(
         [request = rq, post, generation](const JobControl& job) {
             FineTuneRequest rq = request;
-            if (!rq.prepared) {
-                rq.prepared = std::make_shared<const PreparedModel>(prepareModel(rq.model, rq.quantize, job));
-                post([rq](FineTunePane* p) { p->keepPrepared(rq, rq.prepared); });
-            }
+            prepareInJob(rq, job, post);
             return fineTune(rq, job, [post, generation](const FineTuneEpoch& e) {
                 post([e, generation](FineTunePane* p) {
                     if (p->generation_ == generation) p->curve_->addEpoch(e);
@@ -412,6 +402,20 @@ void FineTunePane::keepPrepared(const FineTuneRequest& rq, std::shared_ptr<const
 {
     preparedKey_ = preparedKey(rq);
     prepared_ = std::move(prepared);
+}
+
+FineTunePane::Post FineTunePane::poster()
+{
+    return [self = QPointer<FineTunePane>(this)](std::function<void(FineTunePane*)> f) {
+        QMetaObject::invokeMethod(qApp, [self, f] { if (self) f(self); }, Qt::QueuedConnection);   // `self` read on the GUI thread
+    };
+}
+
+void FineTunePane::prepareInJob(FineTuneRequest& rq, const JobControl& job, const Post& post)
+{
+    if (rq.prepared) return;
+    rq.prepared = std::make_shared<const PreparedModel>(prepareModel(rq.model, rq.quantize, job));
+    post([rq](FineTunePane* p) { p->keepPrepared(rq, rq.prepared); });
 }
 
 bool FineTunePane::busy() const { return runner_->busy(); }

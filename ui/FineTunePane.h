@@ -97,6 +97,11 @@ private:
     // The prepared (quantized) model of the last run, reused while the model and quantization stay.
     void usePrepared(FineTuneRequest& rq) const;
     void keepPrepared(const FineTuneRequest& rq, std::shared_ptr<const PreparedModel> prepared);
+    // Runs f(this) on the GUI thread later, unless the pane is gone by then (callable from jobs).
+    using Post = std::function<void(std::function<void(FineTunePane*)>)>;
+    Post poster();
+    // In a job: prepares rq's model unless usePrepared gave one, and posts it to keepPrepared.
+    static void prepareInJob(FineTuneRequest& rq, const JobControl& job, const Post& post);
 
     AppState* state_;
     TrainingLayerModel* layers_;

@@ -13,6 +13,23 @@ struct SubnetConfig;
 // Output size of a k×k conv with padding k//2 (or of a stride-s pooling): floor((h-1)/s)+1.
 inline int convOutSize(int h, int stride) { return (h - 1) / stride + 1; }
 
+// The taps of a k×k conv (padding k//2) that can meet data on an h×h map. A stride-1 conv on a
+// map with 2h-1 < k only ever multiplies the centre (2h-1)×(2h-1) taps with data; the rest meet
+// zero padding, so cropping the kernel to them (padding h-1) gives the same result exactly and
+// skips most of the work of 7×7 depthwise convs on 1×1-4×4 maps.
+struct KernelWindow {
+    int size = 0;    // taps per side used
+    int start = 0;   // first tap used, per side
+    int pad = 0;     // padding of the (cropped) conv
+    bool cropped(int kernel) const { return size < kernel; }
+};
+
+inline KernelWindow kernelWindow(int kernel, int stride, int h)
+{
+    if (stride == 1 && 2 * h - 1 < kernel) return {2 * h - 1, kernel / 2 - (h - 1), h - 1};
+    return {kernel, 0, kernel / 2};
+}
+
 struct BlockShape {
     int index = 0;      // position in the extracted subnet (its `blocks.N`; 0 = fused first block)
     int supernet_block = 0;  // index in the supernet (block b+1 owns ks[b], e[b])

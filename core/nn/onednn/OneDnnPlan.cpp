@@ -1,5 +1,7 @@
 #include "nn/onednn/OneDnnPlan.h"
 
+#include "space/SubnetLayout.h"
+
 #include <dnnl.hpp>
 #include <omp.h>
 
@@ -100,23 +102,20 @@ struct OneDnnPlan::Impl {
     int conv(const FoldedConv& c, int h, float* src, float* dst, const dnnl::post_ops& po)
     {
         const int ho = (h - 1) / c.stride + 1;
-        // A k×k stride-1 conv on an h×h map with 2h-1 < k only ever meets data with its centre
-        // (2h-1)×(2h-1) taps (forwardNet crops the same way).
-        int k = c.kernel, pad = c.kernel / 2;
+        // The kernel cropped to the taps that meet data (kernelWindow, SubnetLayout.h).
+        const KernelWindow win = kernelWindow(c.kernel, c.stride, h);
+        const int k = win.size, pad = win.pad;
         std::vector<float> cropped;
         const float* w = c.weight.data();
-        if (c.stride == 1 && 2 * h - 1 < k) {
-            const int kk = 2 * h - 1, start = k / 2 - (h - 1);
+        if (win.cropped(c.kernel)) {
             const int planes = c.cout * (c.cin / c.groups);
-            cropped.resize(static_cast<std::size_t>(planes) * kk * kk);
+            cropped.resize(static_cast<std::size_t>(planes) * k * k);
             for (int p = 0; p < planes; ++p)
-                for (int y = 0; y < kk; ++y)
-                    for (int x = 0; x < kk; ++x)
-                        cropped[(static_cast<std::size_t>(p) * kk + y) * kk + x] =
-                            c.weight[(static_cast<std::size_t>(p) * k + y + start) * k + x + start];
+                for (int y = 0; y < k; ++y)
+                    for (int x = 0; x < k; ++x)
+                        cropped[(static_cast<std::size_t>(p) * k + y) * k + x] =
+                            c.weight[(static_cast<std::size_t>(p) * c.kernel + y + win.start) * c.kernel + x + win.start];
             w = cropped.data();
-            k = kk;
-            pad = h - 1;
         }
         memory::dims wdims = c.groups == 1 ? memory::dims{c.cout, c.cin, k, k}
                                            : memory::dims{c.groups, c.cout / c.groups, c.cin / c.groups, k, k};

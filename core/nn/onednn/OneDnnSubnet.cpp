@@ -1,20 +1,22 @@
 #include "nn/onednn/OneDnnSubnet.h"
 
 #include "Error.h"
+#include "nn/ShardPool.h"
 #include "nn/TorchRuntime.h"
 #include "nn/supernet/Supernet.h"
 
 #include <ATen/ATen.h>
 
 #include <algorithm>
-#include <exception>
-#include <thread>
+#include <vector>
 
 namespace tinyscope {
 
 OneDnnSubnet::OneDnnSubnet(const Subnet& subnet, OneDnnDtype dtype) : net_(foldedSubnet(subnet.weights())), dtype_(dtype) {}
 
 OneDnnSubnet::OneDnnSubnet(FoldedSubnet net, OneDnnDtype dtype) : net_(std::move(net)), dtype_(dtype) {}
+
+OneDnnSubnet::~OneDnnSubnet() = default;
 
 OneDnnPlan& OneDnnSubnet::prepare(int batch, int part)
 {
@@ -47,28 +49,13 @@ void OneDnnSubnet::forward(const float* images, int n, float* logits)
         return;
     }
     const std::size_t imageFloats = static_cast<std::size_t>(3) * resolution() * resolution();
-    std::vector<std::thread> helpers;
-    std::vector<std::exception_ptr> errors(static_cast<std::size_t>(parts));
-    int first = 0;
-    for (int p = 0; p < parts; ++p) {
-        const int m = partSize(n, parts, p);
-        OneDnnPlan* plan = &prepare(m, p);
-        const float* in = images + static_cast<std::size_t>(first) * imageFloats;
-        float* out = logits + static_cast<std::size_t>(first) * static_cast<std::size_t>(classes());
-        auto work = [plan, in, out, &errors, p] {
-            try {
-                plan->run(in, out, 1);
-            } catch (...) {
-                errors[static_cast<std::size_t>(p)] = std::current_exception();
-            }
-        };
-        if (p + 1 < parts) helpers.emplace_back(work);
-        else work();   // the last part on the calling thread
-        first += m;
-    }
-    for (std::thread& t : helpers) t.join();
-    for (const std::exception_ptr& e : errors)
-        if (e) std::rethrow_exception(e);
+    std::vector<int> first(static_cast<std::size_t>(parts) + 1, 0);
+    for (int p = 0; p < parts; ++p) first[p + 1] = first[p] + partSize(n, parts, p);
+    if (!pool_ || pool_->threads() != parts) pool_ = std::make_unique<ShardPool>(parts);
+    pool_->run(parts, [&](int p) {
+        const std::size_t at = static_cast<std::size_t>(first[p]);
+        prepare(first[p + 1] - first[p], p).run(images + at * imageFloats, logits + at * static_cast<std::size_t>(classes()), 1);
+    });
 }
 
 at::Tensor OneDnnSubnet::forward(const at::Tensor& images)

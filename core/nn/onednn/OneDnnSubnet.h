@@ -3,8 +3,9 @@
 // kept (an evaluation needs two: its batch and the remainder). Threads follow LibTorch's setting
 // on the calling thread (torchThreads(), nn/TorchRuntime.h), so both engines use the same count;
 // with T > 1 threads a batch of n ≥ T images is split into T parts run side by side, each on one
-// thread with its own plan (images in parallel, not layers: no barrier per layer, which on this
-// project's busy 2-core machines cost more than the layers of a small subnet; docs/ONEDNN.md).
+// thread of a ShardPool with its own plan (images in parallel, not layers: no barrier per layer,
+// which on this project's busy 2-core machines cost more than the layers of a small subnet;
+// docs/ONEDNN.md).
 #include "nn/onednn/OneDnnPlan.h"
 
 #include <map>
@@ -16,12 +17,14 @@ class Tensor;
 
 namespace tinyscope {
 
+class ShardPool;
 class Subnet;
 
 class OneDnnSubnet {
 public:
     explicit OneDnnSubnet(const Subnet& subnet, OneDnnDtype dtype = OneDnnDtype::Fp32);   // folds a copy when not folded
     explicit OneDnnSubnet(FoldedSubnet net, OneDnnDtype dtype = OneDnnDtype::Fp32);
+    ~OneDnnSubnet();
 
     // The plan for `batch` images (worker `part` of a split batch), built once; throws OneDnnRefused.
     OneDnnPlan& prepare(int batch, int part = 0);
@@ -38,6 +41,7 @@ private:
     FoldedSubnet net_;
     OneDnnDtype dtype_;
     std::map<std::pair<int, int>, std::unique_ptr<OneDnnPlan>> plans_;   // (batch, part)
+    std::unique_ptr<ShardPool> pool_;   // the workers of a split batch, made on first use
 };
 
 }  // namespace tinyscope

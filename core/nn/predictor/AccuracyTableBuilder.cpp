@@ -34,17 +34,12 @@ std::vector<std::pair<std::size_t, SubnetConfig>> accuracyTableSamples(const Des
 }
 
 namespace {
+// fp32 tables keep the keys they had (their state files still match); int8 ones add theirs.
 Json optionsJson(const AccuracyTableOptions& o, const std::string& space)
 {
-    return {{"space", space},         {"count", o.count},           {"seed", o.seed},
-            {"shard", o.shard},       {"shards", o.shards},         {"eval_data", o.eval_data},
-            {"eval_split", o.eval_split}, {"calib_split", o.calib_split}, {"calib_images", o.calib_images}};
-}
-
-// fp32 tables keep the keys they had (their state files still match); int8 ones add theirs.
-Json optionsJsonWithDtype(const AccuracyTableOptions& o, const std::string& space)
-{
-    Json j = optionsJson(o, space);
+    Json j = {{"space", space},         {"count", o.count},           {"seed", o.seed},
+              {"shard", o.shard},       {"shards", o.shards},         {"eval_data", o.eval_data},
+              {"eval_split", o.eval_split}, {"calib_split", o.calib_split}, {"calib_images", o.calib_images}};
     if (o.int8) {
         j["dtype"] = "int8";
         j["int8_calib_images"] = o.int8_calib_images;
@@ -59,7 +54,7 @@ std::size_t buildAccuracyTable(const Supernet& supernet, const AccuracyTableOpti
     const DesignSpace& space = supernet.space();
     const auto samples = accuracyTableSamples(space, o);
     const std::string statePath = path + ".state.json";
-    const Json want = optionsJsonWithDtype(o, space.name);
+    const Json want = optionsJson(o, space.name);
 
     std::map<std::size_t, std::pair<SubnetConfig, double>> done;   // sample index -> result
     double earlierSeconds = 0;                                     // measuring time of earlier runs

@@ -1,5 +1,7 @@
 #include "nn/supernet/SubnetWeights.h"
 
+#include "space/SubnetLayout.h"
+
 #include <ATen/ATen.h>
 
 namespace tinyscope {
@@ -46,18 +48,16 @@ struct Runner {
         return x;
     }
 
-    // A k×k stride-1 conv with padding k/2 on an h×h map (h < k/2 + 1) only ever multiplies the
-    // centre (2h-1)×(2h-1) taps with data; the rest meet zero padding. Cropping the kernel gives
-    // the same result exactly and skips most of the work of 7×7 depthwise convs on 1×1-4×4 maps.
+    // A conv with its kernel cropped to the taps that meet data (kernelWindow, SubnetLayout.h).
     static at::Tensor conv(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, int stride, int groups)
     {
         const int64_t k = w.size(2), h = x.size(2);
-        if (stride == 1 && x.size(3) == h && 2 * h - 1 < k) {
-            const int64_t kk = 2 * h - 1, start = k / 2 - (h - 1);
-            at::Tensor wc = w.slice(2, start, start + kk).slice(3, start, start + kk);
-            return at::conv2d(x, wc, b, {1, 1}, {h - 1, h - 1}, {1, 1}, groups);
-        }
-        return at::conv2d(x, w, b, {stride, stride}, {k / 2, k / 2}, {1, 1}, groups);
+        KernelWindow win = kernelWindow(static_cast<int>(k), stride, static_cast<int>(h));
+        if (x.size(3) != h) win = {static_cast<int>(k), 0, static_cast<int>(k / 2)};   // not square: never cropped
+        at::Tensor wc = w;
+        if (win.cropped(static_cast<int>(k)))
+            wc = w.slice(2, win.start, win.start + win.size).slice(3, win.start, win.start + win.size);
+        return at::conv2d(x, wc, b, {stride, stride}, {win.pad, win.pad}, {1, 1}, groups);
     }
 
     at::Tensor convBn(const at::Tensor& x, const ConvBn& c, const std::string& name)
