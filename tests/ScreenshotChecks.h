@@ -10,6 +10,7 @@
 #include "data/ImageDataset.h"
 #include "io/JsonFile.h"
 #include "nn/measure/EvaluationJob.h"
+#include "tour/Tour.h"
 #include "workspace/ShippedModels.h"
 
 #include <QImage>
@@ -68,6 +69,15 @@ inline void runAndCheckScreenshots(const QString& dir, bool measure)
             QVERIFY2(!img.isNull(), name.constData());
             QVERIFY2(img.size() == size, qPrintable(QStringLiteral("%1: %2x%3").arg(panel + suffix).arg(img.width()).arg(img.height())));
             QVERIFY2(distinctColours(img, 5) > 20, name.constData());
+        }
+    // Each guided tour at its first and its last step, as on a 1280×720 screen (issue 22).
+    for (const std::string& tour : shippedTourNames())
+        for (const QString& at : {QStringLiteral("-first"), QStringLiteral("-last")}) {
+            const QString n = QStringLiteral("tour-") + QString::fromStdString(tour) + at + QStringLiteral("-1280x720");
+            const QImage img(dir + QLatin1Char('/') + n + QStringLiteral(".png"));
+            QVERIFY2(!img.isNull(), qPrintable(n));
+            QVERIFY2(img.size() == QSize(1280, 720), qPrintable(n));
+            QVERIFY2(distinctColours(img, 5) > 20, qPrintable(n));
         }
     if (!measure)
         for (const QString& n : measured + QStringList{QStringLiteral("training-graph-opened")}) QVERIFY2(!QFileInfo::exists(dir + QLatin1Char('/') + n + QStringLiteral(".png")), qPrintable(n));

@@ -9,13 +9,19 @@
 #include "PredictorPanel.h"
 #include "ScreenFit.h"
 #include "SearchPanel.h"
+#include "TourPanel.h"
 
 #include "Version.h"
+#include "io/DataPaths.h"
 #include "io/JsonFile.h"
+#include "tour/Tour.h"
 
 #include <QIcon>
 #include <QApplication>
+#include <QDesktopServices>
+#include <QDockWidget>
 #include <QFileDialog>
+#include <QUrl>
 #include <QMenuBar>
 #include <QScreen>
 #include <QMessageBox>
@@ -42,6 +48,18 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     trainingInspector_ = new TrainingInspectorPanel(state_);
     tabs_->addTab(trainingInspector_, QStringLiteral("Training inspector"));
     setCentralWidget(tabs_);
+    // The guided tour (Help → Tours) on the right, hidden until a tour starts.
+    tour_ = new TourPanel(this);
+    tourDock_ = new QDockWidget(QStringLiteral("Tour"), this);
+    tourDock_->setObjectName(QStringLiteral("tourDock"));
+    tourDock_->setWidget(tour_);
+    tourDock_->setFeatures(QDockWidget::DockWidgetClosable | QDockWidget::DockWidgetMovable);
+    addDockWidget(Qt::RightDockWidgetArea, tourDock_);
+    tourDock_->hide();
+    connect(tour_, &TourPanel::closeRequested, tourDock_, &QDockWidget::hide);
+    connect(tourDock_, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+        if (!visible && !tourDock_->isVisible()) tour_->stop();
+    });
     buildMenus();
     connect(state_, &AppState::message, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
     auto showWorkspace = [this] {
@@ -105,6 +123,26 @@ void MainWindow::buildMenus()
     previous->setShortcuts({QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Backtab), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Tab),
                             QKeySequence(Qt::CTRL | Qt::Key_PageUp)});
     QMenu* help = menuBar()->addMenu(QStringLiteral("&Help"));
+    QMenu* tours = help->addMenu(QStringLiteral("&Tours"));
+    for (const std::string& name : shippedTourNames()) {
+        const Tour t = shippedTour(name);
+        QAction* a = tours->addAction(QString::fromStdString(t.title), this, [this, name] { startTour(shippedTour(name)); });
+        a->setToolTip(QString::fromStdString(t.summary));
+    }
+    tours->setToolTipsVisible(true);
+    tours->addSeparator();
+    tours->addAction(QStringLiteral("Open tour &file…"), this, [this] {
+        const QString p = QFileDialog::getOpenFileName(this, QStringLiteral("Open tour"), QString(), QStringLiteral("Tour (*.json)"));
+        if (!p.isEmpty()) startTourFile(p);
+    });
+    help->addAction(QStringLiteral("&Documentation"), this, [this] {
+        const std::string root = dataRoot();
+        if (root.empty() || !QDesktopServices::openUrl(QUrl::fromLocalFile(QString::fromStdString(root + "/docs"))))
+            QMessageBox::information(this, QStringLiteral("Documentation"),
+                                     QStringLiteral("The documentation is the docs/ folder of Tinyscope's sources (README.md "
+                                                    "lists each document)%1.")
+                                         .arg(root.empty() ? QString() : QStringLiteral(": ") + QString::fromStdString(root + "/docs")));
+    });
     help->addAction(QStringLiteral("&About Tinyscope"), this, [this] {
         QMessageBox::about(this, QStringLiteral("About Tinyscope"),
                            QStringLiteral("<b>Tinyscope</b> %1<br>Hardware-aware architecture search and on-device "
@@ -112,6 +150,23 @@ void MainWindow::buildMenus()
                                           "Qt %2 · LibTorch · Graphviz")
                                .arg(QString::fromLatin1(tinyscopeVersion()), QString::fromLatin1(qVersion())));
     });
+}
+
+void MainWindow::startTour(const Tour& tour)
+{
+    tourDock_->show();
+    tour_->start(tour);
+}
+
+bool MainWindow::startTourFile(const QString& path)
+{
+    try {
+        startTour(readTourFile(path.toStdString()));
+        return true;
+    } catch (const std::exception& e) {
+        QMessageBox::warning(this, QStringLiteral("Open tour"), QString::fromUtf8(e.what()));
+        return false;
+    }
 }
 
 bool MainWindow::openConfig(const QString& path)

@@ -3,6 +3,11 @@
 // Predictor and Search panels), a File menu for subnet configs, a status bar.
 #include <QMainWindow>
 
+namespace tinyscope {
+struct Tour;
+}
+
+class QDockWidget;
 class QTabWidget;
 
 namespace tinyscope::ui {
@@ -12,6 +17,7 @@ class DesignSpacePanel;
 class TrainingInspectorPanel;
 class PredictorPanel;
 class SearchPanel;
+class TourPanel;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -24,6 +30,8 @@ public:
     PredictorPanel* predictorPanel() const { return predictor_; }
     SearchPanel* searchPanel() const { return search_; }
     QTabWidget* tabs() const { return tabs_; }
+    TourPanel* tourPanel() const { return tour_; }
+    QDockWidget* tourDock() const { return tourDock_; }
 
     // Each panel with the file-name stem used by the screenshot tool (tests/screenshots).
     struct PanelEntry {
@@ -33,6 +41,10 @@ public:
     QList<PanelEntry> panels() const;
 
     bool openConfig(const QString& path);   // shows a dialog on error
+    // Help → Tours: shows the tour panel and performs the first step; a file's error is shown in
+    // a dialog naming the file, the JSON path and the reason (returns false).
+    void startTour(const Tour& tour);
+    bool startTourFile(const QString& path);
     bool saveConfig(const QString& path);
 
 private:
@@ -44,6 +56,8 @@ private:
     TrainingInspectorPanel* trainingInspector_;
     PredictorPanel* predictor_;
     SearchPanel* search_;
+    QDockWidget* tourDock_;
+    TourPanel* tour_;
 };
 
 }  // namespace tinyscope::ui

@@ -25,6 +25,7 @@ std::vector<Command> searchCommands(); // SearchCommands.cpp: train-predictor, p
 std::vector<Command> deviceCommands(); // DeviceCommands.cpp: device-run
 std::vector<Command> deployCommands(); // DeployCommands.cpp: deploy
 std::vector<Command> fineTuneCommands(); // FineTuneCommands.cpp: finetune, finetune-table
+std::vector<Command> tourCommands();   // TourCommands.cpp: tour
 
 int runCli(const Args& args);   // args[0] is the command name
 void printUsage();

@@ -1,0 +1,59 @@
+#include "TourShots.h"
+
+#include "MainWindow.h"
+#include "SearchPanel.h"
+#include "TourPanel.h"
+#include "tour/Tour.h"
+
+#include <QApplication>
+#include <QEventLoop>
+#include <QTemporaryDir>
+#include <QTimer>
+
+#include <iostream>
+
+namespace tinyscope::screenshots {
+
+namespace {
+
+// Waits (event loop running) until the shown step's actions ended; false if one failed.
+bool settle(ui::TourPanel* panel)
+{
+    if (panel->busy()) {
+        QEventLoop loop;
+        QObject::connect(panel, &ui::TourPanel::stepDone, &loop, &QEventLoop::quit);
+        QTimer::singleShot(180000, &loop, &QEventLoop::quit);
+        loop.exec();
+    }
+    for (int i = 0; i < 5; ++i) QApplication::processEvents();
+    if (!panel->lastStepOk())
+        std::cerr << "tinyscope-screenshots: tour " << panel->tour().id << ", step " << panel->step() + 1 << ": "
+                  << panel->statusText().toStdString() << "\n";
+    return !panel->busy() && panel->lastStepOk();
+}
+
+}  // namespace
+
+int writeTourSet(const QString& dir)
+{
+    QTemporaryDir history;
+    int written = 0;
+    for (const std::string& name : shippedTourNames()) {
+        ui::MainWindow window;
+        window.searchPanel()->setHistoryPath(history.filePath(QStringLiteral("search-history.json")));
+        window.resize(1280, 720);
+        window.show();
+        window.startTour(shippedTour(name));
+        ui::TourPanel* panel = window.tourPanel();
+        const QString base = dir + QStringLiteral("/tour-") + QString::fromStdString(name);
+        if (!settle(panel)) continue;
+        written += window.grab().save(base + QStringLiteral("-first-1280x720.png"));
+        bool ok = true;
+        while (ok && panel->next()) ok = settle(panel);
+        if (ok) written += window.grab().save(base + QStringLiteral("-last-1280x720.png"));
+        panel->stop();
+    }
+    return written;
+}
+
+}  // namespace tinyscope::screenshots
