@@ -5,13 +5,18 @@
 #include "EvaluationBox.h"
 #include "LayerCostTable.h"
 #include "PeakMemoryChart.h"
+#include "SubnetCompareView.h"
 #include "SubnetControls.h"
 #include "SubnetDiagramView.h"
+
+#include "space/ArchSampler.h"
 
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QHBoxLayout>
+#include <QLabel>
 #include <QMimeData>
+#include <QPushButton>
 #include <QScrollArea>
 #include <QSplitter>
 #include <QTabWidget>
@@ -28,9 +33,28 @@ DesignSpacePanel::DesignSpacePanel(AppState* state, QWidget* parent) : QWidget(p
     diagram_ = new SubnetDiagramView([this] { return diagramStem(); });
     diagram_->setMinimumWidth(380);
     diagram_->setToolTip(QStringLiteral("Wheel zooms, drag pans, double-click fits; right-click saves the diagram"));
+    // Compare mode: A's diagram beside B's (the current subnet), each under its caption.
+    diagramA_ = new SubnetDiagramView([this] { return diagramStem() + QStringLiteral("-A"); });
+    diagramA_->setToolTip(QStringLiteral("The pinned subnet A; wheel zooms, drag pans, right-click saves"));
+    auto captioned = [](QLabel* caption, QWidget* view) {
+        auto* box = new QWidget;
+        auto* v = new QVBoxLayout(box);
+        v->setContentsMargins(0, 0, 0, 0);
+        v->addWidget(caption);
+        v->addWidget(view, 1);
+        return box;
+    };
+    captionA_ = new QLabel(QStringLiteral("<b>A</b> (pinned)"));
+    captionB_ = new QLabel(QStringLiteral("<b>B</b> (current: edit it on the left)"));
+    boxA_ = captioned(captionA_, diagramA_);
+    auto* diagrams = new QSplitter(Qt::Horizontal);
+    diagrams->addWidget(boxA_);
+    diagrams->addWidget(captioned(captionB_, diagram_));
+    boxA_->hide();
+    captionB_->hide();
     auto* split = new QSplitter(Qt::Horizontal);
     split->addWidget(scroll);
-    split->addWidget(diagram_);
+    split->addWidget(diagrams);
     split->addWidget(costColumn());
     split->setStretchFactor(0, 0);
     split->setStretchFactor(1, 2);
@@ -40,8 +64,14 @@ DesignSpacePanel::DesignSpacePanel(AppState* state, QWidget* parent) : QWidget(p
     outer->addWidget(split);
     setAcceptDrops(true);
 
-    connect(totals_, &CostTotals::budgetChanged, this, [this](double kb) { chart_->setReport(report_, kb); });
+    connect(totals_, &CostTotals::budgetChanged, this, [this](double kb) { chart_->setReport(report_, kb, axisFloorKB_); });
     connect(state_, &AppState::subnetChanged, this, &DesignSpacePanel::refresh);
+    connect(state_, &AppState::spaceChanged, this, &DesignSpacePanel::unpinCompare);   // A belongs to the old space
+    connect(pin_, &QPushButton::clicked, this, [this] { comparing() ? unpinCompare() : pinCompare(); });
+    connect(evaluation_, &EvaluationBox::evaluated, this, [this](bool ok) {
+        if (ok && !evaluation_->resultStale())
+            compare_->recordMeasured(state_->space().name, state_->subnet(), evaluation_->lastResult().top1);
+    });
     refresh();
 }
 
@@ -64,7 +94,13 @@ QWidget* DesignSpacePanel::costColumn()
     auto* rl = new QVBoxLayout(column);
     rl->setContentsMargins(0, 0, 0, 0);
     totals_ = new CostTotals;
-    rl->addWidget(totals_);
+    pin_ = new QPushButton(QStringLiteral("Pin A — compare"));
+    pin_->setToolTip(QStringLiteral("Keep the current subnet as A and compare every edit (B) with it: costs, accuracy, "
+                                    "both diagrams side by side; the charts' axes stay fixed while comparing"));
+    auto* top = new QHBoxLayout;
+    top->addWidget(totals_, 1);
+    top->addWidget(pin_, 0, Qt::AlignTop);
+    rl->addLayout(top);
     auto* vsplit = new QSplitter(Qt::Vertical);
     vsplit->addWidget(chartTabs());
     table_ = new LayerCostTable;
@@ -82,6 +118,9 @@ QTabWidget* DesignSpacePanel::chartTabs()
     charts->addTab(chart_, QStringLiteral("Peak memory"));
     charts->addTab(evaluation_->perClassView(), QStringLiteral("Accuracy per class"));
     charts->setTabEnabled(1, false);
+    compare_ = new SubnetCompareView;
+    charts->addTab(compare_, QStringLiteral("Compare A/B"));
+    charts_ = charts;
     connect(evaluation_, &EvaluationBox::perClassShown, charts, [charts] {
         charts->setTabEnabled(1, true);
         charts->setCurrentIndex(1);
@@ -125,7 +164,40 @@ void DesignSpacePanel::refresh()
     const QString failure = diagram_->showSubnet(state_->space(), state_->subnet(), report_);
     if (!failure.isEmpty()) Q_EMIT state_->message(failure);
     table_->showReport(report_);
-    chart_->setReport(report_, budgetKB());
+    chart_->setReport(report_, budgetKB(), axisFloorKB_);
+    if (comparing()) compare_->showB(state_->space(), state_->subnet());
+}
+
+bool DesignSpacePanel::comparing() const { return compare_->pinned(); }
+
+void DesignSpacePanel::setAccuracyOracle(std::shared_ptr<AccuracyOracle> oracle) { compare_->setOracle(std::move(oracle)); }
+
+void DesignSpacePanel::pinCompare()
+{
+    const DesignSpace& space = state_->space();
+    compare_->pin(space, state_->subnet());
+    diagramA_->showSubnet(space, state_->subnet(), report_);
+    // The peak chart's axis stays at the space's largest peak while comparing.
+    const ArchSampler sampler(space);
+    axisFloorKB_ = CostModel(space).summary(sampler.fullMaxConfig(space.resolutions.back())).peakKB();
+    boxA_->show();
+    captionB_->show();
+    pin_->setText(QStringLiteral("Unpin A"));
+    charts_->setCurrentWidget(compare_);
+    refresh();
+}
+
+void DesignSpacePanel::unpinCompare()
+{
+    if (!comparing()) return;
+    compare_->unpin();
+    diagramA_->clearDiagram();
+    axisFloorKB_ = 0;
+    boxA_->hide();
+    captionB_->hide();
+    pin_->setText(QStringLiteral("Pin A — compare"));
+    charts_->setCurrentIndex(0);
+    refresh();
 }
 
 }  // namespace tinyscope::ui

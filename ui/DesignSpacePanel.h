@@ -4,16 +4,24 @@
 // per-layer peak-memory chart against the SRAM budget. It assembles the components below and
 // costs the subnet once per change (refresh):
 //   left   SubnetControls (WorkspacePicker, the subnet's choices, Min/Max/Random), EvaluationBox
-//   centre SubnetDiagramView
-//   right  CostTotals (+ SRAM budget); tabs PeakMemoryChart | per-class accuracy; LayerCostTable
+//   centre SubnetDiagramView (compare mode: A's beside it)
+//   right  CostTotals (+ SRAM budget), Pin A; tabs PeakMemoryChart | per-class accuracy |
+//          SubnetCompareView; LayerCostTable
 #include "cost/CostModel.h"
 
 #include <QWidget>
 
+#include <memory>
 #include <string>
 
+class QLabel;
+class QPushButton;
 class QTabWidget;
 class QVBoxLayout;
+
+namespace tinyscope {
+class AccuracyOracle;
+}
 
 namespace tinyscope::ui {
 
@@ -22,6 +30,7 @@ class CostTotals;
 class EvaluationBox;
 class LayerCostTable;
 class PeakMemoryChart;
+class SubnetCompareView;
 class SubnetControls;
 class SubnetDiagramView;
 
@@ -34,6 +43,14 @@ public:
     void selectLabMax();
     void selectFullMax();
     void selectRandom();
+    // Compare mode (issue 22): the current subnet pinned as A; every edit is B (SubnetCompareView,
+    // A's diagram beside B's, the peak chart's axis fixed). Unpinned when the space changes.
+    void pinCompare();
+    void unpinCompare();
+    bool comparing() const;
+    SubnetCompareView* compareView() const { return compare_; }
+    SubnetDiagramView* diagramA() const { return diagramA_; }
+    void setAccuracyOracle(std::shared_ptr<AccuracyOracle> oracle);   // predicted top-1 in compare mode
     const CostReport& report() const { return report_; }
     double budgetKB() const;
     // Extra sections (e.g. evaluation) are added below the controls.
@@ -64,6 +81,14 @@ private:
     CostTotals* totals_;
     PeakMemoryChart* chart_;
     LayerCostTable* table_;
+    SubnetCompareView* compare_;
+    SubnetDiagramView* diagramA_;
+    QWidget* boxA_;
+    QLabel* captionA_;
+    QLabel* captionB_;
+    QPushButton* pin_;
+    QTabWidget* charts_;
+    double axisFloorKB_ = 0;
 };
 
 }  // namespace tinyscope::ui

@@ -43,7 +43,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     search_->setOracle(predictor_->predictor());
     tabs_->addTab(predictor_, QStringLiteral("Predictor"));
     tabs_->addTab(search_, QStringLiteral("Search"));
-    connect(predictor_, &PredictorPanel::predictorChanged, this, [this] { search_->setOracle(predictor_->predictor()); });
+    designSpace_->setAccuracyOracle(predictor_->predictor());
+    connect(predictor_, &PredictorPanel::predictorChanged, this, [this] {
+        search_->setOracle(predictor_->predictor());
+        designSpace_->setAccuracyOracle(predictor_->predictor());
+    });
     connect(search_, &SearchPanel::subnetUsed, this, [this] { tabs_->setCurrentWidget(designSpace_); });
     trainingInspector_ = new TrainingInspectorPanel(state_);
     tabs_->addTab(trainingInspector_, QStringLiteral("Training inspector"));

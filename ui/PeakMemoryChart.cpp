@@ -16,7 +16,7 @@ PeakMemoryChart::PeakMemoryChart(QWidget* parent) : QChartView(parent)
     setMinimumHeight(180);
 }
 
-void PeakMemoryChart::setReport(const CostReport& report, double budgetKB)
+void PeakMemoryChart::setReport(const CostReport& report, double budgetKB, double axisFloorKB)
 {
     // A fresh chart each time: axes and series of the previous subnet go with the old one.
     auto* c = new QChart;
@@ -31,7 +31,7 @@ void PeakMemoryChart::setReport(const CostReport& report, double budgetKB)
     normal->setColor(paletteColor("chart.peak-term"));
     peak->setColor(paletteColor("highlight"));
     QStringList cats;
-    double maxKB = budgetKB;
+    double maxKB = std::max(budgetKB, axisFloorKB);
     for (const PeakTerm& t : report.peak_terms) {
         QString name = QString::fromStdString(t.name);
         if (name.startsWith(QStringLiteral("blocks."))) name = QStringLiteral("b") + name.mid(7);

@@ -11,7 +11,9 @@ class PeakMemoryChart : public QChartView {
     Q_OBJECT
 public:
     explicit PeakMemoryChart(QWidget* parent = nullptr);
-    void setReport(const CostReport& report, double budgetKB);
+    // `axisFloorKB`: the value axis reaches at least this far (compare mode keeps the axis fixed
+    // while B is edited: the space's largest peak).
+    void setReport(const CostReport& report, double budgetKB, double axisFloorKB = 0);
 };
 
 }  // namespace tinyscope::ui
