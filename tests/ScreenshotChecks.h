@@ -70,6 +70,12 @@ inline void runAndCheckScreenshots(const QString& dir, bool measure)
             QVERIFY2(img.size() == size, qPrintable(QStringLiteral("%1: %2x%3").arg(panel + suffix).arg(img.width()).arg(img.height())));
             QVERIFY2(distinctColours(img, 5) > 20, name.constData());
         }
+    // Compare mode (issue 22), as on a 1280×720 screen.
+    for (const QString& n : {QStringLiteral("design-space-compare-1280x720"), QStringLiteral("training-compare-schemes-1280x720")}) {
+        const QImage img(dir + QLatin1Char('/') + n + QStringLiteral(".png"));
+        QVERIFY2(img.size() == QSize(1280, 720), qPrintable(n));
+        QVERIFY2(distinctColours(img, 5) > 20, qPrintable(n));
+    }
     // Each guided tour at its first and its last step, as on a 1280×720 screen (issue 22).
     for (const std::string& tour : shippedTourNames())
         for (const QString& at : {QStringLiteral("-first"), QStringLiteral("-last")}) {

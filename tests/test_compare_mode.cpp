@@ -7,6 +7,13 @@
 #include "PeakMemoryChart.h"
 #include "SubnetCompareView.h"
 #include "SubnetDiagramView.h"
+#include "SchemeCompareView.h"
+#include "TrainingInspectorPanel.h"
+#include "TrainingLayerModel.h"
+
+#include "graph/LedgerComparison.h"
+#include "graph/SparseScheme.h"
+#include "zoo/Network.h"
 
 #include "cost/SubnetComparison.h"
 #include "space/ArchSampler.h"
@@ -92,6 +99,42 @@ private Q_SLOTS:
         w.state()->setWorkspace(shippedWorkspace("lab3-vww"));
         QVERIFY(!d->comparing());
         QVERIFY(d->diagramA()->dot().empty());
+    }
+
+    // Two sparse-update schemes of mcunet-5fps: bias-only (last 12) pinned, the published 49kb one as B.
+    void comparesTwoSchemes()
+    {
+        ui::MainWindow w;
+        ui::TrainingInspectorPanel* ti = w.trainingInspectorPanel();
+        QVERIFY(ti->selectModel(QStringLiteral("mcunet-5fps")));
+        ti->applyBiasOnly(12);
+        ui::SchemeCompareView* v = ti->schemeCompare();
+        QVERIFY(v->pin());
+        const double axis = v->axisMaxKB();
+        QVERIFY(ti->loadPublishedScheme(QStringLiteral("49kb")));
+        // Independently: the two ledgers from the memory model.
+        const Network& net = ti->layerModel()->network();
+        const TrainingMemoryModel memory(net);
+        const MemoryLedger a = memory.ledger(SparseScheme::biasOnly(12).resolve(net), ti->layerModel()->mode());
+        const MemoryLedger b = ti->layerModel()->ledger();
+        const std::vector<ComparedMemory> rows = v->rows();
+        QCOMPARE(rows.size(), std::size_t(9));
+        QCOMPARE(rows[0].key, std::string("extra"));
+        QCOMPARE(rows[0].a, a.extra.total());
+        QCOMPARE(rows[0].b, b.extra.total());
+        QVERIFY(rows[0].delta() > 0);   // 49kb updates weights too
+        QCOMPARE(rows[5].key, std::string("weights"));
+        QCOMPARE(rows[5].a, std::int64_t(0));   // bias-only updates no weight
+        QCOMPARE(rows[5].b, b.extra.weights);
+        QCOMPARE(rows[8].b, b.inference_peak_bytes + b.extra.total());
+        QVERIFY(v->cellText(0, 2).startsWith(QStringLiteral("+")));
+        QVERIFY(v->cellText(9, 0).startsWith(QStringLiteral("–")));   // not fine-tuned yet
+        // The axis stays while A is pinned, up to the full update's largest part.
+        ti->applyLastLayers(net.numBackboneConvs());
+        QCOMPARE(v->axisMaxKB(), axis);
+        // Another model ends the comparison.
+        QVERIFY(ti->selectModel(QStringLiteral("mbv2-w0.35")));
+        QVERIFY(!v->pinned());
     }
 };
 

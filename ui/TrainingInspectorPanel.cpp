@@ -1,5 +1,7 @@
 #include "TrainingInspectorPanel.h"
 
+#include "SchemeCompareView.h"
+
 #include "InspectorFiles.h"
 #include "InspectorToolbar.h"
 #include "MemoryCards.h"
@@ -61,6 +63,8 @@ TrainingInspectorPanel::TrainingInspectorPanel(AppState* state, QWidget* parent)
     tabs_ = new QTabWidget;
     tabs_->addTab(pane_, QStringLiteral("Training graph"));
     tabs_->addTab(fineTune_, QStringLiteral("Fine-tune"));
+    compare_ = new SchemeCompareView(model_, fineTune_->scatter());
+    tabs_->addTab(compare_, QStringLiteral("Compare schemes"));
     split->addWidget(tabs_);
     split->setStretchFactor(0, 1);
     split->setStretchFactor(1, 1);

@@ -30,6 +30,7 @@ class FineTunePane;
 class InspectorFiles;
 class InspectorToolbar;
 class MemoryCards;
+class SchemeCompareView;
 class SchemeBanner;
 class TrainingGraphPane;
 class TrainingLayerModel;
@@ -80,7 +81,8 @@ public:
     TrainingMemoryChart* chart() const { return chart_; }
     TrainingGraphPane* graphPane() const { return pane_; }
     FineTunePane* fineTunePane() const { return fineTune_; }
-    QTabWidget* rightTabs() const { return tabs_; }   // "Training graph" | "Fine-tune"
+    QTabWidget* rightTabs() const { return tabs_; }   // "Training graph" | "Fine-tune" | "Compare schemes"
+    SchemeCompareView* schemeCompare() const { return compare_; }
     QTableView* table() const { return table_; }
     QString totalsText() const;
     QString bannerText() const;
@@ -111,6 +113,7 @@ private:
     TrainingMemoryChart* chart_;
     TrainingGraphPane* pane_;
     FineTunePane* fineTune_;
+    SchemeCompareView* compare_;
     QTabWidget* tabs_;
     QTableView* table_;
     QComboBox* modelBox_;

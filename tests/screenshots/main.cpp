@@ -9,7 +9,7 @@
 // pixel ratio F (QT_SCALE_FACTOR, set before the application starts), as <panel>-WxH.png at scale
 // 1 and <panel>-<F×100>pct.png otherwise.
 #include "Screenshots.h"
-#include "TourShots.h"
+#include "TeachingShots.h"
 
 #include "Error.h"
 #include "GuiMain.h"
@@ -115,6 +115,7 @@ int main(int argc, char** argv)
     window.resize(o.width, o.height);
     int n = tinyscope::screenshots::writeDemoSet(window, dir, o.measure);
     n += tinyscope::screenshots::writeTourSet(dir);
+    n += tinyscope::screenshots::writeCompareSet(dir);
     std::cout << "wrote " << n << " screenshots to " << o.dir << "\n" << std::flush;
     // The 150 % set: a second process, since the device pixel ratio is fixed when it starts.
     QProcess scaled;

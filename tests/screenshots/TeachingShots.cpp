@@ -1,5 +1,8 @@
-#include "TourShots.h"
+#include "TeachingShots.h"
 
+#include "DesignSpacePanel.h"
+#include "SchemeCompareView.h"
+#include "TrainingInspectorPanel.h"
 #include "MainWindow.h"
 #include "SearchPanel.h"
 #include "TourPanel.h"
@@ -7,6 +10,7 @@
 
 #include <QApplication>
 #include <QEventLoop>
+#include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTimer>
 
@@ -53,6 +57,30 @@ int writeTourSet(const QString& dir)
         if (ok) written += window.grab().save(base + QStringLiteral("-last-1280x720.png"));
         panel->stop();
     }
+    return written;
+}
+
+int writeCompareSet(const QString& dir)
+{
+    ui::MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    ui::DesignSpacePanel* d = window.designSpacePanel();
+    d->selectMin();
+    d->pinCompare();
+    d->selectLabMax();
+    for (int i = 0; i < 5; ++i) QApplication::processEvents();
+    int written = window.grab().save(dir + QStringLiteral("/design-space-compare-1280x720.png")) ? 1 : 0;
+    // Two schemes of mcunet-5fps: bias-only (last 12) pinned as A, the published 49kb scheme as B.
+    ui::TrainingInspectorPanel* ti = window.trainingInspectorPanel();
+    window.tabs()->setCurrentWidget(ti);
+    ti->selectModel(QStringLiteral("mcunet-5fps"));
+    ti->applyBiasOnly(12);
+    ti->rightTabs()->setCurrentWidget(ti->schemeCompare());
+    ti->schemeCompare()->pin();
+    ti->loadPublishedScheme(QStringLiteral("49kb"));
+    for (int i = 0; i < 5; ++i) QApplication::processEvents();
+    written += window.grab().save(dir + QStringLiteral("/training-compare-schemes-1280x720.png")) ? 1 : 0;
     return written;
 }
 
