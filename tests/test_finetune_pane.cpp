@@ -68,9 +68,10 @@ private Q_SLOTS:
         AppState state;
         TrainingInspectorPanel panel(&state);
         QTabWidget* tabs = panel.rightTabs();
-        QCOMPARE(tabs->count(), 2);
+        QCOMPARE(tabs->count(), 3);
         QCOMPARE(tabs->tabText(0), QStringLiteral("Training graph"));
         QCOMPARE(tabs->tabText(1), QStringLiteral("Fine-tune"));
+        QCOMPARE(tabs->tabText(2), QStringLiteral("Compare schemes"));
         QCOMPARE(tabs->widget(1), static_cast<QWidget*>(panel.fineTunePane()));
         FineTuneForm* f = panel.fineTunePane()->form();
         const FineTuneRecipe r = f->recipe({});
