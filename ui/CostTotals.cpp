@@ -20,6 +20,7 @@ CostTotals::CostTotals(QWidget* parent) : QWidget(parent)
     row->addWidget(totals_, 1);
     auto* bf = new QFormLayout;
     budget_ = new QDoubleSpinBox;
+    budget_->setToolTip(QStringLiteral("SRAM budget in KB: the dashed line on the peak-memory chart"));
     budget_->setRange(1, 100000);
     budget_->setDecimals(0);
     budget_->setSuffix(QStringLiteral(" KB"));

@@ -101,6 +101,9 @@ QLayout* EvaluationBox::actionRows()
     cancel_->setEnabled(false);
     auto* classifyB = new QPushButton(QStringLiteral("Classify image…"));
     auto* deployB = new QPushButton(QStringLiteral("Deploy…"));
+    run_->setToolTip(QStringLiteral("Measure the subnet's top-1 on the supernet (off the GUI thread)"));
+    cancel_->setToolTip(QStringLiteral("Stop the evaluation"));
+    classifyB->setToolTip(QStringLiteral("Classify one image with the subnet (or drop an image on the panel)"));
     deployB->setToolTip(QStringLiteral("Write the selected subnet of this supernet as an int8 TFLite or float ONNX file, "
                                        "and compare its memory on three engines (docs/DEPLOY.md)"));
     buttons->addWidget(run_);

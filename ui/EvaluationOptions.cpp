@@ -17,6 +17,7 @@ namespace {
 QPushButton* browseButton()
 {
     auto* b = new QPushButton(QStringLiteral("…"));
+    b->setToolTip(QStringLiteral("Choose a file"));
     b->setMaximumWidth(30);
     return b;
 }
@@ -34,6 +35,7 @@ EvaluationOptions::EvaluationOptions(QWidget* parent) : QWidget(parent)
 QLayout* EvaluationOptions::supernetRow()
 {
     supernet_ = new QLineEdit;
+    supernet_->setToolTip(QStringLiteral("The supernet checkpoint the subnet is extracted from"));
     supernet_->setPlaceholderText(QStringLiteral("supernet checkpoint (.pth)"));
     auto* browse = browseButton();
     auto* row = new QHBoxLayout;
@@ -53,6 +55,7 @@ QLayout* EvaluationOptions::supernetRow()
 QLayout* EvaluationOptions::dataRow()
 {
     data_ = new QComboBox;
+    data_->setToolTip(QStringLiteral("The images to evaluate on"));
     data_->setEditable(true);
     data_->addItems({QStringLiteral("fashion-mnist:test"), QStringLiteral("fashion-mnist:holdout")});
     auto* browse = browseButton();
@@ -71,10 +74,12 @@ QLayout* EvaluationOptions::dataRow()
 QLayout* EvaluationOptions::countsRow()
 {
     images_ = new QSpinBox;
+    images_->setToolTip(QStringLiteral("Test images to evaluate (0: all)"));
     images_->setRange(0, 1000000);
     images_->setSpecialValueText(QStringLiteral("all"));
     images_->setValue(2000);
     calibImages_ = new QSpinBox;
+    calibImages_->setToolTip(QStringLiteral("Held-out images used to re-calibrate batch norm for the extracted subnet (as once-for-all does)"));
     calibImages_->setRange(0, 100000);
     calibImages_->setSpecialValueText(QStringLiteral("off"));
     calibImages_->setValue(1000);

@@ -58,6 +58,7 @@ FineTunePane::FineTunePane(AppState* state, TrainingLayerModel* layers, Inspecto
     run_ = new QPushButton(QStringLiteral("Fine-tune the current scheme"));
     run_->setToolTip(QStringLiteral("Train the scheme on the data with the recipe above; a cancelled run resumes when run again"));
     cancel_ = new QPushButton(QStringLiteral("Cancel"));
+    cancel_->setToolTip(QStringLiteral("Stop after the current batch; the checkpoint is kept and the next run resumes from it"));
     find_ = new QPushButton(QStringLiteral("Find the best scheme under the budget"));
     find_->setToolTip(QStringLiteral("Contribution analysis (short runs of each bias tail and weight update, resumable), then the "
                                      "scheme with the largest summed gain whose extra memory fits the SRAM budget minus the inference "

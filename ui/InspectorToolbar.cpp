@@ -61,6 +61,7 @@ QHBoxLayout* InspectorToolbar::modelRow(QAction* undo, QAction* redo)
     save->setToolTip(QStringLiteral("Save as a tiny-training config (.json with lists, .yaml with dash strings)"));
     auto* exportB = toolButton(QStringLiteral("Export"));
     exportB->setPopupMode(QToolButton::InstantPopup);
+    exportB->setToolTip(QStringLiteral("Export the scheme's training graph (TinyEngine JSON), the ledger (CSV) or the graph (SVG / PNG / DOT)"));
     auto* menu = new QMenu(exportB);
     for (const QString& suffix : {QStringLiteral("svg"), QStringLiteral("png"), QStringLiteral("dot")})
         menu->addAction(QStringLiteral("Graph as %1…").arg(suffix.toUpper()), this, [this, suffix] { Q_EMIT exportGraphRequested(suffix); });
@@ -95,10 +96,13 @@ QHBoxLayout* InspectorToolbar::schemeRow()
     publishedBox->setMinimumWidth(150);
     publishedBox->setToolTip(QStringLiteral("The schemes MIT published for this model (named after their analytic extra memory)"));
     loadPublished = toolButton(QStringLiteral("Load"));
+    loadPublished->setToolTip(QStringLiteral("Apply the published scheme chosen beside"));
     biasN = spin(QStringLiteral("Update the biases of the last N backbone convs (and nothing else but the classifier)"));
     auto* biasApply = toolButton(QStringLiteral("Apply"));
+    biasApply->setToolTip(QStringLiteral("Update only the biases of the last N convs"));
     lastK = spin(QStringLiteral("Update the last k backbone convs fully: bias and every weight"));
     auto* lastApply = toolButton(QStringLiteral("Apply"));
+    lastApply->setToolTip(QStringLiteral("Update weights and biases of the last k convs"));
     auto* reset = toolButton(QStringLiteral("Reset"), QStringLiteral("Update only the classifier"));
     scheme = new QLabel;
     scheme->setTextInteractionFlags(Qt::TextSelectableByMouse);

@@ -15,6 +15,7 @@ LayerCostTable::LayerCostTable(QWidget* parent) : QWidget(parent)
     auto* tl = new QVBoxLayout(this);
     tl->setContentsMargins(0, 0, 0, 0);
     convOnly_ = new QCheckBox(QStringLiteral("convolutions and classifier only"));
+    convOnly_->setToolTip(QStringLiteral("Hide batch-norm, activation and identity rows"));
     convOnly_->setChecked(true);
     tl->addWidget(convOnly_);
     model_ = new CostTableModel(this);

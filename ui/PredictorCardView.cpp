@@ -65,6 +65,8 @@ PredictorCardView::PredictorCardView(QWidget* parent) : QGroupBox(QStringLiteral
     auto* files = new QHBoxLayout;
     auto* load = new QPushButton(QStringLiteral("Load…"));
     auto* save = new QPushButton(QStringLiteral("Save…"));
+    load->setToolTip(QStringLiteral("Load a trained predictor (its card says what it was trained on)"));
+    save->setToolTip(QStringLiteral("Save the current predictor with its card"));
     files->addWidget(load);
     files->addWidget(save);
     layout->addLayout(files);

@@ -74,6 +74,9 @@ QWidget* PredictorPanel::makeControls()
     evaluate_ = new QPushButton(QStringLiteral("Evaluate"));
     evaluate_->setToolTip(QStringLiteral("Predicted vs measured on the dataset's held-out split"));
     cancelButton_ = new QPushButton(QStringLiteral("Cancel"));
+    train_->setToolTip(QStringLiteral("Train the predictor on the dataset with the recipe (off the GUI thread)"));
+    evaluate_->setToolTip(QStringLiteral("Measure the predictor on the held-out pairs"));
+    cancelButton_->setToolTip(QStringLiteral("Stop the job"));
     cancelButton_->setEnabled(false);
     actions->addWidget(train_);
     actions->addWidget(evaluate_);

@@ -41,6 +41,8 @@ QWidget* PredictorRecipeForm::makeDatasetBox()
     dataPath_ = new QLineEdit;
     dataPath_->setPlaceholderText(QStringLiteral("folder with src/*_acc_table.json or acc.dict"));
     auto* browse = new QPushButton(QStringLiteral("Browse…"));
+    browse->setToolTip(QStringLiteral("Choose the accuracy dataset folder (measured subnet / accuracy pairs)"));
+    dataPath_->setToolTip(QStringLiteral("The accuracy dataset: a folder of measured (subnet, top-1) pairs, e.g. from tinyscope make-accdata"));
     pathRow->addWidget(dataPath_, 1);
     pathRow->addWidget(browse);
     layout->addLayout(pathRow);
@@ -85,6 +87,14 @@ QWidget* PredictorRecipeForm::makeRecipeBox()
     ensemble_->setRange(1, 16);
     ensemble_->setToolTip(QStringLiteral("Members averaged at prediction: more accurate, slower search"));
     threads_ = new QSpinBox;
+    recipeBox_->setToolTip(QStringLiteral("Training recipe preset: fills the fields below"));
+    epochs_->setToolTip(QStringLiteral("Passes over the training pairs"));
+    lr_->setToolTip(QStringLiteral("Learning rate (the peak of the schedule)"));
+    schedule_->setToolTip(QStringLiteral("Learning-rate schedule: constant or cosine decay"));
+    batch_->setToolTip(QStringLiteral("Pairs per optimizer step"));
+    seed_->setToolTip(QStringLiteral("Seed of the initial weights and of the shuffling: the same seed gives the same predictor"));
+    validation_->setToolTip(QStringLiteral("Fraction of the pairs held out to measure the predictor (MAE, RMSE, Kendall τ)"));
+    threads_->setToolTip(QStringLiteral("Threads used to train"));
     threads_->setRange(1, 64);
     form->addRow(QStringLiteral("Recipe"), recipeBox_);
     form->addRow(QStringLiteral("Epochs"), epochs_);

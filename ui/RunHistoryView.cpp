@@ -35,6 +35,9 @@ RunHistoryView::RunHistoryView(QWidget* parent) : QWidget(parent)
     auto* reopenB = new QPushButton(QStringLiteral("Re-open"));
     auto* deleteB = new QPushButton(QStringLiteral("Delete"));
     auto* exportB = new QPushButton(QStringLiteral("Export…"));
+    reopenB->setToolTip(QStringLiteral("Show the selected run again (its result, limits and options)"));
+    deleteB->setToolTip(QStringLiteral("Remove the selected run from the history"));
+    exportB->setToolTip(QStringLiteral("Write the history as JSON or CSV"));
     exportB->setToolTip(QStringLiteral("All runs as JSON, or one row per run as CSV"));
     layout->addWidget(wrappingRow({new QLabel(QStringLiteral("<b>Runs</b> (kept between sessions)")), reopenB, deleteB, exportB}));
     layout->addWidget(table_, 1);

@@ -75,8 +75,10 @@ QWidget* SearchLimitsForm::buildLimits()
         r->spin->setDecimals(q->key == "params" ? 0 : (q->key == "millionMACs" ? 2 : 1));
         r->spin->setSuffix(unit.isEmpty() ? QString() : QLatin1Char(' ') + unit);
         r->spin->setMinimumWidth(110);
+        r->spin->setToolTip(QStringLiteral("Upper limit on %1: every subnet the search returns stays at or below it").arg(QString::fromStdString(q->label)));
         r->slider = new QSlider(Qt::Horizontal);
         r->slider->setRange(0, kSliderSteps);
+        r->slider->setToolTip(QStringLiteral("Drag over the space's range of %1 (live mode re-runs the search as you drag)").arg(QString::fromStdString(q->label)));
         grid->addWidget(r->on, row, 0);
         grid->addWidget(r->spin, row, 1);
         grid->addWidget(r->slider, row + 1, 0, 1, 2);
@@ -118,6 +120,7 @@ QWidget* SearchLimitsForm::buildTrainingLimit()
     trainBudget_->setSingleStep(8);
     trainBudget_->setSuffix(QStringLiteral(" KB"));
     trainBudget_->setValue(320);
+    trainBudget_->setToolTip(QStringLiteral("SRAM available for fine-tuning on the device: inference working set + the pattern's extra memory must fit"));
     trainPattern_ = new QLineEdit(QStringLiteral("bias-only:12"));
     trainPattern_->setToolTip(QStringLiteral("bias-only[:N] | last:K | full | pw1:K@R[,R…] | classifier, joined by +\n"
                                              "e.g. bias-only:12+pw1:3@1/4"));

@@ -27,6 +27,14 @@ SearchOptionsForm::SearchOptionsForm(QWidget* parent) : QGroupBox(QStringLiteral
         b->setDecimals(2);
     }
     seed_ = new QSpinBox;
+    algorithm_->setToolTip(QStringLiteral("Evolution (parents, mutation, crossover: Lab 3) or random sampling under the same limits"));
+    population_->setToolTip(QStringLiteral("Subnets per generation (random: per batch)"));
+    generations_->setToolTip(QStringLiteral("Generations after the first population (random: batches)"));
+    parentRatio_->setToolTip(QStringLiteral("Fraction of the population kept as parents each generation"));
+    mutationRatio_->setToolTip(QStringLiteral("Fraction of each new generation made by mutation; the rest by crossover"));
+    archProb_->setToolTip(QStringLiteral("Probability that a mutation changes each block's kernel / expand, each stage's depth and the width"));
+    resProb_->setToolTip(QStringLiteral("Probability that a mutation changes the resolution"));
+    seed_->setToolTip(QStringLiteral("Random seed: the same seed and limits give the same search"));
     seed_->setRange(0, 1000000000);
     form->addRow(QStringLiteral("Algorithm"), algorithm_);
     form->addRow(QStringLiteral("Population"), population_);

@@ -94,6 +94,8 @@ QWidget* SearchPanel::buildControls()
     run_ = new QPushButton(QStringLiteral("Run"));
     run_->setDefault(true);
     cancelButton_ = new QPushButton(QStringLiteral("Cancel"));
+    run_->setToolTip(QStringLiteral("Search under the limits with the options (off the GUI thread); the run is kept in the history"));
+    cancelButton_->setToolTip(QStringLiteral("Stop the search; the best found so far is shown"));
     cancelButton_->setEnabled(false);
     buttons->addWidget(run_);
     buttons->addWidget(cancelButton_);

@@ -35,6 +35,8 @@ SubnetControls::SubnetControls(AppState* state, QWidget* parent) : QWidget(paren
     picker_ = new WorkspacePicker(state_);
     resolutionBox_ = new QComboBox;
     widthBox_ = new QComboBox;
+    resolutionBox_->setToolTip(QStringLiteral("Input resolution in pixels: MACs and activation memory grow with its square"));
+    widthBox_->setToolTip(QStringLiteral("Width setting: every layer's channels scaled by this multiplier (MACs and params grow with about its square)"));
     form->addRow(QStringLiteral("Workspace"), picker_);
     form->addRow(QStringLiteral("Resolution"), resolutionBox_);
     form->addRow(QStringLiteral("Width"), widthBox_);
@@ -58,16 +60,17 @@ QWidget* SubnetControls::pickRow()
     auto* lay = new QVBoxLayout(row);
     lay->setContentsMargins(0, 0, 0, 0);
     auto* buttons = new QHBoxLayout;
-    auto* minB = button(QStringLiteral("Min"));
+    auto* minB = button(QStringLiteral("Min"), QStringLiteral("The smallest subnet: smallest kernel, expand and depth, narrowest width, lowest resolution"));
     auto* maxB = button(QStringLiteral("Max"),
                         QStringLiteral("The lab's max: largest kernel/expand/depth at the widest width the supernet's sampler draws"));
     auto* fullB = button(QStringLiteral("Max (full)"), QStringLiteral("Largest kernel/expand/depth at the full width"));
-    auto* randB = button(QStringLiteral("Random"));
+    auto* randB = button(QStringLiteral("Random"), QStringLiteral("A random subnet drawn as the supernet's sampler draws (the seed beside)"));
     for (QPushButton* b : {minB, maxB, fullB, randB}) buttons->addWidget(b);
     lay->addLayout(buttons);
     auto* seedRow = new QHBoxLayout;
     seedRow->addWidget(new QLabel(QStringLiteral("Random seed")));
     seedBox_ = new QSpinBox;
+    seedBox_->setToolTip(QStringLiteral("Seed of Random: the same seed draws the same subnet"));
     seedBox_->setRange(0, 1000000);
     seedBox_->setToolTip(QStringLiteral("Seed as Python's random.seed(s): seed 0 gives the lab's first draws"));
     seedRow->addWidget(seedBox_);
@@ -133,6 +136,8 @@ void SubnetControls::rebuildDepths()
         const StageSpec& spec = s.stages[static_cast<std::size_t>(st)];
         // A stage of fixed depth shows a dash, disabled, and keeps its base depth.
         QComboBox* b = choiceBox(spec.elastic_depth ? s.depth_list : std::vector<int>{}, QStringLiteral("%1"));
+        b->setToolTip(spec.elastic_depth ? QStringLiteral("Extra blocks in this stage beyond its base depth: more MACs and params, about the same peak SRAM")
+                                         : QStringLiteral("This stage has a fixed depth"));
         if (!spec.elastic_depth) {
             b->addItem(QStringLiteral("–"), spec.base_depth);
             b->setEnabled(false);
@@ -155,8 +160,12 @@ void SubnetControls::rebuildBlocks()
             item->setFlags(Qt::ItemIsEnabled);
             blocks_->setItem(b, col, item);
         }
-        blocks_->setCellWidget(b, 2, choiceBox(s.ks_list, QStringLiteral("%1×%1")));
-        blocks_->setCellWidget(b, 3, choiceBox(s.expand_list, QStringLiteral("%1")));
+        QComboBox* kernel = choiceBox(s.ks_list, QStringLiteral("%1×%1"));
+        kernel->setToolTip(QStringLiteral("Depthwise kernel size of this block: its depthwise MACs grow with k²"));
+        blocks_->setCellWidget(b, 2, kernel);
+        QComboBox* expand = choiceBox(s.expand_list, QStringLiteral("%1"));
+        expand->setToolTip(QStringLiteral("Expand ratio: the block's hidden channels = input channels × this; MACs and the block's activation memory grow with it"));
+        blocks_->setCellWidget(b, 3, expand);
     }
 }
 
