@@ -17,7 +17,7 @@ namespace tinyscope {
 // Bounded crossing minimisation: a thousand-op graph lays out in seconds, not minutes.
 inline constexpr const char* kTrainingGraphLayoutAttrs = "mclimit=0.05 nslimit=1 nslimit1=1 remincross=false searchsize=5";
 // The pane's options (issue 22, measured in bench_graph_layout): see docs/TRAINING_INSPECTOR.md.
-inline constexpr const char* kTrainingGraphFastLayoutAttrs = "mclimit=0.05 nslimit=1 nslimit1=1 remincross=false searchsize=5 splines=polyline";
+inline constexpr const char* kTrainingGraphFastLayoutAttrs = "mclimit=0.05 nslimit=0.01 nslimit1=1 remincross=false searchsize=5 splines=line";
 
 struct TrainingGraphDotOptions {
     std::string title;

@@ -195,6 +195,21 @@ std::string trainingGraphViewDot(const TrainingGraph& g, const TrainingGraphView
         d << "  " << dotQuote(v.nodes[static_cast<std::size_t>(e.from)].name) << " -> " << dotQuote(v.nodes[static_cast<std::size_t>(e.to)].name)
           << (options.styles ? trainingGraphEdgeAttrs(trainingGraphViewEdgeClass(g, v, e), saved) : saved ? " [constraint=false]" : "") << "\n";
     }
+    // The backward pass starts where the forward ends: its seed (d loss/d loss = 1, which reads no
+    // op) is ranked below the loss, so the loss and the last layers' gradients sit together instead
+    // of at opposite ends of the drawing. (Other constants stay beside their consumers.)
+    const int lossOp = g.loss >= 0 ? g.tensor(g.loss).producer : -1;
+    const int lossNode = lossOp >= 0 ? v.nodeOfOp[static_cast<std::size_t>(lossOp)] : -1;
+    if (lossNode >= 0) {
+        std::set<int> sources;
+        for (std::size_t i = 0; i < g.ops.size(); ++i) {
+            const int node = v.nodeOfOp[i];
+            if (node >= 0 && node != lossNode && g.ops[i].role == OpRole::Seed) sources.insert(node);
+        }
+        for (int node : sources)
+            d << "  " << dotQuote(v.nodes[static_cast<std::size_t>(lossNode)].name) << " -> " << dotQuote(v.nodes[static_cast<std::size_t>(node)].name)
+              << " [style=invis]\n";
+    }
     d << "}\n";
     return d.str();
 }
