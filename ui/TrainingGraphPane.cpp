@@ -100,10 +100,9 @@ TrainingGraphPane::TrainingGraphPane(QWidget* parent) : QWidget(parent)
     views->addWidget(viewBox_);
     views->addWidget(collapseBox_);
     views->addWidget(frame);
-    views->addStretch(1);
+    findBar_ = new GraphFindBar;   // on the same row: the pane must fit a 1280×720 window's height
+    views->addWidget(findBar_, 1);
     root->addLayout(views);
-    findBar_ = new GraphFindBar;
-    root->addWidget(findBar_);
     legend_ = trainingGraphLegend();   // wraps on a narrow pane (1280×720) rather than widening it
     root->addWidget(legend_);
 

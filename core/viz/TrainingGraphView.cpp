@@ -197,8 +197,12 @@ std::string trainingGraphViewDot(const TrainingGraph& g, const TrainingGraphView
     }
     // The backward pass starts where the forward ends: its seed (d loss/d loss = 1, which reads no
     // op) is ranked below the loss, so the loss and the last layers' gradients sit together instead
-    // of at opposite ends of the drawing. (Other constants stay beside their consumers.)
-    const int lossOp = g.loss >= 0 ? g.tensor(g.loss).producer : -1;
+    // of at opposite ends of the drawing. (Other constants stay beside their consumers.) Not in the
+    // whole graph drawn op by op: the stacked passes there took 2.8x longer to lay out (5.9 s ->
+    // 16.5 s for the subnet's 2,810 ops, bench_graph_layout), and that view is not read by zooming
+    // on the loss.
+    const bool anchor = v.options.mode != TrainingGraphViewMode::Whole || v.options.collapse;
+    const int lossOp = anchor && g.loss >= 0 ? g.tensor(g.loss).producer : -1;
     const int lossNode = lossOp >= 0 ? v.nodeOfOp[static_cast<std::size_t>(lossOp)] : -1;
     if (lossNode >= 0) {
         std::set<int> sources;
