@@ -100,9 +100,10 @@ TrainingGraphPane::TrainingGraphPane(QWidget* parent) : QWidget(parent)
     views->addWidget(viewBox_);
     views->addWidget(collapseBox_);
     views->addWidget(frame);
-    findBar_ = new GraphFindBar;   // on the same row: the pane must fit a 1280×720 window's height
-    views->addWidget(findBar_, 1);
+    views->addStretch(1);
     root->addLayout(views);
+    findBar_ = new GraphFindBar;
+    root->addWidget(findBar_);
     legend_ = trainingGraphLegend();   // wraps on a narrow pane (1280×720) rather than widening it
     root->addWidget(legend_);
 
@@ -110,7 +111,7 @@ TrainingGraphPane::TrainingGraphPane(QWidget* parent) : QWidget(parent)
     view_ = new SvgGraphView;
     view_->setMinimumHeight(200);
     inspector_ = new NodeInspector;
-    inspector_->setMinimumHeight(120);
+    inspector_->setMinimumHeight(90);   // with the view row the pane still fits a 1280×720 window (test_gui)
     split->addWidget(view_);
     split->addWidget(inspector_);
     split->setStretchFactor(0, 2);
