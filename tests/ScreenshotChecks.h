@@ -36,7 +36,8 @@ inline void runAndCheckScreenshots(const QString& dir, bool measure)
     QStringList names = {QStringLiteral("design-space"), QStringLiteral("design-space-min"), QStringLiteral("design-space-max"),
                          QStringLiteral("design-space-random"), QStringLiteral("predictor"), QStringLiteral("search"),
                          QStringLiteral("search-training-budget"), QStringLiteral("training-inspector"),
-                         QStringLiteral("training-inspector-detail")};
+                         QStringLiteral("training-inspector-detail"), QStringLiteral("training-graph-kept-49kb"),
+                         QStringLiteral("training-graph-kept-bias-only-12"), QStringLiteral("training-graph-kept-collapsed-49kb")};
     // With the reference files beside the repository: the export dialog's findings; MIT's graph
     // opened and laid out (about a minute of CPU) unless --no-measure.
     if (haveShared()) names << QStringLiteral("export-dialog") << QStringLiteral("export-dialog-findings");
@@ -70,8 +71,9 @@ inline void runAndCheckScreenshots(const QString& dir, bool measure)
             QVERIFY2(img.size() == size, qPrintable(QStringLiteral("%1: %2x%3").arg(panel + suffix).arg(img.width()).arg(img.height())));
             QVERIFY2(distinctColours(img, 5) > 20, name.constData());
         }
-    // Compare mode (issue 22), as on a 1280×720 screen.
-    for (const QString& n : {QStringLiteral("design-space-compare-1280x720"), QStringLiteral("training-compare-schemes-1280x720")}) {
+    // Compare mode and the kept-ops-only graph of 49kb and of bias-only:12 (issue 22), as on a 1280×720 screen.
+    for (const QString& n : {QStringLiteral("design-space-compare-1280x720"), QStringLiteral("training-compare-schemes-1280x720"),
+                             QStringLiteral("training-graph-kept-49kb-1280x720"), QStringLiteral("training-graph-kept-bias-only-12-1280x720")}) {
         const QImage img(dir + QLatin1Char('/') + n + QStringLiteral(".png"));
         QVERIFY2(img.size() == QSize(1280, 720), qPrintable(n));
         QVERIFY2(distinctColours(img, 5) > 20, qPrintable(n));

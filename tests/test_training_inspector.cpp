@@ -33,6 +33,7 @@
 #include "zoo/ZooCatalog.h"
 
 #include <QComboBox>
+#include <QCheckBox>
 #include <QHeaderView>
 #include <QLabel>
 #include <QScrollBar>
@@ -183,6 +184,122 @@ private Q_SLOTS:
         QVERIFY(!toggleBias(m, 42, false));
         QVERIFY(!setRatio(m, 0, 0.125));   // the stem has 3 input channels
         QVERIFY(sameUpdates(m->scheme(), published));
+    }
+
+    // Issue 22: the chart's axes are fixed per model (its full update), so a class sees the
+    // magnitude change between schemes; unticked they fit the scheme.
+    void memoryChartAxesStayFixedAcrossSchemes()
+    {
+        AppState state;
+        TrainingInspectorPanel panel(&state);
+        QVERIFY(panel.selectModel(QStringLiteral("mcunet-5fps")));
+        TrainingMemoryChart* chart = panel.chart();
+        QVERIFY(chart->fixedAxes());
+        const Network net = zooModel("mcunet-5fps");
+        const TrainingMemoryModel core(net);
+        auto tallestKB = [](const MemoryLedger& l) {
+            double m = 0;
+            for (const LedgerRow& r : l.rows) m = std::max(m, r.totalBytes() / 1024.0);
+            return m;
+        };
+        const double fullBar = tallestKB(core.ledger(SparseScheme::lastLayers(net, net.numBackboneConvs()).resolve(net)));
+        const double bar12 = tallestKB(core.ledger(SparseScheme::biasOnly(12).resolve(net)));
+        QVERIFY(bar12 * 10 < fullBar);
+        QVERIFY(panel.loadPublishedScheme(QStringLiteral("49kb")));
+        const double left = chart->leftAxisMaxKB(), right = chart->rightAxisMaxKB();
+        QVERIFY2(left >= fullBar, qPrintable(QString::number(left)));
+        panel.applyBiasOnly(12);
+        QCOMPARE(chart->leftAxisMaxKB(), left);
+        QCOMPARE(chart->rightAxisMaxKB(), right);
+        panel.resetScheme();
+        QCOMPARE(chart->leftAxisMaxKB(), left);
+        panel.applyBiasOnly(12);
+        chart->setFixedAxes(false);   // fitted to bias-only:12
+        QVERIFY2(chart->leftAxisMaxKB() >= bar12 && chart->leftAxisMaxKB() < fullBar, qPrintable(QString::number(chart->leftAxisMaxKB())));
+        QVERIFY(chart->rightAxisMaxKB() < right);
+        chart->setFixedAxes(true);
+        QCOMPARE(chart->leftAxisMaxKB(), left);
+    }
+
+    // Issue 22: the graph's views are selectable, the legend follows them, "kept ops only" drops
+    // pruned ops (a bias toggle lays the smaller graph out, outlining what changed), a collapsed
+    // block expands on click, and a laid-out view comes back from the cache.
+    void graphViewsShowKeptOpsAndCollapseBlocks()
+    {
+        AppState state;
+        TrainingInspectorPanel panel(&state);
+        panel.resize(1400, 900);
+        panel.show();
+        QVERIFY(panel.selectModel(QStringLiteral("mcunet-5fps")));
+        QVERIFY(panel.loadPublishedScheme(QStringLiteral("49kb")));
+        TrainingGraphPane* pane = panel.graphPane();
+        QVERIFY(panel.waitForGraph(300000));
+        const int all = static_cast<int>(pane->graph().ops.size());
+        QCOMPARE(pane->view()->nodeNames().size(), all);
+        QVERIFY(pane->legend()->findChild<QWidget*>(QStringLiteral("legend-pruned"))->isVisibleTo(pane));
+        QCOMPARE(pane->viewBox()->count(), 3);
+        for (int i = 0; i < 3; ++i) QVERIFY(!pane->viewBox()->itemData(i, Qt::ToolTipRole).toString().isEmpty());
+
+        pane->viewBox()->setCurrentIndex(int(TrainingGraphViewMode::Kept));
+        QCOMPARE(pane->viewMode(), TrainingGraphViewMode::Kept);
+        QVERIFY(pane->waitForLayout(300000));
+        int live = 0;
+        for (char c : pane->graph().live) live += c ? 1 : 0;
+        QCOMPARE(pane->view()->nodeNames().size(), live);
+        QVERIFY(!pane->legend()->findChild<QWidget*>(QStringLiteral("legend-pruned"))->isVisibleTo(pane));
+
+        // Bias-only:12 re-prunes the same ops: a smaller drawing, what appeared or changed outlined.
+        const int hits = pane->layoutCacheHits();
+        const std::vector<char> live49 = pane->graph().live;
+        panel.applyBiasOnly(12);
+        QVERIFY(pane->waitForLayout(300000));
+        int live12 = 0;
+        for (char c : pane->graph().live) live12 += c ? 1 : 0;
+        QVERIFY(live12 < live);
+        QCOMPARE(pane->view()->nodeNames().size(), live12);
+        int appeared = 0, vanished = 0;
+        for (std::size_t i = 0; i < live49.size(); ++i) {
+            appeared += !live49[i] && pane->graph().live[i];
+            vanished += live49[i] && !pane->graph().live[i];
+        }
+        QVERIFY(vanished > 0);
+        QCOMPARE(pane->vanishedOps(), vanished);
+        QCOMPARE(int(pane->changedOps().size()), appeared);
+        QVERIFY(pane->summaryText().contains(QStringLiteral("disappeared")));
+        // Back to 49kb: the kept view comes from the cache.
+        QVERIFY(panel.loadPublishedScheme(QStringLiteral("49kb")));
+        QVERIFY(pane->waitForLayout(300000));
+        QCOMPARE(pane->layoutCacheHits(), hits + 1);
+        QCOMPARE(pane->view()->nodeNames().size(), live);
+
+        // Collapsed per block; a click on a block expands it.
+        pane->setCollapsed(true);
+        QVERIFY(pane->waitForLayout(300000));
+        const TrainingGraphView& v = pane->graphView();
+        QVERIFY(v.collapsedNodes() > 0);
+        QCOMPARE(pane->view()->nodeNames().size(), int(v.nodes.size()));
+        QVERIFY(pane->legend()->findChild<QWidget*>(QStringLiteral("legend-group"))->isVisibleTo(pane));
+        int block = -1;
+        std::size_t before = v.nodes.size();
+        for (const TrainingGraphViewNode& n : v.nodes)
+            if (n.collapsed) {
+                block = n.group;
+                break;
+            }
+        QVERIFY(pane->toggleGroup(block));
+        QVERIFY(pane->waitForLayout(300000));
+        QVERIFY(pane->graphView().nodes.size() > before);
+        QVERIFY(pane->graphView().options.expanded.count(block));
+
+        // Backward only: no forward op, no forward entry in the legend.
+        pane->setCollapsed(false);
+        pane->setViewMode(TrainingGraphViewMode::Backward);
+        QVERIFY(pane->waitForLayout(300000));
+        QCOMPARE(pane->view()->nodeNames().size(), trainingGraphViewOpCount(pane->graph(), TrainingGraphViewMode::Backward));
+        QVERIFY(!pane->legend()->findChild<QWidget*>(QStringLiteral("legend-forward"))->isVisibleTo(pane));
+        pane->setViewMode(TrainingGraphViewMode::Whole);
+        QVERIFY(pane->waitForLayout(300000));
+        QCOMPARE(pane->view()->nodeNames().size(), all);
     }
 
     void undoAndRedoWalkTheEditsBackAndForth()

@@ -3,6 +3,7 @@
 #include "ToolButton.h"
 
 #include "FlowLayout.h"
+#include "Palette.h"
 #include "viz/TrainingGraphDot.h"
 
 #include <QHBoxLayout>
@@ -82,13 +83,24 @@ int GraphFindBar::next(const QString& text, int count, const std::function<QStri
 QWidget* trainingGraphLegend()
 {
     QList<QWidget*> legend;
+    const char* keys[] = {"forward", "loss", "backward", "gradient", "pruned"};
+    int k = 0;
     for (TrainingGraphNodeClass c : {TrainingGraphNodeClass::Forward, TrainingGraphNodeClass::Loss, TrainingGraphNodeClass::Backward,
                                      TrainingGraphNodeClass::GradientOutput, TrainingGraphNodeClass::Pruned}) {
         const TrainingGraphNodeStyle& s = trainingGraphNodeStyle(c);
         legend << swatch(QString::fromLatin1(s.legend), QString::fromLatin1(s.fill), QString::fromLatin1(s.border), s.dashed);
+        legend.last()->setObjectName(QStringLiteral("legend-") + QLatin1String(keys[k++]));
     }
+    const TrainingGraphNodeStyle& back = trainingGraphNodeStyle(TrainingGraphNodeClass::Backward);
+    legend << swatch(QStringLiteral("▣ block of ops (click: expand)"), QString::fromLatin1(back.fill), QString::fromLatin1(back.border), false);
+    legend.last()->setObjectName(QStringLiteral("legend-group"));
+    legend.last()->setToolTip(QStringLiteral("The ops of one block and pass drawn as one node; click it to draw its ops"));
     legend << new QLabel(QStringLiteral("<span style='color:%1'>━━</span> saved for backward")
                              .arg(QString::fromLatin1(trainingGraphEdgeStyle(TrainingGraphEdgeClass::Saved).color)));
+    legend.last()->setObjectName(QStringLiteral("legend-saved"));
+    legend << new QLabel(QStringLiteral("<span style='color:%1'>▢</span> changed by the last edit").arg(paletteColor("highlight").name()));
+    legend.last()->setObjectName(QStringLiteral("legend-changed"));
+    legend.last()->setToolTip(QStringLiteral("Ops that appeared (or changed colour) with the last scheme edit; the status line counts those that disappeared"));
     return wrappingRow(legend);
 }
 

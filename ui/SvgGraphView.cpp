@@ -5,6 +5,7 @@
 #include <QGraphicsRectItem>
 #include <algorithm>
 #include <cmath>
+#include <vector>
 #include <QGraphicsScene>
 #include <QGraphicsSvgItem>
 #include <QLabel>
@@ -148,6 +149,40 @@ void SvgGraphView::fitAll()
         scale(1.5, 1.5);
     }
     centerOn(r.center());
+}
+
+bool SvgGraphView::frameNodes(const QStringList& anchors, const QStringList& nearby, double minScale)
+{
+    QRectF r;
+    for (const QString& n : anchors) {
+        auto it = nodeRects_.constFind(n);
+        if (it != nodeRects_.constEnd()) r = r.isNull() ? it.value() : r.united(it.value());
+    }
+    if (r.isNull()) return false;
+    const QSizeF port = viewport()->size();
+    auto scaleFor = [&](const QRectF& x) {
+        const QRectF m = x.adjusted(-30, -30, 30, 30);
+        return std::min(port.width() / m.width(), port.height() / m.height());
+    };
+    std::vector<std::pair<double, QRectF>> more;
+    for (const QString& n : nearby) {
+        auto it = nodeRects_.constFind(n);
+        if (it == nodeRects_.constEnd()) continue;
+        const QPointF d = it.value().center() - r.center();
+        more.push_back({d.x() * d.x() + d.y() * d.y(), it.value()});
+    }
+    std::sort(more.begin(), more.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [dist, rect] : more) {
+        const QRectF u = r.united(rect);
+        if (scaleFor(u) < minScale) break;
+        r = u;
+    }
+    const double s = std::clamp(scaleFor(r), minScale, 1.5);
+    resetTransform();
+    scale(s, s);
+    centerOn(r.center());
+    userZoomed_ = true;   // a relayout of the same model keeps this view
+    return true;
 }
 
 void SvgGraphView::zoomBy(double factor)

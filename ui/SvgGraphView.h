@@ -40,6 +40,9 @@ public:
     bool focusNode(const QString& name, double minScale);
     QString selectedNode() const { return selected_; }
     void fitAll();
+    // A default zoom on what matters: the `anchors` and as many of the `nearby` nodes (nearest to
+    // the anchors first) as fit at `minScale` or more, at most 1.5×; false when no anchor is laid out.
+    bool frameNodes(const QStringList& anchors, const QStringList& nearby, double minScale);
     void zoomBy(double factor);
 
 Q_SIGNALS:

@@ -21,6 +21,7 @@
 #include "zoo/ZooCatalog.h"
 
 #include <QAction>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFileInfo>
@@ -52,7 +53,18 @@ TrainingInspectorPanel::TrainingInspectorPanel(AppState* state, QWidget* parent)
     files_ = new InspectorFiles(state_, model_, pane_, this);
     auto* left = new QSplitter(Qt::Vertical);
     left->addWidget(table_);
-    left->addWidget(withWrappingLegend(chart_, chart_->chart()));   // its legend wraps, never cut
+    auto* chartBox = new QWidget;
+    auto* chartLayout = new QVBoxLayout(chartBox);
+    chartLayout->setContentsMargins(0, 0, 0, 0);
+    chartLayout->setSpacing(2);
+    auto* fixedAxes = new QCheckBox(QStringLiteral("Axes fixed to the full update"));
+    fixedAxes->setChecked(chart_->fixedAxes());
+    fixedAxes->setToolTip(QStringLiteral("Scale both axes to this model's full update (every bias and all weights), so switching "
+                                         "schemes shows how much memory changes; off: fit the axes to the current scheme"));
+    connect(fixedAxes, &QCheckBox::toggled, chart_, &TrainingMemoryChart::setFixedAxes);
+    chartLayout->addWidget(fixedAxes);
+    chartLayout->addWidget(withWrappingLegend(chart_, chart_->chart()), 1);   // its legend wraps, never cut
+    left->addWidget(chartBox);
     left->setStretchFactor(0, 3);
     left->setStretchFactor(1, 2);
     left->setSizes({430, 300});
@@ -288,8 +300,12 @@ double TrainingInspectorPanel::budgetKB() const { return budget_->value(); }
 void TrainingInspectorPanel::onSchemeChanged()
 {
     refreshTotals();
-    if (model_->hasLedger()) chart_->setLedger(model_->ledger(), budget_->value());
-    else chart_->clearLedger();
+    if (model_->hasLedger()) {
+        chart_->setReferenceLedger(model_->fullUpdateLedger());   // the fixed axes' scale (microseconds)
+        chart_->setLedger(model_->ledger(), budget_->value());
+    } else {
+        chart_->clearLedger();
+    }
     refreshBanner();
     toolbar_->showScheme(model_->hasNetwork() ? model_->schemeDescription() : QString());
     if (!updating_) syncGraph();

@@ -78,6 +78,11 @@ void TrainingLayerModel::setMode(AutodiffMode mode)
     replaceScheme(scheme_);
 }
 
+MemoryLedger TrainingLayerModel::fullUpdateLedger() const
+{
+    return memory_->ledger(SparseScheme::lastLayers(*net_, net_->numBackboneConvs()).resolve(*net_), mode_);
+}
+
 void TrainingLayerModel::recompute()
 {
     ledger_.reset();

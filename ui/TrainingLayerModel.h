@@ -38,6 +38,9 @@ public:
     std::shared_ptr<const Network> networkPtr() const { return net_; }
     const ResolvedScheme& scheme() const { return scheme_; }
     const MemoryLedger& ledger() const { return *ledger_; }
+    // The ledger of the model's full update (every layer's bias and all weights) in the current
+    // mode: the memory chart's fixed scale. Needs hasLedger().
+    MemoryLedger fullUpdateLedger() const;
     const std::vector<CoverageFinding>& findings() const { return findings_; }
     QStringList warningsOf(int convIndex) const;
     QStringList modelWarnings() const;

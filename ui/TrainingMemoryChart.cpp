@@ -9,8 +9,25 @@
 #include <QtCharts/QValueAxis>
 
 #include <algorithm>
+#include <tuple>
+#include <utility>
 
 namespace tinyscope::ui {
+
+namespace {
+
+// The tallest stacked bar and the running total's left end (inference peak + all extra), KB.
+std::pair<double, double> extentsKB(const MemoryLedger& m)
+{
+    double bar = 0, total = static_cast<double>(m.inference_peak_bytes);
+    for (const LedgerRow& r : m.rows) {
+        bar = std::max(bar, r.totalBytes() / 1024.0);
+        total += r.totalBytes();
+    }
+    return {bar, total / 1024.0};
+}
+
+}  // namespace
 
 TrainingMemoryChart::TrainingMemoryChart(QWidget* parent) : QChartView(parent)
 {
@@ -87,7 +104,7 @@ void TrainingMemoryChart::setLedger(const MemoryLedger& m, double budgetKB)
     QList<QPointF> running;
     running.reserve(n);
     double acc = static_cast<double>(m.inference_peak_bytes);
-    maxBarKB_ = 0;
+    maxBarKB_ = extentsKB(m).first;
     for (int i = n - 1; i >= 0; --i) {
         const LedgerRow& r = m.rows[static_cast<std::size_t>(i)];
         acc += r.totalBytes();
@@ -100,7 +117,6 @@ void TrainingMemoryChart::setLedger(const MemoryLedger& m, double budgetKB)
         v[1] << static_cast<double>(r.bias_bytes) / 1024.0;
         v[2] << static_cast<double>(r.saved_input_bytes + r.classifier_input_bytes) / 1024.0;
         v[3] << static_cast<double>(r.weight_bytes) / 1024.0;
-        maxBarKB_ = std::max(maxBarKB_, v[0].last() + v[1].last() + v[2].last() + v[3].last());
     }
     for (int s = 0; s < 4; ++s) {
         if (sets_[s]->count() == n) {
@@ -139,11 +155,26 @@ void TrainingMemoryChart::setBudget(double budgetKB)
     rescale();
 }
 
+void TrainingMemoryChart::setReferenceLedger(const MemoryLedger& full)
+{
+    std::tie(refBarKB_, refTotalKB_) = extentsKB(full);
+}
+
+void TrainingMemoryChart::setFixedAxes(bool fixed)
+{
+    fixedAxes_ = fixed;
+    rescale();
+}
+
+double TrainingMemoryChart::leftAxisMaxKB() const { return y_->max(); }
+double TrainingMemoryChart::rightAxisMaxKB() const { return y2_->max(); }
+
 void TrainingMemoryChart::rescale()
 {
-    y_->setRange(0, std::max(1.0, maxBarKB_ * 1.15));
+    const bool fixed = fixedAxes_ && categories_ > 0;
+    y_->setRange(0, std::max(1.0, std::max(maxBarKB_, fixed ? refBarKB_ : 0.0) * 1.15));
     y_->applyNiceNumbers();
-    y2_->setRange(0, std::max(budgetKB_, maxTotalKB_) * 1.1);
+    y2_->setRange(0, std::max({budgetKB_, maxTotalKB_, fixed ? refTotalKB_ : 0.0}) * 1.1);
     y2_->applyNiceNumbers();
 }
 

@@ -5,6 +5,11 @@
 // the SRAM budget (dashed): where the line crosses the budget, updating further back no longer
 // fits; its left end is the scheme's total (what the training-budget search limits).
 // Updates replace the series' values in place (no new chart per toggle).
+//
+// Axes (issue 22): by default both value axes are fixed per model — scaled to the model's full
+// update (every layer's bias and all weights, setReferenceLedger) or to the current scheme if that
+// is larger — so switching schemes shows the change of magnitude instead of rescaling it away
+// (15 KB → 1 KB → 200 KB). setFixedAxes(false) fits the axes to the current scheme.
 #include "graph/MemoryLedger.h"
 
 #include <QtCharts/QChartView>
@@ -24,6 +29,12 @@ public:
     void setLedger(const MemoryLedger& ledger, double budgetKB);
     void setBudget(double budgetKB);
     void clearLedger();
+    // The ledger of the model's full update: the fixed axes' scale. Call before setLedger.
+    void setReferenceLedger(const MemoryLedger& full);
+    void setFixedAxes(bool fixed);
+    bool fixedAxes() const { return fixedAxes_; }
+    double leftAxisMaxKB() const;
+    double rightAxisMaxKB() const;
 
     // What is plotted (KB), for tests: per conv the four stacked values and the running total.
     QList<qreal> values(int set) const;   // 0 masks, 1 biases, 2 saved inputs, 3 weights
@@ -42,6 +53,8 @@ private:
     int categories_ = 0;
     double budgetKB_ = 256;
     double maxBarKB_ = 0, maxTotalKB_ = 0;
+    double refBarKB_ = 0, refTotalKB_ = 0;   // of the full update
+    bool fixedAxes_ = true;
 };
 
 }  // namespace tinyscope::ui

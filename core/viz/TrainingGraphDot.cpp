@@ -87,53 +87,85 @@ TrainingGraphEdgeClass trainingGraphEdgeClass(const TrainingGraph& g, int produc
 const TrainingGraphNodeStyle& trainingGraphNodeStyle(TrainingGraphNodeClass c) { return nodeStyles()[static_cast<int>(c)]; }
 const TrainingGraphEdgeStyle& trainingGraphEdgeStyle(TrainingGraphEdgeClass c) { return edgeStyles()[static_cast<int>(c)]; }
 
-std::string trainingGraphDot(const TrainingGraph& g, const TrainingGraphDotOptions& options)
+std::vector<std::string> trainingGraphOpLabels(const TrainingGraph& g, bool stableLabels)
 {
     std::vector<const GraphOutput*> outputOf(g.tensors.size(), nullptr);
     for (const GraphOutput& o : g.outputs) outputOf[static_cast<std::size_t>(o.tensor)] = &o;
     // Stable labels: the parameter whose gradient a tensor holds, output or not.
     std::vector<std::string> gradientOf(g.tensors.size());
-    if (options.stableLabels) {
+    if (stableLabels) {
         for (std::size_t p = 0; p < g.parameter_gradient.size(); ++p)
             if (g.parameter_gradient[p] >= 0) gradientOf[static_cast<std::size_t>(g.parameter_gradient[p])] = g.tensors[p].name;
         for (const GraphOutput& o : g.outputs) gradientOf[static_cast<std::size_t>(o.tensor)] = o.info;
     }
-    const std::vector<TrainingGraphNodeClass> classes = trainingGraphNodeClasses(g);
-
-    std::ostringstream d;
-    d << "digraph training_graph {\n"
-      << "  graph [rankdir=" << options.rankdir << " nodesep=0.18 ranksep=0.32 fontname=\"DejaVu Sans\" fontsize=14 labelloc=t"
-      // Bounded crossing minimisation: a thousand-op graph lays out in seconds, not minutes.
-      << " mclimit=0.05 nslimit=1 nslimit1=1 remincross=false searchsize=5";
-    if (!options.title.empty()) d << " label=" << dotQuote(options.title);
-    d << "]\n"
-      << "  node [fontname=\"DejaVu Sans\" fontsize=10 shape=box style=\"rounded,filled\" height=0.3 margin=\"0.08,0.03\"]\n"
-      << "  edge [arrowsize=0.5 color=\"" << paletteColour("graph.edge.data") << "\"]\n";
+    std::vector<std::string> labels(g.ops.size());
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
-        const int op = static_cast<int>(i);
-        const Op& o = g.op(op);
-        if (!isLive(g, op) && !options.showPruned) continue;
+        const Op& o = g.ops[i];
         const Tensor& out = g.tensor(o.output);
         const GraphOutput* leaf = outputOf[static_cast<std::size_t>(o.output)];
         std::string label = std::string(opTypeName(o.kind)) + "\n" + shapeText(out.shape) + " " + dtypeName(out.dtype);
-        if (options.stableLabels) {
+        if (stableLabels) {
             const std::string& param = gradientOf[static_cast<std::size_t>(o.output)];
             if (!param.empty()) label += "\n" + param;
             else if (leaf) label += "\n" + leaf->info;
         } else if (leaf) {
             label += "\n" + leaf->info;
         }
-        std::string tooltip = trainingGraphNodeName(g, op) + " (" + opRoleName(o.role) + ")\nattrs " + o.attrs.dump() +
-                              "\nout " + shapeText(out.shape) + " " + dtypeName(out.dtype);
-        for (int in : o.inputs) {
-            const Tensor& t = g.tensor(in);
-            tooltip += "\nin  " + (t.kind == TensorKind::Parameter ? t.name
-                                   : t.kind == TensorKind::Constant ? "constant " + std::to_string(t.value)
-                                                                    : trainingGraphNodeName(g, t.producer)) +
-                       " " + shapeText(t.shape) + " " + dtypeName(t.dtype);
-        }
-        d << "  " << dotQuote(trainingGraphNodeName(g, op)) << " [label=" << dotQuote(label) << " "
-          << nodeAttrs(trainingGraphNodeStyle(classes[i])) << " tooltip=" << dotQuote(tooltip) << "]\n";
+        labels[i] = std::move(label);
+    }
+    return labels;
+}
+
+std::string trainingGraphOpTooltip(const TrainingGraph& g, int op)
+{
+    const Op& o = g.op(op);
+    const Tensor& out = g.tensor(o.output);
+    std::string tooltip = trainingGraphNodeName(g, op) + " (" + opRoleName(o.role) + ")\nattrs " + o.attrs.dump() +
+                          "\nout " + shapeText(out.shape) + " " + dtypeName(out.dtype);
+    for (int in : o.inputs) {
+        const Tensor& t = g.tensor(in);
+        tooltip += "\nin  " + (t.kind == TensorKind::Parameter ? t.name
+                               : t.kind == TensorKind::Constant ? "constant " + std::to_string(t.value)
+                                                                : trainingGraphNodeName(g, t.producer)) +
+                   " " + shapeText(t.shape) + " " + dtypeName(t.dtype);
+    }
+    return tooltip;
+}
+
+std::string trainingGraphNodeAttrs(TrainingGraphNodeClass c) { return nodeAttrs(trainingGraphNodeStyle(c)); }
+
+std::string trainingGraphDotHeader(const TrainingGraphDotOptions& options)
+{
+    std::ostringstream d;
+    d << "digraph training_graph {\n"
+      << "  graph [rankdir=" << options.rankdir << " nodesep=0.18 ranksep=0.32 fontname=\"DejaVu Sans\" fontsize=14 labelloc=t";
+    if (!options.layoutAttrs.empty()) d << " " << options.layoutAttrs;
+    if (!options.title.empty()) d << " label=" << dotQuote(options.title);
+    d << "]\n"
+      << "  node [fontname=\"DejaVu Sans\" fontsize=10 shape=box style=\"rounded,filled\" height=0.3 margin=\"0.08,0.03\"]\n"
+      << "  edge [arrowsize=0.5 color=\"" << paletteColour("graph.edge.data") << "\"]\n";
+    return d.str();
+}
+
+std::string trainingGraphEdgeAttrs(TrainingGraphEdgeClass ec, bool saved)
+{
+    if (ec == TrainingGraphEdgeClass::Data && !saved) return {};
+    const TrainingGraphEdgeStyle& es = trainingGraphEdgeStyle(ec);
+    return std::string(" [color=\"") + es.color + "\"" + (es.dashed ? " style=dashed" : "") + (saved ? " constraint=false" : "") + "]";
+}
+
+std::string trainingGraphDot(const TrainingGraph& g, const TrainingGraphDotOptions& options)
+{
+    const std::vector<TrainingGraphNodeClass> classes = trainingGraphNodeClasses(g);
+    const std::vector<std::string> labels = trainingGraphOpLabels(g, options.stableLabels);
+
+    std::ostringstream d;
+    d << trainingGraphDotHeader(options);
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+        const int op = static_cast<int>(i);
+        if (!isLive(g, op) && !options.showPruned) continue;
+        d << "  " << dotQuote(trainingGraphNodeName(g, op)) << " [label=" << dotQuote(labels[i]) << " "
+          << trainingGraphNodeAttrs(classes[i]) << " tooltip=" << dotQuote(trainingGraphOpTooltip(g, op)) << "]\n";
     }
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const int op = static_cast<int>(i);
@@ -141,14 +173,8 @@ std::string trainingGraphDot(const TrainingGraph& g, const TrainingGraphDotOptio
         for (int in : g.op(op).inputs) {
             const int p = g.tensor(in).producer;
             if (p < 0) continue;
-            d << "  " << dotQuote(trainingGraphNodeName(g, p)) << " -> " << dotQuote(trainingGraphNodeName(g, op));
-            const bool saved = isSavedEdge(g, p, op);
-            const TrainingGraphEdgeClass ec = trainingGraphEdgeClass(g, p, op);
-            if (ec != TrainingGraphEdgeClass::Data || saved) {
-                const TrainingGraphEdgeStyle& es = trainingGraphEdgeStyle(ec);
-                d << " [color=\"" << es.color << "\"" << (es.dashed ? " style=dashed" : "") << (saved ? " constraint=false" : "") << "]";
-            }
-            d << "\n";
+            d << "  " << dotQuote(trainingGraphNodeName(g, p)) << " -> " << dotQuote(trainingGraphNodeName(g, op))
+              << trainingGraphEdgeAttrs(trainingGraphEdgeClass(g, p, op), isSavedEdge(g, p, op)) << "\n";
         }
     }
     if (options.legend) {

@@ -14,6 +14,11 @@
 
 namespace tinyscope {
 
+// Bounded crossing minimisation: a thousand-op graph lays out in seconds, not minutes.
+inline constexpr const char* kTrainingGraphLayoutAttrs = "mclimit=0.05 nslimit=1 nslimit1=1 remincross=false searchsize=5";
+// The pane's options (issue 22, measured in bench_graph_layout): see docs/TRAINING_INSPECTOR.md.
+inline constexpr const char* kTrainingGraphFastLayoutAttrs = "mclimit=0.05 nslimit=0.01 nslimit1=1 remincross=false searchsize=5 splines=line";
+
 struct TrainingGraphDotOptions {
     std::string title;
     bool showPruned = true;      // false: only the ops the scheme keeps
@@ -23,6 +28,13 @@ struct TrainingGraphDotOptions {
     // not the scheme keeps it: node sizes (and so the layout) then do not depend on the scheme's
     // bias choices, and a view can recolour instead of laying out again.
     bool stableLabels = false;
+    // Graph attributes that bound Graphviz's work (crossing minimisation, network simplex, edge
+    // routing). The default keeps the layout of the pane and of the exports; see
+    // kTrainingGraphFastLayout for large graphs.
+    std::string layoutAttrs = kTrainingGraphLayoutAttrs;
+    // false: no colours, dashes or pen widths (a view restyles every item after the layout), so the
+    // DOT — a layout cache's key — does not change when only liveness does. Teaching views only.
+    bool styles = true;
 };
 
 std::string trainingGraphDot(const TrainingGraph& g, const TrainingGraphDotOptions& options = {});
@@ -52,5 +64,16 @@ std::vector<TrainingGraphNodeClass> trainingGraphNodeClasses(const TrainingGraph
 TrainingGraphEdgeClass trainingGraphEdgeClass(const TrainingGraph& g, int producer, int consumer);
 const TrainingGraphNodeStyle& trainingGraphNodeStyle(TrainingGraphNodeClass c);
 const TrainingGraphEdgeStyle& trainingGraphEdgeStyle(TrainingGraphEdgeClass c);
+
+// Pieces of the DOT text, shared with the teaching views (TrainingGraphView.h).
+// Per op, the node label: op type, output shape and dtype, and the parameter whose gradient it holds.
+std::vector<std::string> trainingGraphOpLabels(const TrainingGraph& g, bool stableLabels);
+std::string trainingGraphOpTooltip(const TrainingGraph& g, int op);
+// `fillcolor=... color=... fontcolor=...` (and penwidth, dashes) of a node style.
+std::string trainingGraphNodeAttrs(TrainingGraphNodeClass c);
+// "digraph training_graph {" with the graph, node and edge defaults.
+std::string trainingGraphDotHeader(const TrainingGraphDotOptions& options);
+// The attribute list of an edge of that class ("" for a plain data edge).
+std::string trainingGraphEdgeAttrs(TrainingGraphEdgeClass c, bool saved);
 
 }  // namespace tinyscope

@@ -100,6 +100,47 @@ int prepareInspector(MainWindow& window)
     return leaf;
 }
 
+// The graph's "kept ops only" view (issue 22) of mcunet-5fps under the published 49kb scheme, then
+// under bias-only:12 (the graph shrinks; the ops the edit kept or added are outlined), each framed
+// on the loss and the gradient outputs as the pane frames a new view, at the window's size and at
+// 1280×720; then the collapsed kept view of 49kb. The pane is left on the whole graph and 49kb.
+int grabKeptViews(MainWindow& window, const QString& base)
+{
+    TrainingInspectorPanel* ti = window.trainingInspectorPanel();
+    TrainingGraphPane* pane = ti->graphPane();
+    window.tabs()->setCurrentWidget(ti);
+    ti->rightTabs()->setCurrentWidget(pane);
+    int written = 0;
+    const QSize full = window.size();
+    for (const auto& [suffix, size] : {std::pair{QString(), full}, std::pair{QStringLiteral("-1280x720"), QSize(1280, 720)}}) {
+        window.resize(size);
+        ti->loadPublishedScheme(QStringLiteral("49kb"));
+        pane->setCollapsed(false);
+        pane->setViewMode(TrainingGraphViewMode::Kept);
+        if (!ti->waitForGraph(120000)) std::cerr << "tinyscope-screenshots: the kept view was still laying out after 120 s\n";
+        QApplication::processEvents();
+        pane->focusDefault();
+        written += saveGrab(&window, base + QStringLiteral("training-graph-kept-49kb") + suffix + QStringLiteral(".png"));
+        ti->applyBiasOnly(12);
+        if (!ti->waitForGraph(120000)) std::cerr << "tinyscope-screenshots: the kept view was still laying out after 120 s\n";
+        QApplication::processEvents();
+        pane->focusDefault();
+        written += saveGrab(&window, base + QStringLiteral("training-graph-kept-bias-only-12") + suffix + QStringLiteral(".png"));
+    }
+    window.resize(full);
+    ti->loadPublishedScheme(QStringLiteral("49kb"));
+    pane->setCollapsed(true);
+    if (ti->waitForGraph(120000)) {
+        QApplication::processEvents();
+        pane->focusDefault();
+        written += saveGrab(&window, base + QStringLiteral("training-graph-kept-collapsed-49kb.png"));
+    }
+    pane->setCollapsed(false);
+    pane->setViewMode(TrainingGraphViewMode::Whole);
+    ti->waitForGraph(120000);
+    return written;
+}
+
 // Each panel as it is now, at the window's current size, to DIR/<panel><suffix>.png.
 int grabPanels(MainWindow& window, const QString& base, const QString& suffix)
 {
@@ -209,6 +250,7 @@ int writeDemoSet(MainWindow& window, const QString& dir, bool measure)
     window.tabs()->setCurrentWidget(ti);
     ti->graphPane()->focusOp(leaf, 0.9);
     written += saveGrab(&window, base + QStringLiteral("training-inspector-detail.png"));
+    written += grabKeptViews(window, base);
 
     written += grabFineTune(window, base, measure);
 
