@@ -5,9 +5,7 @@
 #include "SchemeAccuracyScatter.h"
 #include "TrainingLayerModel.h"
 
-#include "graph/SparseScheme.h"
 #include "io/Text.h"
-#include "zoo/Network.h"
 
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -67,9 +65,7 @@ bool SchemeCompareView::pin()
     a_ = layers_->ledger();
     schemeA_ = layers_->schemeDescription();
     // The axis: the model's full update (every weight and bias) needs the most of every part.
-    const Network& net = *net_;
-    const MemoryLedger full =
-        TrainingMemoryModel(net).ledger(SparseScheme::lastLayers(net, net.numBackboneConvs()).resolve(net), layers_->mode());
+    const MemoryLedger full = layers_->fullUpdateLedger();
     std::int64_t most = 0;
     for (const ComparedMemory& r : compareLedgers(full, *a_))
         if (r.key != "extra" && r.key != "total") most = std::max({most, r.a, r.b});
