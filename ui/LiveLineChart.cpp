@@ -2,6 +2,9 @@
 
 #include "ChartStyle.h"
 
+#include <QCursor>
+#include <QToolTip>
+#include <QtCharts/QLegendMarker>
 #include <QtCharts/QLineSeries>
 #include <QtCharts/QValueAxis>
 
@@ -31,7 +34,53 @@ int LiveLineChart::addSeries(const QString& name, const QColor& colour, bool poi
     s->attachAxis(x_);
     s->attachAxis(y_);
     series_.append(s);
-    return static_cast<int>(series_.size()) - 1;
+    const int index = static_cast<int>(series_.size()) - 1;
+    connect(s, &QLineSeries::hovered, this, [this, index](const QPointF& p, bool on) {
+        if (on) QToolTip::showText(QCursor::pos(), valueText(index, p.x()), this);
+        else QToolTip::hideText();
+    });
+    return index;
+}
+
+QString LiveLineChart::valueText(int series, double x) const
+{
+    const QLineSeries* s = series_[series];
+    if (s->count() == 0) return QString();
+    qsizetype best = 0;
+    for (qsizetype k = 1; k < s->count(); ++k)
+        if (std::abs(s->at(k).x() - x) < std::abs(s->at(best).x() - x)) best = k;
+    const QPointF p = s->at(best);
+    return QStringLiteral("%1 — %2 %3: %4").arg(s->name(), x_->titleText()).arg(p.x()).arg(p.y(), 0, 'f', 3);
+}
+
+void LiveLineChart::setMarker(double x, const QString& name)
+{
+    markerX_ = x;
+    if (x < 0) {
+        if (marker_) marker_->hide();
+        return;
+    }
+    if (!marker_) {
+        marker_ = new QLineSeries;
+        QPen pen(Qt::gray);
+        pen.setStyle(Qt::DashLine);
+        pen.setWidth(2);
+        marker_->setPen(pen);
+        chart()->addSeries(marker_);
+        marker_->attachAxis(x_);
+        marker_->attachAxis(y_);
+        // Not in the legend: the legend stays as it was (narrow charts cut long legends, issue 19).
+        for (QLegendMarker* m : chart()->legend()->markers(marker_)) m->setVisible(false);
+    }
+    marker_->setName(name);
+    marker_->show();
+    placeMarker();
+}
+
+void LiveLineChart::placeMarker()
+{
+    if (!marker_ || markerX_ < 0) return;
+    marker_->replace(QList<QPointF>{QPointF(markerX_, y_->min()), QPointF(markerX_, y_->max())});
 }
 
 void LiveLineChart::append(int series, double x, double y)
@@ -46,6 +95,7 @@ void LiveLineChart::append(int series, double x, double y)
         y_->setRange(ylo_ - pad, yhi_ + pad);
     }
     if (x > x_->max()) setXSpan(x);
+    placeMarker();
 }
 
 void LiveLineChart::clear()
