@@ -490,6 +490,16 @@ private Q_SLOTS:
                  qPrintable(message.front().front().toString()));
         QVERIFY(panel.statusText().contains(QStringLiteral("Loaded into the Design-space panel")));
 
+        // A new run (live mode's re-runs too) is shown at its last generation, paused.
+        slider->setValue(1);
+        panel.startSearch(false);
+        QVERIFY(finished.wait(30000));
+        QCOMPARE(slider->value(), o.generations);
+        QCOMPARE(pareto->generation(), o.generations);
+        QVERIFY(!panel.playback()->playing());
+        r = panel.lastResult();
+        QCOMPARE(pareto->populationShown(), r->populations.back());
+
         // Re-opened from the history, the run plays back the same populations and origins.
         ui::SearchPanel reopened(&state, historyPath);
         reopened.reopen(0);

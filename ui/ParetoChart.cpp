@@ -352,7 +352,7 @@ void ParetoChart::redraw()
         for (std::size_t i = 0; i < result_->evaluated.size() && w == result_->evaluated.size(); ++i)
             if (result_->evaluated[i].accuracy == result_->best.accuracy && result_->evaluated[i].cost.macs == result_->best.cost.macs) w = i;
         if (w < result_->evaluated.size()) {
-            addScatter(QStringLiteral("■ winner"), paletteColor("highlight"), Qt::black, QScatterSeries::MarkerShapeRectangle, 13, {w});
+            addScatter(QStringLiteral("winner"), paletteColor("highlight"), Qt::black, QScatterSeries::MarkerShapeRectangle, 13, {w});
             if (playback) best_ = static_cast<long long>(w);
         }
     }
