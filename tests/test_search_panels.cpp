@@ -34,6 +34,7 @@
 #include <QSlider>
 #include <QPushButton>
 #include <QtCharts/QChartView>
+#include <QtCharts/QLegendMarker>
 #include <QtCharts/QScatterSeries>
 #include <set>
 #include <tuple>
@@ -436,6 +437,8 @@ private Q_SLOTS:
                     }
                 }
         }
+        // The marker is not a legend entry (narrow charts cut long legends).
+        QCOMPARE(panel.convergenceChart()->chart()->legend()->markers().size(), 2);   // best so far, population mean
         // The keyboard drives it too.
         slider->setFocus();
         QTest::keyClick(slider, Qt::Key_End);

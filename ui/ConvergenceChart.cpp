@@ -18,7 +18,7 @@ void ConvergenceChart::start(int generations)
     setXSpan(generations);
 }
 
-void ConvergenceChart::showGeneration(int g) { setMarker(g, QStringLiteral("generation shown")); }
+void ConvergenceChart::showGeneration(int g) { setMarker(g); }
 
 void ConvergenceChart::append(const GenerationStats& g)
 {

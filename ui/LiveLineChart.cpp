@@ -4,7 +4,7 @@
 
 #include <QCursor>
 #include <QToolTip>
-#include <QtCharts/QLegendMarker>
+#include <QGraphicsLineItem>
 #include <QtCharts/QLineSeries>
 #include <QtCharts/QValueAxis>
 
@@ -53,34 +53,33 @@ QString LiveLineChart::valueText(int series, double x) const
     return QStringLiteral("%1 — %2 %3: %4").arg(s->name(), x_->titleText()).arg(p.x()).arg(p.y(), 0, 'f', 3);
 }
 
-void LiveLineChart::setMarker(double x, const QString& name)
+void LiveLineChart::setMarker(double x)
 {
     markerX_ = x;
-    if (x < 0) {
-        if (marker_) marker_->hide();
-        return;
-    }
     if (!marker_) {
-        marker_ = new QLineSeries;
+        // A line on the chart, not a series: no legend entry (narrow charts cut long legends, issue 19).
+        marker_ = new QGraphicsLineItem(chart());
         QPen pen(Qt::gray);
         pen.setStyle(Qt::DashLine);
         pen.setWidth(2);
         marker_->setPen(pen);
-        chart()->addSeries(marker_);
-        marker_->attachAxis(x_);
-        marker_->attachAxis(y_);
-        // Not in the legend: the legend stays as it was (narrow charts cut long legends, issue 19).
-        for (QLegendMarker* m : chart()->legend()->markers(marker_)) m->setVisible(false);
+        marker_->setZValue(10);
+        connect(chart(), &QChart::plotAreaChanged, this, &LiveLineChart::placeMarker);
+        connect(x_, &QValueAxis::rangeChanged, this, &LiveLineChart::placeMarker);
+        connect(y_, &QValueAxis::rangeChanged, this, &LiveLineChart::placeMarker);
     }
-    marker_->setName(name);
-    marker_->show();
     placeMarker();
 }
 
 void LiveLineChart::placeMarker()
 {
-    if (!marker_ || markerX_ < 0) return;
-    marker_->replace(QList<QPointF>{QPointF(markerX_, y_->min()), QPointF(markerX_, y_->max())});
+    if (!marker_) return;
+    const bool shown = markerX_ >= 0 && !series_.isEmpty();
+    marker_->setVisible(shown);
+    if (!shown) return;
+    const QRectF area = chart()->plotArea();
+    const double px = chart()->mapToPosition(QPointF(markerX_, y_->min()), series_.front()).x();
+    marker_->setLine(px, area.top(), px, area.bottom());
 }
 
 void LiveLineChart::append(int series, double x, double y)
@@ -95,7 +94,6 @@ void LiveLineChart::append(int series, double x, double y)
         y_->setRange(ylo_ - pad, yhi_ + pad);
     }
     if (x > x_->max()) setXSpan(x);
-    placeMarker();
 }
 
 void LiveLineChart::clear()

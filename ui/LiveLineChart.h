@@ -6,6 +6,7 @@
 
 #include <QList>
 
+class QGraphicsLineItem;
 class QLineSeries;
 class QValueAxis;
 
@@ -23,8 +24,8 @@ public:
     void clear();
     void setXSpan(double last);   // x axis 0..last, a tick per step when there are few
     int count(int series) const;
-    // A dashed vertical line at `x` (named `name`, not in the legend); x < 0 removes it.
-    void setMarker(double x, const QString& name = QString());
+    // A dashed vertical line at `x` (not in the legend); x < 0 removes it.
+    void setMarker(double x);
     double marker() const { return markerX_; }
     // The hover text of the point of `series` nearest to x: "best so far — generation 4: 91.234".
     QString valueText(int series, double x) const;
@@ -33,7 +34,7 @@ private:
     void placeMarker();
 
     QList<QLineSeries*> series_;
-    QLineSeries* marker_ = nullptr;
+    QGraphicsLineItem* marker_ = nullptr;
     double markerX_ = -1;
     QValueAxis* x_;
     QValueAxis* y_;
