@@ -38,6 +38,9 @@ inline void runAndCheckScreenshots(const QString& dir, bool measure)
                          QStringLiteral("search-training-budget"), QStringLiteral("training-inspector"),
                          QStringLiteral("training-inspector-detail"), QStringLiteral("training-graph-kept-49kb"),
                          QStringLiteral("training-graph-kept-bias-only-12"), QStringLiteral("training-graph-kept-collapsed-49kb")};
+    // Search playback (issue 22) of the evolution run at generations 0, 10 and 20, also as on a 1280×720 screen.
+    for (const QString& g : {QStringLiteral("0"), QStringLiteral("10"), QStringLiteral("20")})
+        names << QStringLiteral("search-playback-g") + g << QStringLiteral("search-playback-g%1-1280x720").arg(g);
     // With the reference files beside the repository: the export dialog's findings; MIT's graph
     // opened and laid out (about a minute of CPU) unless --no-measure.
     if (haveShared()) names << QStringLiteral("export-dialog") << QStringLiteral("export-dialog-findings");
@@ -60,6 +63,9 @@ inline void runAndCheckScreenshots(const QString& dir, bool measure)
         const bool afterRun = n == QStringLiteral("predictor") || n.startsWith(QStringLiteral("search"));
         QVERIFY2(distinctColours(img, 5) > (afterRun ? 40 : 20), name.constData());
     }
+    // Playback moves: generation 0 (the initial population) is not generation 20 (the last).
+    QVERIFY(QImage(dir + QStringLiteral("/search-playback-g0.png")) != QImage(dir + QStringLiteral("/search-playback-g20.png")));
+    QVERIFY(QImage(dir + QStringLiteral("/search-playback-g10.png")) != QImage(dir + QStringLiteral("/search-playback-g20.png")));
     // The four panels on a 1280×720 screen and on a 1920×1080 screen at 150 % scaling.
     for (const QString& panel : {QStringLiteral("design-space"), QStringLiteral("predictor"), QStringLiteral("search"),
                                  QStringLiteral("training-inspector")})

@@ -30,6 +30,8 @@ const std::vector<std::string> kRolesUsed = {
     // ui/: status text (DeviceVerdictView, DeployDialog, DeployMemoryView, ExportDialog, ExportFindingsView, SearchPanel,
     // EvaluationBox, TrainingInspectorPanel)
     "status.error", "status.pass", "status.fits", "status.over", "status.warn", "status.warn-dark", "status.finding", "search.error",
+    // ui/: search playback (ParetoChart)
+    "search.initial", "search.mutation", "search.crossover",
     // ui/: text, cards, banners, tables (NodeInspector, TrainingInspectorPanel, SvgGraphView, CostTableModel, TrainingLayerModel)
     "text.strong", "text.note", "text.caption", "text.faint", "text.dim", "text.frozen", "rule", "card.background", "card.border",
     "banner.background", "banner.border", "overlay.background", "overlay.border", "overlay.text", "table.peak", "layers.warning",

@@ -1,20 +1,25 @@
 // Search: limits (unknown keys, infeasible requests proven at once with the least reachable value),
 // the lab's evolution and random search draw for draw against a Python rendering of their
 // semantics, reproducibility, limits met by every subnet, batches, cancellation, the redraw
-// bound, the Pareto front, and the shipped predictor reaching the lab's accuracy.
+// bound, the Pareto front, the populations and origins kept for playback (also through the stored
+// history), and the shipped predictor reaching the lab's accuracy.
 #include "TestSupport.h"
 
 #include "Error.h"
 #include "nn/predictor/AccuracyPredictor.h"
 #include "search/ArchitectureSearch.h"
 #include "search/Feasibility.h"
+#include "search/StoredSearch.h"
 #include "space/ArchEncoder.h"
 #include "space/SpacePresets.h"
 #include "workspace/ShippedModels.h"
 
 #include <QProcess>
 
+#include <algorithm>
+#include <cmath>
 #include <future>
+#include <map>
 
 using namespace tinyscope;
 
@@ -327,6 +332,107 @@ private Q_SLOTS:
         Json j = toJson(r);
         QCOMPARE(j["evaluated"]["count"].get<std::size_t>(), r.evaluated.size());
         QCOMPARE(j["pareto"].size(), front.size());
+    }
+
+    void populationsAndOriginsAreRecordedPerGeneration()
+    {
+        // Search playback (issue 22): what the options imply, not what the run produced.
+        ToyOracle oracle(space);
+        SearchOptions o;
+        o.population = 24;
+        o.generations = 7;
+        o.mutation_ratio = 0.375;   // 9 of 24 children mutated, 15 crossed over
+        o.parent_ratio = 0.25;      // 6 parents kept
+        o.seed = 3;
+        const int parents = static_cast<int>(std::lround(o.parent_ratio * o.population));
+        const int mutations = static_cast<int>(std::lround(o.mutation_ratio * o.population));
+        QCOMPARE(parents, 6);
+        QCOMPARE(mutations, 9);
+        SearchResult r = runSearch(space, oracle, labLimits(), o);
+        QCOMPARE(r.populations.size(), static_cast<std::size_t>(o.generations + 1));
+        QCOMPARE(r.populations.size(), r.history.size());
+        for (std::size_t g = 0; g < r.populations.size(); ++g) {
+            const std::vector<std::size_t>& pop = r.populations[g];
+            // Generation 0: the random population; then the parents kept plus the generation's children.
+            QCOMPARE(pop.size(), static_cast<std::size_t>(g == 0 ? o.population : parents + o.population));
+            std::map<CandidateOrigin, int> children;
+            double mean = 0;
+            for (std::size_t i : pop) {
+                QVERIFY(i < r.evaluated.size());
+                const SearchCandidate& c = r.evaluated[i];
+                QVERIFY(c.generation <= static_cast<int>(g));
+                QCOMPARE(c.index, i);
+                mean += c.accuracy;
+                if (c.generation == static_cast<int>(g)) ++children[c.origin];
+            }
+            QCOMPARE(mean / static_cast<double>(pop.size()), r.history[g].mean);   // the population the statistics saw
+            if (g == 0) {
+                QCOMPARE(children[CandidateOrigin::initial], o.population);
+                continue;
+            }
+            QCOMPARE(children[CandidateOrigin::mutation], mutations);
+            QCOMPARE(children[CandidateOrigin::crossover], o.population - mutations);
+            QCOMPARE(children[CandidateOrigin::initial] + children[CandidateOrigin::random] + children[CandidateOrigin::unknown], 0);
+            // The survivors are the `parents` most accurate of the previous population.
+            std::vector<double> prev;
+            for (std::size_t i : r.populations[g - 1]) prev.push_back(r.evaluated[i].accuracy);
+            std::sort(prev.rbegin(), prev.rend());
+            std::vector<double> kept;
+            for (std::size_t i : pop)
+                if (r.evaluated[i].generation < static_cast<int>(g)) kept.push_back(r.evaluated[i].accuracy);
+            std::sort(kept.rbegin(), kept.rend());
+            QCOMPARE(kept, std::vector<double>(prev.begin(), prev.begin() + parents));
+        }
+        // Random search: each generation's population is its batch of random draws.
+        o.algorithm = "random";
+        SearchResult rr = runSearch(space, oracle, labLimits(), o);
+        QCOMPARE(rr.populations.size(), static_cast<std::size_t>(o.generations + 1));
+        for (std::size_t g = 0; g < rr.populations.size(); ++g) {
+            QCOMPARE(rr.populations[g].size(), static_cast<std::size_t>(o.population));
+            for (std::size_t k = 0; k < rr.populations[g].size(); ++k) {
+                const SearchCandidate& c = rr.evaluated[rr.populations[g][k]];
+                QCOMPARE(c.generation, static_cast<int>(g));
+                QCOMPARE(c.origin, CandidateOrigin::random);
+                QCOMPARE(rr.populations[g][k], g * static_cast<std::size_t>(o.population) + k);
+            }
+        }
+        // Without keep_evaluated there is nothing to index.
+        o.keep_evaluated = false;
+        QVERIFY(runSearch(space, oracle, labLimits(), o).populations.empty());
+
+        // The JSON and the stored run carry them; a re-opened run plays back the same populations.
+        const Json j = toJson(r);
+        QCOMPARE(j["populations"].size(), r.populations.size());
+        QCOMPARE(j["evaluated"]["origin"][r.populations[1].back()].get<std::string>(), std::string("crossover"));
+        const SearchRunRecord rec = SearchRunRecord::fromJson(SearchRunRecord::fromResult(r, space.name, "now").toJson(), "rec");
+        const StoredSearch stored = storedSearch(rec, space);
+        const std::size_t front = r.paretoFront().size();
+        QCOMPARE(stored.sampled, r.evaluated.size());
+        QCOMPARE(stored.result.populations.size(), r.populations.size());
+        for (std::size_t g = 0; g < r.populations.size(); ++g)
+            for (std::size_t k = 0; k < r.populations[g].size(); ++k) {
+                const SearchCandidate& a = r.evaluated[r.populations[g][k]];
+                const SearchCandidate& b = stored.result.evaluated[stored.result.populations[g][k]];
+                QCOMPARE(stored.result.populations[g][k], front + r.populations[g][k]);
+                QCOMPARE(b.accuracy, a.accuracy);
+                QCOMPARE(b.cost.macs, a.cost.macs);
+                QCOMPARE(b.origin, a.origin);
+                QCOMPARE(b.generation, a.generation);
+            }
+        // The winner's sampled copy has the front's config: clicking it on a re-opened run loads it.
+        bool winnerHasConfig = false;
+        for (std::size_t i = front; i < stored.result.evaluated.size(); ++i)
+            if (stored.result.evaluated[i].accuracy == r.best.accuracy && stored.result.evaluated[i].hasConfig())
+                winnerHasConfig = stored.result.evaluated[i].config == r.best.config;
+        QVERIFY(winnerHasConfig);
+        // A record written before playback (no origin column, no populations) still opens, without them.
+        SearchRunRecord old = rec;
+        old.result["sample"].erase("populations");
+        for (Json& row : old.result["sample"]["rows"]) row.erase(row.size() - 1);
+        const StoredSearch before = storedSearch(old, space);
+        QVERIFY(before.result.populations.empty());
+        QCOMPARE(before.result.evaluated.back().origin, CandidateOrigin::unknown);
+        QCOMPARE(before.sampled, r.evaluated.size());
     }
 
     void shippedPredictorFindsTheLabsAccuracyUnderItsLimits()

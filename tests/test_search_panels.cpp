@@ -1,14 +1,18 @@
 // The Predictor and Search panels as a user drives them: training off the GUI thread with a live
 // chart and Cancel, the predicted-vs-measured scatter, save / load; searching with live re-runs,
 // impossible limits explained, a history that survives a restart and exports, "use this subnet"
-// (the screenshot tool showing both panels after a run is test_gui's).
+// (the screenshot tool showing both panels after a run is test_gui's), search playback: the slider
+// and play button over a run's generations, the populations drawn, hover text and click-to-load.
 #include "ImageSupport.h"
 #include "TestSupport.h"
 
 #include "AppState.h"
 #include "JobRunner.h"
 #include "PredictorPanel.h"
+#include "ConvergenceChart.h"
+#include "ParetoChart.h"
 #include "SearchPanel.h"
+#include "SearchPlayback.h"
 
 #include "graph/TrainingBudget.h"
 #include "io/AtomicFile.h"
@@ -27,6 +31,13 @@
 #include <QLabel>
 #include <QProcess>
 #include <QSignalSpy>
+#include <QSlider>
+#include <QPushButton>
+#include <QtCharts/QChartView>
+#include <QtCharts/QLegendMarker>
+#include <QtCharts/QScatterSeries>
+#include <set>
+#include <tuple>
 #include <QTemporaryDir>
 #include <QTimer>
 
@@ -376,6 +387,169 @@ private Q_SLOTS:
 
     // Issue 19: re-opening a VWW run while the Fashion-MNIST space was active clamped its limits to
     // that space's ranges. The run's space comes back with it, and its limits as they were.
+    // Issue 22: search playback. The slider shows, at generation g, exactly the population the
+    // core recorded for g, its mutation and crossover children as many as the options make, the
+    // best so far the search's history says; play runs through every generation; a click on a point
+    // loads that subnet into AppState; a re-opened run plays back too, an older one says what it lacks.
+    void searchPlaybackShowsEachGenerationsPopulation()
+    {
+        const QString historyPath = tmp.path() + QStringLiteral("/playback.json");
+        ui::AppState state;
+        state.setWorkspace(shippedWorkspace("lab3-vww"));
+        ui::SearchPanel panel(&state, historyPath);
+        prepareSearch(panel, state, 20, 6);
+        SearchOptions o = panel.options();
+        o.seed = 2;
+        panel.setOptions(o);
+        panel.setLimit("millionMACs", 60, true);
+        panel.setLimit("KBPeakMemory", 250, true);
+        QSignalSpy finished(&panel, &ui::SearchPanel::searchFinished);
+        panel.startSearch(true);
+        QVERIFY(finished.wait(30000));
+        const SearchResult* r = panel.lastResult();
+        QVERIFY(r && r->populations.size() == 7);
+        const int mutations = static_cast<int>(std::lround(o.mutation_ratio * o.population));   // 10 of 20
+        const int parents = static_cast<int>(std::lround(o.parent_ratio * o.population));       // 5
+        auto* slider = panel.findChild<QSlider*>(QStringLiteral("playbackSlider"));
+        QVERIFY(slider);
+        QVERIFY(!slider->toolTip().isEmpty() && !panel.playback()->playButton()->toolTip().isEmpty());
+        QCOMPARE(slider->maximum(), o.generations);
+        QCOMPARE(slider->value(), o.generations);   // a new run is shown at its last generation
+        ui::ParetoChart* pareto = panel.paretoChart();
+        for (int g = 0; g <= o.generations; ++g) {
+            slider->setValue(g);
+            QCOMPARE(pareto->generation(), g);
+            QCOMPARE(pareto->populationShown(), r->populations[static_cast<std::size_t>(g)]);
+            QCOMPARE(static_cast<int>(pareto->populationShown().size()), g == 0 ? o.population : parents + o.population);
+            QCOMPARE(pareto->mutationShown(), g == 0 ? 0 : mutations);
+            QCOMPARE(pareto->crossoverShown(), g == 0 ? 0 : o.population - mutations);
+            QVERIFY(pareto->bestShown() >= 0);
+            QCOMPARE(r->evaluated[static_cast<std::size_t>(pareto->bestShown())].accuracy, r->history[static_cast<std::size_t>(g)].best);
+            QCOMPARE(panel.convergenceChart()->marker(), double(g));
+            QVERIFY2(panel.playback()->findChildren<QLabel*>().size() >= 2, "playback labels");
+            // The mutation series holds exactly generation g's mutated children.
+            for (const auto& [series, candidates] : pareto->scatterSeries())
+                if (series->name().contains(QStringLiteral("mutation"))) {
+                    QCOMPARE(static_cast<int>(candidates.size()), mutations);
+                    for (std::size_t i : candidates) {
+                        QCOMPARE(r->evaluated[i].origin, CandidateOrigin::mutation);
+                        QCOMPARE(r->evaluated[i].generation, g);
+                    }
+                }
+        }
+        // The marker is not a legend entry (narrow charts cut long legends).
+        QCOMPARE(panel.convergenceChart()->chart()->legend()->markers().size(), 2);   // best so far, population mean
+        // The keyboard drives it too.
+        slider->setFocus();
+        QTest::keyClick(slider, Qt::Key_End);
+        QCOMPARE(pareto->generation(), o.generations);
+        QTest::keyClick(slider, Qt::Key_Left);
+        QCOMPARE(pareto->generation(), o.generations - 1);
+        // Hover values: the Pareto point's config and numbers, the convergence line's value.
+        const std::size_t someone = r->populations[3].back();
+        const QString hover = pareto->pointText(someone);
+        QVERIFY2(hover.contains(QString::number(r->evaluated[someone].accuracy, 'f', 3)) && hover.contains(QStringLiteral("resolution")) &&
+                     hover.contains(QStringLiteral("crossover child")),
+                 qPrintable(hover));
+        QCOMPARE(panel.convergenceChart()->valueText(0, 3.2),
+                 QStringLiteral("best so far — generation 3: %1").arg(r->history[3].best, 0, 'f', 3));
+
+        // Play from the last generation: it starts again at 0 and stops at the last, every generation shown once.
+        slider->setValue(o.generations);
+        QSignalSpy shown(panel.playback(), &ui::SearchPlayback::generationChanged);
+        QTest::mouseClick(panel.playback()->playButton(), Qt::LeftButton);
+        QVERIFY(panel.playback()->playing());
+        QTRY_VERIFY_WITH_TIMEOUT(!panel.playback()->playing(), 20000);
+        QCOMPARE(shown.size(), o.generations + 1);
+        for (int g = 0; g <= o.generations; ++g) QCOMPARE(shown[g].front().toInt(), g);
+        QCOMPARE(pareto->generation(), o.generations);
+
+        // A click on a mutation child of generation 3 loads the subnet under the cursor into AppState.
+        slider->setValue(3);
+        panel.resize(1500, 950);
+        panel.QWidget::show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        QScatterSeries* target = nullptr;
+        std::size_t targetIndex = 0;
+        for (const auto& [series, candidates] : pareto->scatterSeries())
+            if (series->name().contains(QStringLiteral("mutation"))) target = series, targetIndex = candidates.front();
+        QVERIFY(target);
+        QChart* chart = pareto->view()->chart();
+        const QPointF at = target->points().front();
+        const QPoint pixel = pareto->view()->mapFromScene(chart->mapToScene(chart->mapToPosition(at, target)));
+        state.setSubnet(ArchSampler(state.space()).minConfig(state.space().resolutions.front()));
+        QSignalSpy clicked(pareto, &ui::ParetoChart::candidateClicked);
+        QSignalSpy message(&state, &ui::AppState::message);
+        QTest::mouseClick(pareto->view()->viewport(), Qt::LeftButton, {}, pixel);
+        QCOMPARE(clicked.size(), 1);
+        const auto index = clicked.front().front().value<std::size_t>();
+        const SearchCandidate& hit = r->evaluated[index];
+        // The topmost point there: the mutation child or one drawn at the same place.
+        const QPointF hitAt = chart->mapToPosition(QPointF(hit.cost.millionMacs(), hit.accuracy), target);
+        QVERIFY(index == targetIndex || QLineF(hitAt, chart->mapToPosition(at, target)).length() <= 8);
+        QVERIFY(state.subnet() == hit.config);
+        QCOMPARE(message.size(), 1);
+        QVERIFY2(message.front().front().toString().startsWith(QStringLiteral("Loaded into the Design-space panel")),
+                 qPrintable(message.front().front().toString()));
+        QVERIFY(panel.statusText().contains(QStringLiteral("Loaded into the Design-space panel")));
+
+        // A new run (live mode's re-runs too) is shown at its last generation, paused.
+        slider->setValue(1);
+        panel.startSearch(false);
+        QVERIFY(finished.wait(30000));
+        QCOMPARE(slider->value(), o.generations);
+        QCOMPARE(pareto->generation(), o.generations);
+        QVERIFY(!panel.playback()->playing());
+        r = panel.lastResult();
+        QCOMPARE(pareto->populationShown(), r->populations.back());
+
+        // Re-opened from the history, the run plays back the same populations and origins.
+        ui::SearchPanel reopened(&state, historyPath);
+        reopened.reopen(0);
+        const SearchResult* back = reopened.lastResult();
+        QVERIFY(back && back->populations.size() == r->populations.size());
+        QCOMPARE(reopened.playback()->generation(), o.generations);
+        reopened.playback()->setGeneration(2);
+        ui::ParetoChart* backChart = reopened.paretoChart();
+        QVERIFY(backChart->populationRecorded());
+        QCOMPARE(backChart->mutationShown(), mutations);
+        QCOMPARE(backChart->populationShown().size(), r->populations[2].size());
+        for (std::size_t k = 0; k < r->populations[2].size(); ++k)
+            QCOMPARE(back->evaluated[backChart->populationShown()[k]].accuracy, r->evaluated[r->populations[2][k]].accuracy);
+        // A point the record kept no config for says so instead of loading anything.
+        std::size_t noConfig = back->evaluated.size();
+        for (std::size_t i = 0; i < back->evaluated.size() && noConfig == back->evaluated.size(); ++i)
+            if (!back->evaluated[i].hasConfig()) noConfig = i;
+        QVERIFY(noConfig < back->evaluated.size());
+        const SubnetConfig before = state.subnet();
+        QVERIFY(!reopened.loadCandidate(noConfig));
+        QVERIFY(state.subnet() == before);
+        QVERIFY(reopened.statusText().contains(QStringLiteral("kept no config")));
+
+        // A run stored before playback (no populations, no origins) opens and shows each generation's points.
+        Json old = readJsonFile(historyPath.toStdString());
+        old["runs"][0]["result"]["sample"].erase("populations");
+        for (Json& row : old["runs"][0]["result"]["sample"]["rows"]) row.erase(row.size() - 1);
+        const QString oldPath = tmp.path() + QStringLiteral("/playback-old.json");
+        writeJsonFile(oldPath.toStdString(), old);
+        ui::SearchPanel older(&state, oldPath);
+        older.reopen(0);
+        older.playback()->setGeneration(2);
+        QVERIFY(!older.paretoChart()->populationRecorded());
+        QVERIFY2(older.paretoChart()->summary().contains(QStringLiteral("did not record origins or populations")),
+                 qPrintable(older.paretoChart()->summary()));
+        std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, double>> inGen2, shownGen2;
+        for (const SearchCandidate& c : r->evaluated)
+            if (c.generation == 2) inGen2.insert({c.cost.macs, c.cost.peak_activation_bytes, c.cost.params, c.accuracy});
+        for (std::size_t i : older.paretoChart()->populationShown()) {
+            const SearchCandidate& c = older.lastResult()->evaluated[i];
+            QCOMPARE(c.generation, 2);
+            shownGen2.insert({c.cost.macs, c.cost.peak_activation_bytes, c.cost.params, c.accuracy});
+        }
+        QCOMPARE(shownGen2, inGen2);
+        QCOMPARE(older.paretoChart()->populationShown().size(), inGen2.size());
+    }
+
     void reopeningARunRestoresItsSpace()
     {
         ui::AppState state;

@@ -14,8 +14,11 @@ ConvergenceChart::ConvergenceChart(QWidget* parent)
 void ConvergenceChart::start(int generations)
 {
     clear();
+    setMarker(-1);
     setXSpan(generations);
 }
+
+void ConvergenceChart::showGeneration(int g) { setMarker(g); }
 
 void ConvergenceChart::append(const GenerationStats& g)
 {

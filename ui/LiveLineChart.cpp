@@ -2,6 +2,9 @@
 
 #include "ChartStyle.h"
 
+#include <QCursor>
+#include <QToolTip>
+#include <QGraphicsLineItem>
 #include <QtCharts/QLineSeries>
 #include <QtCharts/QValueAxis>
 
@@ -31,7 +34,52 @@ int LiveLineChart::addSeries(const QString& name, const QColor& colour, bool poi
     s->attachAxis(x_);
     s->attachAxis(y_);
     series_.append(s);
-    return static_cast<int>(series_.size()) - 1;
+    const int index = static_cast<int>(series_.size()) - 1;
+    connect(s, &QLineSeries::hovered, this, [this, index](const QPointF& p, bool on) {
+        if (on) QToolTip::showText(QCursor::pos(), valueText(index, p.x()), this);
+        else QToolTip::hideText();
+    });
+    return index;
+}
+
+QString LiveLineChart::valueText(int series, double x) const
+{
+    const QLineSeries* s = series_[series];
+    if (s->count() == 0) return QString();
+    qsizetype best = 0;
+    for (qsizetype k = 1; k < s->count(); ++k)
+        if (std::abs(s->at(k).x() - x) < std::abs(s->at(best).x() - x)) best = k;
+    const QPointF p = s->at(best);
+    return QStringLiteral("%1 — %2 %3: %4").arg(s->name(), x_->titleText()).arg(p.x()).arg(p.y(), 0, 'f', 3);
+}
+
+void LiveLineChart::setMarker(double x)
+{
+    markerX_ = x;
+    if (!marker_) {
+        // A line on the chart, not a series: no legend entry (narrow charts cut long legends, issue 19).
+        marker_ = new QGraphicsLineItem(chart());
+        QPen pen(Qt::gray);
+        pen.setStyle(Qt::DashLine);
+        pen.setWidth(2);
+        marker_->setPen(pen);
+        marker_->setZValue(10);
+        connect(chart(), &QChart::plotAreaChanged, this, &LiveLineChart::placeMarker);
+        connect(x_, &QValueAxis::rangeChanged, this, &LiveLineChart::placeMarker);
+        connect(y_, &QValueAxis::rangeChanged, this, &LiveLineChart::placeMarker);
+    }
+    placeMarker();
+}
+
+void LiveLineChart::placeMarker()
+{
+    if (!marker_) return;
+    const bool shown = markerX_ >= 0 && !series_.isEmpty();
+    marker_->setVisible(shown);
+    if (!shown) return;
+    const QRectF area = chart()->plotArea();
+    const double px = chart()->mapToPosition(QPointF(markerX_, y_->min()), series_.front()).x();
+    marker_->setLine(px, area.top(), px, area.bottom());
 }
 
 void LiveLineChart::append(int series, double x, double y)

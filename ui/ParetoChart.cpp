@@ -1,5 +1,6 @@
 #include "ParetoChart.h"
 
+#include "ChartLegend.h"
 #include "ChartStyle.h"
 #include "Palette.h"
 
@@ -7,8 +8,10 @@
 #include "search/SearchHistory.h"
 
 #include <QComboBox>
+#include <QCursor>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QToolTip>
 #include <QVBoxLayout>
 #include <QtCharts/QChartView>
 #include <QtCharts/QLineSeries>
@@ -16,6 +19,9 @@
 #include <QtCharts/QValueAxis>
 
 #include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
 
 namespace tinyscope::ui {
 
@@ -35,11 +41,47 @@ const Axis kAxes[] = {
     {"flash (KB)", [](const CostSummary& c) { return c.flashKB(); }, "KBFlash", 1.0},
 };
 
-struct Point {
-    double x, colour, accuracy;
-};
+QString counted(const std::map<int, int>& m)
+{
+    QStringList parts;
+    for (const auto& [value, n] : m) parts << QStringLiteral("%1 ×%2").arg(value).arg(n);
+    return parts.join(QStringLiteral(", "));
+}
+
+QString originWords(CandidateOrigin o)
+{
+    switch (o) {
+    case CandidateOrigin::initial: return QStringLiteral("initial random population");
+    case CandidateOrigin::mutation: return QStringLiteral("mutation child");
+    case CandidateOrigin::crossover: return QStringLiteral("crossover child");
+    case CandidateOrigin::random: return QStringLiteral("random draw");
+    case CandidateOrigin::unknown: break;
+    }
+    return QStringLiteral("origin not recorded");
+}
 
 }  // namespace
+
+QString configInWords(const SubnetConfig& c, const DesignSpace& space)
+{
+    QStringList parts;
+    parts << QStringLiteral("resolution %1 px").arg(c.image_size);
+    if (c.wid >= 0 && c.wid < static_cast<int>(space.width_mult_list.size()))
+        parts << QStringLiteral("width ×%1").arg(space.width_mult_list[static_cast<std::size_t>(c.wid)]);
+    QStringList depths;
+    for (int s = 0; s < space.numStages(); ++s) depths << QString::number(c.activeDepth(space, s));
+    if (!depths.isEmpty()) parts << QStringLiteral("depths %1").arg(depths.join(QStringLiteral("·")));
+    std::map<int, int> ks, es;
+    int blocks = 0;
+    for (int b = 0; b < static_cast<int>(c.ks.size()); ++b) {
+        if (!c.blockActive(space, b)) continue;
+        ++blocks;
+        ++ks[c.ks[static_cast<std::size_t>(b)]];
+        if (b < static_cast<int>(c.e.size())) ++es[c.e[static_cast<std::size_t>(b)]];
+    }
+    return parts.join(QStringLiteral(", ")) +
+           QStringLiteral(", %1 blocks: kernel %2; expand %3").arg(blocks).arg(counted(ks), counted(es));
+}
 
 ParetoChart::ParetoChart(QWidget* parent) : QWidget(parent)
 {
@@ -48,21 +90,117 @@ ParetoChart::ParetoChart(QWidget* parent) : QWidget(parent)
     auto* axisRow = new QHBoxLayout;
     axisRow->addWidget(new QLabel(QStringLiteral("Pareto front: top-1 against")));
     axis_ = new QComboBox;
+    axis_->setToolTip(QStringLiteral("The cost on the x axis; the points are coloured by peak SRAM (or by MACs when SRAM is on the x axis)"));
     for (const Axis& a : kAxes) axis_->addItem(QString::fromLatin1(a.title));
     axisRow->addWidget(axis_);
     axisRow->addStretch(1);
     layout->addLayout(axisRow);
     view_ = new QChartView;
     view_->setRenderHint(QPainter::Antialiasing);
-    view_->setChart(styledChart());
-    layout->addWidget(view_, 1);
+    view_->setToolTip(QStringLiteral("Hover a point for its subnet and numbers; click it to load it into the Design-space panel"));
+    QChart* c = styledChart();
+    x_ = addValueAxis(c, Qt::AlignBottom, QString::fromLatin1(kAxes[0].title));
+    y_ = addValueAxis(c, Qt::AlignLeft, QStringLiteral("predicted top-1 (%)"), QStringLiteral("%.1f"));
+    view_->setChart(c);
+    layout->addWidget(withWrappingLegend(view_, c, &legend_), 1);   // the legend wraps, never cut
     connect(axis_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] { redraw(); });
 }
 
-void ParetoChart::showResult(std::shared_ptr<const SearchResult> result)
+void ParetoChart::showResult(std::shared_ptr<const SearchResult> result, const DesignSpace& space)
 {
     result_ = std::move(result);
+    space_ = space;
+    generation_ = result_ && !result_->history.empty() ? result_->history.back().generation : -1;
     redraw();
+}
+
+void ParetoChart::setGeneration(int g)
+{
+    if (!result_ || result_->history.empty()) return;
+    g = std::clamp(g, 0, result_->history.back().generation);
+    if (g == generation_) return;
+    generation_ = g;
+    redraw();
+}
+
+QString ParetoChart::summary() const
+{
+    if (!result_ || generation_ < 0) return QStringLiteral("No run shown.");
+    const int last = result_->history.back().generation;
+    QString s = QStringLiteral("Generation %1 of %2: ").arg(generation_).arg(last);
+    if (populationRecorded()) {
+        const int children = mutationShown_ + crossoverShown_;
+        const int kept = static_cast<int>(population_.size()) - (generation_ == 0 || children == 0 ? static_cast<int>(population_.size()) : children);
+        if (children > 0)
+            s += QStringLiteral("population %1 = %2 parents kept + %3 mutation + %4 crossover children")
+                     .arg(population_.size())
+                     .arg(kept)
+                     .arg(mutationShown_)
+                     .arg(crossoverShown_);
+        else
+            s += QStringLiteral("population of %1 random subnets").arg(population_.size());
+    } else {
+        s += QStringLiteral("%1 subnets evaluated (this stored run did not record origins or populations)").arg(population_.size());
+    }
+    if (best_ >= 0) s += QStringLiteral(" · best so far %1 %").arg(result_->evaluated[static_cast<std::size_t>(best_)].accuracy, 0, 'f', 3);
+    return s;
+}
+
+QString ParetoChart::pointText(std::size_t index) const
+{
+    if (!result_ || index >= result_->evaluated.size()) return QString();
+    const SearchCandidate& c = result_->evaluated[index];
+    QString t = QStringLiteral("<b>generation %1</b>, %2<br>predicted top-1 <b>%3 %</b><br>MACs %4 M · peak SRAM %5 KB · params %6 · flash %7 KB")
+                    .arg(c.generation)
+                    .arg(originWords(c.origin))
+                    .arg(c.accuracy, 0, 'f', 3)
+                    .arg(c.cost.millionMacs(), 0, 'f', 2)
+                    .arg(c.cost.peakKB(), 0, 'f', 1)
+                    .arg(QString::fromStdString(groupThousands(c.cost.params)))
+                    .arg(c.cost.flashKB(), 0, 'f', 1);
+    if (c.hasConfig() && space_.numStages() > 0)
+        t += QStringLiteral("<br>%1<br><i>Click to load it into the Design-space panel.</i>").arg(configInWords(c.config, space_).toHtmlEscaped());
+    else
+        t += QStringLiteral("<br><i>The stored run kept no config for this point (only the front's).</i>");
+    return t;
+}
+
+QScatterSeries* ParetoChart::addScatter(const QString& name, const QColor& fill, const QColor& border, int shape, double size,
+                                        const std::vector<std::size_t>& candidates)
+{
+    auto* s = new QScatterSeries;
+    s->setName(name);
+    s->setMarkerShape(static_cast<QScatterSeries::MarkerShape>(shape));
+    s->setMarkerSize(size);
+    s->setColor(fill);
+    s->setBorderColor(border);
+    const int xi = std::max(0, axis_->currentIndex());
+    QList<QPointF> pts;
+    pts.reserve(static_cast<qsizetype>(candidates.size()));
+    for (std::size_t i : candidates) {
+        const SearchCandidate& c = result_->evaluated[i];
+        pts.append(QPointF(kAxes[xi].shown(c.cost), c.accuracy));
+    }
+    s->append(pts);
+    addSeriesOn(view_->chart(), s, {x_, y_});
+    hits_.emplace_back(s, candidates);
+    const std::size_t slot = hits_.size() - 1;
+    auto nearest = [this, s, slot](const QPointF& p) -> std::size_t {
+        const QList<QPointF> all = s->points();
+        qsizetype best = 0;
+        double bestD = 1e300;
+        for (qsizetype k = 0; k < all.size(); ++k) {
+            const double d = std::abs(all[k].x() - p.x()) + std::abs(all[k].y() - p.y()) * 1e-3;
+            if (d < bestD) bestD = d, best = k;
+        }
+        return hits_[slot].second[static_cast<std::size_t>(best)];
+    };
+    connect(s, &QScatterSeries::hovered, this, [this, nearest](const QPointF& p, bool on) {
+        if (on) QToolTip::showText(QCursor::pos(), pointText(nearest(p)), view_);
+        else QToolTip::hideText();
+    });
+    connect(s, &QScatterSeries::clicked, this, [this, nearest](const QPointF& p) { Q_EMIT candidateClicked(nearest(p)); });
+    return s;
 }
 
 void ParetoChart::redraw()
@@ -70,69 +208,79 @@ void ParetoChart::redraw()
     const int xi = std::max(0, axis_->currentIndex());
     const int ci = xi == 1 ? 0 : 1;   // colour by peak SRAM, or by MACs when SRAM is on the x axis
     const Axis& ax = kAxes[xi];
-    auto point = [&](const SearchCandidate& c) { return Point{ax.shown(c.cost), kAxes[ci].shown(c.cost), c.accuracy}; };
-    std::vector<Point> pts;
+    QChart* c = view_->chart();
+    c->removeAllSeries();
+    hits_.clear();
+    population_.clear();
+    mutationShown_ = crossoverShown_ = 0;
+    best_ = -1;
+    x_->setTitleText(QString::fromLatin1(ax.title));
+
+    const bool playback = result_ && generation_ >= 0 && !result_->history.empty();
+    const int last = playback ? result_->history.back().generation : 0;
+    // The points plotted: an even spread over large runs, plus the front.
+    std::vector<std::size_t> plotted;
     if (result_) {
         const auto& all = result_->evaluated;
         const std::size_t n = SearchRunRecord::kSamplePoints;   // as many as a stored run keeps
         const std::size_t step = all.size() > kMaxPoints ? (all.size() + n - 1) / n : 1;
-        for (std::size_t i = 0; i < all.size(); i += step) pts.push_back(point(all[i]));
-        for (std::size_t i : result_->paretoFront()) pts.push_back(point(all[i]));
+        for (std::size_t i = 0; i < all.size(); i += step) plotted.push_back(i);
+        for (std::size_t i : result_->paretoFront()) plotted.push_back(i);
     }
-    points_ = static_cast<int>(pts.size());
-
-    QChart* c = styledChart();
-    c->legend()->setAlignment(Qt::AlignRight);
+    points_ = static_cast<int>(plotted.size());
+    // Axis ranges of the whole run: they stay put while the run plays back.
     double xlo = 1e300, xhi = -1e300, ylo = 1e300, yhi = -1e300, clo = 1e300, chi = -1e300;
-    for (const Point& p : pts) {
-        xlo = std::min(xlo, p.x);
-        xhi = std::max(xhi, p.x);
+    for (std::size_t i : plotted) {
+        const SearchCandidate& p = result_->evaluated[i];
+        xlo = std::min(xlo, ax.shown(p.cost));
+        xhi = std::max(xhi, ax.shown(p.cost));
         ylo = std::min(ylo, p.accuracy);
         yhi = std::max(yhi, p.accuracy);
-        clo = std::min(clo, p.colour);
-        chi = std::max(chi, p.colour);
+        clo = std::min(clo, kAxes[ci].shown(p.cost));
+        chi = std::max(chi, kAxes[ci].shown(p.cost));
     }
-    QValueAxis* x = addValueAxis(c, Qt::AlignBottom, QString::fromLatin1(ax.title));
-    QValueAxis* y = addValueAxis(c, Qt::AlignLeft, QStringLiteral("predicted top-1 (%)"), QStringLiteral("%.1f"));
-    auto attach = [&](QAbstractSeries* s) { addSeriesOn(c, s, {x, y}); };
-    // Colour = the other cost, in five bands (viridis).
+    // Up to the generation shown.
+    std::vector<std::size_t> upTo;
+    for (std::size_t i : plotted)
+        if (!playback || result_->evaluated[i].generation <= generation_) upTo.push_back(i);
+    const bool partial = playback && generation_ < last;
+    // Colour = the other cost, in five bands (viridis); faded under a generation's population.
     static const QColor band[5] = {paletteColor("pareto.band0"), paletteColor("pareto.band1"), paletteColor("pareto.band2"),
                                    paletteColor("pareto.band3"), paletteColor("pareto.band4")};
-    if (!pts.empty()) {
+    if (!upTo.empty()) {
         const double width = chi > clo ? (chi - clo) / 5 : 1;
-        std::vector<QList<QPointF>> lists(5);
-        for (const Point& p : pts) {
-            const int b = std::clamp(static_cast<int>((p.colour - clo) / width), 0, 4);
-            lists[static_cast<std::size_t>(b)].append(QPointF(p.x, p.accuracy));
+        std::vector<std::vector<std::size_t>> lists(5);
+        for (std::size_t i : upTo) {
+            const int b = std::clamp(static_cast<int>((kAxes[ci].shown(result_->evaluated[i].cost) - clo) / width), 0, 4);
+            lists[static_cast<std::size_t>(b)].push_back(i);
         }
         const QString unit = ci == 1 ? QStringLiteral("KB SRAM") : QStringLiteral("M MACs");
         for (int b = 0; b < 5; ++b) {
-            if (lists[static_cast<std::size_t>(b)].isEmpty()) continue;
-            auto* s = new QScatterSeries;
-            s->setName(QStringLiteral("%1–%2 %3").arg(clo + b * width, 0, 'f', 0).arg(clo + (b + 1) * width, 0, 'f', 0).arg(unit));
-            s->setMarkerSize(5);
-            s->setColor(band[b]);
-            s->setBorderColor(Qt::transparent);
-            s->append(lists[static_cast<std::size_t>(b)]);
-            attach(s);
+            if (lists[static_cast<std::size_t>(b)].empty()) continue;
+            QColor col = band[b];
+            if (playback) col.setAlpha(110);
+            addScatter(QStringLiteral("%1–%2 %3").arg(clo + b * width, 0, 'f', 0).arg(clo + (b + 1) * width, 0, 'f', 0).arg(unit), col,
+                       Qt::transparent, QScatterSeries::MarkerShapeCircle, 5, lists[static_cast<std::size_t>(b)]);
         }
-        // The front for this axis: most accurate at each cost, swept by ascending cost.
-        std::vector<Point> sorted = pts;
-        std::sort(sorted.begin(), sorted.end(),
-                  [](const Point& a, const Point& b) { return a.x < b.x || (a.x == b.x && a.accuracy > b.accuracy); });
+        // The front for this axis up to the generation: most accurate at each cost, swept by ascending cost.
+        std::vector<std::size_t> sorted = upTo;
+        auto xOf = [&](std::size_t i) { return ax.shown(result_->evaluated[i].cost); };
+        std::sort(sorted.begin(), sorted.end(), [&](std::size_t a, std::size_t b) {
+            return xOf(a) < xOf(b) || (xOf(a) == xOf(b) && result_->evaluated[a].accuracy > result_->evaluated[b].accuracy);
+        });
         auto* front = new QLineSeries;
-        front->setName(QStringLiteral("Pareto front"));
+        front->setName(partial ? QStringLiteral("Pareto front so far") : QStringLiteral("Pareto front"));
         QPen fp(paletteColor("chart.front"));
         fp.setWidth(2);
         front->setPen(fp);
         double bestAcc = -1e300;
-        for (const Point& p : sorted)
-            if (p.accuracy > bestAcc) {
-                if (front->count() > 0) front->append(p.x, bestAcc);   // step
-                front->append(p.x, p.accuracy);
-                bestAcc = p.accuracy;
+        for (std::size_t i : sorted)
+            if (result_->evaluated[i].accuracy > bestAcc) {
+                if (front->count() > 0) front->append(xOf(i), bestAcc);   // step
+                front->append(xOf(i), result_->evaluated[i].accuracy);
+                bestAcc = result_->evaluated[i].accuracy;
             }
-        attach(front);
+        addSeriesOn(c, front, {x_, y_});
     }
     // The limit on the plotted cost.
     if (const Limit* l = result_ ? result_->constraints.find(ax.limitKey) : nullptr) {
@@ -145,27 +293,76 @@ void ParetoChart::redraw()
         line->setPen(lp);
         line->append(lim, ylo - 1);
         line->append(lim, yhi + 1);
-        attach(line);
+        addSeriesOn(c, line, {x_, y_});
         xhi = std::max(xhi, lim);
     }
-    if (result_ && result_->found) {
-        const Point b = point(result_->best);
-        auto* w = new QScatterSeries;
-        w->setName(QStringLiteral("winner"));
-        w->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
-        w->setMarkerSize(13);
-        w->setColor(paletteColor("highlight"));
-        w->setBorderColor(Qt::black);
-        w->append(b.x, b.accuracy);
-        attach(w);
+    if (playback) {
+        // The generation's population (or, unrecorded, the points evaluated in it).
+        const std::size_t g = static_cast<std::size_t>(generation_);
+        std::vector<std::size_t> kept, mutation, crossover, drawn;
+        if (populationRecorded() && g < result_->populations.size()) {
+            population_ = result_->populations[g];
+        } else {
+            // Each point once (a stored run holds its front twice: with configs, and in the sample).
+            std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, double>> seen;
+            for (std::size_t i : plotted) {
+                const SearchCandidate& p = result_->evaluated[i];
+                if (p.generation == generation_ && seen.insert({p.cost.macs, p.cost.peak_activation_bytes, p.cost.params, p.accuracy}).second)
+                    population_.push_back(i);
+            }
+        }
+        for (std::size_t i : population_) {
+            const SearchCandidate& p = result_->evaluated[i];
+            if (p.generation < generation_) kept.push_back(i);
+            else if (p.origin == CandidateOrigin::mutation) mutation.push_back(i);
+            else if (p.origin == CandidateOrigin::crossover) crossover.push_back(i);
+            else drawn.push_back(i);
+        }
+        mutationShown_ = static_cast<int>(mutation.size());
+        crossoverShown_ = static_cast<int>(crossover.size());
+        if (!kept.empty())
+            addScatter(QStringLiteral("○ parents kept"), Qt::transparent, paletteColor("chart.front"), QScatterSeries::MarkerShapeCircle, 10,
+                       kept);
+        if (!drawn.empty()) {
+            const CandidateOrigin o = result_->evaluated[drawn.front()].origin;
+            addScatter(o == CandidateOrigin::initial  ? QStringLiteral("● initial population")
+                       : o == CandidateOrigin::random ? QStringLiteral("● random draws")
+                                                      : QStringLiteral("● evaluated in generation %1").arg(generation_),
+                       paletteColor("search.initial"), Qt::white, QScatterSeries::MarkerShapeCircle, 9, drawn);
+        }
+        if (!mutation.empty())
+            addScatter(QStringLiteral("▲ mutation children"), paletteColor("search.mutation"), Qt::white, QScatterSeries::MarkerShapeTriangle,
+                       11, mutation);
+        if (!crossover.empty())
+            addScatter(QStringLiteral("◆ crossover children"), paletteColor("search.crossover"), Qt::white,
+                       QScatterSeries::MarkerShapeRotatedRectangle, 11, crossover);
+        // The best so far: the earliest most accurate subnet evaluated up to g (the search's own rule).
+        for (std::size_t i = 0; i < result_->evaluated.size(); ++i) {
+            const SearchCandidate& p = result_->evaluated[i];
+            if (p.generation <= generation_ && (best_ < 0 || p.accuracy > result_->evaluated[static_cast<std::size_t>(best_)].accuracy))
+                best_ = static_cast<long long>(i);
+        }
+    }
+    if (partial && best_ >= 0) {
+        addScatter(QStringLiteral("★ best so far"), paletteColor("highlight"), Qt::black, QScatterSeries::MarkerShapeStar, 18,
+                   {static_cast<std::size_t>(best_)});
+    } else if (result_ && result_->found) {
+        // The winner: result->best (found among `evaluated` for hover and click, when it is there).
+        std::size_t w = result_->evaluated.size();
+        for (std::size_t i = 0; i < result_->evaluated.size() && w == result_->evaluated.size(); ++i)
+            if (result_->evaluated[i].accuracy == result_->best.accuracy && result_->evaluated[i].cost.macs == result_->best.cost.macs) w = i;
+        if (w < result_->evaluated.size()) {
+            addScatter(QStringLiteral("winner"), paletteColor("highlight"), Qt::black, QScatterSeries::MarkerShapeRectangle, 13, {w});
+            if (playback) best_ = static_cast<long long>(w);
+        }
     }
     if (xlo <= xhi) {
         const double pad = (xhi - xlo) * 0.04 + 1e-9;
-        x->setRange(std::max(0.0, xlo - pad), xhi + pad);
-        y->setRange(ylo - 0.2, yhi + 0.2);
-        x->applyNiceNumbers();
+        x_->setRange(std::max(0.0, xlo - pad), xhi + pad);
+        y_->setRange(ylo - 0.2, yhi + 0.2);
+        x_->applyNiceNumbers();
     }
-    replaceChart(view_, c);
+    legend_->refresh();
 }
 
 }  // namespace tinyscope::ui

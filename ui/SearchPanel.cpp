@@ -11,6 +11,7 @@
 #include "RunHistoryView.h"
 #include "SearchLimitsForm.h"
 #include "SearchOptionsForm.h"
+#include "SearchPlayback.h"
 #include "search/StoredSearch.h"
 #include "WinnerCard.h"
 
@@ -69,6 +70,12 @@ SearchPanel::SearchPanel(AppState* state, const QString& historyPath, QWidget* p
     connect(winner_, &WinnerCard::useRequested, this, &SearchPanel::useWinner);
     connect(winner_, &WinnerCard::deployRequested, this, [this] { deployWinner(); });
     connect(winner_, &WinnerCard::measureRequested, this, [this] { measureWinner(0); });
+    connect(playback_, &SearchPlayback::generationChanged, this, [this](int g) {
+        pareto_->setGeneration(g);
+        convergence_->showGeneration(g);
+        playback_->setSummary(pareto_->summary());
+    });
+    connect(pareto_, &ParetoChart::candidateClicked, this, &SearchPanel::loadCandidate);
     connect(history_, &RunHistoryView::reopenRequested, this, &SearchPanel::reopen);
     connect(history_, &RunHistoryView::exportRequested, this, &SearchPanel::exportHistory);
     connectRunners();
@@ -127,13 +134,19 @@ QWidget* SearchPanel::buildResults()
     charts->addWidget(pareto_);
     charts->setStretchFactor(0, 2);
     charts->setStretchFactor(1, 3);
+    playback_ = new SearchPlayback;
+    auto* chartsBox = new QWidget;
+    auto* chartsLayout = new QVBoxLayout(chartsBox);
+    chartsLayout->setContentsMargins(0, 0, 0, 0);
+    chartsLayout->addWidget(charts, 1);
+    chartsLayout->addWidget(playback_);
     auto* bottom = new QSplitter(Qt::Horizontal);
     bottom->addWidget(winner_);
     bottom->addWidget(history_);
     bottom->setStretchFactor(0, 1);
     bottom->setStretchFactor(1, 1);
     auto* right = new QSplitter(Qt::Vertical);
-    right->addWidget(charts);
+    right->addWidget(chartsBox);
     right->addWidget(bottom);
     right->setStretchFactor(0, 1);
     right->setStretchFactor(1, 1);
@@ -260,6 +273,7 @@ void SearchPanel::startSearch(bool record)
         return;
     }
     convergence_->start(options.generations);
+    playback_->pause();   // the run shown stays until the new one ends, then plays back from its last generation
     progress_->setRange(0, std::max(1, options.generations + 1));
     progress_->setValue(0);
     setBusy(true);
@@ -299,7 +313,12 @@ void SearchPanel::show(std::shared_ptr<const SearchResult> r, const DesignSpace&
     shown_ = r;
     shownSpace_ = space;
     convergence_->showHistory(r->history);
-    pareto_->showResult(r);
+    pareto_->showResult(r, space);
+    // Playback starts at the run's last generation (a new live run puts it back there).
+    const int last = r->history.empty() ? -1 : r->history.back().generation;
+    playback_->setLastGeneration(last);
+    convergence_->showGeneration(last);
+    playback_->setSummary(pareto_->summary());
     winner_->showWinner(r, space);
     refreshMeasurement();
 }
@@ -347,6 +366,36 @@ void SearchPanel::useWinner()
     } catch (const std::exception& e) {
         status_->setText(QString::fromUtf8(e.what()).toHtmlEscaped());
     }
+}
+
+bool SearchPanel::loadCandidate(std::size_t index)
+{
+    if (!shown_ || index >= shown_->evaluated.size()) return false;
+    const SearchCandidate& c = shown_->evaluated[index];
+    if (!c.hasConfig()) {
+        const QString why = QStringLiteral("This stored run kept no config for that point (only the front's and the winner's): "
+                                           "run the search again to load any of its subnets.");
+        status_->setText(why);
+        Q_EMIT state_->message(why);
+        return false;
+    }
+    try {
+        c.config.validate(state_->space(), "search point");   // the space may have changed since
+        state_->setSubnet(c.config);
+    } catch (const std::exception& e) {
+        setError(QString::fromUtf8(e.what()));
+        return false;
+    }
+    const QString what = QStringLiteral("Loaded into the Design-space panel: the generation-%1 %2 (%3 % predicted, %4 M MACs, %5 KB peak SRAM)")
+                             .arg(c.generation)
+                             .arg(c.origin == CandidateOrigin::unknown ? QStringLiteral("subnet") : QString::fromLatin1(originName(c.origin)) +
+                                                                                                          QStringLiteral(" subnet"))
+                             .arg(c.accuracy, 0, 'f', 3)
+                             .arg(c.cost.millionMacs(), 0, 'f', 2)
+                             .arg(c.cost.peakKB(), 0, 'f', 1);
+    status_->setText(what.toHtmlEscaped());
+    Q_EMIT state_->message(what);   // the Search tab stays: the status bar says where it went
+    return true;
 }
 
 DeployDialog* SearchPanel::deployWinner()

@@ -1,7 +1,9 @@
 #pragma once
 // The Search panel, assembled from components: the limits (SearchLimitsForm), the algorithm
 // (SearchOptionsForm), Run / Cancel with progress, the convergence chart (ConvergenceChart), the
-// Pareto chart (ParetoChart), the winner card (WinnerCard) and the run history (RunHistoryView).
+// Pareto chart (ParetoChart) with search playback under them (SearchPlayback: a generation slider
+// and play button over the shown run), the winner card (WinnerCard) and the run history (RunHistoryView).
+// A click on a Pareto point loads that subnet into the Design-space panel (AppState).
 // It holds the typed SearchResult it shows, runs the search (LiveSearch: re-runs while a limit moves,
 // docs/SEARCH.md) and the winner's measurement on JobRunners.
 #include "nn/predictor/AccuracyPredictor.h"
@@ -28,6 +30,7 @@ class ConvergenceChart;
 class LiveSearch;
 class ParetoChart;
 class RunHistoryView;
+class SearchPlayback;
 class SearchLimitsForm;
 class SearchOptionsForm;
 class WinnerCard;
@@ -53,6 +56,9 @@ public:
     bool busy() const;
     void reopen(int historyRow);                // shows a stored run (and brings back its space)
     void useWinner();                           // selects the winner in the other panels
+    // Selects evaluated[index] of the shown run in the other panels (a click on the Pareto chart);
+    // false, with the reason in the status line, when the stored run kept no config for it.
+    bool loadCandidate(std::size_t index);
     // "Deploy…": the Deploy dialog on the shown winner mapped onto the workspace's supernet (as
     // measureWinner maps it), non-modal; nullptr (and a status line) when there is no winner or supernet.
     DeployDialog* deployWinner();
@@ -75,6 +81,9 @@ public:
     int convergencePoints() const;
     int paretoPoints() const;
     QString statusText() const;
+    SearchPlayback* playback() const { return playback_; }
+    ParetoChart* paretoChart() const { return pareto_; }
+    ConvergenceChart* convergenceChart() const { return convergence_; }
     double lastSeconds() const;
 
 Q_SIGNALS:
@@ -120,6 +129,7 @@ private:
     QLabel* oracleLabel_;
     ConvergenceChart* convergence_;
     ParetoChart* pareto_;
+    SearchPlayback* playback_;
     WinnerCard* winner_;
     RunHistoryView* history_;
     QTimer* liveTimer_;

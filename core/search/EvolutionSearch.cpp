@@ -21,7 +21,10 @@ SearchResult EvolutionSearch::run(const Constraints& constraints, const SearchOp
 
     std::vector<SearchCandidate> population;
     population.reserve(static_cast<std::size_t>(parentsSize + P));
-    for (int i = 0; i < P; ++i) population.push_back(sampler.random(rng));
+    for (int i = 0; i < P; ++i) {
+        population.push_back(sampler.random(rng));
+        population.back().origin = CandidateOrigin::initial;
+    }
     run.evaluate(population, 0);
     run.closeGeneration(0, population, population);
 
@@ -39,11 +42,13 @@ SearchResult EvolutionSearch::run(const Constraints& constraints, const SearchOp
         for (int j = 0; j < mutations; ++j) {
             const SearchCandidate& parent = population[parentRng.randint(parents)];
             children.push_back(sampler.mutate(parent, rates, rng));
+            children.back().origin = CandidateOrigin::mutation;
         }
         for (int j = mutations; j < P; ++j) {
             const SearchCandidate& a = population[parentRng.randint(parents)];
             const SearchCandidate& b = population[parentRng.randint(parents)];
             children.push_back(sampler.crossover(a, b, rng));
+            children.back().origin = CandidateOrigin::crossover;
         }
         run.evaluate(children, g);
         population.insert(population.end(), children.begin(), children.end());

@@ -14,7 +14,10 @@ SearchResult RandomSearch::run(const Constraints& constraints, const SearchOptio
     for (int g = 0; g <= options.generations; ++g) {
         if (g > 0 && run.cancelRequested()) return run.finish(true);
         batch.clear();
-        for (int i = 0; i < options.population; ++i) batch.push_back(run.sampler().random(rng));
+        for (int i = 0; i < options.population; ++i) {
+            batch.push_back(run.sampler().random(rng));
+            batch.back().origin = CandidateOrigin::random;
+        }
         run.evaluate(batch, g);
         run.closeGeneration(g, batch, batch);
     }

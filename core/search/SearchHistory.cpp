@@ -19,11 +19,14 @@ SearchRunRecord SearchRunRecord::fromResult(const SearchResult& r, const std::st
     const std::size_t step = n > kSamplePoints ? (n + kSamplePoints - 1) / kSamplePoints : 1;
     for (std::size_t i = 0; i < n; i += step) {
         const SearchCandidate& c = r.evaluated[i];
-        sample.push_back({c.cost.macs, c.cost.peak_activation_bytes, c.cost.params, c.cost.flash_bytes, c.accuracy, c.generation});
+        sample.push_back({c.cost.macs, c.cost.peak_activation_bytes, c.cost.params, c.cost.flash_bytes, c.accuracy, c.generation,
+                          originName(c.origin)});
     }
-    rec.result["sample"] = {{"columns", {"macs", "peak_activation_bytes", "params", "flash_bytes", "predicted_accuracy", "generation"}},
+    rec.result["sample"] = {{"columns", {"macs", "peak_activation_bytes", "params", "flash_bytes", "predicted_accuracy", "generation", "origin"}},
                             {"of", n},
                             {"rows", sample}};
+    // Playback: the populations index the evaluated points, so they are kept when the sample is all of them.
+    if (step == 1 && !r.populations.empty()) rec.result["sample"]["populations"] = r.populations;
     return rec;
 }
 

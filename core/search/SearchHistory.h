@@ -29,7 +29,9 @@ struct SearchRunSummary {
 struct SearchRunRecord {
     std::string when;                          // ISO 8601, local time
     std::string space;                         // space name
-    Json result;                               // toJson(SearchResult) without "evaluated", plus "sample"
+    // toJson(SearchResult) without "evaluated", plus "sample": rows of (costs, accuracy, generation,
+    // origin; older records lack origin) and, when the sample is every evaluated point, the populations.
+    Json result;
     static constexpr std::size_t kSamplePoints = 2000;
 
     // Builds a record; `sample` keeps at most kSamplePoints evaluated points, evenly spread.

@@ -26,6 +26,25 @@ std::vector<std::size_t> paretoFront(const std::vector<SearchCandidate>& points)
     return front;
 }
 
+const char* originName(CandidateOrigin o)
+{
+    switch (o) {
+    case CandidateOrigin::initial: return "initial";
+    case CandidateOrigin::mutation: return "mutation";
+    case CandidateOrigin::crossover: return "crossover";
+    case CandidateOrigin::random: return "random";
+    case CandidateOrigin::unknown: break;
+    }
+    return "unknown";
+}
+
+CandidateOrigin originFromName(const std::string& name)
+{
+    for (CandidateOrigin o : {CandidateOrigin::initial, CandidateOrigin::mutation, CandidateOrigin::crossover, CandidateOrigin::random})
+        if (name == originName(o)) return o;
+    return CandidateOrigin::unknown;
+}
+
 std::vector<std::size_t> SearchResult::paretoFront() const { return tinyscope::paretoFront(evaluated); }
 
 Json toJson(const SearchCandidate& c)
@@ -36,7 +55,8 @@ Json toJson(const SearchCandidate& c)
                 {"peak_activation_bytes", c.cost.peak_activation_bytes},
                 {"params", c.cost.params},
                 {"flash_bytes", c.cost.flash_bytes},
-                {"generation", c.generation}};
+                {"generation", c.generation},
+                {"origin", originName(c.origin)}};
 }
 
 Json toJson(const SearchResult& r, bool evaluated)
@@ -75,7 +95,7 @@ Json toJson(const SearchResult& r, bool evaluated)
     if (evaluated) {
         // Columns rather than objects: 50,000 points stay a few MB.
         Json macs = Json::array(), peak = Json::array(), params = Json::array(), flash = Json::array(),
-             acc = Json::array(), gen = Json::array();
+             acc = Json::array(), gen = Json::array(), origin = Json::array();
         for (const SearchCandidate& c : r.evaluated) {
             macs.push_back(c.cost.macs);
             peak.push_back(c.cost.peak_activation_bytes);
@@ -83,6 +103,7 @@ Json toJson(const SearchResult& r, bool evaluated)
             flash.push_back(c.cost.flash_bytes);
             acc.push_back(c.accuracy);
             gen.push_back(c.generation);
+            origin.push_back(originName(c.origin));
         }
         j["evaluated"] = Json{{"count", r.evaluated.size()},
                               {"macs", macs},
@@ -90,7 +111,9 @@ Json toJson(const SearchResult& r, bool evaluated)
                               {"params", params},
                               {"flash_bytes", flash},
                               {"predicted_accuracy", acc},
-                              {"generation", gen}};
+                              {"generation", gen},
+                              {"origin", origin}};
+        if (!r.populations.empty()) j["populations"] = r.populations;
     }
     return j;
 }

@@ -11,11 +11,21 @@
 
 namespace tinyscope {
 
+// How a candidate was made (search playback): the initial random population of evolution, a
+// mutated or a crossed-over child, a random-search draw; `unknown` in runs stored before it was kept.
+enum class CandidateOrigin { unknown, initial, mutation, crossover, random };
+const char* originName(CandidateOrigin o);           // "unknown", "initial", "mutation", "crossover", "random"
+CandidateOrigin originFromName(const std::string& name);   // unknown for any other name
+
 struct SearchCandidate {
-    SubnetConfig config;
+    SubnetConfig config;     // empty (no ks) for a point of a stored run that kept no config
     CostSummary cost;
     double accuracy = 0;     // top-1 % from the oracle
     int generation = 0;      // 0 = initial population / first batch
+    CandidateOrigin origin = CandidateOrigin::unknown;
+    std::size_t index = 0;   // position among the subnets evaluated (set by SearchRun::evaluate)
+
+    bool hasConfig() const { return !config.ks.empty(); }
 };
 
 struct GenerationStats {
@@ -36,6 +46,10 @@ struct SearchResult {
     Json best_reports = Json::object();   // the limited quantities' reports on `best` (ConstraintQuantity::report)
     std::vector<GenerationStats> history;
     std::vector<SearchCandidate> evaluated;   // every subnet the oracle was asked about, in order
+    // Per generation (as `history`): indices into `evaluated` of the population after it: evolution's
+    // parents kept plus the generation's children, random search's batch. Empty when not recorded
+    // (keep_evaluated off, or a run stored before playback or too large to keep its points).
+    std::vector<std::vector<std::size_t>> populations;
     double seconds = 0;
     std::size_t oracle_calls = 0;          // batches sent to the oracle
     std::size_t cost_evaluations = 0;      // cost-model calls, including rejected draws
@@ -53,7 +67,8 @@ struct SearchResult {
 std::vector<std::size_t> paretoFront(const std::vector<SearchCandidate>& points);
 
 Json toJson(const SearchCandidate& c);
-// `evaluated`: include every evaluated point (costs + accuracy, no configs).
+// `evaluated`: include every evaluated point (costs + accuracy + generation + origin, no configs)
+// and the populations (indices into those points).
 Json toJson(const SearchResult& r, bool evaluated = true);
 
 }  // namespace tinyscope

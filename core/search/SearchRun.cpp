@@ -45,6 +45,7 @@ void SearchRun::evaluate(std::vector<SearchCandidate>& batch, int generation)
     for (std::size_t i = 0; i < batch.size(); ++i) {
         batch[i].accuracy = acc[i];
         batch[i].generation = generation;
+        batch[i].index = evaluatedCount_ + i;
         // Strictly greater: the earliest of equal subnets wins, as the lab's `acc > best`.
         if (!result_.found || acc[i] > result_.best.accuracy) {
             result_.best = batch[i];
@@ -70,6 +71,12 @@ void SearchRun::closeGeneration(int generation, const std::vector<SearchCandidat
     g.evaluated = evaluatedCount_;
     g.seconds = elapsed();
     result_.history.push_back(g);
+    if (result_.options.keep_evaluated) {
+        std::vector<std::size_t> members;
+        members.reserve(population.size());
+        for (const SearchCandidate& c : population) members.push_back(c.index);
+        result_.populations.push_back(std::move(members));
+    }
     if (callbacks_.onGeneration) callbacks_.onGeneration(g, result_.best);
 }
 

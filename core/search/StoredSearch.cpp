@@ -24,6 +24,7 @@ SearchCandidate candidateOf(const JsonPath& c, const DesignSpace& space)
     s.cost = costOf(c);
     s.accuracy = c["predicted_accuracy"].asDouble();
     s.generation = c["generation"].asInt();
+    if (c.has("origin")) s.origin = originFromName(c["origin"].asString());
     return s;
 }
 
@@ -60,7 +61,8 @@ StoredSearch storedSearch(const SearchRunRecord& record, const DesignSpace& spac
         r.history.push_back(s);
     }
     // The front first: where a sampled point ties with a front point, paretoFront() keeps the front's (it has a config).
-    for (std::size_t i = 0, n = res["pareto"].size(); i < n; ++i) r.evaluated.push_back(candidateOf(res["pareto"][i], space));
+    const std::size_t front = res["pareto"].size();
+    for (std::size_t i = 0; i < front; ++i) r.evaluated.push_back(candidateOf(res["pareto"][i], space));
     if (res.has("sample")) {
         const JsonPath rows = res["sample"]["rows"];
         for (std::size_t i = 0, n = rows.size(); i < n; ++i) {
@@ -73,10 +75,33 @@ StoredSearch storedSearch(const SearchRunRecord& record, const DesignSpace& spac
             c.cost.flash_bytes = row[std::size_t{3}].asInt64();
             c.accuracy = row[std::size_t{4}].asDouble();
             c.generation = row[std::size_t{5}].asInt();
+            if (row.size() > 6) c.origin = originFromName(row[std::size_t{6}].asString());
+            c.index = i;
+            // A front point sampled too gets the front's config (clicking it on the chart loads it).
+            for (std::size_t f = 0; f < front; ++f) {
+                const SearchCandidate& p = r.evaluated[f];
+                if (p.cost.macs == c.cost.macs && p.cost.peak_activation_bytes == c.cost.peak_activation_bytes &&
+                    p.cost.params == c.cost.params && p.accuracy == c.accuracy && p.generation == c.generation)
+                    c.config = p.config;
+            }
             r.evaluated.push_back(c);
         }
-        out.sampled = r.evaluated.size() - res["pareto"].size();
+        out.sampled = r.evaluated.size() - front;
         out.evaluated = static_cast<std::size_t>(res["sample"]["of"].asInt64());
+        // The populations index every evaluated point: kept when the sample is all of them (SearchRunRecord).
+        if (res["sample"].has("populations") && out.sampled == out.evaluated) {
+            const JsonPath pops = res["sample"]["populations"];
+            for (std::size_t g = 0, n = pops.size(); g < n; ++g) {
+                std::vector<std::size_t> members;
+                for (std::size_t k = 0, m = pops[g].size(); k < m; ++k) {
+                    const auto i = static_cast<std::size_t>(pops[g][k].asInt64());
+                    if (i >= out.sampled) pops[g][k].fail("index " + std::to_string(i) + " past the " + std::to_string(out.sampled) + " points");
+                    members.push_back(front + i);
+                }
+                r.populations.push_back(std::move(members));
+            }
+            if (r.populations.size() != r.history.size()) res["sample"]["populations"].fail("one population per generation expected");
+        }
     }
     r.seconds = res["seconds"].asDouble();
     if (res.has("warnings"))

@@ -5,7 +5,10 @@
 // A record keeps the winner, the front, the generations and an even sample of at most 2,000
 // evaluated points (SearchRunRecord), not every point: the rebuilt result's `evaluated` holds the
 // Pareto front (with configs) followed by the sample (costs and accuracy; no configs, the record
-// has none), so paretoFront() gives the stored front and the charts what the live run showed.
+// has none, except a sampled point equal to a front point), so paretoFront() gives the stored front
+// and the charts what the live run showed. When the sample is every point and the record has the
+// populations (runs since search playback), `result.populations` index the sample (offset by the
+// front); otherwise it is empty and playback shows each generation's evaluated points only.
 #include "search/SearchHistory.h"
 #include "space/DesignSpace.h"
 

@@ -10,6 +10,7 @@
 #include "MainWindow.h"
 #include "PredictorPanel.h"
 #include "SearchPanel.h"
+#include "SearchPlayback.h"
 #include "SvgGraphView.h"
 #include "TrainingGraphFile.h"
 #include "TrainingGraphPane.h"
@@ -24,6 +25,7 @@
 #include <QDir>
 #include <QEventLoop>
 #include <QFileInfo>
+#include <QSlider>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTimer>
@@ -79,6 +81,28 @@ void prepareSearchPanels(MainWindow& window, const QString& historyPath)
     o.algorithm = "evolution";
     search->setOptions(o);
     runAndWait(search, &SearchPanel::searchFinished, [search] { search->startSearch(true); }, 120000);
+}
+
+// Search playback (issue 22) of the evolution run prepareSearchPanels made (population 50, 20
+// generations): generations 0, 10 and 20 on the Pareto chart, at the window's size and as on a
+// 1280×720 screen (search-playback-g<N>[-1280x720].png); the playback is left at the last generation.
+int grabPlayback(MainWindow& window, const QString& base)
+{
+    SearchPanel* search = window.searchPanel();
+    window.tabs()->setCurrentWidget(search);
+    int written = 0;
+    const QSize full = window.size();
+    for (const QString& suffix : {QString(), QStringLiteral("-1280x720")}) {
+        if (!suffix.isEmpty()) window.resize(1280, 720);
+        for (int g : {0, 10, 20}) {
+            search->playback()->setGeneration(g);
+            written += saveGrab(&window, base + QStringLiteral("search-playback-g%1%2.png").arg(g).arg(suffix));
+        }
+    }
+    window.resize(full);
+    search->playback()->setGeneration(search->playback()->slider()->maximum());
+    QApplication::processEvents();
+    return written;
 }
 
 // The inspector on MIT's demo: mcunet-5fps with the published "49kb" scheme, graph laid out, the
@@ -239,6 +263,7 @@ int writeDemoSet(MainWindow& window, const QString& dir, bool measure)
     written += grabPanels(window, base, QStringLiteral("-1280x720"));
     window.resize(full);
     QApplication::processEvents();
+    written += grabPlayback(window, base);
     // A third search that must also fit fine-tuning with a sparse-update pattern in 200 KB.
     SearchPanel* search = window.searchPanel();
     window.tabs()->setCurrentWidget(search);

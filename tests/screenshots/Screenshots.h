@@ -12,7 +12,8 @@ namespace tinyscope::screenshots {
 
 // The demonstration set at the window's current size: every panel after its runs, the design
 // space's min/max/random states, the inspector's detail, the Deploy and Export dialogs, then the
-// four panels as on a 1280×720 screen (<panel>-1280x720.png). Without `measure`, the two
+// four panels as on a 1280×720 screen (<panel>-1280x720.png), search playback at generations 0, 10
+// and 20 (search-playback-g<N>.png, also -1280x720). Without `measure`, the two
 // screenshots that measure subnets on the shipped supernet (predictor-check.png,
 // search-measured.png: about a minute of CPU) are left out. Returns the number of images written.
 int writeDemoSet(ui::MainWindow& window, const QString& dir, bool measure);
