@@ -8,6 +8,10 @@
 #include <QtCharts/QBarCategoryAxis>
 #include <QtCharts/QBarSet>
 #include <QtCharts/QHorizontalBarSeries>
+#include <QCursor>
+#include <QToolTip>
+
+#include <vector>
 #include <QtCharts/QValueAxis>
 
 namespace tinyscope::ui {
@@ -37,6 +41,17 @@ bool PerClassChart::showResult(const EvalResult& r, const std::vector<std::strin
     series->setLabelsVisible(true);
     series->setLabelsFormat(QStringLiteral("@value"));
     series->setLabelsPrecision(3);
+    std::vector<QString> tips;   // in bar order (last class first)
+    for (int c = r.classes - 1; c >= 0; --c)
+        tips.push_back(QStringLiteral("%1: %2 of %3 correct (%4 %)")
+                           .arg(QString::fromStdString(className(classNames, c)))
+                           .arg(r.class_correct[static_cast<std::size_t>(c)])
+                           .arg(r.class_images[static_cast<std::size_t>(c)])
+                           .arg(r.classTop1(c), 0, 'f', 2));
+    connect(series, &QHorizontalBarSeries::hovered, this, [tips](bool on, int index, QBarSet*) {
+        if (!on || index < 0 || index >= static_cast<int>(tips.size())) return QToolTip::hideText();
+        QToolTip::showText(QCursor::pos(), tips[static_cast<std::size_t>(index)]);
+    });
     QChart* chart = styledChart(title());
     chart->addSeries(series);
     chart->legend()->hide();

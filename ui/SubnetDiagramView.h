@@ -6,6 +6,8 @@
 
 #include <QString>
 
+class QLabel;
+
 #include <functional>
 #include <string>
 
@@ -32,8 +34,11 @@ public:
     // The DOT text of the diagram shown (what a save writes); empty when there is none.
     const std::string& dot() const { return dot_; }
 
+    QLabel* kernelLegend() const { return legend_; }
+
 private:
     std::string dot_;
+    QLabel* legend_;
 };
 
 }  // namespace tinyscope::ui
