@@ -21,10 +21,42 @@
 
 namespace tinyscope::test {
 
-inline void runAndCheckScreenshots(const QString& dir, bool measure)
+// The teaching set (issue 22): compare mode for two subnets and two schemes, each guided tour at
+// its first and its last step, all as on a 1280×720 screen.
+inline void checkTeachingScreenshots(const QString& dir)
+{
+    for (const QString& n : {QStringLiteral("design-space-compare-1280x720"), QStringLiteral("training-compare-schemes-1280x720")}) {
+        const QImage img(dir + QLatin1Char('/') + n + QStringLiteral(".png"));
+        QVERIFY2(img.size() == QSize(1280, 720), qPrintable(n));
+        QVERIFY2(distinctColours(img, 5) > 20, qPrintable(n));
+    }
+    for (const std::string& tour : shippedTourNames())
+        for (const QString& at : {QStringLiteral("-first"), QStringLiteral("-last")}) {
+            const QString n = QStringLiteral("tour-") + QString::fromStdString(tour) + at + QStringLiteral("-1280x720");
+            const QImage img(dir + QLatin1Char('/') + n + QStringLiteral(".png"));
+            QVERIFY2(!img.isNull(), qPrintable(n));
+            QVERIFY2(img.size() == QSize(1280, 720), qPrintable(n));
+            QVERIFY2(distinctColours(img, 5) > 20, qPrintable(n));
+        }
+}
+
+// `tinyscope-screenshots DIR --teaching-only`: the teaching set alone (test_teaching_screenshots).
+inline void runAndCheckTeachingScreenshots(const QString& dir)
+{
+    QProcess p;
+    p.start(QStringLiteral(TINYSCOPE_SCREENSHOTS), {dir, QStringLiteral("--teaching-only")});
+    QVERIFY(p.waitForFinished(-1));   // bounded by the suite's CTest TIMEOUT
+    QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0, p.readAllStandardError().constData());
+    checkTeachingScreenshots(dir);
+}
+
+// `teaching`: the run includes the teaching set (slow_screenshots); the default tier's
+// test_screenshots skips it (--skip-teaching) and test_teaching_screenshots runs it alone.
+inline void runAndCheckScreenshots(const QString& dir, bool measure, bool teaching = false)
 {
     QStringList args = {dir};
     if (!measure) args << QStringLiteral("--no-measure");
+    if (!teaching) args << QStringLiteral("--skip-teaching");
     QProcess p;
     p.start(QStringLiteral(TINYSCOPE_SCREENSHOTS), args);
     QVERIFY(p.waitForFinished(-1));   // bounded by the suite's CTest TIMEOUT
@@ -77,22 +109,13 @@ inline void runAndCheckScreenshots(const QString& dir, bool measure)
             QVERIFY2(img.size() == size, qPrintable(QStringLiteral("%1: %2x%3").arg(panel + suffix).arg(img.width()).arg(img.height())));
             QVERIFY2(distinctColours(img, 5) > 20, name.constData());
         }
-    // Compare mode and the kept-ops-only graph of 49kb and of bias-only:12 (issue 22), as on a 1280×720 screen.
-    for (const QString& n : {QStringLiteral("design-space-compare-1280x720"), QStringLiteral("training-compare-schemes-1280x720"),
-                             QStringLiteral("training-graph-kept-49kb-1280x720"), QStringLiteral("training-graph-kept-bias-only-12-1280x720")}) {
+    // The kept-ops-only graph of 49kb and of bias-only:12 (issue 22), as on a 1280×720 screen.
+    for (const QString& n : {QStringLiteral("training-graph-kept-49kb-1280x720"), QStringLiteral("training-graph-kept-bias-only-12-1280x720")}) {
         const QImage img(dir + QLatin1Char('/') + n + QStringLiteral(".png"));
         QVERIFY2(img.size() == QSize(1280, 720), qPrintable(n));
         QVERIFY2(distinctColours(img, 5) > 20, qPrintable(n));
     }
-    // Each guided tour at its first and its last step, as on a 1280×720 screen (issue 22).
-    for (const std::string& tour : shippedTourNames())
-        for (const QString& at : {QStringLiteral("-first"), QStringLiteral("-last")}) {
-            const QString n = QStringLiteral("tour-") + QString::fromStdString(tour) + at + QStringLiteral("-1280x720");
-            const QImage img(dir + QLatin1Char('/') + n + QStringLiteral(".png"));
-            QVERIFY2(!img.isNull(), qPrintable(n));
-            QVERIFY2(img.size() == QSize(1280, 720), qPrintable(n));
-            QVERIFY2(distinctColours(img, 5) > 20, qPrintable(n));
-        }
+    if (teaching) checkTeachingScreenshots(dir);
     if (!measure)
         for (const QString& n : measured + QStringList{QStringLiteral("training-graph-opened")}) QVERIFY2(!QFileInfo::exists(dir + QLatin1Char('/') + n + QStringLiteral(".png")), qPrintable(n));
     // The search history kept in DIR, newest first: the search under a 200 KB fine-tuning budget,

@@ -372,7 +372,7 @@ private Q_SLOTS:
         const DesignSpace& space = w.state()->space();
         panel->selectMin();
         const std::int64_t minMacs = panel->report().summary.macs;
-        auto* blocks = panel->findChild<QTableWidget*>();
+        auto* blocks = panel->findChild<QTableWidget*>(QStringLiteral("blockChoices"));
         QVERIFY(blocks);
         QCOMPARE(blocks->rowCount(), space.maxBlocks());
         auto* kernel = qobject_cast<QComboBox*>(blocks->cellWidget(0, 2));

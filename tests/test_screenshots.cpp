@@ -23,7 +23,7 @@ private Q_SLOTS:
         // Every panel after its runs; the two screenshots that measure subnets on the supernet
         // (a minute of CPU) are the slow tier's (slow_screenshots).
         QTemporaryDir dir;
-        test::runAndCheckScreenshots(dir.path(), false);
+        test::runAndCheckScreenshots(dir.path(), false, false);   // the teaching set: test_teaching_screenshots
         if (QTest::currentTestFailed()) return;
         // `tinyscope gui` no longer writes screenshots and says where they went.
         const test::CliRun gone = test::runTinyscope({QStringLiteral("gui"), QStringLiteral("--screenshot"), dir.path()});

@@ -97,10 +97,8 @@ QWidget* DesignSpacePanel::costColumn()
     pin_ = new QPushButton(QStringLiteral("Pin A — compare"));
     pin_->setToolTip(QStringLiteral("Keep the current subnet as A and compare every edit (B) with it: costs, accuracy, "
                                     "both diagrams side by side; the charts' axes stay fixed while comparing"));
-    auto* top = new QHBoxLayout;
-    top->addWidget(totals_, 1);
-    top->addWidget(pin_, 0, Qt::AlignTop);
-    rl->addLayout(top);
+    rl->addWidget(totals_);
+    rl->addWidget(pin_, 0, Qt::AlignLeft);   // below, not beside: the column keeps its width (1280×720 at 150 %)
     auto* vsplit = new QSplitter(Qt::Vertical);
     vsplit->addWidget(chartTabs());
     table_ = new LayerCostTable;

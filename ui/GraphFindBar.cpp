@@ -33,8 +33,8 @@ GraphFindBar::GraphFindBar(QWidget* parent) : QWidget(parent)
     note_ = new QLabel;
     note_->setMinimumWidth(70);
     QToolButton* fit = toolButton(QStringLiteral("Fit"), QStringLiteral("Show the whole graph (or double-click the background)"));
-    QToolButton* zoomIn = toolButton(QStringLiteral("+"));
-    QToolButton* zoomOut = toolButton(QStringLiteral("−"));
+    QToolButton* zoomIn = toolButton(QStringLiteral("+"), QStringLiteral("Zoom in (or the mouse wheel)"));
+    QToolButton* zoomOut = toolButton(QStringLiteral("−"), QStringLiteral("Zoom out (or the mouse wheel)"));
     auto* bar = new QHBoxLayout(this);
     bar->setContentsMargins(0, 0, 0, 0);
     bar->addWidget(search_, 1);

@@ -90,6 +90,7 @@ QWidget* PredictorPanel::makeControls()
     checkCount_->setRange(3, 1000);
     checkCount_->setValue(20);
     checkCount_->setSuffix(QStringLiteral(" subnets"));
+    checkCount_->setToolTip(QStringLiteral("How many fresh random subnets the check predicts and measures"));
     checkRow->addWidget(check_, 1);
     checkRow->addWidget(checkCount_);
     side->addLayout(checkRow);

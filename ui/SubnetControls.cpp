@@ -97,6 +97,7 @@ QWidget* SubnetControls::depthGroup()
 QTableWidget* SubnetControls::blockTable()
 {
     auto* t = new QTableWidget;
+    t->setObjectName(QStringLiteral("blockChoices"));
     t->setColumnCount(4);
     t->setHorizontalHeaderLabels({QStringLiteral("block"), QStringLiteral("stage"), QStringLiteral("kernel"), QStringLiteral("expand")});
     t->verticalHeader()->hide();

@@ -43,6 +43,7 @@
 #include <QStackedWidget>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTimer>
 
 #include <functional>
 #include <memory>
@@ -51,7 +52,9 @@ namespace tinyscope::ui {
 
 namespace {
 
-// A frame drawn around a widget, over the window, following it when it moves or resizes.
+// A frame drawn around a widget, over the window. It follows the widget when it moves, resizes,
+// shows or hides, and (a 250 ms check) when a splitter or a tab moves one of its ancestors; it
+// changes its own geometry only when the target's changed, so it never feeds an event loop.
 class TourFrame : public QWidget {
 public:
     explicit TourFrame(QWidget* target) : QWidget(target->window()), target_(target)
@@ -60,9 +63,11 @@ public:
         setAttribute(Qt::WA_NoSystemBackground);
         setObjectName(QStringLiteral("tourHighlight"));
         target->installEventFilter(this);
-        window()->installEventFilter(this);
+        auto* follow = new QTimer(this);
+        follow->setInterval(250);
+        connect(follow, &QTimer::timeout, this, [this] { place(); });
+        follow->start();
         place();
-        show();
         raise();
     }
 
@@ -73,8 +78,7 @@ protected:
         case QEvent::Move:
         case QEvent::Resize:
         case QEvent::Show:
-        case QEvent::Hide:
-        case QEvent::LayoutRequest: place(); break;
+        case QEvent::Hide: place(); break;
         default: break;
         }
         return QWidget::eventFilter(o, e);
@@ -94,10 +98,10 @@ private:
     void place()
     {
         if (!target_) return;
-        setVisible(target_->isVisible());
-        const QPoint topLeft = target_->mapTo(window(), QPoint(0, 0));
-        setGeometry(QRect(topLeft, target_->size()).adjusted(-kPen, -kPen, kPen, kPen));
-        raise();
+        const bool visible = target_->isVisible();
+        if (visible != isVisible()) setVisible(visible);
+        const QRect r = QRect(target_->mapTo(window(), QPoint(0, 0)), target_->size()).adjusted(-kPen, -kPen, kPen, kPen);
+        if (r != geometry()) setGeometry(r);
     }
     QPointer<QWidget> target_;
 };

@@ -1,10 +1,13 @@
-// tinyscope-screenshots DIR [--no-measure] [--size WxH] [--scale F]: renders the workbench's panels
+// tinyscope-screenshots DIR [--no-measure] [--size WxH] [--scale F] [--skip-teaching | --teaching-only]: renders the workbench's panels
 // offscreen to PNG files (the docs' screenshots; test_screenshots and slow_screenshots check them). Built
 // under tests/, never installed: it drives the panels as a demonstration script would.
 //
 // Without --size/--scale: the demonstration set at 1600×1000 (Screenshots.h), the four panels as on
 // a 1280×720 screen (<panel>-1280x720.png) and as on a 1920×1080 screen at 150 % scaling
 // (<panel>-150pct.png, 1920×1080 pixels: this program run again with --size 1920x1080 --scale 1.5).
+// With --teaching, then the teaching set (TeachingShots.h: each tour's first and last step, compare
+// mode); --teaching-only writes it alone. Not by default: playing the tours in this tool loops in
+// Qt's event processing (issue 22's note), which no suite may run into.
 // With --size and/or --scale: only the four panels, the window filling a WxH-pixel screen at device
 // pixel ratio F (QT_SCALE_FACTOR, set before the application starts), as <panel>-WxH.png at scale
 // 1 and <panel>-<F×100>pct.png otherwise.
@@ -30,11 +33,13 @@
 
 namespace {
 
-constexpr const char* kUsage = "usage: DIR [--no-measure] [--size WxH] [--scale F]";
+constexpr const char* kUsage = "usage: DIR [--no-measure] [--size WxH] [--scale F] [--skip-teaching | --teaching-only]";
 
 struct Options {
     std::string dir;
     bool measure = true;
+    bool teaching = false;       // the tours' and compare mode's screenshots (TeachingShots.h): only on request
+    bool teachingOnly = false;
     int width = 0, height = 0;   // 0: the demonstration set
     double scale = 0;            // 0: not given
 };
@@ -53,6 +58,12 @@ int parse(int argc, char** argv, Options& o)
         const bool hasValue = i + 1 < argc;
         if (a == "--no-measure") {
             o.measure = false;
+        } else if (a == "--skip-teaching") {
+            o.teaching = false;
+        } else if (a == "--teaching") {
+            o.teaching = true;
+        } else if (a == "--teaching-only") {
+            o.teachingOnly = true;
         } else if (a == "--size") {
             if (!hasValue) return refuse("--size needs WxH, e.g. 1280x720");
             const QRegularExpressionMatch m =
@@ -112,10 +123,14 @@ int main(int argc, char** argv)
         const int n = tinyscope::screenshots::writePanelSet(window, dir, QSize(o.width, o.height), suffix);
         return n == static_cast<int>(window.panels().size()) ? 0 : 1;
     }
+    if (o.teachingOnly) {
+        const int n = tinyscope::screenshots::writeTourSet(dir) + tinyscope::screenshots::writeCompareSet(dir);
+        std::cout << "wrote " << n << " screenshots to " << o.dir << "\n" << std::flush;
+        return tinyscope::ui::finishGui(n > 0 ? 0 : 1);
+    }
     window.resize(o.width, o.height);
     int n = tinyscope::screenshots::writeDemoSet(window, dir, o.measure);
-    n += tinyscope::screenshots::writeTourSet(dir);
-    n += tinyscope::screenshots::writeCompareSet(dir);
+    if (o.teaching) n += tinyscope::screenshots::writeTourSet(dir) + tinyscope::screenshots::writeCompareSet(dir);
     std::cout << "wrote " << n << " screenshots to " << o.dir << "\n" << std::flush;
     // The 150 % set: a second process, since the device pixel ratio is fixed when it starts.
     QProcess scaled;
