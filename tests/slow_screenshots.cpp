@@ -14,7 +14,7 @@ private Q_SLOTS:
     void screenshotCommandWritesEveryPanelWithTheMeasuredOnes()
     {
         QTemporaryDir dir;
-        tinyscope::test::runAndCheckScreenshots(dir.path(), true);
+        tinyscope::test::runAndCheckScreenshots(dir.path(), true, true);   // with the teaching set
     }
 };
 

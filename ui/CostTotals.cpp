@@ -4,33 +4,37 @@
 #include "io/Text.h"
 
 #include <QDoubleSpinBox>
-#include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QVBoxLayout>
 
 namespace tinyscope::ui {
 
 CostTotals::CostTotals(QWidget* parent) : QWidget(parent)
 {
-    auto* row = new QHBoxLayout(this);
-    row->setContentsMargins(0, 0, 0, 0);
+    auto* column = new QVBoxLayout(this);
+    column->setContentsMargins(0, 0, 0, 0);
     totals_ = new QLabel;
     totals_->setTextFormat(Qt::RichText);
     totals_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    row->addWidget(totals_, 1);
-    auto* bf = new QFormLayout;
+    column->addWidget(totals_);
+    budgetRow_ = new QHBoxLayout;
+    column->addLayout(budgetRow_);
     budget_ = new QDoubleSpinBox;
     budget_->setToolTip(QStringLiteral("SRAM budget in KB: the dashed line on the peak-memory chart"));
     budget_->setRange(1, 100000);
     budget_->setDecimals(0);
     budget_->setSuffix(QStringLiteral(" KB"));
     budget_->setValue(256);
-    bf->addRow(QStringLiteral("SRAM budget"), budget_);
-    row->addLayout(bf);
+    budgetRow_->addWidget(new QLabel(QStringLiteral("SRAM budget")));
+    budgetRow_->addWidget(budget_);
+    budgetRow_->addStretch(1);
     connect(budget_, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &CostTotals::budgetChanged);
 }
 
 double CostTotals::budgetKB() const { return budget_->value(); }
+
+void CostTotals::addToBudgetRow(QWidget* w) { budgetRow_->insertWidget(budgetRow_->count() - 1, w); }
 
 void CostTotals::showReport(const CostReport& report)
 {

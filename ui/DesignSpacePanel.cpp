@@ -31,10 +31,11 @@ DesignSpacePanel::DesignSpacePanel(AppState* state, QWidget* parent) : QWidget(p
     scroll->setWidgetResizable(true);
     scroll->setMinimumWidth(320);
     diagram_ = new SubnetDiagramView([this] { return diagramStem(); });
-    diagram_->setMinimumWidth(380);
+    diagram_->setMinimumWidth(170);   // fitted to its width; with A beside it, each gets half
     diagram_->setToolTip(QStringLiteral("Wheel zooms, drag pans, double-click fits; right-click saves the diagram"));
     // Compare mode: A's diagram beside B's (the current subnet), each under its caption.
     diagramA_ = new SubnetDiagramView([this] { return diagramStem() + QStringLiteral("-A"); });
+    diagramA_->setMinimumWidth(170);
     diagramA_->setToolTip(QStringLiteral("The pinned subnet A; wheel zooms, drag pans, right-click saves"));
     auto captioned = [](QLabel* caption, QWidget* view) {
         auto* box = new QWidget;
@@ -59,6 +60,7 @@ DesignSpacePanel::DesignSpacePanel(AppState* state, QWidget* parent) : QWidget(p
     split->setStretchFactor(0, 0);
     split->setStretchFactor(1, 2);
     split->setStretchFactor(2, 3);
+    split->setSizes({340, 420, 560});   // proportions when narrow: the diagram is not squeezed to its minimum
     auto* outer = new QHBoxLayout(this);
     outer->setContentsMargins(4, 4, 4, 4);
     outer->addWidget(split);
@@ -98,7 +100,7 @@ QWidget* DesignSpacePanel::costColumn()
     pin_->setToolTip(QStringLiteral("Keep the current subnet as A and compare every edit (B) with it: costs, accuracy, "
                                     "both diagrams side by side; the charts' axes stay fixed while comparing"));
     rl->addWidget(totals_);
-    rl->addWidget(pin_, 0, Qt::AlignLeft);   // below, not beside: the column keeps its width (1280×720 at 150 %)
+    totals_->addToBudgetRow(pin_);   // the column keeps its width (1280×720 with the tour dock, or at 150 %)
     auto* vsplit = new QSplitter(Qt::Vertical);
     vsplit->addWidget(chartTabs());
     table_ = new LayerCostTable;

@@ -40,6 +40,9 @@ QHBoxLayout* InspectorToolbar::modelRow(QAction* undo, QAction* redo)
 {
     modelBox = new QComboBox;
     modelBox->setToolTip(QStringLiteral("A zoo model, or the subnet selected in the Design-space panel"));
+    // Not as wide as its longest entry: the toolbar fits 1280×720 beside the tour dock.
+    modelBox->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    modelBox->setMinimumContentsLength(16);
     modeBox = new QComboBox;
     modeBox->addItem(QStringLiteral("correct"), int(AutodiffMode::Correct));
     modeBox->addItem(QStringLiteral("reference (MIT)"), int(AutodiffMode::Reference));

@@ -27,6 +27,7 @@ QLabel* card()
     l->setStyleSheet(QStringLiteral("QLabel { background: %1; border: 1px solid %2; border-radius: 4px; padding: 4px 8px; }")
                          .arg(paletteName("card.background"), paletteName("card.border")));
     l->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
+    l->setWordWrap(true);   // narrow windows (1280×720 with the tour dock) wrap the notes
     return l;
 }
 

@@ -20,6 +20,8 @@
 #include <QtCharts/QChartView>
 #include <QtCharts/QValueAxis>
 
+#include <map>
+
 #include <algorithm>
 #include <cmath>
 
@@ -64,12 +66,9 @@ bool SchemeCompareView::pin()
     net_ = layers_->networkPtr();
     a_ = layers_->ledger();
     schemeA_ = layers_->schemeDescription();
-    // The axis: the model's full update (every weight and bias) needs the most of every part.
-    const MemoryLedger full = layers_->fullUpdateLedger();
-    std::int64_t most = 0;
-    for (const ComparedMemory& r : compareLedgers(full, *a_))
-        if (r.key != "extra" && r.key != "total") most = std::max({most, r.a, r.b});
-    axisMaxKB_ = static_cast<double>(most) / 1024.0;
+    // The axis starts at A's extra memory and only grows while A is pinned (redraw), so a B that
+    // needs less shows shorter bars instead of a rescaled chart.
+    axisMaxKB_ = static_cast<double>(a_->extra.total()) / 1024.0;
     refresh();
     return true;
 }
@@ -155,7 +154,7 @@ void SchemeCompareView::redraw()
     }
     table_->setVerticalHeaderLabels(labels);
 
-    QChart* chart = styledChart(QStringLiteral("Memory of A and B (KB)"));
+    QChart* chart = styledChart(QStringLiteral("Extra memory of A and B (KB)"));
     auto* setA = new QBarSet(QStringLiteral("A"));
     auto* setB = new QBarSet(QStringLiteral("B"));
     setA->setColor(paletteColor("text.faint"));
@@ -163,13 +162,18 @@ void SchemeCompareView::redraw()
     QStringList cats;
     std::vector<const ComparedMemory*> shown;
     double most = axisMaxKB_;
+    // The extra memory and its parts (the peaks, ten times larger, are in the table above).
+    const std::map<std::string, QString> shortName = {{"extra", QStringLiteral("extra")},     {"classifier_input", QStringLiteral("classifier")},
+                                                      {"masks", QStringLiteral("masks")},     {"biases", QStringLiteral("biases")},
+                                                      {"saved_inputs", QStringLiteral("inputs")}, {"weights", QStringLiteral("weights")}};
     for (const ComparedMemory& m : rows_) {
-        if (m.key == "extra" || m.key == "total") continue;
+        const auto name = shortName.find(m.key);
+        if (name == shortName.end()) continue;
         shown.push_back(&m);
-        cats << QString::fromStdString(m.label);
+        cats << name->second;
         *setA << static_cast<double>(m.a) / 1024.0;
         *setB << static_cast<double>(m.b) / 1024.0;
-        most = std::max({most, static_cast<double>(m.a) / 1024.0, static_cast<double>(m.b) / 1024.0});   // another autodiff mode
+        most = std::max({most, static_cast<double>(m.a) / 1024.0, static_cast<double>(m.b) / 1024.0});
     }
     auto* series = new QBarSeries;
     series->append(setA);
@@ -179,7 +183,7 @@ void SchemeCompareView::redraw()
     x->append(cats);
     auto* y = new QValueAxis;
     y->setRange(0, most * 1.05);
-    y->setTitleText(QStringLiteral("KB (fixed: the full update's largest)"));
+    y->setTitleText(QStringLiteral("KB"));
     y->setLabelFormat(QStringLiteral("%.0f"));
     chart->addAxis(x, Qt::AlignBottom);
     chart->addAxis(y, Qt::AlignLeft);

@@ -2,9 +2,9 @@
 // The Training inspector's "Compare schemes" tab (issue 22): sparse-update scheme A pinned, B the
 // scheme being edited. A table of the ledger's memory figures (extra memory and its parts, training
 // and inference peaks, the total the budget limits) for A, B and B − A, plus the top-1 the
-// Fine-tune tab measured for each scheme when it has; and the memory parts of A and B as grouped bars
-// on an axis fixed while A is pinned (the model's full update reaches it), so a change of scheme
-// shows its magnitude. A new model ends the comparison.
+// Fine-tune tab measured for each scheme when it has; and the extra memory and its parts of A and B
+// as grouped bars on an axis that starts at A's extra memory and only grows while A is pinned, so a
+// smaller B shows shorter bars, not a rescaled chart. A new model ends the comparison.
 #include "graph/LedgerComparison.h"
 
 #include <QString>

@@ -138,7 +138,7 @@ void SvgGraphView::setSvg(const QByteArray& svg, bool keepView)
 void SvgGraphView::fitAll()
 {
     if (!item_ && items_.nodes.isEmpty()) return;
-    userZoomed_ = false;
+    setUserZoomed(false);
     resetTransform();
     QRectF r = item_ ? item_->boundingRect() : scene()->sceneRect().adjusted(20, 20, -20, -20);
     fitInView(r, Qt::KeepAspectRatio);
@@ -178,16 +178,27 @@ bool SvgGraphView::frameNodes(const QStringList& anchors, const QStringList& nea
         r = u;
     }
     const double s = std::clamp(scaleFor(r), minScale, 1.5);
+    setUserZoomed(true);   // a relayout of the same model keeps this view
     resetTransform();
     scale(s, s);
     centerOn(r.center());
-    userZoomed_ = true;   // a relayout of the same model keeps this view
     return true;
+}
+
+void SvgGraphView::setUserZoomed(bool zoomed)
+{
+    userZoomed_ = zoomed;
+    // A fitted view shows everything, so it has no scroll bars. With them "as needed" the fit
+    // itself can flip them: a bar appears, the viewport shrinks, the refit needs no bar, it goes,
+    // the viewport grows, ... (the event loop never idles: seen at 1280×720 with the tour dock).
+    const Qt::ScrollBarPolicy policy = zoomed ? Qt::ScrollBarAsNeeded : Qt::ScrollBarAlwaysOff;
+    setHorizontalScrollBarPolicy(policy);
+    setVerticalScrollBarPolicy(policy);
 }
 
 void SvgGraphView::zoomBy(double factor)
 {
-    userZoomed_ = true;
+    setUserZoomed(true);
     scale(factor, factor);
 }
 

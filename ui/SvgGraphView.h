@@ -59,6 +59,7 @@ private:
     QString nodeAt(const QPointF& scenePos) const;
     void resetScene();
     void finishLoad(const QTransform& keep, const QPointF& centre, bool keepView);
+    void setUserZoomed(bool zoomed);   // also the scroll-bar policy: none while fitted
     QByteArray svg_;
     GvItems items_;
     QLabel* overlay_ = nullptr;

@@ -9,6 +9,7 @@
 #include "tour/Tour.h"
 
 #include <QApplication>
+#include <QDir>
 #include <QEventLoop>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -40,6 +41,7 @@ bool settle(ui::TourPanel* panel)
 
 int writeTourSet(const QString& dir)
 {
+    QDir().mkpath(dir);
     QTemporaryDir history;
     int written = 0;
     for (const std::string& name : shippedTourNames()) {
@@ -62,6 +64,7 @@ int writeTourSet(const QString& dir)
 
 int writeCompareSet(const QString& dir)
 {
+    QDir().mkpath(dir);
     ui::MainWindow window;
     window.resize(1280, 720);
     window.show();

@@ -5,9 +5,9 @@
 // Without --size/--scale: the demonstration set at 1600×1000 (Screenshots.h), the four panels as on
 // a 1280×720 screen (<panel>-1280x720.png) and as on a 1920×1080 screen at 150 % scaling
 // (<panel>-150pct.png, 1920×1080 pixels: this program run again with --size 1920x1080 --scale 1.5).
-// With --teaching, then the teaching set (TeachingShots.h: each tour's first and last step, compare
-// mode); --teaching-only writes it alone. Not by default: playing the tours in this tool loops in
-// Qt's event processing (issue 22's note), which no suite may run into.
+// Then the teaching set (TeachingShots.h: each tour's first and last step, compare mode, as on a
+// 1280×720 screen); --skip-teaching leaves it out (test_screenshots), --teaching-only writes it alone
+// (test_teaching_screenshots).
 // With --size and/or --scale: only the four panels, the window filling a WxH-pixel screen at device
 // pixel ratio F (QT_SCALE_FACTOR, set before the application starts), as <panel>-WxH.png at scale
 // 1 and <panel>-<F×100>pct.png otherwise.
@@ -38,7 +38,7 @@ constexpr const char* kUsage = "usage: DIR [--no-measure] [--size WxH] [--scale 
 struct Options {
     std::string dir;
     bool measure = true;
-    bool teaching = false;       // the tours' and compare mode's screenshots (TeachingShots.h): only on request
+    bool teaching = true;        // the tours' and compare mode's screenshots (TeachingShots.h)
     bool teachingOnly = false;
     int width = 0, height = 0;   // 0: the demonstration set
     double scale = 0;            // 0: not given
@@ -60,8 +60,6 @@ int parse(int argc, char** argv, Options& o)
             o.measure = false;
         } else if (a == "--skip-teaching") {
             o.teaching = false;
-        } else if (a == "--teaching") {
-            o.teaching = true;
         } else if (a == "--teaching-only") {
             o.teachingOnly = true;
         } else if (a == "--size") {
