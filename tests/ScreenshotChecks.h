@@ -25,7 +25,8 @@ namespace tinyscope::test {
 // its first and its last step, all as on a 1280×720 screen.
 inline void checkTeachingScreenshots(const QString& dir)
 {
-    for (const QString& n : {QStringLiteral("design-space-compare-1280x720"), QStringLiteral("training-compare-schemes-1280x720")}) {
+    for (const QString& n : {QStringLiteral("design-space-compare-1280x720"), QStringLiteral("training-compare-schemes-1280x720"),
+                             QStringLiteral("presentation-design-space-1280x720"), QStringLiteral("presentation-training-inspector-1280x720")}) {
         const QImage img(dir + QLatin1Char('/') + n + QStringLiteral(".png"));
         QVERIFY2(img.size() == QSize(1280, 720), qPrintable(n));
         QVERIFY2(distinctColours(img, 5) > 20, qPrintable(n));

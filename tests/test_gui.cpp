@@ -14,6 +14,7 @@
 #include "workspace/Workspace.h"
 #include "PredictorPanel.h"
 #include "MainWindow.h"
+#include "Presentation.h"
 #include "ScreenFit.h"
 #include "SvgGraphView.h"
 #include "TrainingInspectorPanel.h"
@@ -22,6 +23,8 @@
 #include "viz/GraphvizRenderer.h"
 
 #include <QAbstractButton>
+#include <QtCharts/QChartView>
+#include <QtCharts/QAbstractAxis>
 #include <QAbstractSlider>
 #include <QAbstractSpinBox>
 #include <QApplication>
@@ -242,6 +245,45 @@ private Q_SLOTS:
             }
         }
         QVERIFY2(missing.isEmpty(), qPrintable(missing.join(QStringLiteral("; "))));
+    }
+
+    // Issue 22: presentation mode (View → Presentation mode, F5) makes the application font and
+    // every chart's fonts and line widths 1.3× larger, a chart built while it is on too, and the
+    // window still fits 1280×720; off restores every size exactly.
+    void presentationModeScalesAndFits()
+    {
+        ui::MainWindow w;
+        w.resize(1280, 720);
+        w.show();
+        QApplication::processEvents();
+        const QFont base = QApplication::font();
+        QChartView* view = w.findChild<QChartView*>();
+        QVERIFY(view && view->chart());
+        QChart* chart = view->chart();
+        const double title = chart->titleFont().pointSizeF();
+        const double labels = chart->axes().isEmpty() ? -1 : chart->axes().first()->labelsFont().pointSizeF();
+        w.presentationAction()->trigger();
+        QVERIFY(ui::Presentation::on());
+        QCOMPARE(QApplication::font().pointSizeF(), base.pointSizeF() * ui::Presentation::kScale);
+        QCOMPARE(chart->titleFont().pointSizeF(), title * ui::Presentation::kScale);
+        if (labels > 0) QCOMPARE(chart->axes().first()->labelsFont().pointSizeF(), labels * ui::Presentation::kScale);
+        // A chart built now (a new subnet redraws the peak-memory chart) is at the larger size too.
+        w.designSpacePanel()->selectLabMax();
+        QApplication::processEvents();
+        for (QChartView* v : w.findChildren<QChartView*>())
+            if (v->chart()) QCOMPARE(v->chart()->property("tinyscope.presentationScale").toDouble(), ui::Presentation::kScale);
+        for (int i = 0; i < w.tabs()->count(); ++i) {
+            w.tabs()->setCurrentIndex(i);
+            QApplication::processEvents();
+            const QSize min = w.minimumSizeHint();
+            QVERIFY2(min.width() <= 1280 && min.height() <= 720,
+                     qPrintable(QStringLiteral("%1: minimum %2x%3").arg(w.tabs()->tabText(i)).arg(min.width()).arg(min.height())));
+            QCOMPARE(w.size(), QSize(1280, 720));
+        }
+        w.presentationAction()->trigger();
+        QVERIFY(!ui::Presentation::on());
+        QCOMPARE(QApplication::font(), base);
+        QCOMPARE(chart->titleFont().pointSizeF(), title);
     }
 
     void theWindowOpensNoLargerThanTheScreen()

@@ -172,6 +172,11 @@ private Q_SLOTS:
         QCOMPARE(chart->runningTotalKB()[0], (163840.0 + 50944.0) / 1024.0);
         QCOMPARE(chart->runningTotalKB()[42], (163840.0 + 160.0) / 1024.0);
         QCOMPARE(l.inference_peak_bytes, std::int64_t(163840));
+        // Hovering conv 24's bar names its exact bytes; the line's left end, the scheme's total.
+        QVERIFY2(chart->barText(24).contains(QStringLiteral("masks 9,216 bits, biases 576 B, saved inputs 768 B, weights 1,728 B")),
+                 qPrintable(chart->barText(24)));
+        QVERIFY2(chart->totalText(0).contains(QStringLiteral("%1 KB").arg((163840.0 + 50944.0) / 1024.0, 0, 'f', 1)), qPrintable(chart->totalText(0)));
+        QVERIFY(chart->barText(43).isEmpty());
 
         QVERIFY(panel.waitForGraph(300000));
         const TrainingGraph fresh49 = buildTrainingGraph(net, published);

@@ -1,5 +1,7 @@
 #include "ChartStyle.h"
 
+#include "Presentation.h"
+
 #include <QtCharts/QChartView>
 #include <QtCharts/QValueAxis>
 
@@ -18,6 +20,7 @@ QChart* styledChart(const QString& title)
 void replaceChart(QChartView* view, QChart* chart)
 {
     QChart* old = view->chart();
+    Presentation::style(chart);
     view->setChart(chart);
     delete old;
 }
@@ -35,6 +38,7 @@ void addSeriesOn(QChart* chart, QAbstractSeries* series, std::initializer_list<Q
 {
     chart->addSeries(series);
     for (QAbstractAxis* a : axes) series->attachAxis(a);
+    Presentation::styleSeries(chart, series);
 }
 
 }  // namespace tinyscope::ui

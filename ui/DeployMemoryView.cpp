@@ -115,7 +115,7 @@ void DeployMemoryView::showBars(const std::vector<EngineMemoryRow>& rows, const 
             bar->setLabelWidth(labelWidth);
             bar->setProperty("engine", engine);
             bar->setBytes(*row.bytes, board.sram_bytes, boardName + QStringLiteral(" SRAM"));
-            bar->setToolTip(QStringLiteral("%1 %2: %3").arg(engine, QString::fromStdString(row.figure), QString::fromStdString(row.why)));
+            bar->setToolTip(QStringLiteral("%1\n%2 %3: %4").arg(bar->text(), engine, QString::fromStdString(row.figure), QString::fromStdString(row.why)));
             barsLayout_->addWidget(bar);
             withBar << engine;
         }

@@ -1,5 +1,7 @@
 #include "MainWindow.h"
 
+#include "Presentation.h"
+
 #include "TrainingGraphFile.h"
 
 #include "AppState.h"
@@ -126,6 +128,12 @@ void MainWindow::buildMenus()
     QAction* previous = view->addAction(QStringLiteral("&Previous panel"), this, [step] { step(-1); });
     previous->setShortcuts({QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Backtab), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Tab),
                             QKeySequence(Qt::CTRL | Qt::Key_PageUp)});
+    view->addSeparator();
+    presentation_ = view->addAction(QStringLiteral("P&resentation mode"));
+    presentation_->setCheckable(true);
+    presentation_->setShortcut(QKeySequence(Qt::Key_F5));
+    presentation_->setToolTip(QStringLiteral("Larger text and thicker chart lines for a projector (fits 1280×720)"));
+    connect(presentation_, &QAction::toggled, this, [](bool on) { Presentation::set(on); });
     QMenu* help = menuBar()->addMenu(QStringLiteral("&Help"));
     QMenu* tours = help->addMenu(QStringLiteral("&Tours"));
     for (const std::string& name : shippedTourNames()) {

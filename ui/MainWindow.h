@@ -7,6 +7,7 @@ namespace tinyscope {
 struct Tour;
 }
 
+class QAction;
 class QDockWidget;
 class QTabWidget;
 
@@ -32,6 +33,7 @@ public:
     QTabWidget* tabs() const { return tabs_; }
     TourPanel* tourPanel() const { return tour_; }
     QDockWidget* tourDock() const { return tourDock_; }
+    QAction* presentationAction() const { return presentation_; }   // View → Presentation mode
 
     // Each panel with the file-name stem used by the screenshot tool (tests/screenshots).
     struct PanelEntry {
@@ -58,6 +60,7 @@ private:
     SearchPanel* search_;
     QDockWidget* tourDock_;
     TourPanel* tour_;
+    QAction* presentation_ = nullptr;
 };
 
 }  // namespace tinyscope::ui

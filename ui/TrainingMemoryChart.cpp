@@ -1,7 +1,10 @@
 #include "TrainingMemoryChart.h"
 
 #include "Palette.h"
+#include "io/Text.h"
 
+#include <QCursor>
+#include <QToolTip>
 #include <QtCharts/QBarSet>
 #include <QtCharts/QLegendMarker>
 #include <QtCharts/QLineSeries>
@@ -9,6 +12,7 @@
 #include <QtCharts/QValueAxis>
 
 #include <algorithm>
+#include <cmath>
 #include <tuple>
 #include <utility>
 
@@ -90,11 +94,45 @@ TrainingMemoryChart::TrainingMemoryChart(QWidget* parent) : QChartView(parent)
     budget_->attachAxis(x_);
     budget_->attachAxis(y2_);
     setBudget(budgetKB_);
+    // Value on hover (issue 22): a bar's conv with the exact bytes of each part; the line's total.
+    connect(bars_, &QStackedBarSeries::hovered, this, [this](bool on, int index, QBarSet*) {
+        const QString t = on ? barText(index) : QString();
+        t.isEmpty() ? QToolTip::hideText() : QToolTip::showText(QCursor::pos(), t);
+    });
+    connect(total_, &QLineSeries::hovered, this, [this](const QPointF& p, bool on) {
+        const QString t = on ? totalText(static_cast<int>(std::lround(p.x()))) : QString();
+        t.isEmpty() ? QToolTip::hideText() : QToolTip::showText(QCursor::pos(), t);
+    });
+}
+
+QString TrainingMemoryChart::barText(int index) const
+{
+    if (index < 0 || index >= static_cast<int>(rows_.size())) return QString();
+    const LedgerRow& r = rows_[static_cast<std::size_t>(index)];
+    auto b = [](std::int64_t v) { return QString::fromStdString(groupThousands(v)); };
+    return QStringLiteral("conv %1 %2 (%3): masks %4 bits, biases %5 B, saved inputs %6 B, weights %7 B — %8 B in all")
+        .arg(r.index)
+        .arg(QString::fromStdString(r.name), QString::fromStdString(r.role), b(r.mask_bits), b(r.bias_bytes),
+             b(r.saved_input_bytes + r.classifier_input_bytes), b(r.weight_bytes))
+        .arg(QString::number(r.totalBytes(), 'f', r.mask_bits % 8 ? 3 : 0));
+}
+
+QString TrainingMemoryChart::totalText(int index) const
+{
+    if (index < 0 || index >= static_cast<int>(rows_.size())) return QString();
+    double acc = static_cast<double>(inferencePeakBytes_);
+    for (std::size_t i = static_cast<std::size_t>(index); i < rows_.size(); ++i) acc += rows_[i].totalBytes();
+    return QStringLiteral("inference peak + extra of conv %1 and every later one: %2 KB (budget %3 KB)")
+        .arg(rows_[static_cast<std::size_t>(index)].index)
+        .arg(acc / 1024.0, 0, 'f', 1)
+        .arg(budgetKB_, 0, 'f', 0);
 }
 
 void TrainingMemoryChart::setLedger(const MemoryLedger& m, double budgetKB)
 {
     const int n = static_cast<int>(m.rows.size());
+    rows_ = m.rows;
+    inferencePeakBytes_ = m.inference_peak_bytes;
     if (n != categories_) {
         categories_ = n;
         x_->setRange(-0.5, n - 0.5);
@@ -137,6 +175,7 @@ void TrainingMemoryChart::setLedger(const MemoryLedger& m, double budgetKB)
 void TrainingMemoryChart::clearLedger()
 {
     for (QBarSet* s : sets_) s->remove(0, s->count());
+    rows_.clear();
     total_->clear();
     categories_ = 0;
     x_->setRange(-0.5, 0.5);

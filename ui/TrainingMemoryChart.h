@@ -14,6 +14,8 @@
 
 #include <QtCharts/QChartView>
 
+#include <vector>
+
 class QBarSet;
 class QLineSeries;
 class QStackedBarSeries;
@@ -38,6 +40,9 @@ public:
 
     // What is plotted (KB), for tests: per conv the four stacked values and the running total.
     QList<qreal> values(int set) const;   // 0 masks, 1 biases, 2 saved inputs, 3 weights
+    // What hovering conv `index`'s bar says (exact bytes of each part), and the total line's point.
+    QString barText(int index) const;
+    QString totalText(int index) const;
     QList<qreal> runningTotalKB() const;
     double budgetKB() const { return budgetKB_; }
 
@@ -55,6 +60,8 @@ private:
     double maxBarKB_ = 0, maxTotalKB_ = 0;
     double refBarKB_ = 0, refTotalKB_ = 0;   // of the full update
     bool fixedAxes_ = true;
+    std::vector<LedgerRow> rows_;   // of the ledger shown, for the hover texts
+    std::int64_t inferencePeakBytes_ = 0;
 };
 
 }  // namespace tinyscope::ui

@@ -8,6 +8,7 @@
 #include "TourPanel.h"
 #include "tour/Tour.h"
 
+#include <QAction>
 #include <QApplication>
 #include <QDir>
 #include <QEventLoop>
@@ -84,6 +85,14 @@ int writeCompareSet(const QString& dir)
     ti->loadPublishedScheme(QStringLiteral("49kb"));
     for (int i = 0; i < 5; ++i) QApplication::processEvents();
     written += window.grab().save(dir + QStringLiteral("/training-compare-schemes-1280x720.png")) ? 1 : 0;
+    // Presentation mode (View → Presentation mode) on the same two panels.
+    window.presentationAction()->setChecked(true);
+    for (const auto& [stem, panel] : {std::pair{QStringLiteral("design-space"), static_cast<QWidget*>(d)}, std::pair{QStringLiteral("training-inspector"), static_cast<QWidget*>(ti)}}) {
+        window.tabs()->setCurrentWidget(panel);
+        for (int i = 0; i < 5; ++i) QApplication::processEvents();
+        written += window.grab().save(dir + QStringLiteral("/presentation-") + stem + QStringLiteral("-1280x720.png")) ? 1 : 0;
+    }
+    window.presentationAction()->setChecked(false);
     return written;
 }
 

@@ -8,7 +8,8 @@ namespace tinyscope::screenshots {
 int writeTourSet(const QString& dir);   // returns the number of images written
 // Compare mode: the smallest subnet pinned as A, the lab's largest as B, the Compare A/B tab shown:
 // DIR/design-space-compare-1280x720.png; two schemes of mcunet-5fps (bias-only:12 pinned, 49kb):
-// DIR/training-compare-schemes-1280x720.png.
+// DIR/training-compare-schemes-1280x720.png; then presentation mode on those two panels:
+// DIR/presentation-{design-space,training-inspector}-1280x720.png.
 int writeCompareSet(const QString& dir);
 
 }  // namespace tinyscope::screenshots
