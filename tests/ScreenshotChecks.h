@@ -41,13 +41,13 @@ inline void checkTeachingScreenshots(const QString& dir)
         }
 }
 
-// `tinyscope-screenshots DIR --teaching-only`: the teaching set alone (test_teaching_screenshots).
+// `tinyscope gui --screenshot DIR --teaching-only` (the screenshot tool run through the program, as
+// issue 22 asks): the teaching set alone (test_teaching_screenshots).
 inline void runAndCheckTeachingScreenshots(const QString& dir)
 {
-    QProcess p;
-    p.start(QStringLiteral(TINYSCOPE_SCREENSHOTS), {dir, QStringLiteral("--teaching-only")});
-    QVERIFY(p.waitForFinished(-1));   // bounded by the suite's CTest TIMEOUT
-    QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0, p.readAllStandardError().constData());
+    const CliRun run = runTinyscope({QStringLiteral("gui"), QStringLiteral("--screenshot"), dir, QStringLiteral("--teaching-only")});
+    QVERIFY2(run.code == 0, run.err.c_str());
+    QVERIFY2(run.out.find("wrote 10 screenshots") != std::string::npos, run.out.c_str());
     checkTeachingScreenshots(dir);
 }
 

@@ -8,21 +8,57 @@
 #include <QSettings>
 #include <QThreadPool>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
 
 namespace tinyscope::ui {
+
+namespace {
+
+// `tinyscope gui --screenshot DIR [options]`: the screenshot tool of the build tree
+// (tests/screenshots/tinyscope-screenshots beside app/, never installed) in this process's place,
+// so its output and exit code are the command's.
+int runScreenshotTool(int argc, char** argv)
+{
+    if (argc < 1 || argv[0][0] == '-') {
+        std::cerr << "tinyscope gui: --screenshot needs a folder: tinyscope gui --screenshot DIR [--no-measure] [--size WxH] "
+                     "[--scale F] [--skip-teaching | --teaching-only]\n";
+        return 2;
+    }
+    std::error_code ec;
+    const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    const std::filesystem::path tool = exe.parent_path().parent_path() / "tests" / "screenshots" / "tinyscope-screenshots";
+    if (ec || !std::filesystem::exists(tool)) {
+        std::cerr << "tinyscope gui: --screenshot runs the screenshot tool built with the tests (build/tests/screenshots/"
+                     "tinyscope-screenshots); there is none beside this program"
+                  << (ec ? std::string() : " (looked for " + tool.string() + ")") << "\n";
+        return 2;
+    }
+    std::vector<char*> args;
+    std::string toolPath = tool.string();
+    args.push_back(toolPath.data());
+    for (int i = 0; i < argc; ++i) args.push_back(argv[i]);
+    args.push_back(nullptr);
+    std::cout << std::flush;
+    ::execv(toolPath.c_str(), args.data());
+    std::cerr << "tinyscope gui: could not start " << toolPath << ": " << std::strerror(errno) << "\n";
+    return 1;
+}
+
+}  // namespace
 
 int runGui(int argc, char** argv)
 {
     for (int i = 1; i < argc; ++i) {
-        if (std::strcmp(argv[i], "--screenshot") == 0) {
-            std::cerr << "tinyscope gui: --screenshot is gone; screenshots are written by the test tool "
-                         "build/tests/screenshots/tinyscope-screenshots DIR [--no-measure] [--size WxH] [--scale F]\n";
-            return 2;
-        }
+        if (std::strcmp(argv[i], "--screenshot") == 0) return runScreenshotTool(argc - i - 1, argv + i + 1);
         if (std::strcmp(argv[i], "gui") != 0 && argv[i][0] == '-' && argv[i][1] == '-') {
             std::cerr << "tinyscope gui: unknown option " << argv[i] << " (it takes none; see 'tinyscope help')\n";
             return 2;

@@ -1,5 +1,6 @@
 #pragma once
-// GUI entry point: `tinyscope [gui]`. (Screenshots: tests/screenshots, tinyscope-screenshots.)
+// GUI entry point: `tinyscope [gui]`. `tinyscope gui --screenshot DIR [options]` runs the screenshot
+// tool of the build tree (tests/screenshots, tinyscope-screenshots) with those arguments.
 namespace tinyscope::ui {
 
 int runGui(int argc, char** argv);
