@@ -55,13 +55,13 @@ std::string hms(double s)
 int cmdTrainSupernet(const Args& argv)
 {
     CliArgs a(argv, {"space", "out", "preset", "recipe", "seed", "threads", "max-steps", "print-every", "init-from", "rendezvous", "dist-timeout"},
-              {"help", "show-recipe", "distributed"});
+              {"help", "show-recipe", "distributed", "local-bn"});
     if (a.flag("help")) {
         std::string presets;
         for (const std::string& n : TrainRecipe::presetNames()) presets += (presets.empty() ? "" : "|") + n;
         std::cout << "usage: tinyscope train-supernet --out DIR [--space NAME|FILE] [--preset " << presets << " | --recipe FILE.json]\n"
                      "                               [--seed S] [--threads N] [--max-steps N] [--init-from CKPT] [--show-recipe]\n"
-                     "                               [--distributed] [--rendezvous tcp|file:PATH] [--dist-timeout SECONDS]\n"
+                     "                               [--distributed] [--rendezvous tcp|file:PATH] [--dist-timeout SECONDS] [--local-bn]\n"
                      "  Once-for-all training with progressive shrinking and the sandwich rule. DIR/supernet.pth is a\n"
                      "  real-format checkpoint written after every epoch and every few hundred steps; running the same\n"
                      "  command again resumes from it. Ctrl-C writes a checkpoint and stops.\n"
@@ -69,7 +69,8 @@ int cmdTrainSupernet(const Args& argv)
                      "  (torchrun's MASTER_ADDR, MASTER_PORT, LOCAL_RANK too), or with --distributed under Slurm\n"
                      "  (SLURM_PROCID, SLURM_NTASKS, the first host of SLURM_NODELIST). The recipe's batch is the global\n"
                      "  batch; rank 0 writes the checkpoints and the log; any world size resumes any checkpoint.\n"
-                     "  --dist-timeout (default 600 s): a rank that waits longer for the others fails.\n";
+                     "  --dist-timeout (default 600 s): a rank that waits longer for the others fails. Batch norm uses the\n"
+                     "  global batch's statistics (synchronised); --local-bn: each rank's own, as DDP without SyncBatchNorm.\n";
         return 0;
     }
     DesignSpace space = loadSpace(a.value("space", "mcunet-fmnist"));
@@ -94,7 +95,8 @@ int cmdTrainSupernet(const Args& argv)
         // The same run on every rank, or a named refusal (exit 2) before any step.
         dist->requireSameRun({{"space", space.name + " #" + std::to_string(stableHash(space.toJson().dump()) % 1000000)},
                               {"preset", a.has("recipe") ? "recipe " + a.value("recipe") : a.value("preset", "demo")},
-                              {"recipe", "#" + std::to_string(stableHash(recipe.toJson().dump()) % 1000000)}});
+                              {"recipe", "#" + std::to_string(stableHash(recipe.toJson().dump()) % 1000000)},
+                              {"batch norm", a.flag("local-bn") ? "local" : "synchronised"}});
         std::printf("data-parallel training: %s (%s)\n", env.describe().c_str(), env.source.c_str());
         std::fflush(stdout);
     } catch (const DistributedError& e) {
@@ -107,7 +109,7 @@ int cmdTrainSupernet(const Args& argv)
     JobControl job;
     job.cancel = cancelOnSignals();
     SupernetTrainer trainer(space, recipe, out);
-    trainer.setDistributed(dist.get());
+    trainer.setDistributed(dist.get(), !a.flag("local-bn"));
     const bool tty = isatty(1);
     std::size_t cachePrinted = 0;
     auto onStatus = [&](const TrainStatus& s) {

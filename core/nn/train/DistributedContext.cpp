@@ -63,7 +63,8 @@ struct DistributedContext::Impl {
 
     // Waits for a collective, counting its time; a failure (a rank died, or stopped answering
     // for longer than the timeout) becomes a DistributedError that names this rank.
-    void wait(const c10::intrusive_ptr<c10d::Work>& work, std::size_t bytes, bool gradient = false)
+    enum class Kind { Other, Gradient, Broadcast };
+    void wait(const c10::intrusive_ptr<c10d::Work>& work, std::size_t bytes, Kind kind = Kind::Other)
     {
         const auto t0 = Clock::now();
         try {
@@ -75,9 +76,12 @@ struct DistributedContext::Impl {
         self.traffic_.seconds += s;
         self.traffic_.bytes += bytes;
         ++self.traffic_.calls;
-        if (gradient) {
+        if (kind == Kind::Gradient) {
             self.traffic_.gradient_seconds += s;
             self.traffic_.gradient_bytes += bytes;
+        } else if (kind == Kind::Broadcast) {
+            self.traffic_.broadcast_seconds += s;
+            self.traffic_.broadcast_bytes += bytes;
         }
     }
 
@@ -281,7 +285,7 @@ void DistributedContext::broadcastFromRoot(const std::vector<at::Tensor>& tensor
         } catch (const std::exception& e) {
             impl_->fail(e.what());
         }
-        impl_->wait(w, static_cast<std::size_t>(flat.nbytes()));
+        impl_->wait(w, static_cast<std::size_t>(flat.nbytes()), Impl::Kind::Broadcast);
         unflatten(flat, b);
     }
 }
@@ -297,7 +301,7 @@ void DistributedContext::averageGradients(const std::vector<at::Tensor>& grads)
         works.push_back(impl_->allreduce(flats.back()));   // launched; Gloo runs it on its own thread
     }
     for (std::size_t i = 0; i < bs.size(); ++i) {
-        impl_->wait(works[i], static_cast<std::size_t>(flats[i].nbytes()), true);
+        impl_->wait(works[i], static_cast<std::size_t>(flats[i].nbytes()), Impl::Kind::Gradient);
         flats[i].div_(static_cast<double>(worldSize()));
         unflatten(flats[i], bs[i]);
     }

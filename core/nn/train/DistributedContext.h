@@ -56,8 +56,10 @@ public:
     struct Traffic {
         double seconds = 0;
         std::size_t bytes = 0, calls = 0;
-        double gradient_seconds = 0;
+        double gradient_seconds = 0;   // of which the gradient all-reduces
         std::size_t gradient_bytes = 0;
+        double broadcast_seconds = 0;  // of which the starting state's broadcast
+        std::size_t broadcast_bytes = 0;
     };
     const Traffic& traffic() const { return traffic_; }
     // The first collective failure's message (a rank died or timed out), empty if none.

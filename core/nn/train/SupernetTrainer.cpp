@@ -256,8 +256,8 @@ std::vector<int> orAll(const std::vector<int>& v, const std::vector<int>& all) {
 
 class Run {
 public:
-    Run(const DesignSpace& space, const TrainRecipe& recipe, const std::string& out, DistributedContext* dist)
-        : space_(space), r_(recipe), out_(out), ckpt_(out + "/supernet.pth"), dist_(dist)
+    Run(const DesignSpace& space, const TrainRecipe& recipe, const std::string& out, DistributedContext* dist, bool syncBn)
+        : space_(space), r_(recipe), out_(out), ckpt_(out + "/supernet.pth"), dist_(dist), syncBn_(syncBn)
     {
         if (dist_ && r_.batch % dist_->worldSize() != 0)
             throw InputError("the batch of " + std::to_string(r_.batch) + " (the global batch) does not split evenly over " +
@@ -300,6 +300,7 @@ private:
     TrainRecipe r_;
     std::string out_, ckpt_;
     DistributedContext* dist_ = nullptr;
+    bool syncBn_ = true;
     std::unique_ptr<ImageDataset> data_;
     std::vector<std::size_t> phaseImages_, phaseSteps_;
     std::size_t totalSteps_ = 0;
@@ -576,7 +577,7 @@ double Run::step(const std::vector<std::size_t>& items, int globalEpoch, const T
         NetWeights w = net_->weightsFor(nets[i]);
         ForwardOptions fo;
         fo.bn = BnMode::Train;
-        if (dist_) fo.sum_across_ranks = [this](const at::Tensor& t) { return dist_->sumAcrossRanks(t); };
+        if (dist_ && syncBn_) fo.sum_across_ranks = [this](const at::Tensor& t) { return dist_->sumAcrossRanks(t); };
         at::Tensor logits = forwardNet(w, x, fo);
         at::Tensor loss;
         if (i == 0 && !teacher_) {
@@ -756,7 +757,7 @@ bool SupernetTrainer::run(const JobControl& job, const std::function<void(const 
 {
     setTorchThreads(recipe_.threads);
     if (const char* m = std::getenv("TINYSCOPE_MKLDNN")) setMkldnnEnabled(std::string(m) != "0");
-    Run r(space_, recipe_, out_, dist_);
+    Run r(space_, recipe_, out_, dist_, syncBn_);
     const bool finished = r.run(job, onStatus, maxSteps);
     if (dist_) dist_->barrier();   // rank 0 (the store's server) leaves last
     return finished;
