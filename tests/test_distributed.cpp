@@ -262,6 +262,20 @@ private Q_SLOTS:
         QCOMPARE(globalStepOf(dir), saved + 2);
     }
 
+    // The FileStore rendezvous (a file every rank sees; no MASTER_ADDR): two ranks train a step.
+    void aFileRendezvousNeedsNoMaster()
+    {
+        const QString recipe = writeRecipe(QStringLiteral("file.json"), 1), dir = tmp.path() + QStringLiteral("/file-rdv");
+        QStringList args = trainArgs(recipe, dir, 1);
+        args << QStringLiteral("--rendezvous") << (QStringLiteral("file:") + tmp.path() + QStringLiteral("/rendezvous"));
+        Rank a(0, 2, 1, args, false), b(1, 2, 1, args, false);
+        QString outA, outB;
+        const int codeA = a.finish(outA), codeB = b.finish(outB);
+        QVERIFY2(codeA == 0 && codeB == 0, qPrintable(outA + outB));
+        QVERIFY2(outA.contains(QStringLiteral("rank 0 of 2 (local 0) via file ")), qPrintable(outA));
+        QCOMPARE(globalStepOf(dir), std::size_t(1));
+    }
+
     void portInUseIsRefused()
     {
         const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
