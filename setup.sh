@@ -10,7 +10,7 @@ mode=${1:-run}
 BUILD_DIR=${TINYSCOPE_BUILD_DIR:-build}
 
 # Build toolchain and libraries (Debian packages only; nothing is downloaded at run time).
-PKGS="cmake make g++ pkg-config qt6-base-dev qt6-charts-dev qt6-svg-dev libtorch-dev
+PKGS="cmake make g++ pkg-config qt6-base-dev qt6-charts-dev qt6-svg-dev libtorch-dev libgloo-dev
       libopenblas0-openmp libgraphviz-dev nlohmann-json3-dev zlib1g-dev libstb-dev dataset-fashion-mnist
       flatbuffers-compiler libflatbuffers-dev libgemmlowp-dev protobuf-compiler libprotobuf-dev libonnx-dev libdnnl-dev"
 # The device in the loop (tinyscope device-run and the Export dialog's "Verify on an emulated

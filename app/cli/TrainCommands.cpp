@@ -12,6 +12,7 @@
 #include "io/Text.h"
 #include "nn/onednn/OneDnnInfo.h"
 #include "nn/predictor/AccuracyTableBuilder.h"
+#include "nn/train/DistributedContext.h"
 #include "nn/train/SupernetTrainer.h"
 #include "nn/TorchRuntime.h"
 #include "space/ArchSampler.h"
@@ -24,6 +25,7 @@
 #include <filesystem>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <unistd.h>
 
 namespace tinyscope::cli {
@@ -52,15 +54,23 @@ std::string hms(double s)
 
 int cmdTrainSupernet(const Args& argv)
 {
-    CliArgs a(argv, {"space", "out", "preset", "recipe", "seed", "threads", "max-steps", "print-every", "init-from"}, {"help", "show-recipe"});
+    CliArgs a(argv, {"space", "out", "preset", "recipe", "seed", "threads", "max-steps", "print-every", "init-from", "rendezvous", "dist-timeout"},
+              {"help", "show-recipe", "distributed", "local-bn"});
     if (a.flag("help")) {
         std::string presets;
         for (const std::string& n : TrainRecipe::presetNames()) presets += (presets.empty() ? "" : "|") + n;
         std::cout << "usage: tinyscope train-supernet --out DIR [--space NAME|FILE] [--preset " << presets << " | --recipe FILE.json]\n"
                      "                               [--seed S] [--threads N] [--max-steps N] [--init-from CKPT] [--show-recipe]\n"
+                     "                               [--distributed] [--rendezvous tcp|file:PATH] [--dist-timeout SECONDS] [--local-bn]\n"
                      "  Once-for-all training with progressive shrinking and the sandwich rule. DIR/supernet.pth is a\n"
                      "  real-format checkpoint written after every epoch and every few hundred steps; running the same\n"
-                     "  command again resumes from it. Ctrl-C writes a checkpoint and stops.\n";
+                     "  command again resumes from it. Ctrl-C writes a checkpoint and stops.\n"
+                     "  Data-parallel over processes and machines (c10d with Gloo) when RANK and WORLD_SIZE are set\n"
+                     "  (torchrun's MASTER_ADDR, MASTER_PORT, LOCAL_RANK too), or with --distributed under Slurm\n"
+                     "  (SLURM_PROCID, SLURM_NTASKS, the first host of SLURM_NODELIST). The recipe's batch is the global\n"
+                     "  batch; rank 0 writes the checkpoints and the log; any world size resumes any checkpoint.\n"
+                     "  --dist-timeout (default 600 s): a rank that waits longer for the others fails. Batch norm uses the\n"
+                     "  global batch's statistics (synchronised); --local-bn: each rank's own, as DDP without SyncBatchNorm.\n";
         return 0;
     }
     DesignSpace space = loadSpace(a.value("space", "mcunet-fmnist"));
@@ -77,14 +87,33 @@ int cmdTrainSupernet(const Args& argv)
     const std::string out = a.value("out");
     requireWritableFolder(out, "--out");
     createFolders(out, "--out");
+    const DistributedEnv env = DistributedEnv::fromProcess(a.flag("distributed"), a.value("rendezvous", "tcp"),
+                                                           static_cast<double>(a.intValue("dist-timeout", 600, 1, 86400)));
+    std::unique_ptr<DistributedContext> dist;
+    if (env.enabled) try {
+        dist = std::make_unique<DistributedContext>(env);
+        // The same run on every rank, or a named refusal (exit 2) before any step.
+        dist->requireSameRun({{"space", space.name + " #" + std::to_string(stableHash(space.toJson().dump()) % 1000000)},
+                              {"preset", a.has("recipe") ? "recipe " + a.value("recipe") : a.value("preset", "demo")},
+                              {"recipe", "#" + std::to_string(stableHash(recipe.toJson().dump()) % 1000000)},
+                              {"batch norm", a.flag("local-bn") ? "local" : "synchronised"}});
+        std::printf("data-parallel training: %s (%s)\n", env.describe().c_str(), env.source.c_str());
+        std::fflush(stdout);
+    } catch (const DistributedError& e) {
+        std::cerr << "tinyscope train-supernet: " << e.what() << "\n";
+        return 1;
+    }
+    const bool logs = !dist || dist->isRoot();   // rank 0 alone logs
     const int every = a.intValue("print-every", isatty(1) ? 1 : 20, 1, 1'000'000'000);
     const long long maxSteps = a.int64Value("max-steps", 0, 0, kMaxImages);   // 0: train to the end
     JobControl job;
     job.cancel = cancelOnSignals();
     SupernetTrainer trainer(space, recipe, out);
+    trainer.setDistributed(dist.get(), !a.flag("local-bn"));
     const bool tty = isatty(1);
     std::size_t cachePrinted = 0;
     auto onStatus = [&](const TrainStatus& s) {
+        if (!logs) return;
         if (s.event == "step" && (s.global_step % static_cast<std::size_t>(every) == 0 || s.step + 1 == s.steps_per_epoch)) {
             std::printf("%s[%s %d/%d] epoch %d/%d step %zu/%zu  loss %.4f  lr %.4f  %.0f img/s  elapsed %s  ETA %s%s",
                         tty ? "\r" : "", s.phase.c_str(), s.phase_index + 1, s.phases, s.epoch + 1, s.epochs, s.step + 1,
@@ -111,8 +140,22 @@ int cmdTrainSupernet(const Args& argv)
         }
         std::fflush(stdout);
     };
-    const bool finished = trainer.run(job, onStatus, static_cast<std::size_t>(maxSteps));
-    if (!finished) std::printf("stopped after --max-steps; run the same command again to continue\n");
+    bool finished = false;
+    try {
+        finished = trainer.run(job, onStatus, static_cast<std::size_t>(maxSteps));
+    } catch (const DistributedError& e) {
+        std::cerr << "tinyscope train-supernet: " << e.what() << "\n";
+        return 1;
+    } catch (const std::exception& e) {
+        // A collective that failed inside autograd may come back wrapped: the first failure says it all.
+        if (!dist || dist->failure().empty()) throw;
+        std::cerr << "tinyscope train-supernet: " << dist->failure() << "\n";
+        return 1;
+    }
+    if (!finished && logs) std::printf("stopped after --max-steps; run the same command again to continue\n");
+    if (dist) std::printf("rank %d: all-reduce %.3f s in %zu calls, %.1f MB; gradients %.3f s, %.1f MB\n", dist->rank(),
+                          dist->traffic().seconds, dist->traffic().calls, static_cast<double>(dist->traffic().bytes) / 1e6,
+                          dist->traffic().gradient_seconds, static_cast<double>(dist->traffic().gradient_bytes) / 1e6);
     return 0;
 }
 

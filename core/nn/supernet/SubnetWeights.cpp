@@ -4,6 +4,8 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
+
 namespace tinyscope {
 
 namespace {
@@ -27,6 +29,7 @@ struct Runner {
             return at::batch_norm(x, bn.weight, bn.bias, bn.running_mean, bn.running_var, false, 0.0, net.bn_eps, false);
         case BnMode::Train:
             if (bn.num_batches_tracked.defined()) bn.num_batches_tracked.add_(1);
+            if (opt.sum_across_ranks) return syncBatchNorm(x, bn);
             return at::batch_norm(x, bn.weight, bn.bias, bn.running_mean, bn.running_var, true, opt.momentum, net.bn_eps,
                                   false);
         case BnMode::Calibrate: {
@@ -46,6 +49,29 @@ struct Runner {
         }
         }
         return x;
+    }
+
+    // Batch norm over the global batch of all ranks: per-channel count, sum and sum of squares
+    // (accumulated in double, so E[x^2] - E[x]^2 loses nothing that matters) summed over ranks,
+    // then the same normalisation and running-statistics update as at::batch_norm's training mode.
+    at::Tensor syncBatchNorm(const at::Tensor& x, const BnWeights& bn) const
+    {
+        const std::int64_t c = x.size(1);
+        const double local = static_cast<double>(x.size(0) * x.size(2) * x.size(3));
+        at::Tensor stats = at::stack({x.sum({0, 2, 3}, false, at::kDouble), (x * x).sum({0, 2, 3}, false, at::kDouble),
+                                      at::full({c}, local, x.options().dtype(at::kDouble))});
+        at::Tensor global = opt.sum_across_ranks(stats);
+        const double n = global[2][0].item<double>();
+        at::Tensor mean = global[0] / n;
+        at::Tensor var = at::clamp_min(global[1] / n - mean * mean, 0.0);
+        {
+            at::NoGradGuard guard;
+            bn.running_mean.mul_(1.0 - opt.momentum).add_(mean.to(at::kFloat), opt.momentum);
+            bn.running_var.mul_(1.0 - opt.momentum).add_((var * (n / std::max(1.0, n - 1))).to(at::kFloat), opt.momentum);
+        }
+        at::Tensor scale = bn.weight * at::rsqrt(var + net.bn_eps).to(at::kFloat);
+        at::Tensor shift = bn.bias - mean.to(at::kFloat) * scale;
+        return x * scale.view({1, c, 1, 1}) + shift.view({1, c, 1, 1});
     }
 
     // A conv with its kernel cropped to the taps that meet data (kernelWindow, SubnetLayout.h).

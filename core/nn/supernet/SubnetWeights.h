@@ -6,6 +6,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,10 @@ struct ForwardOptions {
     // Activations in NHWC (channels-last) memory: the same numbers as NCHW to float rounding, and
     // oneDNN's depthwise and 1x1 kernels are 2-3x faster on it (bench_train_step). false: NCHW.
     bool channels_last = true;
+    // Data-parallel training (DistributedContext): BnMode::Train normalises with the statistics of
+    // the global batch, summed over ranks by this differentiable function (synchronised batch norm),
+    // so N ranks with batch B train as one with batch N*B. Empty: this process's batch alone.
+    std::function<at::Tensor(const at::Tensor&)> sum_across_ranks;
 };
 
 at::Tensor forwardNet(const NetWeights& net, const at::Tensor& x, const ForwardOptions& options = {});

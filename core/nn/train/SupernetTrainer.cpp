@@ -6,6 +6,7 @@
 #include "io/AtomicFile.h"
 #include "io/DataPaths.h"
 #include "nn/supernet/Supernet.h"
+#include "nn/train/DistributedContext.h"
 #include "nn/TorchRuntime.h"
 #include "space/ArchSampler.h"
 #include "space/PyRandom.h"
@@ -255,9 +256,12 @@ std::vector<int> orAll(const std::vector<int>& v, const std::vector<int>& all) {
 
 class Run {
 public:
-    Run(const DesignSpace& space, const TrainRecipe& recipe, const std::string& out)
-        : space_(space), r_(recipe), out_(out), ckpt_(out + "/supernet.pth")
+    Run(const DesignSpace& space, const TrainRecipe& recipe, const std::string& out, DistributedContext* dist, bool syncBn)
+        : space_(space), r_(recipe), out_(out), ckpt_(out + "/supernet.pth"), dist_(dist), syncBn_(syncBn)
     {
+        if (dist_ && r_.batch % dist_->worldSize() != 0)
+            throw InputError("the batch of " + std::to_string(r_.batch) + " (the global batch) does not split evenly over " +
+                             std::to_string(dist_->worldSize()) + " ranks");
         data_ = openDataset(r_.data);
         for (const TrainPhase& p : r_.phases) {
             const std::size_t want = p.images_per_epoch ? p.images_per_epoch : r_.images_per_epoch;
@@ -278,6 +282,8 @@ public:
 
 private:
     void resumeOrInit();
+    void shareStartingState();
+    bool writes() const { return !dist_ || dist_->isRoot(); }   // rank 0 alone writes checkpoints and monitors
     void prepareTeacher(const JobControl& job, const std::function<void(std::size_t done, std::size_t total)>& progress);
     int drawOf(int globalEpoch) const { return r_.augment_draws > 0 ? globalEpoch % r_.augment_draws : globalEpoch; }
     ImageAugment augmentFor(int draw, const std::vector<std::size_t>& items) const;
@@ -293,6 +299,8 @@ private:
     DesignSpace space_;
     TrainRecipe r_;
     std::string out_, ckpt_;
+    DistributedContext* dist_ = nullptr;
+    bool syncBn_ = true;
     std::unique_ptr<ImageDataset> data_;
     std::vector<std::size_t> phaseImages_, phaseSteps_;
     std::size_t totalSteps_ = 0;
@@ -311,7 +319,7 @@ private:
 
 void Run::resumeOrInit()
 {
-    if (fileExists(ckpt_)) {
+    if (writes() && fileExists(ckpt_)) {   // the other ranks get rank 0's state (shareStartingState)
         Checkpoint ck = readCheckpoint(ckpt_);
         const std::string* state = ck.text("tinyscope_training");
         if (!state) throw InputError(ckpt_ + ": not a training checkpoint of tinyscope (no training state); use another --out");
@@ -359,6 +367,23 @@ void Run::resumeOrInit()
     }
 }
 
+// Every rank starts where rank 0 is: its weights, BN statistics, momentum and position (a fresh
+// run's initialisation is seeded and would agree anyway; a resumed one exists on rank 0 alone).
+void Run::shareStartingState()
+{
+    std::vector<at::Tensor> state;
+    for (const SchemaEntry& e : supernetSchema(space_).entries) state.push_back(net_->tensor(e.key));
+    for (const at::Tensor& m : momentum_) state.push_back(m);
+    state.push_back(at::tensor({static_cast<std::int64_t>(pos_.phase), static_cast<std::int64_t>(pos_.epoch),
+                                static_cast<std::int64_t>(pos_.step), static_cast<std::int64_t>(pos_.global_step)}, at::kLong));
+    dist_->broadcastFromRoot(state);
+    const at::Tensor& p = state.back();
+    pos_.phase = static_cast<int>(p[0].item<std::int64_t>());
+    pos_.epoch = static_cast<int>(p[1].item<std::int64_t>());
+    pos_.step = static_cast<std::size_t>(p[2].item<std::int64_t>());
+    pos_.global_step = static_cast<std::size_t>(p[3].item<std::int64_t>());
+}
+
 double Run::cpuNow() const
 {
     rusage u{};
@@ -369,6 +394,7 @@ double Run::cpuNow() const
 
 void Run::checkpoint(const Position& next, bool finished, double elapsedSeconds)
 {
+    if (!writes()) return;
     Checkpoint ck;
     ck.state_dict = net_->stateDict();
     StateDict mom;
@@ -455,7 +481,10 @@ void Run::prepareTeacher(const JobControl& job, const std::function<void(std::si
     if (r_.teacher_cache_top_k == 0) return;
 
     cache_ = std::make_unique<TeacherLogitCache>(space_.n_classes, r_.teacher_cache_top_k, data_->size(), r_.augment_draws);
-    const std::string path = out_ + "/teacher_topk.bin";
+    // Data-parallel: each rank caches the rows of its own shards, in a file of its own.
+    const std::string path = out_ + (writes() ? "/teacher_topk.bin" : "/teacher_topk.rank" + std::to_string(dist_->rank()) + ".bin");
+    const std::size_t batch = static_cast<std::size_t>(r_.batch);
+    const auto [first, last] = dist_ ? dist_->shardOf(batch) : std::pair<std::size_t, std::size_t>(0, batch);
     const Json header = {{"teacher", r_.init_from}, {"teacher_bytes", std::filesystem::file_size(r_.init_from)}, {"data", r_.data},
                          {"resolution", maxResolution()}, {"calibration_images", co.images}, {"seed", r_.seed},
                          {"pad", r_.pad}, {"flip", r_.flip}};
@@ -465,8 +494,11 @@ void Run::prepareTeacher(const JobControl& job, const std::function<void(std::si
     std::vector<std::vector<char>> needed(static_cast<std::size_t>(r_.augment_draws), std::vector<char>(data_->size(), 0));
     std::size_t total = 0;
     for (int globalEpoch = 0, ph = 0; ph < static_cast<int>(r_.phases.size()); ++ph)
-        for (int e = 0; e < r_.phases[static_cast<std::size_t>(ph)].epochs; ++e, ++globalEpoch)
-            for (std::size_t i : epochItems(globalEpoch, phaseImages_[static_cast<std::size_t>(ph)])) {
+        for (int e = 0; e < r_.phases[static_cast<std::size_t>(ph)].epochs; ++e, ++globalEpoch) {
+            const std::vector<std::size_t> order = epochItems(globalEpoch, phaseImages_[static_cast<std::size_t>(ph)]);
+            for (std::size_t j = 0; j < order.size(); ++j) {
+                if (j % batch < first || j % batch >= last) continue;
+                const std::size_t i = order[j];
                 const int d = drawOf(globalEpoch);
                 char& n = needed[static_cast<std::size_t>(d)][i];
                 if (n == 0 && !cache_->filled(d, i)) {
@@ -474,6 +506,7 @@ void Run::prepareTeacher(const JobControl& job, const std::function<void(std::si
                     ++total;
                 }
             }
+        }
     if (total == 0) return;
     const std::size_t chunk = 256;
     std::size_t done = 0;
@@ -509,12 +542,20 @@ double Run::learningRate(const Position& at) const
 double Run::step(const std::vector<std::size_t>& items, int globalEpoch, const TrainPhase& p, std::size_t globalStep, double lr)
 {
     const std::vector<SubnetConfig> nets = sandwich(p, globalStep);
+    std::vector<std::size_t> mine = items;   // data-parallel: this rank's rows of the global batch
+    if (dist_) {
+        const auto [first, last] = dist_->shardOf(items.size());
+        mine.assign(items.begin() + static_cast<std::ptrdiff_t>(first), items.begin() + static_cast<std::ptrdiff_t>(last));
+        std::string arch;
+        for (const SubnetConfig& c : nets) arch += c.toJson().dump();
+        dist_->requireSame(stableHash(arch), "the subnets of step " + std::to_string(globalStep));
+    }
     const int draw = drawOf(globalEpoch);
-    const ImageAugment augment = augmentFor(draw, items);
+    const ImageAugment augment = augmentFor(draw, mine);
     std::map<int, Batch> batches;
     auto batchAt = [&](int res) -> Batch& {
         auto it = batches.find(res);
-        if (it == batches.end()) it = batches.emplace(res, loadBatch(*data_, items, res, {}, 2, augment)).first;
+        if (it == batches.end()) it = batches.emplace(res, loadBatch(*data_, mine, res, {}, 2, augment)).first;
         return it->second;
     };
     double total = 0;
@@ -536,6 +577,7 @@ double Run::step(const std::vector<std::size_t>& items, int globalEpoch, const T
         NetWeights w = net_->weightsFor(nets[i]);
         ForwardOptions fo;
         fo.bn = BnMode::Train;
+        if (dist_ && syncBn_) fo.sum_across_ranks = [this](const at::Tensor& t) { return dist_->sumAcrossRanks(t); };
         at::Tensor logits = forwardNet(w, x, fo);
         at::Tensor loss;
         if (i == 0 && !teacher_) {
@@ -551,6 +593,14 @@ double Run::step(const std::vector<std::size_t>& items, int globalEpoch, const T
         }
         loss.backward();
         total += loss.item<double>();
+    }
+    if (dist_) {
+        // The same parameters have gradients on every rank (the same subnets): average them.
+        std::vector<at::Tensor> grads;
+        for (auto& kv : params_)
+            if (kv.second.mutable_grad().defined()) grads.push_back(kv.second.mutable_grad());
+        dist_->averageGradients(grads);
+        total = dist_->average(total);
     }
     // SGD with Nesterov momentum; weight decay on conv / linear weights only.
     at::NoGradGuard guard;
@@ -570,7 +620,7 @@ double Run::step(const std::vector<std::size_t>& items, int globalEpoch, const T
 
 Json Run::monitor()
 {
-    if (r_.monitor_images == 0) return Json();
+    if (r_.monitor_images == 0 || !writes()) return Json();
     std::unique_ptr<ImageDataset> hold;
     try {
         hold = openDataset(r_.monitor_data);
@@ -602,6 +652,7 @@ Json Run::monitor()
 bool Run::run(const JobControl& job, const std::function<void(const TrainStatus&)>& onStatus, std::size_t maxSteps)
 {
     resumeOrInit();
+    if (dist_) shareStartingState();
     const auto t0 = Clock::now();
     auto elapsed = [&] { return elapsedBefore_ + std::chrono::duration<double>(Clock::now() - t0).count(); };
     TrainStatus st;
@@ -706,8 +757,10 @@ bool SupernetTrainer::run(const JobControl& job, const std::function<void(const 
 {
     setTorchThreads(recipe_.threads);
     if (const char* m = std::getenv("TINYSCOPE_MKLDNN")) setMkldnnEnabled(std::string(m) != "0");
-    Run r(space_, recipe_, out_);
-    return r.run(job, onStatus, maxSteps);
+    Run r(space_, recipe_, out_, dist_, syncBn_);
+    const bool finished = r.run(job, onStatus, maxSteps);
+    if (dist_) dist_->barrier();   // rank 0 (the store's server) leaves last
+    return finished;
 }
 
 }  // namespace tinyscope

@@ -16,6 +16,8 @@
 
 namespace tinyscope {
 
+class DistributedContext;
+
 struct TrainPhase {
     std::string name;
     int epochs = 1;
@@ -83,10 +85,24 @@ public:
 
     const TrainRecipe& recipe() const { return recipe_; }
 
+    // Data-parallel training (DistributedContext.h): the recipe's batch is the global batch, this
+    // rank trains on its shard of every batch, starts from rank 0's state, averages its gradients
+    // with the others' after the backward passes, and only rank 0 writes checkpoints and monitors.
+    // `syncBatchNorm`: batch norm over the global batch (N ranks train as one process with N times
+    // the batch); false: each rank's own shard, as PyTorch DDP without SyncBatchNorm (fewer
+    // collectives, statistics of B/N images).
+    void setDistributed(DistributedContext* context, bool syncBatchNorm = true)
+    {
+        dist_ = context;
+        syncBn_ = syncBatchNorm;
+    }
+
 private:
     DesignSpace space_;
     TrainRecipe recipe_;
     std::string out_;
+    DistributedContext* dist_ = nullptr;
+    bool syncBn_ = true;
 };
 
 }  // namespace tinyscope
