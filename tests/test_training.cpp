@@ -345,6 +345,20 @@ private Q_SLOTS:
         QVERIFY2(d.err.contains(QStringLiteral("frozen_teacher needs --init-from")), qPrintable(d.err));
     }
 
+    // Every preset survives its JSON form (a recipe file is a preset written out): the largest-only
+    // phases (random_subnets -1) and a checkpoint interval other than the default included.
+    void everyPresetRoundTripsThroughItsJson()
+    {
+        for (const std::string& name : TrainRecipe::presetNames()) {
+            const TrainRecipe r = TrainRecipe::preset(name);
+            const Json j = r.toJson();
+            const TrainRecipe back = TrainRecipe::fromJson(j, name + ".json");
+            QCOMPARE(back.toJson().dump(), j.dump());
+            QCOMPARE(back.checkpoint_every, r.checkpoint_every);
+            for (std::size_t i = 0; i < r.phases.size(); ++i) QCOMPARE(back.phases[i].random_subnets, r.phases[i].random_subnets);
+        }
+    }
+
     void badRecipeAndOptionsAreReported()
     {
         const QString recipe = tmp.path() + QStringLiteral("/r.json");

@@ -173,6 +173,7 @@ Json TrainRecipe::toJson() const
     if (frozen_teacher) j["frozen_teacher"] = true;
     if (augment_draws) j["augment_draws"] = augment_draws;
     if (teacher_cache_top_k) j["teacher_cache_top_k"] = teacher_cache_top_k;
+    if (checkpoint_every != TrainRecipe().checkpoint_every) j["checkpoint_every"] = checkpoint_every;
     return j;
 }
 
@@ -200,6 +201,7 @@ TrainRecipe TrainRecipe::fromJson(const Json& j, const std::string& source)
     if (root.has("frozen_teacher")) r.frozen_teacher = root["frozen_teacher"].asBool();
     if (root.has("augment_draws")) r.augment_draws = root["augment_draws"].asIntIn(0, 1'000'000);
     if (root.has("teacher_cache_top_k")) r.teacher_cache_top_k = root["teacher_cache_top_k"].asIntIn(0, 1'000'000);
+    if (root.has("checkpoint_every")) r.checkpoint_every = root["checkpoint_every"].asIntIn(1, 100'000'000);
     if (r.augment_draws < 0) root["augment_draws"].fail("must be 0 (fresh every epoch) or a positive number of draws");
     if (r.teacher_cache_top_k < 0) root["teacher_cache_top_k"].fail("must be 0 (no cache) or k >= 1");
     if (r.teacher_cache_top_k > 0 && (!r.frozen_teacher || r.augment_draws == 0))
@@ -214,7 +216,7 @@ TrainRecipe TrainRecipe::fromJson(const Json& j, const std::string& source)
         for (auto [key, dst] : {std::pair<const char*, std::vector<int>*>{"ks", &t.ks}, {"expand", &t.expand},
                                 {"depth", &t.depth}, {"widths", &t.widths}})
             if (p.has(key)) *dst = p[key].asIntList();
-        if (p.has("random_subnets")) t.random_subnets = p["random_subnets"].asIntIn(0, 64);
+        if (p.has("random_subnets")) t.random_subnets = p["random_subnets"].asIntIn(-1, 64);   // -1: the largest only
         if (p.has("images_per_epoch")) t.images_per_epoch = static_cast<std::size_t>(p["images_per_epoch"].asInt64In(0, kMaxImages));
         if (t.epochs < 1) p["epochs"].fail("must be at least 1");
         r.phases.push_back(t);
