@@ -2,6 +2,10 @@
 
 #include "Presentation.h"
 
+#include <QCursor>
+#include <QToolTip>
+#include <QtCharts/QAbstractBarSeries>
+#include <QtCharts/QBarSet>
 #include <QtCharts/QChartView>
 #include <QtCharts/QValueAxis>
 
@@ -32,6 +36,19 @@ QValueAxis* addValueAxis(QChart* chart, Qt::Alignment side, const QString& title
     if (!format.isEmpty()) a->setLabelFormat(format);
     chart->addAxis(a, side);
     return a;
+}
+
+void showHoverText(const QString& text)
+{
+    if (text.isEmpty()) QToolTip::hideText();
+    else QToolTip::showText(QCursor::pos(), text);
+}
+
+void showValueOnHover(QAbstractBarSeries* series, std::function<QString(int index, QBarSet* set)> text)
+{
+    QObject::connect(series, &QAbstractBarSeries::hovered, series, [text = std::move(text)](bool on, int index, QBarSet* set) {
+        showHoverText(on && index >= 0 ? text(index, set) : QString());
+    });
 }
 
 void addSeriesOn(QChart* chart, QAbstractSeries* series, std::initializer_list<QAbstractAxis*> axes)

@@ -4,8 +4,11 @@
 #include <QString>
 #include <QtCharts/QChart>
 
+#include <functional>
 #include <initializer_list>
 
+class QAbstractBarSeries;
+class QBarSet;
 class QChartView;
 class QValueAxis;
 
@@ -16,6 +19,10 @@ QChart* styledChart(const QString& title = QString());
 void replaceChart(QChartView* view, QChart* chart);
 // A value axis with its title and label format (printf style; empty = Qt's), added to `chart` at `side`.
 QValueAxis* addValueAxis(QChart* chart, Qt::Alignment side, const QString& title, const QString& format = QString());
+// Value on hover: `text(index, set)` at the cursor while a bar of `series` is hovered (empty: none).
+void showValueOnHover(QAbstractBarSeries* series, std::function<QString(int index, QBarSet* set)> text);
+// The hover text at the cursor, or none when `text` is empty.
+void showHoverText(const QString& text);
 // Adds `series` to `chart`, attached to `axes`.
 void addSeriesOn(QChart* chart, QAbstractSeries* series, std::initializer_list<QAbstractAxis*> axes);
 

@@ -1,5 +1,6 @@
 #include "PeakMemoryChart.h"
 
+#include "ChartStyle.h"
 #include "Palette.h"
 
 #include <QtCharts/QBarCategoryAxis>
@@ -7,8 +8,6 @@
 #include <QtCharts/QLineSeries>
 #include <QtCharts/QStackedBarSeries>
 #include <QtCharts/QValueAxis>
-#include <QCursor>
-#include <QToolTip>
 
 #include <vector>
 
@@ -56,13 +55,13 @@ void PeakMemoryChart::setReport(const CostReport& report, double budgetKB, doubl
     c->addSeries(bars);
     std::vector<std::pair<QString, std::int64_t>> terms;
     for (const PeakTerm& t : report.peak_terms) terms.emplace_back(QString::fromStdString(t.name), t.elements);
-    connect(bars, &QStackedBarSeries::hovered, this, [terms](bool on, int index, QBarSet*) {
-        if (!on || index < 0 || index >= static_cast<int>(terms.size())) return QToolTip::hideText();
+    showValueOnHover(bars, [terms](int index, QBarSet*) {
+        if (index >= static_cast<int>(terms.size())) return QString();
         const auto& [name, bytes] = terms[static_cast<std::size_t>(index)];
-        QToolTip::showText(QCursor::pos(), QStringLiteral("%1: %2 KB (%3 bytes: its input + output activations, int8)")
-                                               .arg(name)
-                                               .arg(static_cast<double>(bytes) / 1024.0, 0, 'f', 1)
-                                               .arg(bytes));
+        return QStringLiteral("%1: %2 KB (%3 bytes: its input + output activations, int8)")
+            .arg(name)
+            .arg(static_cast<double>(bytes) / 1024.0, 0, 'f', 1)
+            .arg(bytes);
     });
 
     auto* budget = new QLineSeries();

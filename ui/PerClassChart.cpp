@@ -8,8 +8,6 @@
 #include <QtCharts/QBarCategoryAxis>
 #include <QtCharts/QBarSet>
 #include <QtCharts/QHorizontalBarSeries>
-#include <QCursor>
-#include <QToolTip>
 
 #include <vector>
 #include <QtCharts/QValueAxis>
@@ -48,10 +46,7 @@ bool PerClassChart::showResult(const EvalResult& r, const std::vector<std::strin
                            .arg(r.class_correct[static_cast<std::size_t>(c)])
                            .arg(r.class_images[static_cast<std::size_t>(c)])
                            .arg(r.classTop1(c), 0, 'f', 2));
-    connect(series, &QHorizontalBarSeries::hovered, this, [tips](bool on, int index, QBarSet*) {
-        if (!on || index < 0 || index >= static_cast<int>(tips.size())) return QToolTip::hideText();
-        QToolTip::showText(QCursor::pos(), tips[static_cast<std::size_t>(index)]);
-    });
+    showValueOnHover(series, [tips](int index, QBarSet*) { return index < static_cast<int>(tips.size()) ? tips[static_cast<std::size_t>(index)] : QString(); });
     QChart* chart = styledChart(title());
     chart->addSeries(series);
     chart->legend()->hide();

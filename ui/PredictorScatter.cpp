@@ -11,8 +11,6 @@
 #include <QtCharts/QChartView>
 #include <QtCharts/QLineSeries>
 #include <QtCharts/QScatterSeries>
-#include <QCursor>
-#include <QToolTip>
 #include <QtCharts/QValueAxis>
 
 #include <algorithm>
@@ -89,11 +87,11 @@ void PredictorScatter::showPoints(const std::vector<double>& predicted, const st
     }
     pts->append(points);
     connect(pts, &QScatterSeries::hovered, this, [](const QPointF& p, bool on) {
-        if (!on) return QToolTip::hideText();
-        QToolTip::showText(QCursor::pos(), QStringLiteral("measured %1 %, predicted %2 % (error %3 points)")
-                                               .arg(p.x(), 0, 'f', 2)
-                                               .arg(p.y(), 0, 'f', 2)
-                                               .arg(p.y() - p.x(), 0, 'f', 2));
+        showHoverText(on ? QStringLiteral("measured %1 %, predicted %2 % (error %3 points)")
+                               .arg(p.x(), 0, 'f', 2)
+                               .arg(p.y(), 0, 'f', 2)
+                               .arg(p.y() - p.x(), 0, 'f', 2)
+                         : QString());
     });
     points_ = static_cast<int>(points.size());
     if (lo > hi) lo = 80, hi = 95;

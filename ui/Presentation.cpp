@@ -1,8 +1,6 @@
 #include "Presentation.h"
 
 #include <QApplication>
-
-#include <algorithm>
 #include <QFont>
 #include <QPen>
 #include <QWidget>
@@ -12,6 +10,8 @@
 #include <QtCharts/QLegend>
 #include <QtCharts/QScatterSeries>
 #include <QtCharts/QXYSeries>
+
+#include <algorithm>
 
 namespace tinyscope::ui {
 

@@ -12,7 +12,6 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QTableWidget>
-#include <QToolTip>
 #include <QVBoxLayout>
 #include <QtCharts/QBarCategoryAxis>
 #include <QtCharts/QBarSeries>
@@ -20,10 +19,9 @@
 #include <QtCharts/QChartView>
 #include <QtCharts/QValueAxis>
 
-#include <map>
-
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace tinyscope::ui {
 
@@ -163,7 +161,7 @@ void SchemeCompareView::redraw()
     std::vector<const ComparedMemory*> shown;
     double most = axisMaxKB_;
     // The extra memory and its parts (the peaks, ten times larger, are in the table above).
-    const std::map<std::string, QString> shortName = {{"extra", QStringLiteral("extra")},     {"classifier_input", QStringLiteral("classifier")},
+    static const std::map<std::string, QString> shortName = {{"extra", QStringLiteral("extra")},     {"classifier_input", QStringLiteral("classifier")},
                                                       {"masks", QStringLiteral("masks")},     {"biases", QStringLiteral("biases")},
                                                       {"saved_inputs", QStringLiteral("inputs")}, {"weights", QStringLiteral("weights")}};
     for (const ComparedMemory& m : rows_) {
@@ -189,13 +187,13 @@ void SchemeCompareView::redraw()
     chart->addAxis(y, Qt::AlignLeft);
     series->attachAxis(x);
     series->attachAxis(y);
-    connect(series, &QBarSeries::hovered, this, [shown, setA](bool on, int index, QBarSet* set) {
-        if (!on || index < 0 || index >= static_cast<int>(shown.size())) return QToolTip::hideText();
+    showValueOnHover(series, [shown, setA](int index, QBarSet* set) {
+        if (index >= static_cast<int>(shown.size())) return QString();
         const ComparedMemory& m = *shown[static_cast<std::size_t>(index)];
         const bool isA = set == setA;
-        QToolTip::showText(QCursor::pos(), QStringLiteral("%1, %2: %3 bytes")
-                                               .arg(QString::fromStdString(m.label), isA ? QStringLiteral("A") : QStringLiteral("B"),
-                                                    QString::fromStdString(groupThousands(isA ? m.a : m.b))));
+        return QStringLiteral("%1, %2: %3 bytes")
+            .arg(QString::fromStdString(m.label), isA ? QStringLiteral("A") : QStringLiteral("B"),
+                 QString::fromStdString(groupThousands(isA ? m.a : m.b)));
     });
     replaceChart(chart_, chart);
     axisMaxKB_ = std::max(axisMaxKB_, most);

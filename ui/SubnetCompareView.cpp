@@ -11,7 +11,6 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QTableWidget>
-#include <QToolTip>
 #include <QVBoxLayout>
 #include <QtCharts/QBarCategoryAxis>
 #include <QtCharts/QBarSet>
@@ -209,13 +208,12 @@ void SubnetCompareView::redraw()
     same->append(1.0, static_cast<double>(names.size()) - 0.5);
     addSeriesOn(chart, same, {x, y});
     const std::vector<ComparedCost> costs = costs_;
-    connect(series, &QHorizontalBarSeries::hovered, this, [costs](bool on, int index, QBarSet*) {
-        if (!on || index < 0 || index >= static_cast<int>(costs.size())) return QToolTip::hideText();
+    showValueOnHover(series, [costs](int index, QBarSet*) {
+        if (index >= static_cast<int>(costs.size())) return QString();
         const ComparedCost& c = costs[costs.size() - 1 - static_cast<std::size_t>(index)];
-        QToolTip::showText(QCursor::pos(), QStringLiteral("%1: A %2, B %3 (%4×)")
-                                               .arg(QString::fromStdString(c.label), QString::fromStdString(groupThousands(c.a)),
-                                                    QString::fromStdString(groupThousands(c.b)))
-                                               .arg(c.ratio(), 0, 'f', 3));
+        return QStringLiteral("%1: A %2, B %3 (%4×)")
+            .arg(QString::fromStdString(c.label), QString::fromStdString(groupThousands(c.a)), QString::fromStdString(groupThousands(c.b)))
+            .arg(c.ratio(), 0, 'f', 3);
     });
     replaceChart(chart_, chart);
 }

@@ -1,10 +1,9 @@
 #include "TrainingMemoryChart.h"
 
+#include "ChartStyle.h"
 #include "Palette.h"
 #include "io/Text.h"
 
-#include <QCursor>
-#include <QToolTip>
 #include <QtCharts/QBarSet>
 #include <QtCharts/QLegendMarker>
 #include <QtCharts/QLineSeries>
@@ -95,13 +94,9 @@ TrainingMemoryChart::TrainingMemoryChart(QWidget* parent) : QChartView(parent)
     budget_->attachAxis(y2_);
     setBudget(budgetKB_);
     // Value on hover (issue 22): a bar's conv with the exact bytes of each part; the line's total.
-    connect(bars_, &QStackedBarSeries::hovered, this, [this](bool on, int index, QBarSet*) {
-        const QString t = on ? barText(index) : QString();
-        t.isEmpty() ? QToolTip::hideText() : QToolTip::showText(QCursor::pos(), t);
-    });
+    showValueOnHover(bars_, [this](int index, QBarSet*) { return barText(index); });
     connect(total_, &QLineSeries::hovered, this, [this](const QPointF& p, bool on) {
-        const QString t = on ? totalText(static_cast<int>(std::lround(p.x()))) : QString();
-        t.isEmpty() ? QToolTip::hideText() : QToolTip::showText(QCursor::pos(), t);
+        showHoverText(on ? totalText(static_cast<int>(std::lround(p.x()))) : QString());
     });
 }
 
@@ -119,12 +114,10 @@ QString TrainingMemoryChart::barText(int index) const
 
 QString TrainingMemoryChart::totalText(int index) const
 {
-    if (index < 0 || index >= static_cast<int>(rows_.size())) return QString();
-    double acc = static_cast<double>(inferencePeakBytes_);
-    for (std::size_t i = static_cast<std::size_t>(index); i < rows_.size(); ++i) acc += rows_[i].totalBytes();
+    if (index < 0 || index >= static_cast<int>(rows_.size()) || index >= total_->count()) return QString();
     return QStringLiteral("inference peak + extra of conv %1 and every later one: %2 KB (budget %3 KB)")
         .arg(rows_[static_cast<std::size_t>(index)].index)
-        .arg(acc / 1024.0, 0, 'f', 1)
+        .arg(total_->at(index).y(), 0, 'f', 1)
         .arg(budgetKB_, 0, 'f', 0);
 }
 
@@ -132,7 +125,6 @@ void TrainingMemoryChart::setLedger(const MemoryLedger& m, double budgetKB)
 {
     const int n = static_cast<int>(m.rows.size());
     rows_ = m.rows;
-    inferencePeakBytes_ = m.inference_peak_bytes;
     if (n != categories_) {
         categories_ = n;
         x_->setRange(-0.5, n - 0.5);

@@ -61,7 +61,6 @@ private:
     double refBarKB_ = 0, refTotalKB_ = 0;   // of the full update
     bool fixedAxes_ = true;
     std::vector<LedgerRow> rows_;   // of the ledger shown, for the hover texts
-    std::int64_t inferencePeakBytes_ = 0;
 };
 
 }  // namespace tinyscope::ui

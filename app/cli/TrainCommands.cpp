@@ -93,9 +93,9 @@ int cmdTrainSupernet(const Args& argv)
     if (env.enabled) try {
         dist = std::make_unique<DistributedContext>(env);
         // The same run on every rank, or a named refusal (exit 2) before any step.
-        dist->requireSameRun({{"space", space.name + " #" + std::to_string(stableHash(space.toJson().dump()) % 1000000)},
+        dist->requireSameRun({{"space", space.name + " #" + std::to_string(fnv1a64(space.toJson().dump()) % 1000000)},
                               {"preset", a.has("recipe") ? "recipe " + a.value("recipe") : a.value("preset", "demo")},
-                              {"recipe", "#" + std::to_string(stableHash(recipe.toJson().dump()) % 1000000)},
+                              {"recipe", "#" + std::to_string(fnv1a64(recipe.toJson().dump()) % 1000000)},
                               {"batch norm", a.flag("local-bn") ? "local" : "synchronised"}});
         std::printf("data-parallel training: %s (%s)\n", env.describe().c_str(), env.source.c_str());
         std::fflush(stdout);

@@ -27,4 +27,14 @@ std::string formatFixed(double v, int decimals)
 
 std::string kilobytesText(std::int64_t bytes) { return formatFixed(static_cast<double>(bytes) / 1024.0, 1) + " KB"; }
 
+std::uint64_t fnv1a64(const std::string& text)
+{
+    std::uint64_t h = 1469598103934665603ULL;
+    for (unsigned char c : text) {
+        h ^= c;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
 }  // namespace tinyscope

@@ -28,4 +28,8 @@ std::string formatFixed(double v, int decimals);
 // Bytes in KB with one decimal: kilobytesText(255104) -> "249.1 KB" (bars, fits / over texts)
 std::string kilobytesText(std::int64_t bytes);
 
+// FNV-1a (64 bit) of a text: the same value on every machine and run (a fingerprint, not a
+// cryptographic hash) — predictor cards' space fingerprints, ranks comparing what they run.
+std::uint64_t fnv1a64(const std::string& text);
+
 }  // namespace tinyscope

@@ -1,6 +1,7 @@
 #include "predict/PredictorCard.h"
 
 #include "Error.h"
+#include "io/Text.h"
 
 #include <cstdio>
 
@@ -21,11 +22,7 @@ std::string spaceFingerprint(const DesignSpace& s)
     for (const StageSpec& st : s.stages) stages.push_back({st.stride, st.base_depth, st.elastic_depth, st.se, st.max_blocks});
     j["stages"] = stages;
     const std::string text = j.dump();
-    std::uint64_t h = 1469598103934665603ULL;   // FNV-1a 64
-    for (unsigned char c : text) {
-        h ^= c;
-        h *= 1099511628211ULL;
-    }
+    const std::uint64_t h = fnv1a64(text);
     char buf[17];
     std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
     return buf;

@@ -49,13 +49,6 @@ bool isLoopback(const std::string& host) { return host == "localhost" || host.rf
 
 }  // namespace
 
-std::uint64_t stableHash(const std::string& text)
-{
-    std::uint64_t h = 1469598103934665603ULL;
-    for (unsigned char c : text) h = (h ^ c) * 1099511628211ULL;
-    return h;
-}
-
 struct DistributedContext::Impl {
     DistributedContext& self;
     c10::intrusive_ptr<c10d::Store> store;

@@ -75,7 +75,5 @@ private:
     friend struct Impl;
 };
 
-// FNV-1a of a text: a value that every rank computes the same from the same bytes.
-std::uint64_t stableHash(const std::string& text);
 
 }  // namespace tinyscope

@@ -5,6 +5,7 @@
 #include "data/TeacherLogitCache.h"
 #include "io/AtomicFile.h"
 #include "io/DataPaths.h"
+#include "io/Text.h"
 #include "nn/supernet/Supernet.h"
 #include "nn/train/DistributedContext.h"
 #include "nn/TorchRuntime.h"
@@ -550,7 +551,7 @@ double Run::step(const std::vector<std::size_t>& items, int globalEpoch, const T
         mine.assign(items.begin() + static_cast<std::ptrdiff_t>(first), items.begin() + static_cast<std::ptrdiff_t>(last));
         std::string arch;
         for (const SubnetConfig& c : nets) arch += c.toJson().dump();
-        dist_->requireSame(stableHash(arch), "the subnets of step " + std::to_string(globalStep));
+        dist_->requireSame(fnv1a64(arch), "the subnets of step " + std::to_string(globalStep));
     }
     const int draw = drawOf(globalEpoch);
     const ImageAugment augment = augmentFor(draw, mine);
