@@ -175,9 +175,9 @@ private Q_SLOTS:
         Subnet sub = net.extract(ArchSampler(space).minConfig(96));
         OneDnnSubnet dnn(sub);
         dnn.forward(at::zeros({5, 3, 96, 96}));
-        OneDnnPlan& a = dnn.prepare(3, 0);
-        OneDnnPlan& b = dnn.prepare(2, 1);
-        QCOMPARE(a.batch() + b.batch(), 5);
+        QCOMPARE(dnn.plans(), std::size_t(2));   // parts of 3 and 2 images: plans (3, 0) and (2, 1)
+        QCOMPARE(dnn.prepare(3, 0).batch() + dnn.prepare(2, 1).batch(), 5);
+        QCOMPARE(dnn.plans(), std::size_t(2));
         setTorchThreads(1);
     }
 

@@ -262,11 +262,19 @@ OneDnnPlan::OneDnnPlan(const FoldedSubnet& net, int batch, OneDnnDtype dtype) : 
     if (batch < 1) throw OneDnnRefused("oneDNN plan: batch size must be at least 1, got " + std::to_string(batch));
     impl_->n = batch;
     impl_->actType = dtype == OneDnnDtype::Bf16 ? Dt::bf16 : Dt::f32;
+    // Every primitive for one thread (see run); the caller's OpenMP setting is restored after.
+    const int callerThreads = omp_get_max_threads();
+    omp_set_num_threads(1);
     try {
         impl_->build(net);
     } catch (const dnnl::error& e) {
+        omp_set_num_threads(callerThreads);
         throw OneDnnRefused(std::string("oneDNN refused the subnet: ") + e.what());
+    } catch (...) {
+        omp_set_num_threads(callerThreads);
+        throw;
     }
+    omp_set_num_threads(callerThreads);
 }
 
 OneDnnPlan::~OneDnnPlan() = default;
@@ -285,9 +293,9 @@ std::size_t OneDnnPlan::bufferBytes() const
     return floats * sizeof(float);
 }
 
-void OneDnnPlan::run(const float* images, float* logits, int threads)
+void OneDnnPlan::run(const float* images, float* logits)
 {
-    omp_set_num_threads(std::max(1, threads));
+    omp_set_num_threads(1);
     Impl& p = *impl_;
     p.input.set_data_handle(const_cast<float*>(images));
     p.logits.set_data_handle(logits);

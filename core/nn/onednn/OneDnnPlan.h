@@ -46,9 +46,12 @@ public:
     std::size_t bufferBytes() const;    // activations + SE vectors + scratchpad, allocated once
 
     // `batch` images, NCHW float (batch × 3 × resolution²), into `logits` (batch × classes,
-    // row-major), on `threads` OpenMP threads of the calling thread (oneDNN's OpenMP runtime runs
-    // its parallel regions on the caller's omp_get_max_threads()).
-    void run(const float* images, float* logits, int threads);
+    // row-major), on the calling thread alone. A plan is single-threaded by construction: oneDNN
+    // (OpenMP runtime) fixes a primitive's thread count when it is created, from the creating
+    // thread's omp_get_max_threads(), and forces a team of that size at every execution whatever
+    // the caller's setting; the constructor therefore builds every primitive with one thread.
+    // OneDnnSubnet runs plans side by side for more (docs/ONEDNN.md).
+    void run(const float* images, float* logits);
 
 private:
     struct Impl;

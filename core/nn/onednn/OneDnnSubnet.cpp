@@ -45,7 +45,7 @@ void OneDnnSubnet::forward(const float* images, int n, float* logits)
     const int parts = std::max(1, std::min(threads, n));
     prepareFor(n, threads);
     if (parts == 1) {
-        prepare(n, 0).run(images, logits, 1);
+        prepare(n, 0).run(images, logits);
         return;
     }
     const std::size_t imageFloats = static_cast<std::size_t>(3) * resolution() * resolution();
@@ -54,7 +54,7 @@ void OneDnnSubnet::forward(const float* images, int n, float* logits)
     if (!pool_ || pool_->threads() != parts) pool_ = std::make_unique<ShardPool>(parts);
     pool_->run(parts, [&](int p) {
         const std::size_t at = static_cast<std::size_t>(first[p]);
-        prepare(first[p + 1] - first[p], p).run(images + at * imageFloats, logits + at * static_cast<std::size_t>(classes()), 1);
+        prepare(first[p + 1] - first[p], p).run(images + at * imageFloats, logits + at * static_cast<std::size_t>(classes()));
     });
 }
 

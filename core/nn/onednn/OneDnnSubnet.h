@@ -5,7 +5,7 @@
 // with T > 1 threads a batch of n ≥ T images is split into T parts run side by side, each on one
 // thread of a ShardPool with its own plan (images in parallel, not layers: no barrier per layer,
 // which on this project's busy 2-core machines cost more than the layers of a small subnet;
-// docs/ONEDNN.md).
+// docs/ONEDNN.md). Every plan is single-threaded (OneDnnPlan::run).
 #include "nn/onednn/OneDnnPlan.h"
 
 #include <map>
@@ -34,6 +34,7 @@ public:
     void forward(const float* images, int n, float* logits);
     at::Tensor forward(const at::Tensor& images);   // n × 3 × r × r -> n × classes
 
+    std::size_t plans() const { return plans_.size(); }   // built so far, over all (batch, part)
     int classes() const { return net_.classes; }
     int resolution() const { return net_.layout.resolution; }
 
