@@ -12,7 +12,8 @@
 // cost model's MACs without BN, which is folded) is printed as a share of the FP32 FMA peak measured
 // at the start of the run (bench/FmaPeak.h; the nominal 2.1 GHz x 2 FMA x 16 lanes is printed too).
 // Where oneDNN has native bf16 (AVX-512 BF16 or AMX) a second line per row times the bf16 plan in
-// the same rounds (its checksum differs from fp32's by bf16 rounding).
+// the same rounds (its checksum differs from fp32's by bf16 rounding), and a third the int8 plan
+// (OneDnnInt8Engine: our PTQ of the subnet, Int8Forward's exact arithmetic, batched on oneDNN).
 //
 // usage: bench_inference [ROUNDS] [SECONDS_PER_TURN]
 #include "BenchTiming.h"
@@ -20,6 +21,10 @@
 #include "PythonBaseline.h"
 #include "SubnetForPython.h"
 #include "cost/CostModel.h"
+#include "graph/ForwardLowering.h"
+#include "nn/onednn/OneDnnInt8Plan.h"
+#include "nn/quantize/PostTrainingQuantizer.h"
+#include "zoo/SubnetNetwork.h"
 #include "nn/onednn/OneDnnInfo.h"
 #include "nn/onednn/OneDnnSubnet.h"
 #include "nn/supernet/Supernet.h"
@@ -76,6 +81,14 @@ int main(int argc, char** argv)
             std::unique_ptr<OneDnnSubnet> bf16;
             if (oneDnnHasBf16()) bf16 = std::make_unique<OneDnnSubnet>(sub, OneDnnDtype::Bf16);
             const double macs = static_cast<double>(CostModel(space).summary(base).macs_without_bn);
+            // int8: our PTQ of this subnet (16 random calibration images) on the batched int8 plan,
+            // Int8Forward's exact arithmetic (the same classes as Int8Forward; test_onednn_engine).
+            const Network network = networkFromSubnet(space, base);
+            at::Generator cg = at::detail::createCPUGenerator(7);
+            const QuantizedParams qparams = quantizeModel(floatModelFromSubnet(network, sub), at::randn({16, 3, res, res}, cg));
+            const TrainingGraph qgraph = lowerForward(network);
+            const Int8Forward int8(qgraph, qparams);
+            OneDnnInt8Engine int8Engine(int8);
             for (auto [batch, threads] : {std::pair<int, int>{1, 1}, {32, 2}}) {
                 setTorchThreads(threads);
                 at::Generator g = at::detail::createCPUGenerator(0);
@@ -96,7 +109,8 @@ int main(int argc, char** argv)
                 bench::PythonBaseline tuned(args("tuned")), plain(args("plain"));
                 at::Tensor logits = at::empty({batch, space.n_classes});
                 const float* px = x.data_ptr<float>();
-                std::vector<double> ours, dnnT, tunedT, plainT, vsTuned, vsPlain, dnnVsTuned, dnnVsOurs, dnnVsPlain, bf16T, bf16VsDnn, bf16VsTuned;
+                std::vector<int> classes(static_cast<std::size_t>(batch));
+                std::vector<double> int8T, int8VsDnn, int8VsTuned, ours, dnnT, tunedT, plainT, vsTuned, vsPlain, dnnVsTuned, dnnVsOurs, dnnVsPlain, bf16T, bf16VsDnn, bf16VsTuned;
                 for (int r = 0; r < rounds; ++r) {
                     auto t = Clock::now();
                     for (int i = 0; i < reps; ++i) sub.forward(x);
@@ -117,6 +131,12 @@ int main(int argc, char** argv)
                         bf16T.push_back(bt);
                         bf16VsDnn.push_back(d / bt);
                     }
+                    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                    t = Clock::now();
+                    for (int i = 0; i < reps; ++i) int8Engine.predict(px, batch, threads, classes.data());
+                    const double it8 = std::chrono::duration<double>(Clock::now() - t).count() / reps;
+                    int8T.push_back(it8);
+                    int8VsDnn.push_back(d / it8);
                     // Pauses let the other side's OpenMP threads stop spinning before a turn starts.
                     std::this_thread::sleep_for(std::chrono::milliseconds(50));
                     const double tt = tuned.secondsPerCall(reps);
@@ -125,6 +145,7 @@ int main(int argc, char** argv)
                     std::this_thread::sleep_for(std::chrono::milliseconds(50));
                     if (tt > 0) tunedT.push_back(tt), vsTuned.push_back(tt / o), dnnVsTuned.push_back(tt / d);
                     if (tt > 0 && bt > 0) bf16VsTuned.push_back(tt / bt);
+                    if (tt > 0) int8VsTuned.push_back(tt / it8);
                     if (pt > 0) plainT.push_back(pt), vsPlain.push_back(pt / o), dnnVsPlain.push_back(pt / d);
                 }
                 const double oursIps = batch / bench::median(ours), dnnIps = batch / bench::median(dnnT);
@@ -148,6 +169,9 @@ int main(int argc, char** argv)
                     std::printf("%-9s %4d %5d %3d | bf16 %9.1f img/s | bf16/fp32 %6.2fx | bf16/tuned %6.2fx | checksum %.6g (fp32 %.6g)\n", name,
                                 res, batch, threads, batch / bench::median(bf16T), bench::median(bf16VsDnn),
                                 bf16VsTuned.empty() ? 0.0 : bench::median(bf16VsTuned), bf16Sum, dnnSum);
+                std::printf("%-9s %4d %5d %3d | int8 %9.1f img/s | int8/fp32 %6.2fx | int8/tuned %6.2fx | int8 plan (exact arithmetic)%s\n", name, res,
+                            batch, threads, batch / bench::median(int8T), bench::median(int8VsDnn),
+                            int8VsTuned.empty() ? 0.0 : bench::median(int8VsTuned), int8Engine.imagesOnLoops() ? ", some images on Int8Forward" : "");
                 std::fflush(stdout);
             }
         }

@@ -14,6 +14,7 @@
 #include "graph/ForwardLowering.h"
 #include "nn/onednn/OneDnnInfo.h"
 #include "nn/onednn/OneDnnInt8Accumulator.h"
+#include "nn/onednn/OneDnnInt8Plan.h"
 #include "nn/quantize/Int8Measurement.h"
 #include "nn/quantize/PostTrainingQuantizer.h"
 #include "tinyengine/Int8Forward.h"
@@ -390,6 +391,55 @@ private Q_SLOTS:
         QVERIFY2(bad.err.find("--dtype bf16 needs the oneDNN engine") != std::string::npos, bad.err.c_str());
     }
 
+    // The batched int8 plan against Int8Forward's loops: every tensor the plan materialises, for
+    // each of 3 images of one batch, and the logits; then the engine's classes on 2 threads (parts
+    // of 3 and 2 images) against Int8Forward::predict. A difference names the tensor and element.
+    static void expectInt8PlanEqualsLoops(const Int8Forward& loops, int r, at::Generator& g, const QString& what)
+    {
+        const int batch = 3;
+        const at::Tensor x = at::randn({batch, 3, r, r}, g).contiguous();
+        OneDnnInt8Plan plan(loops, batch);
+        plan.keepAll(true);
+        std::vector<std::int32_t> logits(static_cast<std::size_t>(batch) * loops.classes());
+        QVERIFY(plan.run(x.data_ptr<float>(), logits.data()));
+        const std::size_t per = static_cast<std::size_t>(3) * r * r;
+        int compared = 0;
+        for (int image = 0; image < batch; ++image) {
+            const auto want = loops.runAll(loops.quantizeInput(x.data_ptr<float>() + image * per));
+            for (std::size_t t = 0; t < want.size(); ++t) {
+                const std::vector<std::int32_t> got = plan.tensor(static_cast<int>(t), image);
+                if (got.empty()) continue;
+                ++compared;
+                const auto diff = std::mismatch(want[t].begin(), want[t].end(), got.begin(), got.end());
+                QVERIFY2(got.size() == want[t].size() && diff.first == want[t].end(),
+                         qPrintable(QStringLiteral("%1, %2 image %3: tensor %4 differs first at element %5: %6 (loops) vs %7 (int8 plan)")
+                                        .arg(what, QString::fromLatin1(int8ArithmeticName(loops.arithmetic())))
+                                        .arg(image)
+                                        .arg(t)
+                                        .arg(diff.first - want[t].begin())
+                                        .arg(diff.first == want[t].end() ? 0 : *diff.first)
+                                        .arg(diff.second == got.end() ? 0 : *diff.second)));
+            }
+            const auto& l = want[static_cast<std::size_t>(loops.logitsTensor())];
+            QVERIFY(std::equal(l.begin(), l.end(), logits.begin() + image * loops.classes()));
+        }
+        QVERIFY(compared > 3 * batch);   // the input, every conv's truncation, means, adds, multiplies
+        // The checked path (shifted copy + 2^24 check) gives the same logits.
+        std::vector<std::int32_t> checked(logits.size());
+        plan.checkEveryConv(true);
+        QVERIFY(plan.run(x.data_ptr<float>(), checked.data()));
+        QCOMPARE(checked, logits);
+        const int threads = setTorchThreads(2);
+        const at::Tensor y = at::randn({5, 3, r, r}, g).contiguous();
+        std::vector<int> classes(5);
+        OneDnnInt8Engine engine(loops);
+        engine.predict(y.data_ptr<float>(), 5, threads, classes.data());
+        for (int i = 0; i < 5; ++i) QCOMPARE(classes[static_cast<std::size_t>(i)], loops.predict(y.data_ptr<float>() + i * per));
+        QVERIFY2(engine.refused().empty(), engine.refused().c_str());
+        QCOMPARE(engine.imagesOnLoops(), std::size_t(0));
+        setTorchThreads(1);
+    }
+
     void int8AccumulationsOnOneDnnEqualInt8Forward()
     {
         // Quantized subnets of the shipped Fashion-MNIST supernet (our PTQ calibrated on 8 random
@@ -445,6 +495,7 @@ private Q_SLOTS:
                 qInfo("%s %s: %zu convs, %zu accumulations on oneDNN, %zu left to the loops (2^24 bound)", config.toJson().dump().c_str(),
                       int8ArithmeticName(arith), dnn->convs(), dnn->callsOnOneDnn(), dnn->callsLeft());
                 QVERIFY(dnn->callsOnOneDnn() > dnn->callsLeft());
+                expectInt8PlanEqualsLoops(loops, r, g, QString::fromStdString(config.toJson().dump()));
             }
         }
     }

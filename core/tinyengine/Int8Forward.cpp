@@ -2,6 +2,7 @@
 
 #include "Error.h"
 #include "data/BatchLoader.h"
+#include "tinyengine/Int8Kernels.h"
 
 #include <algorithm>
 #include <atomic>
@@ -12,20 +13,7 @@
 
 namespace tinyscope {
 
-namespace {
-
-std::int32_t clamp8(std::int32_t v) { return std::min<std::int32_t>(127, std::max<std::int32_t>(-128, v)); }
-
-// float -> int32 as the Cortex-M's VCVT does it: toward zero, saturating (NaN -> 0).
-std::int32_t truncateSaturating(float f)
-{
-    if (!(f == f)) return 0;
-    if (f >= 2147483648.0f) return INT32_MAX;
-    if (f <= -2147483648.0f) return INT32_MIN;
-    return static_cast<std::int32_t>(f);
-}
-
-}  // namespace
+using int8k::clamp8;
 
 const char* int8ArithmeticName(Int8Arithmetic a)
 {
@@ -52,7 +40,7 @@ Int8Forward::Int8Forward(const TrainingGraph& g, const QuantizedParams& p, Int8A
     std::size_t convs = 0;
     for (int i = 0; i < g.forward_ops; ++i) {
         const Op& op = g.op(i);
-        Step s;
+        Int8Step s;
         s.kind = op.kind;
         s.out = op.output;
         const TensorShape& os = g.tensor(op.output).shape;
@@ -128,7 +116,7 @@ Int8Forward::Int8Forward(const TrainingGraph& g, const QuantizedParams& p, Int8A
 std::vector<Int8ConvShape> Int8Forward::convShapes() const
 {
     std::vector<Int8ConvShape> out;
-    for (const Step& s : steps_)
+    for (const Int8Step& s : steps_)
         if (s.kind == OpKind::McuConv2d)
             out.push_back({s.C, s.H, s.W, s.O, s.HO, s.WO, s.KH, s.KW, s.sh, s.sw, s.pt, s.pl, s.pb, s.pr, s.groups, s.zx, &s.weight});
     return out;
@@ -140,11 +128,11 @@ std::vector<std::int8_t> Int8Forward::quantizeInput(const float* chw) const
     std::vector<std::int8_t> q(static_cast<std::size_t>(n));
     const float inv = static_cast<float>(1.0 / in_scale_);
     for (std::int64_t i = 0; i < n; ++i)
-        q[static_cast<std::size_t>(i)] = static_cast<std::int8_t>(clamp8(static_cast<std::int32_t>(std::nearbyint(chw[i] * inv)) + in_zero_));
+        q[static_cast<std::size_t>(i)] = static_cast<std::int8_t>(int8k::quantizeInput(chw[i], inv, in_zero_));
     return q;
 }
 
-void Int8Forward::execute(const Step& s, std::vector<std::vector<std::int32_t>>& v) const
+void Int8Forward::execute(const Int8Step& s, std::vector<std::vector<std::int32_t>>& v) const
 {
     std::vector<std::int32_t>& out = v[static_cast<std::size_t>(s.out)];
     out.resize(static_cast<std::size_t>(s.n));
@@ -186,25 +174,15 @@ void Int8Forward::execute(const Step& s, std::vector<std::vector<std::int32_t>>&
         }
         for (int o = 0; o < s.O; ++o) {
             const std::int32_t* acc = &accAll[static_cast<std::size_t>(o) * plane];
-            const float b = static_cast<float>(s.bias[static_cast<std::size_t>(o)]), sc = s.scale[static_cast<std::size_t>(o)];
-            std::int32_t* y = &out[static_cast<std::size_t>(o) * plane];
-            if (arith_ == Int8Arithmetic::Tflite) {   // TFLM's ConvPerChannel: int32 acc + bias, fixed-point requantisation
-                const std::uint32_t bu = static_cast<std::uint32_t>(s.bias[static_cast<std::size_t>(o)]);
-                const QuantizedMultiplier& m = s.mult[static_cast<std::size_t>(o)];
-                for (int i = 0; i < plane; ++i)
-                    y[i] = multiplyByQuantizedMultiplier(static_cast<std::int32_t>(bu + static_cast<std::uint32_t>(acc[static_cast<std::size_t>(i)])), m) + s.zy;
-            } else if (arith_ == Int8Arithmetic::TinyEngine) {
-                // The bias starts TinyEngine's int32 accumulator and the sum wraps (MIT parks dead
-                // channels at bias -2^31); the product with the scale is truncated.
-                const std::uint32_t bu = static_cast<std::uint32_t>(s.bias[static_cast<std::size_t>(o)]);
-                for (int i = 0; i < plane; ++i) {
-                    const auto wrapped = static_cast<std::int32_t>(bu + static_cast<std::uint32_t>(acc[static_cast<std::size_t>(i)]));
-                    y[i] = truncateSaturating(static_cast<float>(wrapped) * sc) + s.zy;
-                }
-            } else {
-                for (int i = 0; i < plane; ++i)
-                    y[i] = static_cast<std::int32_t>(std::nearbyint((static_cast<float>(acc[static_cast<std::size_t>(i)]) + b) * sc)) + s.zy;
-            }
+            const std::size_t oc = static_cast<std::size_t>(o);
+            const auto bu = static_cast<std::uint32_t>(s.bias[oc]);
+            std::int32_t* y = &out[oc * plane];
+            if (arith_ == Int8Arithmetic::Tflite)
+                for (int i = 0; i < plane; ++i) y[i] = int8k::convTflite(acc[i], bu, s.mult[oc], s.zy);
+            else if (arith_ == Int8Arithmetic::TinyEngine)
+                for (int i = 0; i < plane; ++i) y[i] = int8k::convTinyEngine(acc[i], bu, s.scale[oc], s.zy);
+            else
+                for (int i = 0; i < plane; ++i) y[i] = int8k::convExact(acc[i], static_cast<float>(s.bias[oc]), s.scale[oc], s.zy);
         }
         break;
     }
@@ -220,15 +198,14 @@ void Int8Forward::execute(const Step& s, std::vector<std::vector<std::int32_t>>&
             for (int c = 0; c < s.C; ++c) {
                 std::int32_t sum = 0;
                 for (int i = 0; i < hw; ++i) sum += x[static_cast<std::size_t>(c) * hw + i];
-                sum += sum > 0 ? hw / 2 : -(hw / 2);
-                out[static_cast<std::size_t>(c)] = sum / hw;
+                out[static_cast<std::size_t>(c)] = int8k::meanRounded(sum, hw);
             }
             break;
         }
         for (int c = 0; c < s.C; ++c) {
             double sum = 0;
             for (int i = 0; i < hw; ++i) sum += x[static_cast<std::size_t>(c) * hw + i];
-            out[static_cast<std::size_t>(c)] = static_cast<std::int32_t>(std::nearbyint(static_cast<float>(sum) / static_cast<float>(hw)));
+            out[static_cast<std::size_t>(c)] = int8k::meanExact(sum, hw);
         }
         break;
     }
@@ -242,25 +219,17 @@ void Int8Forward::execute(const Step& s, std::vector<std::vector<std::int32_t>>&
         const bool aGate = shapeElems(s.shape1) != s.n, bGate = shapeElems(s.shape2) != s.n;
         if (arith_ == Int8Arithmetic::Tflite) {
             const auto z1 = static_cast<std::int32_t>(s.z1), z2 = static_cast<std::int32_t>(s.z2), zy = static_cast<std::int32_t>(s.fzy);
-            for (std::int64_t i = 0; i < s.n; ++i) {
-                const std::int32_t x1 = a[static_cast<std::size_t>(aGate ? i / plane : i)] - z1;
-                const std::int32_t x2 = b[static_cast<std::size_t>(bGate ? i / plane : i)] - z2;
-                out[static_cast<std::size_t>(i)] = (mul ? multiplyByQuantizedMultiplier(x1 * x2, s.mult[0]) : s.add->apply(x1, x2)) + zy;
-            }
+            for (std::int64_t i = 0; i < s.n; ++i)
+                out[static_cast<std::size_t>(i)] = int8k::addMulTflite(mul, a[static_cast<std::size_t>(aGate ? i / plane : i)],
+                                                                       b[static_cast<std::size_t>(bGate ? i / plane : i)], z1, z2, zy,
+                                                                       mul ? &s.mult[0] : nullptr, s.add.get());
             break;
         }
-        for (std::int64_t i = 0; i < s.n; ++i) {
-            const float x1 = static_cast<float>(a[static_cast<std::size_t>(aGate ? i / plane : i)]);
-            const float x2 = static_cast<float>(b[static_cast<std::size_t>(bGate ? i / plane : i)]);
-            const float t1 = (x1 - s.z1) * s.s1, t2 = (x2 - s.z2) * s.s2;
-            const float u = mul ? t1 * t2 : t1 + t2;
-            if (arith_ == Int8Arithmetic::TinyEngine && !mul) {   // add_fpreq: round(u / s_y + z_y), half away from zero
-                const float q = u / s.sy + s.fzy;
-                out[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(std::round(static_cast<double>(q)));
-            } else {
-                out[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(std::nearbyint(u / s.sy) + s.fzy);
-            }
-        }
+        const bool tinyEngine = arith_ == Int8Arithmetic::TinyEngine;
+        for (std::int64_t i = 0; i < s.n; ++i)
+            out[static_cast<std::size_t>(i)] = int8k::addMulFloat(mul, tinyEngine, a[static_cast<std::size_t>(aGate ? i / plane : i)],
+                                                                  b[static_cast<std::size_t>(bGate ? i / plane : i)], s.z1, s.z2, s.s1, s.s2, s.sy,
+                                                                  s.fzy);
         break;
     }
     default:
@@ -274,7 +243,7 @@ std::vector<std::vector<std::int32_t>> Int8Forward::runAll(const std::vector<std
         throw InputError("int8 forward: " + std::to_string(input.size()) + " input values for " + std::to_string(g_.tensor(input_).elems()));
     std::vector<std::vector<std::int32_t>> v(g_.tensors.size());
     v[static_cast<std::size_t>(input_)].assign(input.begin(), input.end());
-    for (const Step& s : steps_) execute(s, v);
+    for (const Int8Step& s : steps_) execute(s, v);
     return v;
 }
 

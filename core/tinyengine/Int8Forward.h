@@ -51,6 +51,28 @@ public:
     virtual bool accumulate(std::size_t conv, const std::int32_t* x, std::int32_t* acc) const = 0;
 };
 
+// One op of the int8 forward as Int8Forward runs it (tensor ids are the graph's; `in` / `out`
+// index the value slots of runAll). Exposed for other engines of the same semantics
+// (nn/onednn/OneDnnInt8Plan.h), which compute every element with tinyengine/Int8Kernels.h.
+struct Int8Step {
+    OpKind kind;
+    int out;                       // value slot (tensor id)
+    std::vector<int> in;           // value slots of the activation inputs
+    // conv
+    int C = 0, H = 0, W = 0, O = 0, HO = 0, WO = 0, KH = 1, KW = 1, sh = 1, sw = 1, pt = 0, pl = 0, pb = 0, pr = 0, groups = 1;
+    std::vector<std::int32_t> weight, bias;
+    std::vector<float> scale;
+    std::int32_t zx = 0, zy = 0;
+    // add / multiply
+    float z1 = 0, z2 = 0, s1 = 0, s2 = 0, sy = 1, fzy = 0;
+    std::int64_t n = 0;            // output elements
+    std::vector<int> shape1, shape2, outShape;   // broadcast (multiply gate)
+    // Tflite arithmetic
+    std::vector<QuantizedMultiplier> mult;       // conv: per channel; multiply: one
+    std::shared_ptr<const TfliteAdd> add;
+    std::size_t conv = 0;          // index among the convs
+};
+
 class Int8Forward {
 public:
     // Checks that `params` has every forward parameter with the graph's shape; the input scale
@@ -78,34 +100,21 @@ public:
     std::vector<Int8ConvShape> convShapes() const;
     void setConvAccumulator(std::shared_ptr<const Int8ConvAccumulator> accumulator) { accumulator_ = std::move(accumulator); }
 
+    const std::vector<Int8Step>& steps() const { return steps_; }
+    Int8Arithmetic arithmetic() const { return arith_; }
+    int inputTensor() const { return input_; }
+    const TrainingGraph& graph() const { return g_; }
+
 private:
-    struct Step {
-        OpKind kind;
-        int out;                       // value slot (tensor id)
-        std::vector<int> in;           // value slots of the activation inputs
-        // conv
-        int C = 0, H = 0, W = 0, O = 0, HO = 0, WO = 0, KH = 1, KW = 1, sh = 1, sw = 1, pt = 0, pl = 0, pb = 0, pr = 0, groups = 1;
-        std::vector<std::int32_t> weight, bias;
-        std::vector<float> scale;
-        std::int32_t zx = 0, zy = 0;
-        // add / multiply
-        float z1 = 0, z2 = 0, s1 = 0, s2 = 0, sy = 1, fzy = 0;
-        std::int64_t n = 0;            // output elements
-        std::vector<int> shape1, shape2, outShape;   // broadcast (multiply gate)
-        // Tflite arithmetic
-        std::vector<QuantizedMultiplier> mult;       // conv: per channel; multiply: one
-        std::shared_ptr<const TfliteAdd> add;
-        std::size_t conv = 0;          // index among the convs
-    };
     const TrainingGraph& g_;
-    std::vector<Step> steps_;
+    std::vector<Int8Step> steps_;
     Int8Arithmetic arith_ = Int8Arithmetic::Exact;
     int input_ = -1, logits_ = -1, classes_ = 0;
     double in_scale_ = 1.0;
     int in_zero_ = 0;
     std::shared_ptr<const Int8ConvAccumulator> accumulator_;
 
-    void execute(const Step& s, std::vector<std::vector<std::int32_t>>& v) const;
+    void execute(const Int8Step& s, std::vector<std::vector<std::int32_t>>& v) const;
 };
 
 struct Int8Top1 {

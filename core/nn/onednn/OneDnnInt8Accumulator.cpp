@@ -1,7 +1,8 @@
 #include "nn/onednn/OneDnnInt8Accumulator.h"
 
+#include "nn/onednn/OneDnnCommon.h"
+
 #include <dnnl.hpp>
-#include <omp.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -33,6 +34,7 @@ OneDnnInt8Accumulator::OneDnnInt8Accumulator(const Int8Forward& forward) : impl_
 {
     Impl& p = *impl_;
     dnnl::stream stream(p.eng);
+    const onednn::OneThreadScope oneThread;   // primitives for one thread, as accumulate runs them
     for (const Int8ConvShape& s : forward.convShapes()) {
         Impl::Conv c;
         c.shape = s;
@@ -90,15 +92,13 @@ bool OneDnnInt8Accumulator::accumulate(std::size_t conv, const std::int32_t* x, 
     }
     std::vector<unsigned char> scratch(c.scratchpad.get_size());
     dnnl::stream stream(p.eng);
-    // One thread per call (Int8Forward's callers parallelise over images); the caller's setting back after.
-    const int before = omp_get_max_threads();
-    omp_set_num_threads(1);
+    // One thread per call (Int8Forward's callers parallelise over images).
+    const onednn::OneThreadScope oneThread;
     c.prim->execute(stream, {{DNNL_ARG_SRC, memory(c.src, p.eng, src.data())},
                              {DNNL_ARG_WEIGHTS, c.weights},
                              {DNNL_ARG_DST, memory(c.dst, p.eng, dst.data())},
                              {DNNL_ARG_SCRATCHPAD, memory(c.scratchpad, p.eng, scratch.data())}});
     stream.wait();
-    omp_set_num_threads(before);
     for (std::size_t i = 0; i < m; ++i) acc[i] = static_cast<std::int32_t>(dst[i]);
     ++p.onDnn;
     return true;

@@ -2,8 +2,9 @@
 
 #include "space/SubnetLayout.h"
 
+#include "nn/onednn/OneDnnCommon.h"
+
 #include <dnnl.hpp>
-#include <omp.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -20,24 +21,7 @@ using dnnl::prop_kind;
 using Tag = memory::format_tag;
 using Dt = memory::data_type;
 
-// 64-byte aligned floats (a cache line; oneDNN's kernels load whole vectors).
-struct Buffer {
-    float* data = nullptr;
-    std::size_t count = 0;
-    explicit Buffer(std::size_t n = 0) : count(n)
-    {
-        if (n) {
-            const std::size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
-            data = static_cast<float*>(std::aligned_alloc(64, bytes));
-            if (!data) throw std::bad_alloc();
-            std::memset(data, 0, bytes);
-        }
-    }
-    Buffer(const Buffer&) = delete;
-    Buffer& operator=(const Buffer&) = delete;
-    ~Buffer() { std::free(data); }
-};
-
+using onednn::Buffer;
 
 }  // namespace
 
@@ -262,19 +246,12 @@ OneDnnPlan::OneDnnPlan(const FoldedSubnet& net, int batch, OneDnnDtype dtype) : 
     if (batch < 1) throw OneDnnRefused("oneDNN plan: batch size must be at least 1, got " + std::to_string(batch));
     impl_->n = batch;
     impl_->actType = dtype == OneDnnDtype::Bf16 ? Dt::bf16 : Dt::f32;
-    // Every primitive for one thread (see run); the caller's OpenMP setting is restored after.
-    const int callerThreads = omp_get_max_threads();
-    omp_set_num_threads(1);
+    const onednn::OneThreadScope oneThread;   // every primitive for one thread (see run)
     try {
         impl_->build(net);
     } catch (const dnnl::error& e) {
-        omp_set_num_threads(callerThreads);
         throw OneDnnRefused(std::string("oneDNN refused the subnet: ") + e.what());
-    } catch (...) {
-        omp_set_num_threads(callerThreads);
-        throw;
     }
-    omp_set_num_threads(callerThreads);
 }
 
 OneDnnPlan::~OneDnnPlan() = default;

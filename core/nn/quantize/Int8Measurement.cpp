@@ -5,6 +5,7 @@
 #include "graph/ForwardLowering.h"
 #include "nn/measure/Evaluator.h"
 #include "nn/onednn/OneDnnInt8Accumulator.h"
+#include "nn/onednn/OneDnnInt8Plan.h"
 #include "nn/quantize/PostTrainingQuantizer.h"
 #include "zoo/SubnetNetwork.h"
 
@@ -34,8 +35,8 @@ Int8Top1 measureInt8Top1(const DesignSpace& space, const Subnet& subnet, const I
     const QuantizedParams params = quantizeModel(model, calibrationImages(calib, calibImages, config.image_size, 1));
     const TrainingGraph graph = lowerForward(network);
     Int8Forward forward(graph, params);
-    forward.setConvAccumulator(std::make_shared<OneDnnInt8Accumulator>(forward));
-    return evaluateInt8(forward, data, items, config.image_size, {}, threads, job);
+    forward.setConvAccumulator(std::make_shared<OneDnnInt8Accumulator>(forward));   // for images the plans decline
+    return evaluateInt8OnOneDnn(forward, data, items, config.image_size, {}, threads, job);
 }
 
 }  // namespace tinyscope

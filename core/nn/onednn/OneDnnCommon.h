@@ -1,0 +1,46 @@
+#pragma once
+// What the oneDNN translation units share (included by nn/onednn/*.cpp only; OpenMP's header, no
+// dnnl): aligned buffers, and the one-thread scope every primitive is built and run in.
+#include <omp.h>
+
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace tinyscope::onednn {
+
+// 64-byte aligned floats (a cache line; oneDNN's kernels load whole vectors), zeroed.
+struct Buffer {
+    float* data = nullptr;
+    std::size_t count = 0;
+    explicit Buffer(std::size_t n = 0) : count(n)
+    {
+        if (n) {
+            const std::size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
+            data = static_cast<float*>(std::aligned_alloc(64, bytes));
+            if (!data) throw std::bad_alloc();
+            std::memset(data, 0, bytes);
+        }
+    }
+    Buffer(const Buffer&) = delete;
+    Buffer& operator=(const Buffer&) = delete;
+    ~Buffer() { std::free(data); }
+};
+
+// oneDNN (OpenMP runtime) fixes a primitive's thread count when it is created, from the creating
+// thread's omp_get_max_threads(), and forces a team of that size at every execution whatever the
+// caller's setting then. Our plans are single-threaded (threads run plans side by side), so they
+// are built inside this scope; the caller's setting is restored on leaving it.
+class OneThreadScope {
+public:
+    OneThreadScope() : before_(omp_get_max_threads()) { omp_set_num_threads(1); }
+    ~OneThreadScope() { omp_set_num_threads(before_); }
+    OneThreadScope(const OneThreadScope&) = delete;
+    OneThreadScope& operator=(const OneThreadScope&) = delete;
+
+private:
+    int before_;
+};
+
+}  // namespace tinyscope::onednn

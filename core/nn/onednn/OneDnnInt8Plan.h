@@ -1,0 +1,88 @@
+#pragma once
+// Int8Forward on a batch of images at once (docs/ONEDNN.md, "int8 plan"): the same ops, the same
+// arithmetic (exact, TinyEngine or TFLite), the same int8 logits, bit for bit, and several times
+// faster than Int8Forward's per-image loops.
+//  * activations NHWC, one float buffer per live tensor (reused once a tensor's last reader ran),
+//    holding the int8 (or int32) values exactly;
+//  * each conv's sums Σ w · (x − zx) as one float32 oneDNN convolution of the shifted batch (every
+//    partial sum an integer: exact while |x − zx| · Σ|w| < 2^24, checked per batch and conv);
+//  * everything else — requantisation, truncation, add, multiply, mean, the input's quantisation —
+//    element by element through tinyengine/Int8Kernels.h, the functions Int8Forward's loops call;
+//    a conv, add or multiply and the truncation that follows it run as one pass.
+// One plan per batch size, single-threaded (OneDnnInt8Engine runs plans side by side).
+// Torch- and dnnl-free header.
+#include "JobControl.h"
+#include "data/ImageDataset.h"
+#include "nn/onednn/OneDnnPlan.h"   // OneDnnRefused
+#include "tinyengine/Int8Forward.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <memory>
+#include <vector>
+
+namespace tinyscope {
+
+class ShardPool;
+
+class OneDnnInt8Plan {
+public:
+    // Throws OneDnnRefused naming the op when the forward has a pattern the plan does not run (a
+    // conv, add or multiply output read by anything but one truncation) or oneDNN refuses a conv. `forward` must
+    // outlive the plan.
+    OneDnnInt8Plan(const Int8Forward& forward, int batch);
+    ~OneDnnInt8Plan();
+    OneDnnInt8Plan(const OneDnnInt8Plan&) = delete;
+    OneDnnInt8Plan& operator=(const OneDnnInt8Plan&) = delete;
+
+    int batch() const;
+    // `batch` normalised NCHW float images into batch × classes int8 logits (as int32). Returns
+    // false, with nothing written, when a conv's sums in this batch could leave float32's exact
+    // range (|x − zx| · Σ|w| ≥ 2^24; with int8 inputs only for Σ|w| > 65,793): the caller then runs
+    // Int8Forward on these images.
+    bool run(const float* images, std::int32_t* logits);
+    // Tests: every materialised tensor's values of image `image` after the last run, CHW order
+    // like Int8Forward::runAll (empty for a fused conv output, or when `keepAll` was off).
+    std::vector<std::int32_t> tensor(int id, int image) const;
+    void keepAll(bool keep);   // no buffer reuse, so tensor() sees every op's output
+    // Tests: every conv through the checked path (a shifted copy of its input and the 2^24 check),
+    // which runs only where a tensor's conv readers differ in zero point or Σ|w| is very large.
+    void checkEveryConv(bool check);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+// A forward's plans per (batch size, thread part); batches split over `threads` parts run side by
+// side, each part in runs of up to 8 images, as OneDnnSubnet does for fp32. Images a plan declines
+// (run() false), and all images when the forward cannot be planned (OneDnnRefused, kept in
+// refused()), go to Int8Forward::predict — with its conv accumulator, if it has one. Never throws
+// OneDnnRefused.
+class OneDnnInt8Engine {
+public:
+    explicit OneDnnInt8Engine(const Int8Forward& forward);   // builds nothing yet
+    ~OneDnnInt8Engine();
+
+    // Argmax of each image's int8 logits (first of ties), as Int8Forward::predict.
+    void predict(const float* images, int n, int threads, int* classes);
+    const std::string& refused() const { return refused_; }   // why the forward runs on its loops, if it does
+    std::size_t imagesOnLoops() const { return onLoops_; }     // images Int8Forward ran so far
+
+private:
+    const Int8Forward& forward_;
+    std::map<std::pair<int, int>, std::unique_ptr<OneDnnInt8Plan>> plans_;
+    std::unique_ptr<ShardPool> pool_;
+    std::string refused_;
+    std::size_t onLoops_ = 0;
+    OneDnnInt8Plan& plan(int batch, int part);
+    void prepareFor(int n, int parts);
+};
+
+// evaluateInt8 (tinyengine/Int8Forward.h) on the batched plans: the same images, the same top-1.
+// `note`, if given, says why images ran on Int8Forward instead (empty when none did).
+Int8Top1 evaluateInt8OnOneDnn(const Int8Forward& f, const ImageDataset& data, const std::vector<std::size_t>& items, int resolution,
+                              const Normalization& norm = {}, int threads = 2, const JobControl& job = {}, std::string* note = nullptr);
+
+}  // namespace tinyscope
