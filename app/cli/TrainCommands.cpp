@@ -189,7 +189,7 @@ Json accuracyTableCard(const std::string& tablePath, const std::string& supernet
                               {"seed", o.seed}, {"shard", o.shard}, {"shards", o.shards}}},
                 {"measurement", {{"data", o.eval_data}, {"measured_split", o.eval_split}, {"measured_images", measuredImages},
                                  {"calibration_split", o.calib_split}, {"calibration_images", o.calib_images},
-                                 {"engine", o.int8 ? "int8forward+onednn" : evalEngineName(o.engine)},
+                                 {"engine", o.int8 ? "onednn-int8" : evalEngineName(o.engine)},
                                  {"dtype", o.int8 ? "int8" : "fp32"}, {"isa", oneDnnIsa()},
                                  {"int8_calib_images", o.int8 ? Json(o.int8_calib_images) : Json(nullptr)}}},
                 {"top1", {{"min", lo}, {"max", hi}, {"mean", mean}, {"std", sd},
