@@ -260,35 +260,43 @@ int Int8Forward::predict(const float* chw) const
     return static_cast<int>(std::max_element(l.begin(), l.end()) - l.begin());
 }
 
-Int8Top1 evaluateInt8(const Int8Forward& f, const ImageDataset& data, const std::vector<std::size_t>& items, int resolution,
-                      const Normalization& norm, int threads, const JobControl& job)
+Int8Top1 evaluateInt8Batches(const ImageDataset& data, const std::vector<std::size_t>& items, int resolution, const Normalization& norm,
+                             int threads, const JobControl& job, const std::function<void(const float*, std::size_t, int*)>& predict)
 {
     const auto t0 = std::chrono::steady_clock::now();
     Int8Top1 r;
     const std::size_t chunk = 100;
+    std::vector<int> predicted(chunk);
     for (std::size_t start = 0; start < items.size(); start += chunk) {
         job.check();
         const std::vector<std::size_t> part(items.begin() + static_cast<std::ptrdiff_t>(start),
                                             items.begin() + static_cast<std::ptrdiff_t>(std::min(items.size(), start + chunk)));
         const Batch b = loadBatch(data, part, resolution, norm, threads);
         r.skipped += b.skipped.size();
-        const std::size_t per = static_cast<std::size_t>(3) * resolution * resolution;
-        std::atomic<std::size_t> next{0}, correct{0};
-        auto work = [&] {
-            for (std::size_t i = next++; i < b.size(); i = next++)
-                if (f.predict(&b.pixels[i * per]) == b.labels[i]) ++correct;
-        };
-        std::vector<std::thread> pool;
-        for (int t = 1; t < std::max(1, threads); ++t) pool.emplace_back(work);
-        work();
-        for (std::thread& t : pool) t.join();
+        predict(b.pixels.data(), b.size(), predicted.data());
+        for (std::size_t i = 0; i < b.size(); ++i) r.correct += predicted[i] == b.labels[i];
         r.images += b.size();
-        r.correct += correct;
         job.report(std::min(items.size(), start + chunk), items.size(), "int8 forward");
     }
     r.top1 = r.images ? 100.0 * static_cast<double>(r.correct) / static_cast<double>(r.images) : 0.0;
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return r;
+}
+
+Int8Top1 evaluateInt8(const Int8Forward& f, const ImageDataset& data, const std::vector<std::size_t>& items, int resolution,
+                      const Normalization& norm, int threads, const JobControl& job)
+{
+    const std::size_t per = static_cast<std::size_t>(3) * resolution * resolution;
+    return evaluateInt8Batches(data, items, resolution, norm, threads, job, [&](const float* pixels, std::size_t n, int* classes) {
+        std::atomic<std::size_t> next{0};
+        auto work = [&] {
+            for (std::size_t i = next++; i < n; i = next++) classes[i] = f.predict(pixels + i * per);
+        };
+        std::vector<std::thread> pool;
+        for (int t = 1; t < std::max(1, threads); ++t) pool.emplace_back(work);
+        work();
+        for (std::thread& t : pool) t.join();
+    });
 }
 
 }  // namespace tinyscope

@@ -22,6 +22,7 @@
 #include "tinyengine/TfliteArithmetic.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -121,6 +122,11 @@ struct Int8Top1 {
     std::size_t images = 0, correct = 0, skipped = 0;
     double top1 = 0, seconds = 0;
 };
+
+// Top-1 of `predict` (normalised NCHW images, their count, the classes it writes) on `items` of
+// `data` at `resolution`, decoded in batches of 100 with `threads` workers, cancellable through `job`.
+Int8Top1 evaluateInt8Batches(const ImageDataset& data, const std::vector<std::size_t>& items, int resolution, const Normalization& norm,
+                             int threads, const JobControl& job, const std::function<void(const float*, std::size_t, int*)>& predict);
 
 // Top-1 of the int8 forward on `items` of `data` at `resolution` (images normalised with `norm`,
 // decoded in batches of 100; `threads` workers run the forward).

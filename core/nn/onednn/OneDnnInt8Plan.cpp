@@ -1,7 +1,6 @@
 #include "nn/onednn/OneDnnInt8Plan.h"
 
 #include "Error.h"
-#include "data/BatchLoader.h"
 #include "nn/ShardPool.h"
 #include "nn/onednn/OneDnnCommon.h"
 #include "tinyengine/Int8Kernels.h"
@@ -9,7 +8,6 @@
 #include <dnnl.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <optional>
 
@@ -515,24 +513,10 @@ Int8Top1 evaluateInt8OnOneDnn(const Int8Forward& f, const ImageDataset& data, co
                               const Normalization& norm, int threads, const JobControl& job, std::string* note)
 {
     OneDnnInt8Engine engine(f);
-    const std::size_t chunk = 100;
     threads = std::max(1, threads);
-    const auto t0 = std::chrono::steady_clock::now();
-    Int8Top1 r;
-    std::vector<int> predicted(chunk);
-    for (std::size_t start = 0; start < items.size(); start += chunk) {
-        job.check();
-        const std::vector<std::size_t> part(items.begin() + static_cast<std::ptrdiff_t>(start),
-                                            items.begin() + static_cast<std::ptrdiff_t>(std::min(items.size(), start + chunk)));
-        const Batch b = loadBatch(data, part, resolution, norm, threads);
-        r.skipped += b.skipped.size();
-        engine.predict(b.pixels.data(), static_cast<int>(b.size()), threads, predicted.data());
-        for (std::size_t i = 0; i < b.size(); ++i) r.correct += predicted[i] == b.labels[i];
-        r.images += b.size();
-        job.report(std::min(items.size(), start + chunk), items.size(), "int8 forward");
-    }
-    r.top1 = r.images ? 100.0 * static_cast<double>(r.correct) / static_cast<double>(r.images) : 0.0;
-    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const Int8Top1 r = evaluateInt8Batches(data, items, resolution, norm, threads, job, [&](const float* pixels, std::size_t n, int* classes) {
+        engine.predict(pixels, static_cast<int>(n), threads, classes);
+    });
     if (note) {
         if (!engine.refused().empty()) *note = engine.refused() + "; Int8Forward ran every image";
         else if (engine.imagesOnLoops()) *note = std::to_string(engine.imagesOnLoops()) + " images ran on Int8Forward (float32's exact range)";
