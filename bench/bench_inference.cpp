@@ -169,9 +169,11 @@ int main(int argc, char** argv)
                     std::printf("%-9s %4d %5d %3d | bf16 %9.1f img/s | bf16/fp32 %6.2fx | bf16/tuned %6.2fx | checksum %.6g (fp32 %.6g)\n", name,
                                 res, batch, threads, batch / bench::median(bf16T), bench::median(bf16VsDnn),
                                 bf16VsTuned.empty() ? 0.0 : bench::median(bf16VsTuned), bf16Sum, dnnSum);
-                std::printf("%-9s %4d %5d %3d | int8 %9.1f img/s | int8/fp32 %6.2fx | int8/tuned %6.2fx | int8 plan (exact arithmetic)%s\n", name, res,
+                std::printf("%-9s %4d %5d %3d | int8 %9.1f img/s | int8/fp32 %6.2fx | int8/tuned %6.2fx | int8 plan (exact arithmetic), %s storage%s\n", name, res,
                             batch, threads, batch / bench::median(int8T), bench::median(int8VsDnn),
-                            int8VsTuned.empty() ? 0.0 : bench::median(int8VsTuned), int8Engine.imagesOnLoops() ? ", some images on Int8Forward" : "");
+                            int8VsTuned.empty() ? 0.0 : bench::median(int8VsTuned),
+                            int8Engine.storage() == OneDnnInt8Storage::Uint8 ? "uint8" : "float",
+                            int8Engine.imagesOnLoops() ? ", some images on Int8Forward" : "");
                 std::fflush(stdout);
             }
         }

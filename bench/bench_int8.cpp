@@ -100,9 +100,10 @@ int main(int argc, char** argv)
                 pl.push_back(l / p), pa.push_back(ac / p), pf.push_back(f / p);
                 std::this_thread::sleep_for(std::chrono::milliseconds(50));
             }
-            std::printf("%-9s %4d %3d | %9.1f %9.1f %9.1f %9.1f | %8.2fx %8.2fx %8.2fx | %d of %d%s\n", name, r, threads, n / bench::median(tl),
-                        n / bench::median(ta), n / bench::median(tp), n / bench::median(tf), bench::median(pl), bench::median(pa), bench::median(pf),
-                        agree, n, plan.imagesOnLoops() ? " (some images ran on Int8Forward)" : "");
+            std::printf("%-9s %4d %3d | %9.1f %9.1f %9.1f %9.1f | %8.2fx %8.2fx %8.2fx | %d of %d; %s storage%s\n", name, r, threads,
+                        n / bench::median(tl), n / bench::median(ta), n / bench::median(tp), n / bench::median(tf), bench::median(pl),
+                        bench::median(pa), bench::median(pf), agree, n, plan.storage() == OneDnnInt8Storage::Uint8 ? "uint8" : "float",
+                        plan.imagesOnLoops() ? " (some images ran on Int8Forward)" : "");
             std::fflush(stdout);
         }
     }

@@ -396,9 +396,17 @@ private Q_SLOTS:
     // of 3 and 2 images) against Int8Forward::predict. A difference names the tensor and element.
     static void expectInt8PlanEqualsLoops(const Int8Forward& loops, int r, at::Generator& g, const QString& what)
     {
+        // Both storages: float (every CPU) and uint8 with u8 × s8 → s32 convs (VNNI CPUs only).
+        expectInt8PlanEqualsLoops(loops, r, g, what + QStringLiteral(", float storage"), OneDnnInt8Storage::Float);
+        if (oneDnnHasVnni()) expectInt8PlanEqualsLoops(loops, r, g, what + QStringLiteral(", uint8 storage"), OneDnnInt8Storage::Uint8);
+        else qInfo("no VNNI (oneDNN ISA %s): the uint8 storage is not tested here", oneDnnIsa().c_str());
+    }
+    static void expectInt8PlanEqualsLoops(const Int8Forward& loops, int r, at::Generator& g, const QString& what, OneDnnInt8Storage storage)
+    {
         const int batch = 3;
         const at::Tensor x = at::randn({batch, 3, r, r}, g).contiguous();
-        OneDnnInt8Plan plan(loops, batch);
+        OneDnnInt8Plan plan(loops, batch, storage);
+        QCOMPARE(plan.uint8Storage(), storage == OneDnnInt8Storage::Uint8);
         plan.keepAll(true);
         std::vector<std::int32_t> logits(static_cast<std::size_t>(batch) * loops.classes());
         QVERIFY(plan.run(x.data_ptr<float>(), logits.data()));

@@ -29,6 +29,13 @@ std::string oneDnnIsa()
     }(static_cast<unsigned>(isa));
 }
 
+bool oneDnnHasVnni()
+{
+    const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+    return isa == dnnl::cpu_isa::avx2_vnni || isa == dnnl::cpu_isa::avx512_core_vnni || isa == dnnl::cpu_isa::avx512_core_bf16 ||
+           isa == dnnl::cpu_isa::avx512_core_amx;
+}
+
 bool oneDnnHasBf16()
 {
     const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();

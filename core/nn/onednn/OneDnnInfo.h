@@ -13,6 +13,8 @@ std::string oneDnnIsa();
 // Whether oneDNN runs bf16 on native instructions here: its ISA is avx512_core_bf16 (AVX-512 BF16)
 // or avx512_core_amx (AMX).
 bool oneDnnHasBf16();
+// VNNI (AVX-512 VNNI, AVX-VNNI, or AMX): int8 dot products accumulated in int32 without saturation.
+bool oneDnnHasVnni();
 std::string oneDnnVersion();     // "2.6.3"
 // The CPU threading runtime oneDNN was built with ("OpenMP" on Debian): what decides its threads.
 std::string oneDnnThreading();

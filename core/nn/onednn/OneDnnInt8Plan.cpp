@@ -3,13 +3,16 @@
 #include "Error.h"
 #include "nn/ShardPool.h"
 #include "nn/onednn/OneDnnCommon.h"
+#include "nn/onednn/OneDnnInfo.h"
 #include "tinyengine/Int8Kernels.h"
 
 #include <dnnl.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <optional>
+#include <unordered_map>
 
 namespace tinyscope {
 
@@ -48,56 +51,109 @@ TS_CLONES float shiftAndMax(const float* x, std::size_t count, float d, float* o
     return most;
 }
 
-// Requantise `positions` × O conv sums (NHWC, exact integers in float) and clamp to int8: the
-// conv + truncation pair of the graph, in each arithmetic.
-TS_CLONES void requantExact(const float* acc, std::size_t positions, int O, const float* bias, const float* scale, std::int32_t zy, std::int32_t shift,
-                            float* out)
+// Requantise the conv sums of `images` × `plane` positions × O channels (NHWC; float32 integers or
+// int32) plus, where `comp` is given, `cs` times the compensation comp[q·compStride + o] (see
+// Conv::comp; compStride 0 when it is the same at every position), clamp to int8 and store minus `shiftOut` — the conv + truncation pair of the graph.
+template <typename A, typename T, typename F>
+inline __attribute__((always_inline)) void requantLoop(const A* __restrict acc, const std::int32_t* __restrict comp, std::size_t compStride,
+                                                       std::int32_t cs, std::size_t images, std::size_t plane, int O, std::int32_t shiftOut,
+                                                       T* __restrict out, F requant)
 {
-    for (std::size_t p = 0; p < positions; ++p)
-        for (int o = 0; o < O; ++o) {
-            const std::size_t i = p * static_cast<std::size_t>(O) + static_cast<std::size_t>(o);
-            out[i] = static_cast<float>(int8k::clamp8(int8k::convExact(static_cast<std::int32_t>(acc[i]), bias[o], scale[o], zy)) - shift);
+    const std::size_t Os = static_cast<std::size_t>(O);
+    for (std::size_t b = 0; b < images; ++b)
+        for (std::size_t q = 0; q < plane; ++q) {
+            const std::size_t row = (b * plane + q) * Os;
+            const A* __restrict ar = acc + row;
+            T* __restrict orow = out + row;
+            if (comp) {
+                const std::int32_t* __restrict cr = comp + q * compStride;
+                for (int o = 0; o < O; ++o)
+                    orow[o] = static_cast<T>(int8k::clamp8(requant(static_cast<std::int32_t>(ar[o]) + cs * cr[o], o)) - shiftOut);
+            } else {
+                for (int o = 0; o < O; ++o) orow[o] = static_cast<T>(int8k::clamp8(requant(static_cast<std::int32_t>(ar[o]), o)) - shiftOut);
+            }
         }
 }
 
-TS_CLONES void requantTinyEngine(const float* acc, std::size_t positions, int O, const std::uint32_t* bias, const float* scale, std::int32_t zy,
-                                 std::int32_t shift, float* out)
+struct RequantArgs {
+    const std::int32_t* comp;
+    std::size_t compStride;
+    std::int32_t cs;
+    std::size_t images, plane;
+    int O;
+    const float* bias;             // exact
+    const std::uint32_t* biasBits; // TinyEngine / TFLite
+    const float* scale;
+    const QuantizedMultiplier* mult;
+    std::int32_t zy, shiftOut;
+};
+
+// The constants are copied into restrict locals: a uint8 output may alias anything, and a store
+// through it would otherwise make the compiler reload them and give up vectorising.
+#define TS_REQUANT(NAME, A, T, EXPR)                                                                                          \
+    TS_CLONES void NAME(const A* acc, const RequantArgs& r, T* out)                                                           \
+    {                                                                                                                         \
+        const float* __restrict bias = r.bias;                                                                                \
+        const std::uint32_t* __restrict biasBits = r.biasBits;                                                                \
+        const float* __restrict scale = r.scale;                                                                              \
+        const std::int32_t zy = r.zy;                                                                                         \
+        (void)bias, (void)biasBits;                                                                                           \
+        requantLoop(acc, r.comp, r.compStride, r.cs, r.images, r.plane, r.O, r.shiftOut, out, [=](std::int32_t a, int o) { return EXPR; }); \
+    }
+TS_REQUANT(requantExactF, float, float, int8k::convExact(a, bias[o], scale[o], zy))
+TS_REQUANT(requantExactU, std::int32_t, std::uint8_t, int8k::convExact(a, bias[o], scale[o], zy))
+TS_REQUANT(requantTinyEngineF, float, float, int8k::convTinyEngine(a, biasBits[o], scale[o], zy))
+TS_REQUANT(requantTinyEngineU, std::int32_t, std::uint8_t, int8k::convTinyEngine(a, biasBits[o], scale[o], zy))
+#undef TS_REQUANT
+template <typename A, typename T>
+void requantTflite(const A* acc, const RequantArgs& r, T* out)
 {
-    for (std::size_t p = 0; p < positions; ++p)
-        for (int o = 0; o < O; ++o) {
-            const std::size_t i = p * static_cast<std::size_t>(O) + static_cast<std::size_t>(o);
-            out[i] = static_cast<float>(int8k::clamp8(int8k::convTinyEngine(static_cast<std::int32_t>(acc[i]), bias[o], scale[o], zy)) - shift);
-        }
+    requantLoop(acc, r.comp, r.compStride, r.cs, r.images, r.plane, r.O, r.shiftOut, out,
+                [&](std::int32_t a, int o) { return int8k::convTflite(a, r.biasBits[o], r.mult[o], r.zy); });
 }
 
-void requantTflite(const float* acc, std::size_t positions, int O, const std::uint32_t* bias, const QuantizedMultiplier* mult, std::int32_t zy,
-                   std::int32_t shift, float* out)
+// One row of C channels of an add or multiply and the truncation after it; operands stored minus
+// shift[0], shift[1], the result minus shift[2].
+template <typename T>
+inline __attribute__((always_inline)) void addMulRowBody(const T* __restrict a, const T* __restrict b, std::size_t C, bool mul, bool tinyEngine,
+                                                         const Int8Step& s, const std::int32_t shift[3], T* __restrict out)
 {
-    for (std::size_t p = 0; p < positions; ++p)
-        for (int o = 0; o < O; ++o) {
-            const std::size_t i = p * static_cast<std::size_t>(O) + static_cast<std::size_t>(o);
-            out[i] = static_cast<float>(int8k::clamp8(int8k::convTflite(static_cast<std::int32_t>(acc[i]), bias[o], mult[o], zy)) - shift);
-        }
-}
-
-// One row of C channels of an add or multiply and the truncation after it.
-TS_CLONES void addMulRowFloat(const float* a, const float* b, std::size_t C, bool mul, bool tinyEngine, float z1, float z2, float s1, float s2,
-                              float sy, float fzy, const std::int32_t shift[3], float* out)
-{
+    // Locals, not loads through `s`: a uint8 store may alias anything (see TS_REQUANT).
+    const float z1 = s.z1, z2 = s.z2, s1 = s.s1, s2 = s.s2, sy = s.sy, fzy = s.fzy;
+    const std::int32_t sa = shift[0], sb = shift[1], so = shift[2];
     for (std::size_t c = 0; c < C; ++c)
-        out[c] = static_cast<float>(int8k::clamp8(int8k::addMulFloat(mul, tinyEngine, static_cast<std::int32_t>(a[c]) + shift[0],
-                                                                     static_cast<std::int32_t>(b[c]) + shift[1], z1, z2, s1, s2, sy, fzy)) -
-                                    shift[2]);
+        out[c] = static_cast<T>(
+            int8k::clamp8(int8k::addMulFloat(mul, tinyEngine, static_cast<std::int32_t>(a[c]) + sa, static_cast<std::int32_t>(b[c]) + sb, z1, z2, s1,
+                                             s2, sy, fzy)) -
+            so);
 }
-
-void addMulRowTflite(const float* a, const float* b, std::size_t C, bool mul, const Int8Step& s, const std::int32_t shift[3], float* out)
+TS_CLONES void addMulRowF(const float* a, const float* b, std::size_t C, bool mul, bool te, const Int8Step& s, const std::int32_t sh[3], float* out)
+{
+    addMulRowBody(a, b, C, mul, te, s, sh, out);
+}
+TS_CLONES void addMulRowU(const std::uint8_t* a, const std::uint8_t* b, std::size_t C, bool mul, bool te, const Int8Step& s, const std::int32_t sh[3],
+                          std::uint8_t* out)
+{
+    addMulRowBody(a, b, C, mul, te, s, sh, out);
+}
+template <typename T>
+void addMulRowTflite(const T* a, const T* b, std::size_t C, bool mul, const Int8Step& s, const std::int32_t shift[3], T* out)
 {
     const auto z1 = static_cast<std::int32_t>(s.z1), z2 = static_cast<std::int32_t>(s.z2), zy = static_cast<std::int32_t>(s.fzy);
     for (std::size_t c = 0; c < C; ++c)
-        out[c] = static_cast<float>(int8k::clamp8(int8k::addMulTflite(mul, static_cast<std::int32_t>(a[c]) + shift[0],
-                                                                       static_cast<std::int32_t>(b[c]) + shift[1], z1, z2, zy,
-                                                                       mul ? &s.mult[0] : nullptr, s.add.get())) -
-                                    shift[2]);
+        out[c] = static_cast<T>(int8k::clamp8(int8k::addMulTflite(mul, static_cast<std::int32_t>(a[c]) + shift[0],
+                                                                   static_cast<std::int32_t>(b[c]) + shift[1], z1, z2, zy,
+                                                                   mul ? &s.mult[0] : nullptr, s.add.get())) -
+                                shift[2]);
+}
+inline void addMulRow(const float* a, const float* b, std::size_t C, bool mul, bool te, const Int8Step& s, const std::int32_t sh[3], float* out)
+{
+    addMulRowF(a, b, C, mul, te, s, sh, out);
+}
+inline void addMulRow(const std::uint8_t* a, const std::uint8_t* b, std::size_t C, bool mul, bool te, const Int8Step& s, const std::int32_t sh[3],
+                      std::uint8_t* out)
+{
+    addMulRowU(a, b, C, mul, te, s, sh, out);
 }
 
 }  // namespace
@@ -105,6 +161,7 @@ void addMulRowTflite(const float* a, const float* b, std::size_t C, bool mul, co
 struct OneDnnInt8Plan::Impl {
     const Int8Forward& f;
     int n = 0;
+    bool u8 = false;                   // storage: uint8 (int8 + 128) and oneDNN's u8 × s8 → s32 convs; else float
     Int8Arithmetic arith = Int8Arithmetic::Exact;
     dnnl::engine eng{dnnl::engine::kind::cpu, 0};
     dnnl::stream stream{eng};
@@ -115,23 +172,32 @@ struct OneDnnInt8Plan::Impl {
     };
     std::map<int, Dims> dims;          // per value slot, one image
     std::map<int, int> bufferOf;       // value slot -> buffers index
-    // Every slot holds int8 values minus its shift: the zero point of the convs that read it, so
-    // a conv reads its shifted input (x − zx, zero-padded) straight from the slot.
+    // Every slot holds its int8 values minus a shift. Float storage: the zero point of the convs
+    // that read it, so such a conv reads x − zx (zero-padded) straight from the slot. uint8
+    // storage: −128 everywhere (x + 128 in 0..255).
     std::map<int, std::int32_t> shift;
     std::int32_t shiftOf(int slot) const
     {
+        if (u8) return -128;
         const auto it = shift.find(slot);
         return it == shift.end() ? 0 : it->second;
     }
     std::vector<std::unique_ptr<Buffer>> buffers;
     std::unique_ptr<Buffer> shifted, acc, scratch;
+    std::size_t cap = 0;               // values per activation buffer
     bool keep = false, checkAll = false;
 
     struct Conv {
         std::optional<dnnl::convolution_forward> prim;
         memory src, dst, weights, scratchpad;
+        std::unordered_map<int, memory> args;   // built once; src's handle is set per run (memories are shared handles)
         double sumAbsW = 0;            // largest Σ|w| of one output channel
-        bool direct = false;           // reads its input slot as is: shifted by zx, sums always exact
+        bool direct = false;           // float storage: reads its input slot as is (shifted by zx, sums exact)
+        // Σ of the weights over the taps that meet the image, per output position and channel
+        // (HO·WO × O): the conv of stored values sums w · (x − shift) over those taps only, so
+        // Σ w · (x − zx) = conv + (shift − zx) · comp. Empty when not needed.
+        std::vector<std::int32_t> comp;
+        bool compPerPosition = false;  // else O values: no padding, every tap meets the image
         std::vector<float> bias;       // exact arithmetic
         std::vector<std::uint32_t> biasBits;   // TinyEngine / TFLite (the int32 bias's bits)
     };
@@ -144,9 +210,15 @@ struct OneDnnInt8Plan::Impl {
     std::vector<Op> ops;
     int input = -1, logits = -1, classes = 0;
 
-    float* at(int slot) const { return buffers[static_cast<std::size_t>(bufferOf.at(slot))]->data; }
+    template <typename T>
+    T* at(int slot) const
+    {
+        return reinterpret_cast<T*>(buffers[static_cast<std::size_t>(bufferOf.at(slot))]->data);
+    }
+    void* raw(int slot) const { return buffers[static_cast<std::size_t>(bufferOf.at(slot))]->data; }
+    std::size_t bufferFloats() const { return u8 ? (cap + 3) / 4 : cap; }
 
-    explicit Impl(const Int8Forward& forward) : f(forward) {}
+    Impl(const Int8Forward& forward, bool uint8) : f(forward), u8(uint8) {}
 
     Dims dimsOf(int slot) const
     {
@@ -165,7 +237,7 @@ struct OneDnnInt8Plan::Impl {
         logits = f.logitsTensor();
         classes = f.classes();
         const std::vector<Int8Step>& steps = f.steps();
-        // Readers of every slot, to fuse each conv with its truncation.
+        // Readers of every slot, to fuse each conv, add and multiply with its truncation.
         std::map<int, std::vector<std::size_t>> readers;
         for (std::size_t i = 0; i < steps.size(); ++i)
             for (int in : steps[i].in) readers[in].push_back(i);
@@ -175,7 +247,7 @@ struct OneDnnInt8Plan::Impl {
             const Int8Step& s = steps[i];
             const std::string where = "op " + std::to_string(i) + " (" + f.graph().tensor(s.out).name + ")";
             most = std::max(most, dimsOf(s.out).per());
-            if (s.kind == OpKind::McuTruncate) continue;   // fused into its conv below
+            if (s.kind == OpKind::McuTruncate) continue;   // fused into the op it reads
             for (int in : s.in)
                 if (!dims.count(in)) throw OneDnnRefused("int8 plan: " + where + " reads a tensor no op before it wrote");
             Op op;
@@ -198,38 +270,72 @@ struct OneDnnInt8Plan::Impl {
         }
         for (const Int8Step& s : steps)
             if (s.kind == OpKind::McuTruncate && !dims.count(s.out))
-                throw OneDnnRefused("int8 plan: a truncation without its conv (" + f.graph().tensor(s.out).name + ")");
+                throw OneDnnRefused("int8 plan: a truncation without its op (" + f.graph().tensor(s.out).name + ")");
         if (!dims.count(logits)) throw OneDnnRefused("int8 plan: the logits are not an op's output");
-        // Shifts: a slot read by convs of one zero point is stored minus it. Every slot holds
-        // clamped int8 values (the input, truncations, means of them), so |x − zx| is at most
-        // max(127 − zx, zx + 128) and a conv whose Σ|w| keeps that below 2^24 needs no check.
-        std::map<int, std::vector<std::int32_t>> zeroPoints;
-        for (const Op& op : ops)
-            if (op.conv >= 0) zeroPoints[op.step->in[0]].push_back(op.step->zx);
-        for (auto& [slot, zs] : zeroPoints)
-            if (std::all_of(zs.begin(), zs.end(), [&](std::int32_t z) { return z == zs.front(); })) shift[slot] = zs.front();
+        if (!u8) {
+            // Float shifts: a slot read by convs of one zero point is stored minus it. Every slot
+            // holds clamped int8 values (the input, truncations, means of them), so |x − zx| is at
+            // most max(127 − zx, zx + 128) and a conv whose Σ|w| keeps that below 2^24 needs no check.
+            std::map<int, std::vector<std::int32_t>> zeroPoints;
+            for (const Op& op : ops)
+                if (op.conv >= 0) zeroPoints[op.step->in[0]].push_back(op.step->zx);
+            for (auto& [slot, zs] : zeroPoints)
+                if (std::all_of(zs.begin(), zs.end(), [&](std::int32_t z) { return z == zs.front(); })) shift[slot] = zs.front();
+        }
         for (const Op& op : ops) {
             if (op.conv < 0) continue;
             const Int8Step& s = *op.step;
+            Conv& c = convs[static_cast<std::size_t>(op.conv)];
             const double bound = std::max(127 - s.zx, s.zx + 128);
-            convs[static_cast<std::size_t>(op.conv)].direct = shiftOf(s.in[0]) == s.zx && bound * convs[static_cast<std::size_t>(op.conv)].sumAbsW < kExact;
+            c.direct = !u8 && shiftOf(s.in[0]) == s.zx && bound * c.sumAbsW < kExact;
+            if (u8 && shiftOf(s.in[0]) != s.zx) {
+                c.compPerPosition = s.pt || s.pl || s.pb || s.pr;
+                c.comp = compensation(s);
+                if (!c.compPerPosition) c.comp.resize(static_cast<std::size_t>(s.O));   // position 0's row holds them all
+            }
         }
-        const std::size_t cap = most * static_cast<std::size_t>(n);
-        shifted = std::make_unique<Buffer>(cap);
-        acc = std::make_unique<Buffer>(cap);
+        cap = most * static_cast<std::size_t>(n);
+        if (!u8) shifted = std::make_unique<Buffer>(cap);
+        acc = std::make_unique<Buffer>(cap);   // float32 or int32 sums
         std::size_t scratchBytes = 0;
         for (const Conv& c : convs) scratchBytes = std::max(scratchBytes, c.scratchpad.get_desc().get_size());
         scratch = std::make_unique<Buffer>((scratchBytes + sizeof(float) - 1) / sizeof(float));
         for (Conv& c : convs) {
-            c.src = memory(c.src.get_desc(), eng, shifted->data);
+            c.src = memory(c.src.get_desc(), eng, nullptr);
             c.dst = memory(c.dst.get_desc(), eng, acc->data);
             c.scratchpad = memory(c.scratchpad.get_desc(), eng, scratch->data);
+            c.args = {{DNNL_ARG_SRC, c.src}, {DNNL_ARG_WEIGHTS, c.weights}, {DNNL_ARG_DST, c.dst}, {DNNL_ARG_SCRATCHPAD, c.scratchpad}};
         }
-        assignBuffers(cap);
+        assignBuffers();
+    }
+
+    // Σ w over the taps of output (oy, ox) that meet the image, for every output channel.
+    static std::vector<std::int32_t> compensation(const Int8Step& s)
+    {
+        const int Cg = s.C / s.groups, K = s.KH * s.KW;
+        std::vector<std::int32_t> tapSum(static_cast<std::size_t>(s.O) * K, 0);   // Σ over the group's channels, per tap
+        for (int o = 0; o < s.O; ++o)
+            for (int c = 0; c < Cg; ++c)
+                for (int k = 0; k < K; ++k)
+                    tapSum[static_cast<std::size_t>(o) * K + k] += s.weight[(static_cast<std::size_t>(o) * Cg + c) * K + k];
+        std::vector<std::int32_t> comp(static_cast<std::size_t>(s.HO) * s.WO * s.O, 0);
+        for (int oy = 0; oy < s.HO; ++oy)
+            for (int ox = 0; ox < s.WO; ++ox)
+                for (int ky = 0; ky < s.KH; ++ky) {
+                    const int iy = oy * s.sh - s.pt + ky;
+                    if (iy < 0 || iy >= s.H) continue;
+                    for (int kx = 0; kx < s.KW; ++kx) {
+                        const int ix = ox * s.sw - s.pl + kx;
+                        if (ix < 0 || ix >= s.W) continue;
+                        std::int32_t* row = &comp[(static_cast<std::size_t>(oy) * s.WO + ox) * s.O];
+                        for (int o = 0; o < s.O; ++o) row[o] += tapSum[static_cast<std::size_t>(o) * K + ky * s.KW + kx];
+                    }
+                }
+        return comp;
     }
 
     // Buffers by liveness: an op's output takes a free buffer; an input is freed after its last reader.
-    void assignBuffers(std::size_t cap)
+    void assignBuffers()
     {
         std::map<int, std::size_t> last;
         for (std::size_t i = 0; i < ops.size(); ++i)
@@ -237,7 +343,7 @@ struct OneDnnInt8Plan::Impl {
         std::vector<int> free;
         auto take = [&](int slot) {
             if (free.empty() || keep) {
-                buffers.push_back(std::make_unique<Buffer>(cap));
+                buffers.push_back(std::make_unique<Buffer>(bufferFloats()));
                 bufferOf[slot] = static_cast<int>(buffers.size()) - 1;
             } else {
                 bufferOf[slot] = free.back();
@@ -249,7 +355,6 @@ struct OneDnnInt8Plan::Impl {
             take(ops[i].out);
             for (int in : ops[i].step->in)
                 if (last[in] == i && in != logits) free.push_back(bufferOf.at(in));
-            // A conv's truncation output is also what later ops read; nothing else to free.
         }
     }
 
@@ -257,8 +362,6 @@ struct OneDnnInt8Plan::Impl {
     {
         Conv c;
         const int Cg = s.C / s.groups, per = Cg * s.KH * s.KW;
-        std::vector<float> w(s.weight.size());
-        for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(s.weight[i]);
         for (int o = 0; o < s.O; ++o) {
             double sum = 0;
             for (int i = 0; i < per; ++i) sum += std::abs(static_cast<double>(s.weight[static_cast<std::size_t>(o) * per + i]));
@@ -269,15 +372,26 @@ struct OneDnnInt8Plan::Impl {
             c.biasBits.push_back(static_cast<std::uint32_t>(b));
         }
         try {
+            const Dt act = u8 ? Dt::u8 : Dt::f32, wt = u8 ? Dt::s8 : Dt::f32, sums = u8 ? Dt::s32 : Dt::f32;
+            std::vector<float> wf;
+            std::vector<std::int8_t> w8;
+            if (u8) {
+                for (std::int32_t w : s.weight) {
+                    if (w < -128 || w > 127) throw OneDnnRefused("int8 plan: " + where + " has a weight outside int8: " + std::to_string(w));
+                    w8.push_back(static_cast<std::int8_t>(w));
+                }
+            } else {
+                wf.assign(s.weight.begin(), s.weight.end());
+            }
             const memory::dims wdims = s.groups == 1 ? memory::dims{s.O, s.C, s.KH, s.KW} : memory::dims{s.groups, s.O / s.groups, Cg, s.KH, s.KW};
-            const memory::desc wUser(wdims, Dt::f32, s.groups == 1 ? Tag::oihw : Tag::goihw), wAny(wdims, Dt::f32, Tag::any);
-            const memory::desc src({n, s.C, s.H, s.W}, Dt::f32, Tag::nhwc), dst({n, s.O, s.HO, s.WO}, Dt::f32, Tag::nhwc);
+            const memory::desc wUser(wdims, wt, s.groups == 1 ? Tag::oihw : Tag::goihw), wAny(wdims, wt, Tag::any);
+            const memory::desc src({n, s.C, s.H, s.W}, act, Tag::nhwc), dst({n, s.O, s.HO, s.WO}, sums, Tag::nhwc);
             dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, wAny, dst,
                                               {s.sh, s.sw}, {s.pt, s.pl}, {s.pb, s.pr});
             dnnl::primitive_attr attr;
             attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
             dnnl::convolution_forward::primitive_desc pd(d, attr, eng);
-            memory user(wUser, eng, w.data());
+            memory user(wUser, eng, u8 ? static_cast<void*>(w8.data()) : static_cast<void*>(wf.data()));
             c.weights = memory(pd.weights_desc(), eng);
             dnnl::reorder(user, c.weights).execute(stream, user, c.weights);
             stream.wait();
@@ -291,70 +405,91 @@ struct OneDnnInt8Plan::Impl {
         return c;
     }
 
+    template <typename T>
     void quantizeInput(const float* images)
     {
         const Dims d = dims.at(input);
         const std::size_t hw = static_cast<std::size_t>(d.H) * d.W;
         const float inv = static_cast<float>(1.0 / f.inputScale());
         const std::int32_t zero = f.inputZero(), sh = shiftOf(input);
-        float* out = at(input);
+        T* out = at<T>(input);
         for (int b = 0; b < n; ++b)
             for (int c = 0; c < d.C; ++c) {
                 const float* src = images + (static_cast<std::size_t>(b) * d.C + c) * hw;
-                float* dst = out + static_cast<std::size_t>(b) * hw * d.C + c;
-                for (std::size_t p = 0; p < hw; ++p) dst[p * d.C] = static_cast<float>(int8k::quantizeInput(src[p], inv, zero) - sh);
+                T* dst = out + static_cast<std::size_t>(b) * hw * d.C + c;
+                for (std::size_t p = 0; p < hw; ++p) dst[p * d.C] = static_cast<T>(int8k::quantizeInput(src[p], inv, zero) - sh);
             }
     }
 
     bool conv(const Op& op)
     {
         const Int8Step& s = *op.step;
-        const Conv& c = convs[static_cast<std::size_t>(op.conv)];
-        if (c.direct && !checkAll) {
-            c.src.set_data_handle(at(s.in[0]));
+        Conv& c = convs[static_cast<std::size_t>(op.conv)];
+        if (u8 || (c.direct && !checkAll)) {
+            c.src.set_data_handle(raw(s.in[0]));
         } else {   // another shift, or sums that might leave float32's exact range: shift a copy and check
             const std::size_t inCount = dims.at(s.in[0]).per() * n;
-            const float most = shiftAndMax(at(s.in[0]), inCount, static_cast<float>(s.zx - shiftOf(s.in[0])), shifted->data);
+            const float most = shiftAndMax(at<float>(s.in[0]), inCount, static_cast<float>(s.zx - shiftOf(s.in[0])), shifted->data);
             if (static_cast<double>(most) * c.sumAbsW >= kExact) return false;   // a partial sum might not be exact
             c.src.set_data_handle(shifted->data);
         }
-        c.prim->execute(stream, {{DNNL_ARG_SRC, c.src}, {DNNL_ARG_WEIGHTS, c.weights}, {DNNL_ARG_DST, c.dst}, {DNNL_ARG_SCRATCHPAD, c.scratchpad}});
+        c.prim->execute(stream, c.args);
         stream.wait();
-        const std::size_t positions = static_cast<std::size_t>(n) * s.HO * s.WO;
-        float* out = at(op.out);
-        const std::int32_t sh = shiftOf(op.out);
-        if (arith == Int8Arithmetic::Tflite) requantTflite(acc->data, positions, s.O, c.biasBits.data(), s.mult.data(), s.zy, sh, out);
-        else if (arith == Int8Arithmetic::TinyEngine) requantTinyEngine(acc->data, positions, s.O, c.biasBits.data(), s.scale.data(), s.zy, sh, out);
-        else requantExact(acc->data, positions, s.O, c.bias.data(), s.scale.data(), s.zy, sh, out);
+        RequantArgs r{c.comp.empty() ? nullptr : c.comp.data(),
+                      c.compPerPosition ? static_cast<std::size_t>(s.O) : 0,
+                      shiftOf(s.in[0]) - s.zx,
+                      static_cast<std::size_t>(n),
+                      static_cast<std::size_t>(s.HO) * s.WO,
+                      s.O,
+                      c.bias.data(),
+                      c.biasBits.data(),
+                      s.scale.data(),
+                      s.mult.data(),
+                      s.zy,
+                      shiftOf(op.out)};
+        if (u8) {
+            const auto* a = reinterpret_cast<const std::int32_t*>(acc->data);
+            auto* out = at<std::uint8_t>(op.out);
+            if (arith == Int8Arithmetic::Tflite) requantTflite(a, r, out);
+            else if (arith == Int8Arithmetic::TinyEngine) requantTinyEngineU(a, r, out);
+            else requantExactU(a, r, out);
+        } else {
+            float* out = at<float>(op.out);
+            if (arith == Int8Arithmetic::Tflite) requantTflite(acc->data, r, out);
+            else if (arith == Int8Arithmetic::TinyEngine) requantTinyEngineF(acc->data, r, out);
+            else requantExactF(acc->data, r, out);
+        }
         return true;
     }
 
+    template <typename T>
     void mean(const Op& op)
     {
         const Int8Step& s = *op.step;
         const Dims d = dims.at(s.in[0]);
         const int hw = d.H * d.W;
-        const float* x = at(s.in[0]);
-        float* out = at(op.out);
+        const T* x = at<T>(s.in[0]);
+        T* out = at<T>(op.out);
         const bool rounded = arith != Int8Arithmetic::Exact;
         const std::int32_t shiftIn = shiftOf(s.in[0]), shiftOut = shiftOf(op.out);
         std::vector<double> sums(static_cast<std::size_t>(d.C));
         for (int b = 0; b < n; ++b) {
             std::fill(sums.begin(), sums.end(), 0.0);
-            const float* xb = x + static_cast<std::size_t>(b) * hw * d.C;
+            const T* xb = x + static_cast<std::size_t>(b) * hw * d.C;
             for (int p = 0; p < hw; ++p)
                 for (int c = 0; c < d.C; ++c) sums[static_cast<std::size_t>(c)] += xb[static_cast<std::size_t>(p) * d.C + c];
             // Integer sums (the stored values plus hw shifts): exact in double in any order, and in
             // int32 as Int8Forward sums them.
             for (int c = 0; c < d.C; ++c) {
                 const double sum = sums[static_cast<std::size_t>(c)] + static_cast<double>(hw) * shiftIn;
-                out[static_cast<std::size_t>(b) * d.C + c] = static_cast<float>(
+                out[static_cast<std::size_t>(b) * d.C + c] = static_cast<T>(
                     (rounded ? int8k::meanRounded(static_cast<std::int32_t>(sum), hw) : int8k::meanExact(sum, hw)) - shiftOut);
             }
         }
     }
 
     // Add or multiply, and the truncation that reads it.
+    template <typename T>
     void addMul(const Op& op)
     {
         const Int8Step& s = *op.step;
@@ -363,21 +498,55 @@ struct OneDnnInt8Plan::Impl {
         const std::size_t per = d.per(), hw = static_cast<std::size_t>(d.H) * d.W, C = static_cast<std::size_t>(d.C);
         // Operands are the output's shape or a per-channel gate broadcast over H, W.
         const bool aGate = shapeElems(s.shape1) != s.n, bGate = shapeElems(s.shape2) != s.n;
-        const float *a = at(s.in[0]), *b = at(s.in[1]);
-        float* out = at(op.out);
+        const T *a = at<T>(s.in[0]), *b = at<T>(s.in[1]);
+        T* out = at<T>(op.out);
         const bool tflite = arith == Int8Arithmetic::Tflite, tinyEngine = arith == Int8Arithmetic::TinyEngine;
         const std::int32_t shifts[3] = {shiftOf(s.in[0]), shiftOf(s.in[1]), shiftOf(op.out)};
         for (int im = 0; im < n; ++im)
             for (std::size_t p = 0; p < hw; ++p) {
                 const std::size_t row = static_cast<std::size_t>(im) * per + p * C, gate = static_cast<std::size_t>(im) * C;
-                const float *ra = a + (aGate ? gate : row), *rb = b + (bGate ? gate : row);
+                const T *ra = a + (aGate ? gate : row), *rb = b + (bGate ? gate : row);
                 if (tflite) addMulRowTflite(ra, rb, C, mul, s, shifts, out + row);
-                else addMulRowFloat(ra, rb, C, mul, tinyEngine, s.z1, s.z2, s.s1, s.s2, s.sy, s.fzy, shifts, out + row);
+                else addMulRow(ra, rb, C, mul, tinyEngine, s, shifts, out + row);
             }
+    }
+
+    template <typename T>
+    bool runAll(const float* images, std::int32_t* logitsOut)
+    {
+        quantizeInput<T>(images);
+        for (const Op& op : ops) {
+            if (op.conv >= 0) {
+                if (!conv(op)) return false;
+            } else if (op.step->kind == OpKind::McuMean) {
+                mean<T>(op);
+            } else {
+                addMul<T>(op);
+            }
+        }
+        const T* l = at<T>(logits);
+        const std::size_t count = static_cast<std::size_t>(n) * classes;
+        const std::int32_t sh = shiftOf(logits);
+        for (std::size_t i = 0; i < count; ++i) logitsOut[i] = static_cast<std::int32_t>(l[i]) + sh;
+        return true;
+    }
+
+    template <typename T>
+    std::vector<std::int32_t> tensor(int id, int image) const
+    {
+        const Dims d = dims.at(id);
+        const std::size_t hw = static_cast<std::size_t>(d.H) * d.W;
+        const T* x = at<T>(id) + static_cast<std::size_t>(image) * d.per();
+        std::vector<std::int32_t> out(d.per());
+        const std::int32_t sh = shiftOf(id);
+        for (int c = 0; c < d.C; ++c)
+            for (std::size_t q = 0; q < hw; ++q) out[static_cast<std::size_t>(c) * hw + q] = static_cast<std::int32_t>(x[q * d.C + c]) + sh;
+        return out;
     }
 };
 
-OneDnnInt8Plan::OneDnnInt8Plan(const Int8Forward& forward, int batch) : impl_(std::make_unique<Impl>(forward))
+OneDnnInt8Plan::OneDnnInt8Plan(const Int8Forward& forward, int batch, OneDnnInt8Storage storage)
+    : impl_(std::make_unique<Impl>(forward, storage == OneDnnInt8Storage::Uint8 || (storage == OneDnnInt8Storage::Auto && oneDnnHasVnni())))
 {
     if (batch < 1) throw OneDnnRefused("int8 plan: batch size must be at least 1, got " + std::to_string(batch));
     impl_->n = batch;
@@ -388,6 +557,7 @@ OneDnnInt8Plan::OneDnnInt8Plan(const Int8Forward& forward, int batch) : impl_(st
 OneDnnInt8Plan::~OneDnnInt8Plan() = default;
 
 int OneDnnInt8Plan::batch() const { return impl_->n; }
+bool OneDnnInt8Plan::uint8Storage() const { return impl_->u8; }
 
 void OneDnnInt8Plan::keepAll(bool keep)
 {
@@ -396,7 +566,7 @@ void OneDnnInt8Plan::keepAll(bool keep)
     p.keep = keep;
     p.buffers.clear();
     p.bufferOf.clear();
-    p.assignBuffers(p.shifted->count);
+    p.assignBuffers();
 }
 
 void OneDnnInt8Plan::checkEveryConv(bool check) { impl_->checkAll = check; }
@@ -405,35 +575,14 @@ bool OneDnnInt8Plan::run(const float* images, std::int32_t* logits)
 {
     Impl& p = *impl_;
     const onednn::OneThreadScope oneThread;
-    p.quantizeInput(images);
-    for (const Impl::Op& op : p.ops) {
-        if (op.conv >= 0) {
-            if (!p.conv(op)) return false;
-        } else if (op.step->kind == OpKind::McuMean) {
-            p.mean(op);
-        } else {
-            p.addMul(op);
-        }
-    }
-    const float* l = p.at(p.logits);
-    const std::size_t count = static_cast<std::size_t>(p.n) * p.classes;
-    const std::int32_t sh = p.shiftOf(p.logits);
-    for (std::size_t i = 0; i < count; ++i) logits[i] = static_cast<std::int32_t>(l[i]) + sh;
-    return true;
+    return p.u8 ? p.runAll<std::uint8_t>(images, logits) : p.runAll<float>(images, logits);
 }
 
 std::vector<std::int32_t> OneDnnInt8Plan::tensor(int id, int image) const
 {
     const Impl& p = *impl_;
     if (!p.keep || !p.dims.count(id) || image < 0 || image >= p.n) return {};
-    const Impl::Dims d = p.dims.at(id);
-    const std::size_t hw = static_cast<std::size_t>(d.H) * d.W;
-    const float* x = p.at(id) + static_cast<std::size_t>(image) * d.per();
-    std::vector<std::int32_t> out(d.per());
-    const std::int32_t sh = p.shiftOf(id);
-    for (int c = 0; c < d.C; ++c)
-        for (std::size_t q = 0; q < hw; ++q) out[static_cast<std::size_t>(c) * hw + q] = static_cast<std::int32_t>(x[q * d.C + c]) + sh;
-    return out;
+    return p.u8 ? p.tensor<std::uint8_t>(id, image) : p.tensor<float>(id, image);
 }
 
 // ---- the engine ----
@@ -444,15 +593,37 @@ int partSize(int n, int parts, int p) { return n / parts + (p < n % parts ? 1 : 
 int argmax(const std::int32_t* l, int n) { return static_cast<int>(std::max_element(l, l + n) - l); }
 }  // namespace
 
-OneDnnInt8Engine::OneDnnInt8Engine(const Int8Forward& forward) : forward_(forward) {}
+OneDnnInt8Engine::OneDnnInt8Engine(const Int8Forward& forward, OneDnnInt8Storage storage) : forward_(forward), storage_(storage)
+{
+    if (storage_ == OneDnnInt8Storage::Auto && !oneDnnHasVnni()) storage_ = OneDnnInt8Storage::Float;
+}
 OneDnnInt8Engine::~OneDnnInt8Engine() = default;
 
 OneDnnInt8Plan& OneDnnInt8Engine::plan(int batch, int part)
 {
     const auto key = std::make_pair(batch, part);
     auto it = plans_.find(key);
-    if (it == plans_.end()) it = plans_.emplace(key, std::make_unique<OneDnnInt8Plan>(forward_, batch)).first;
+    if (it == plans_.end()) it = plans_.emplace(key, std::make_unique<OneDnnInt8Plan>(forward_, batch, storage_)).first;
     return *it->second;
+}
+
+void OneDnnInt8Engine::chooseStorage(const float* images, int n)
+{
+    // One plan of each storage on the first (up to 8) images, each run twice, the second timed.
+    using Clock = std::chrono::steady_clock;
+    const int m = std::min(kPlanBatch, n);
+    std::vector<std::int32_t> logits(static_cast<std::size_t>(m) * forward_.classes());
+    double best = 1e300;
+    OneDnnInt8Storage pick = OneDnnInt8Storage::Float;
+    for (OneDnnInt8Storage s : {OneDnnInt8Storage::Float, OneDnnInt8Storage::Uint8}) {
+        OneDnnInt8Plan p(forward_, m, s);
+        p.run(images, logits.data());
+        const auto t0 = Clock::now();
+        p.run(images, logits.data());
+        const double t = std::chrono::duration<double>(Clock::now() - t0).count();
+        if (t < best) best = t, pick = s;
+    }
+    storage_ = pick;
 }
 
 void OneDnnInt8Engine::prepareFor(int n, int parts)
@@ -472,6 +643,7 @@ void OneDnnInt8Engine::predict(const float* images, int n, int threads, int* cla
     const int parts = std::max(1, std::min(threads, n));
     if (refused_.empty()) {
         try {
+            if (storage_ == OneDnnInt8Storage::Auto) chooseStorage(images, n);
             prepareFor(n, parts);
         } catch (const OneDnnRefused& e) {
             refused_ = e.what();

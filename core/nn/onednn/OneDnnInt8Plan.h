@@ -26,17 +26,24 @@ namespace tinyscope {
 
 class ShardPool;
 
+// How a plan stores activations. Uint8: int8 values + 128, and oneDNN's u8 × s8 → s32 convolutions
+// (exact int32 sums; VNNI's vpdpbusd does not saturate — without VNNI oneDNN's u8 kernels use a
+// saturating 16-bit step, so Auto picks Uint8 only where oneDnnHasVnni()). Float: float32
+// integers and float32 convolutions, exact below 2^24.
+enum class OneDnnInt8Storage { Auto, Float, Uint8 };
+
 class OneDnnInt8Plan {
 public:
     // Throws OneDnnRefused naming the op when the forward has a pattern the plan does not run (a
     // conv, add or multiply output read by anything but one truncation) or oneDNN refuses a conv. `forward` must
     // outlive the plan.
-    OneDnnInt8Plan(const Int8Forward& forward, int batch);
+    OneDnnInt8Plan(const Int8Forward& forward, int batch, OneDnnInt8Storage storage = OneDnnInt8Storage::Auto);
     ~OneDnnInt8Plan();
     OneDnnInt8Plan(const OneDnnInt8Plan&) = delete;
     OneDnnInt8Plan& operator=(const OneDnnInt8Plan&) = delete;
 
     int batch() const;
+    bool uint8Storage() const;
     // `batch` normalised NCHW float images into batch × classes int8 logits (as int32). Returns
     // false, with nothing written, when a conv's sums in this batch could leave float32's exact
     // range (|x − zx| · Σ|w| ≥ 2^24; with int8 inputs only for Σ|w| > 65,793): the caller then runs
@@ -62,12 +69,16 @@ private:
 // OneDnnRefused.
 class OneDnnInt8Engine {
 public:
-    explicit OneDnnInt8Engine(const Int8Forward& forward);   // builds nothing yet
+    explicit OneDnnInt8Engine(const Int8Forward& forward, OneDnnInt8Storage storage = OneDnnInt8Storage::Auto);   // builds nothing yet
     ~OneDnnInt8Engine();
 
     // Argmax of each image's int8 logits (first of ties), as Int8Forward::predict.
     void predict(const float* images, int n, int threads, int* classes);
     const std::string& refused() const { return refused_; }   // why the forward runs on its loops, if it does
+    // The storage its plans use: given, or (Auto) on a VNNI CPU the faster of the two on the first
+    // images it sees (both compute the same values; uint8's kernels win on wide layers, float's on
+    // layers of a few channels, whose uint8 vectors are mostly empty). Auto until decided.
+    OneDnnInt8Storage storage() const { return storage_; }
     std::size_t imagesOnLoops() const { return onLoops_; }     // images Int8Forward ran so far
 
 private:
@@ -75,9 +86,11 @@ private:
     std::map<std::pair<int, int>, std::unique_ptr<OneDnnInt8Plan>> plans_;
     std::unique_ptr<ShardPool> pool_;
     std::string refused_;
+    OneDnnInt8Storage storage_;
     std::size_t onLoops_ = 0;
     OneDnnInt8Plan& plan(int batch, int part);
     void prepareFor(int n, int parts);
+    void chooseStorage(const float* images, int n);
 };
 
 // evaluateInt8 (tinyengine/Int8Forward.h) on the batched plans: the same images, the same top-1.
