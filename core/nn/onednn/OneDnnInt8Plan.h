@@ -2,10 +2,11 @@
 // Int8Forward on a batch of images at once (docs/ONEDNN.md, "int8 plan"): the same ops, the same
 // arithmetic (exact, TinyEngine or TFLite), the same int8 logits, bit for bit, and several times
 // faster than Int8Forward's per-image loops.
-//  * activations NHWC, one float buffer per live tensor (reused once a tensor's last reader ran),
-//    holding the int8 (or int32) values exactly;
-//  * each conv's sums Σ w · (x − zx) as one float32 oneDNN convolution of the shifted batch (every
-//    partial sum an integer: exact while |x − zx| · Σ|w| < 2^24, checked per batch and conv);
+//  * activations NHWC, one buffer per live tensor (reused once a tensor's last reader ran), every
+//    int8 value stored minus a shift: uint8 (x + 128) or float (x − the zero point of its convs);
+//  * each conv's sums Σ w · (x − zx) as one oneDNN convolution of the stored batch: u8 × s8 → s32
+//    plus the zero point's compensation (VNNI CPUs), or float32 on integers (exact while every
+//    partial sum stays below 2^24: checked per conv at build time, else per batch);
 //  * everything else — requantisation, truncation, add, multiply, mean, the input's quantisation —
 //    element by element through tinyengine/Int8Kernels.h, the functions Int8Forward's loops call;
 //    a conv, add or multiply and the truncation that follows it run as one pass.
