@@ -1,6 +1,7 @@
 #pragma once
 // What the oneDNN translation units share (included by nn/onednn/*.cpp only; OpenMP's header, no
-// dnnl): aligned buffers, and the one-thread scope every primitive is built and run in.
+// dnnl): aligned buffers, the one-thread scope every primitive is built and run in, and how a
+// batch is split into thread parts.
 #include <omp.h>
 
 #include <cstddef>
@@ -9,6 +10,9 @@
 #include <new>
 
 namespace tinyscope::onednn {
+
+// Images of part p when n images are split into `parts` (the first n % parts get one more).
+inline int partSize(int n, int parts, int p) { return n / parts + (p < n % parts ? 1 : 0); }
 
 // 64-byte aligned floats (a cache line; oneDNN's kernels load whole vectors), zeroed.
 struct Buffer {

@@ -589,7 +589,7 @@ std::vector<std::int32_t> OneDnnInt8Plan::tensor(int id, int image) const
 
 namespace {
 constexpr int kPlanBatch = 8;   // images per plan run: bounds a plan's buffers at large resolutions
-int partSize(int n, int parts, int p) { return n / parts + (p < n % parts ? 1 : 0); }
+using onednn::partSize;
 int argmax(const std::int32_t* l, int n) { return static_cast<int>(std::max_element(l, l + n) - l); }
 }  // namespace
 

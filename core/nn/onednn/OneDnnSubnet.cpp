@@ -3,6 +3,7 @@
 #include "Error.h"
 #include "nn/ShardPool.h"
 #include "nn/TorchRuntime.h"
+#include "nn/onednn/OneDnnCommon.h"
 #include "nn/supernet/Supernet.h"
 
 #include <ATen/ATen.h>
@@ -26,10 +27,7 @@ OneDnnPlan& OneDnnSubnet::prepare(int batch, int part)
     return *it->second;
 }
 
-namespace {
-// Images of part p when n images are split into `parts` (the first n % parts get one more).
-int partSize(int n, int parts, int p) { return n / parts + (p < n % parts ? 1 : 0); }
-}  // namespace
+using onednn::partSize;
 
 void OneDnnSubnet::prepareFor(int n, int threads)
 {
