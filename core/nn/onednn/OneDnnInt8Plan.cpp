@@ -53,7 +53,8 @@ TS_CLONES float shiftAndMax(const float* x, std::size_t count, float d, float* o
 
 // Requantise the conv sums of `images` × `plane` positions × O channels (NHWC; float32 integers or
 // int32) plus, where `comp` is given, `cs` times the compensation comp[q·compStride + o] (see
-// Conv::comp; compStride 0 when it is the same at every position), clamp to int8 and store minus `shiftOut` — the conv + truncation pair of the graph.
+// Conv::comp; compStride 0 when it is the same at every position), clamp to int8 and store minus
+// `shiftOut`: the conv + truncation pair of the graph.
 template <typename A, typename T, typename F>
 inline __attribute__((always_inline)) void requantLoop(const A* __restrict acc, const std::int32_t* __restrict comp, std::size_t compStride,
                                                        std::int32_t cs, std::size_t images, std::size_t plane, int O, std::int32_t shiftOut,
