@@ -549,9 +549,23 @@ private Q_SLOTS:
         QCOMPARE(card.at("measurement").at("dtype").get<std::string>(), std::string("int8"));
         QCOMPARE(card.at("pairs").get<int>(), 1);
         const test::CliRun bad = test::runTinyscope({QStringLiteral("make-accdata"), QStringLiteral("--out"), dir.path(), QStringLiteral("--dtype"),
-                                                     QStringLiteral("bf16")});
+                                                     QStringLiteral("fp16")});
         QCOMPARE(bad.code, 2);
-        QVERIFY2(bad.err.find("--dtype: unknown data type 'bf16' (fp32 or int8)") != std::string::npos, bad.err.c_str());
+        QVERIFY2(bad.err.find("--dtype: unknown data type 'fp16' (fp32, bf16 or int8)") != std::string::npos, bad.err.c_str());
+        // bf16: a card saying so where oneDNN has native bf16, else exit 2 naming the instruction set.
+        QTemporaryDir bdir;
+        const test::CliRun bf = test::runTinyscope({QStringLiteral("make-accdata"), QStringLiteral("--out"), bdir.path(), QStringLiteral("--count"),
+                                                    QStringLiteral("1"), QStringLiteral("--calib-images"), QStringLiteral("50"),
+                                                    QStringLiteral("--dtype"), QStringLiteral("bf16"), QStringLiteral("--workers"), QStringLiteral("1")});
+        if (oneDnnHasBf16()) {
+            QVERIFY2(bf.code == 0, bf.err.c_str());
+            const Json bcard = readJsonFile(bdir.filePath(QStringLiteral("mcunet-fmnist_shard0of1_card.json")).toStdString());
+            QCOMPARE(bcard.at("measurement").at("dtype").get<std::string>(), std::string("bf16"));
+            QVERIFY(bcard.at("reproduce").get<std::string>().find("--dtype bf16") != std::string::npos);
+        } else {
+            QCOMPARE(bf.code, 2);
+            QVERIFY2(bf.err.find("--dtype bf16 needs") != std::string::npos, bf.err.c_str());
+        }
     }
 
     void unknownEngineIsAnInputError()

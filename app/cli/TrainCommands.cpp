@@ -190,14 +190,14 @@ Json accuracyTableCard(const std::string& tablePath, const std::string& supernet
                 {"measurement", {{"data", o.eval_data}, {"measured_split", o.eval_split}, {"measured_images", measuredImages},
                                  {"calibration_split", o.calib_split}, {"calibration_images", o.calib_images},
                                  {"engine", o.int8 ? "onednn-int8" : evalEngineName(o.engine)},
-                                 {"dtype", o.int8 ? "int8" : "fp32"}, {"isa", oneDnnIsa()},
+                                 {"dtype", o.int8 ? "int8" : evalDtypeName(o.dtype)}, {"isa", oneDnnIsa()},
                                  {"int8_calib_images", o.int8 ? Json(o.int8_calib_images) : Json(nullptr)}}},
                 {"top1", {{"min", lo}, {"max", hi}, {"mean", mean}, {"std", sd},
                           {"binomial_noise_at_mean", noise}}},
                 {"seconds", state.contains("seconds") ? state["seconds"] : Json(nullptr)},   // all runs; null if unknown
                 {"cpu", toJson(hostCpuAndKernels())},   // where the last part was measured
                 {"reproduce", "tinyscope make-accdata --supernet " + supernet + " --space " + space.name + " --count " +
-                                  std::to_string(o.count) + " --seed " + std::to_string(o.seed) + (o.int8 ? " --dtype int8" : "") + " --out DIR"}};
+                                  std::to_string(o.count) + " --seed " + std::to_string(o.seed) + (o.int8 ? " --dtype int8" : o.dtype == EvalDtype::Bf16 ? " --dtype bf16" : "") + " --out DIR"}};
 }
 
 int cmdMakeAccdata(const Args& argv)
@@ -213,7 +213,8 @@ int cmdMakeAccdata(const Args& argv)
                      "  one dataset; the accuracy-dataset reader merges DIR/src/.\n"
                      "  --engine onednn|libtorch: what measures the subnets (default oneDNN, docs/ONEDNN.md).\n"
                      "  --dtype int8: the deployed top-1 instead: our PTQ (200 images of the calibration split), then\n"
-                     "  Int8Forward's exact int8 arithmetic (its conv sums on oneDNN, bit-identical).\n";
+                     "  Int8Forward's exact int8 arithmetic (batched on oneDNN, bit-identical).\n"
+                     "  --dtype bf16: oneDNN's bf16 plans measure (a CPU with AVX-512 BF16 or AMX).\n";
         return 0;
     }
     if (!a.has("out")) throw InputError("--out DIR is required");
@@ -235,8 +236,13 @@ int cmdMakeAccdata(const Args& argv)
     o.eval_data = a.value("data", o.eval_data);
     o.engine = parseEvalEngine(a.value("engine", "onednn"), "--engine");
     const std::string dtype = a.value("dtype", "fp32");
-    if (dtype != "fp32" && dtype != "int8") throw InputError("--dtype: unknown data type '" + dtype + "' (fp32 or int8)");
+    if (dtype != "fp32" && dtype != "bf16" && dtype != "int8")
+        throw InputError("--dtype: unknown data type '" + dtype + "' (fp32, bf16 or int8)");
     o.int8 = dtype == "int8";
+    if (dtype == "bf16") {
+        o.dtype = EvalDtype::Bf16;
+        requireEvalDtype(o.engine, o.dtype);   // exit 2 naming the missing instruction set, before any work
+    }
     o.calib_images = static_cast<std::size_t>(a.int64Value("calib-images", static_cast<long long>(o.calib_images), 1, kMaxImages));
     if (a.has("shard")) {
         const std::string sh = a.value("shard");

@@ -34,7 +34,7 @@ std::vector<std::pair<std::size_t, SubnetConfig>> accuracyTableSamples(const Des
 }
 
 namespace {
-// fp32 tables keep the keys they had (their state files still match); int8 ones add theirs.
+// fp32 tables keep the keys they had (their state files still match); int8 and bf16 ones add theirs.
 Json optionsJson(const AccuracyTableOptions& o, const std::string& space)
 {
     Json j = {{"space", space},         {"count", o.count},           {"seed", o.seed},
@@ -43,6 +43,8 @@ Json optionsJson(const AccuracyTableOptions& o, const std::string& space)
     if (o.int8) {
         j["dtype"] = "int8";
         j["int8_calib_images"] = o.int8_calib_images;
+    } else if (o.dtype == EvalDtype::Bf16) {
+        j["dtype"] = "bf16";
     }
     return j;
 }
@@ -167,7 +169,7 @@ std::size_t buildAccuracyTable(const Supernet& supernet, const AccuracyTableOpti
                     top1 = measureInt8Top1(space, sub, *calibData, o.int8_calib_images, *data, evalItems, 1).top1;
                 } else {
                     sub.setFolded(true);
-                    top1 = evaluateTop1(sub, *data, evalItems, o.batch, {}, o.engine).top1;
+                    top1 = evaluateTop1(sub, *data, evalItems, o.batch, {}, o.engine, o.dtype).top1;
                 }
                 std::lock_guard<std::mutex> lock(mu);
                 done[todo[k].first] = {todo[k].second, top1};

@@ -22,6 +22,8 @@ struct AccuracyTableOptions {
     // Which engine measures (not part of the resume check: both give the same top-1 up to ties
     // within 1e-4 of the logits, docs/ONEDNN.md).
     EvalEngine engine = EvalEngine::OneDnn;
+    // bf16: oneDNN's bf16 plans measure (AVX-512 BF16 or AMX; docs/ONEDNN.md); part of the resume check.
+    EvalDtype dtype = EvalDtype::Fp32;
     // int8: the deployed top-1 instead (nn/quantize/Int8Measurement: our PTQ on int8_calib_images
     // images of the calibration split, then Int8Forward's exact arithmetic); part of the resume check.
     bool int8 = false;
