@@ -615,15 +615,21 @@ void OneDnnInt8Engine::chooseStorage(const float* images, int n)
     const int m = std::min(kPlanBatch, n);
     std::vector<std::int32_t> logits(static_cast<std::size_t>(m) * forward_.classes());
     double best = 1e300;
-    OneDnnInt8Storage pick = OneDnnInt8Storage::Float;
+    OneDnnInt8Storage pick = OneDnnInt8Storage::Auto;
+    std::string refusal;
     for (OneDnnInt8Storage s : {OneDnnInt8Storage::Float, OneDnnInt8Storage::Uint8}) {
-        OneDnnInt8Plan p(forward_, m, s);
-        p.run(images, logits.data());
-        const auto t0 = Clock::now();
-        p.run(images, logits.data());
-        const double t = std::chrono::duration<double>(Clock::now() - t0).count();
-        if (t < best) best = t, pick = s;
+        try {   // a storage oneDNN refuses (e.g. a weight outside int8 for uint8) leaves the other
+            OneDnnInt8Plan p(forward_, m, s);
+            p.run(images, logits.data());
+            const auto t0 = Clock::now();
+            p.run(images, logits.data());
+            const double t = std::chrono::duration<double>(Clock::now() - t0).count();
+            if (t < best) best = t, pick = s;
+        } catch (const OneDnnRefused& e) {
+            refusal = e.what();
+        }
     }
+    if (pick == OneDnnInt8Storage::Auto) throw OneDnnRefused(refusal);
     storage_ = pick;
 }
 
