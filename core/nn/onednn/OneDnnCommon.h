@@ -4,7 +4,11 @@
 // batch is split into thread parts.
 #include <omp.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <vector>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -13,6 +17,22 @@ namespace tinyscope::onednn {
 
 // Images of part p when n images are split into `parts` (the first n % parts get one more).
 inline int partSize(int n, int parts, int p) { return n / parts + (p < n % parts ? 1 : 0); }
+
+// float32 holds every integer below 2^24 exactly: a float32 convolution of integers is exact while
+// every partial sum stays below it, whatever the summation order.
+constexpr double kFloatExact = 16777216.0;
+
+// The largest Σ|w| over the output channels of O × `per` integer weights (the bound's other factor).
+inline double largestChannelAbsSum(const std::vector<std::int32_t>& w, int O, int per)
+{
+    double most = 0;
+    for (int o = 0; o < O; ++o) {
+        double sum = 0;
+        for (int i = 0; i < per; ++i) sum += std::abs(static_cast<double>(w[static_cast<std::size_t>(o) * per + i]));
+        most = std::max(most, sum);
+    }
+    return most;
+}
 
 // 64-byte aligned floats (a cache line; oneDNN's kernels load whole vectors), zeroed.
 struct Buffer {

@@ -14,7 +14,7 @@ namespace {
 using dnnl::memory;
 using Tag = memory::format_tag;
 using Dt = memory::data_type;
-constexpr double kExact = 16777216.0;   // 2^24: float32 holds every integer up to this exactly
+using onednn::kFloatExact;
 }  // namespace
 
 struct OneDnnInt8Accumulator::Impl {
@@ -41,11 +41,7 @@ OneDnnInt8Accumulator::OneDnnInt8Accumulator(const Int8Forward& forward) : impl_
         const int Cg = s.C / s.groups, per = Cg * s.KH * s.KW;
         std::vector<float> w(s.weight->size());
         for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>((*s.weight)[i]);
-        for (int o = 0; o < s.O; ++o) {
-            double sum = 0;
-            for (int i = 0; i < per; ++i) sum += std::abs(static_cast<double>((*s.weight)[static_cast<std::size_t>(o) * per + i]));
-            c.sumAbsW = std::max(c.sumAbsW, sum);
-        }
+        c.sumAbsW = onednn::largestChannelAbsSum(*s.weight, s.O, per);
         try {
             const memory::dims wdims = s.groups == 1 ? memory::dims{s.O, s.C, s.KH, s.KW}
                                                      : memory::dims{s.groups, s.O / s.groups, Cg, s.KH, s.KW};
@@ -86,7 +82,7 @@ bool OneDnnInt8Accumulator::accumulate(std::size_t conv, const std::int32_t* x, 
         most = std::max(most, static_cast<double>(v < 0 ? -v : v));
         src[i] = static_cast<float>(v);
     }
-    if (most * c.sumAbsW >= kExact) {   // a partial sum might not be exact in float32
+    if (most * c.sumAbsW >= kFloatExact) {   // a partial sum might not be exact in float32
         ++p.left;
         return false;
     }

@@ -23,7 +23,7 @@ using Tag = memory::format_tag;
 using Dt = memory::data_type;
 using onednn::Buffer;
 
-constexpr double kExact = 16777216.0;   // 2^24: float32 holds every integer up to this exactly
+using onednn::kFloatExact;
 
 // The element loops. Each is compiled twice (AVX2 and the x86-64 baseline, chosen at load time):
 // the AVX2 copy vectorises the rounding (vroundps) that the baseline calls libm for. This file is
@@ -288,11 +288,10 @@ struct OneDnnInt8Plan::Impl {
             const Int8Step& s = *op.step;
             Conv& c = convs[static_cast<std::size_t>(op.conv)];
             const double bound = std::max(127 - s.zx, s.zx + 128);
-            c.direct = !u8 && shiftOf(s.in[0]) == s.zx && bound * c.sumAbsW < kExact;
+            c.direct = !u8 && shiftOf(s.in[0]) == s.zx && bound * c.sumAbsW < kFloatExact;
             if (u8 && shiftOf(s.in[0]) != s.zx) {
                 c.compPerPosition = s.pt || s.pl || s.pb || s.pr;
-                c.comp = compensation(s);
-                if (!c.compPerPosition) c.comp.resize(static_cast<std::size_t>(s.O));   // position 0's row holds them all
+                c.comp = compensation(s, c.compPerPosition);
             }
         }
         cap = most * static_cast<std::size_t>(n);
@@ -310,25 +309,27 @@ struct OneDnnInt8Plan::Impl {
         assignBuffers();
     }
 
-    // Σ w over the taps of output (oy, ox) that meet the image, for every output channel.
-    static std::vector<std::int32_t> compensation(const Int8Step& s)
+    // Σ w over the taps of output (oy, ox) that meet the image, for every output channel; without
+    // padding every tap meets it everywhere, so position (0, 0) alone.
+    static std::vector<std::int32_t> compensation(const Int8Step& s, bool perPosition)
     {
+        const int HO = perPosition ? s.HO : 1, WO = perPosition ? s.WO : 1;
         const int Cg = s.C / s.groups, K = s.KH * s.KW;
         std::vector<std::int32_t> tapSum(static_cast<std::size_t>(s.O) * K, 0);   // Σ over the group's channels, per tap
         for (int o = 0; o < s.O; ++o)
             for (int c = 0; c < Cg; ++c)
                 for (int k = 0; k < K; ++k)
                     tapSum[static_cast<std::size_t>(o) * K + k] += s.weight[(static_cast<std::size_t>(o) * Cg + c) * K + k];
-        std::vector<std::int32_t> comp(static_cast<std::size_t>(s.HO) * s.WO * s.O, 0);
-        for (int oy = 0; oy < s.HO; ++oy)
-            for (int ox = 0; ox < s.WO; ++ox)
+        std::vector<std::int32_t> comp(static_cast<std::size_t>(HO) * WO * s.O, 0);
+        for (int oy = 0; oy < HO; ++oy)
+            for (int ox = 0; ox < WO; ++ox)
                 for (int ky = 0; ky < s.KH; ++ky) {
                     const int iy = oy * s.sh - s.pt + ky;
                     if (iy < 0 || iy >= s.H) continue;
                     for (int kx = 0; kx < s.KW; ++kx) {
                         const int ix = ox * s.sw - s.pl + kx;
                         if (ix < 0 || ix >= s.W) continue;
-                        std::int32_t* row = &comp[(static_cast<std::size_t>(oy) * s.WO + ox) * s.O];
+                        std::int32_t* row = &comp[(static_cast<std::size_t>(oy) * WO + ox) * s.O];
                         for (int o = 0; o < s.O; ++o) row[o] += tapSum[static_cast<std::size_t>(o) * K + ky * s.KW + kx];
                     }
                 }
@@ -363,11 +364,7 @@ struct OneDnnInt8Plan::Impl {
     {
         Conv c;
         const int Cg = s.C / s.groups, per = Cg * s.KH * s.KW;
-        for (int o = 0; o < s.O; ++o) {
-            double sum = 0;
-            for (int i = 0; i < per; ++i) sum += std::abs(static_cast<double>(s.weight[static_cast<std::size_t>(o) * per + i]));
-            c.sumAbsW = std::max(c.sumAbsW, sum);
-        }
+        c.sumAbsW = onednn::largestChannelAbsSum(s.weight, s.O, per);
         for (std::int32_t b : s.bias) {
             c.bias.push_back(static_cast<float>(b));
             c.biasBits.push_back(static_cast<std::uint32_t>(b));
@@ -431,7 +428,7 @@ struct OneDnnInt8Plan::Impl {
         } else {   // another shift, or sums that might leave float32's exact range: shift a copy and check
             const std::size_t inCount = dims.at(s.in[0]).per() * n;
             const float most = shiftAndMax(at<float>(s.in[0]), inCount, static_cast<float>(s.zx - shiftOf(s.in[0])), shifted->data);
-            if (static_cast<double>(most) * c.sumAbsW >= kExact) return false;   // a partial sum might not be exact
+            if (static_cast<double>(most) * c.sumAbsW >= kFloatExact) return false;   // a partial sum might not be exact
             c.src.set_data_handle(shifted->data);
         }
         c.prim->execute(stream, c.args);
@@ -619,12 +616,12 @@ void OneDnnInt8Engine::chooseStorage(const float* images, int n)
     std::string refusal;
     for (OneDnnInt8Storage s : {OneDnnInt8Storage::Float, OneDnnInt8Storage::Uint8}) {
         try {   // a storage oneDNN refuses (e.g. a weight outside int8 for uint8) leaves the other
-            OneDnnInt8Plan p(forward_, m, s);
-            p.run(images, logits.data());
+            auto p = std::make_unique<OneDnnInt8Plan>(forward_, m, s);
+            p->run(images, logits.data());
             const auto t0 = Clock::now();
-            p.run(images, logits.data());
+            p->run(images, logits.data());
             const double t = std::chrono::duration<double>(Clock::now() - t0).count();
-            if (t < best) best = t, pick = s;
+            if (t < best) best = t, pick = s, plans_[{m, 0}] = std::move(p);   // the winner serves part 0
         } catch (const OneDnnRefused& e) {
             refusal = e.what();
         }
