@@ -10,6 +10,7 @@
 #include "io/JsonFile.h"
 #include "nn/TorchRuntime.h"
 #include "nn/measure/Evaluator.h"
+#include "nn/onednn/DepthwiseConv.h"
 #include "nn/onednn/FoldedSubnet.h"
 #include "graph/ForwardLowering.h"
 #include "nn/onednn/OneDnnInfo.h"
@@ -31,6 +32,7 @@
 #include <QTemporaryDir>
 
 #include <cstring>
+#include <random>
 
 using namespace tinyscope;
 
@@ -246,6 +248,112 @@ private Q_SLOTS:
         QCOMPARE(&dnn.prepare(3), &plan);   // built once per batch size
         QVERIFY(&dnn.prepare(2) != &plan);
         QVERIFY(plan.bufferBytes() >= std::size_t(3) * 3 * 96 * 96 * sizeof(float));
+    }
+
+    void ownDepthwiseKernelEqualsAFloat64Convolution()
+    {
+        // Our AVX-512 depthwise kernel against a float64 loop, on every kernel size and stride it
+        // has code for, maps from 1 to 12 px (the plan's cropped kernels: k = 2h − 1, pad h − 1,
+        // included), channel counts that leave a masked last block, 2 images.
+        if (!onednn::DepthwiseConv::available()) QSKIP("no AVX-512F: the plan uses oneDNN's depthwise kernel here");
+        std::mt19937 rng(5);
+        std::uniform_real_distribution<float> u(-1.f, 1.f);
+        int cases = 0;
+        for (int k : {1, 3, 5, 7})
+            for (int s : {1, 2})
+                for (int h : {1, 2, 3, 5, 8, 12})
+                    for (int c : {1, 16, 24, 40}) {
+                        const bool cropped = s == 1 && 2 * h - 1 < k;
+                        const int kk = cropped ? 2 * h - 1 : k, pad = cropped ? h - 1 : k / 2, n = 2;
+                        std::vector<float> x(static_cast<std::size_t>(n) * h * h * c), w(static_cast<std::size_t>(c) * kk * kk), b(c);
+                        for (float& v : x) v = u(rng) * 4;
+                        for (float& v : w) v = u(rng);
+                        for (float& v : b) v = u(rng) * 2;
+                        const bool relu6 = (cases % 2) == 0;
+                        const onednn::DepthwiseConv dw(c, h, kk, s, pad, w.data(), b.data(), relu6);
+                        const int ho = dw.outputSize();
+                        QCOMPARE(ho, (h + 2 * pad - kk) / s + 1);
+                        std::unique_ptr<float, void (*)(void*)> scratch(
+                            static_cast<float*>(std::aligned_alloc(64, (dw.scratchFloats() * sizeof(float) + 63) / 64 * 64)), std::free);
+                        std::vector<float> y(static_cast<std::size_t>(n) * ho * ho * c, NAN);
+                        dw.run(x.data(), y.data(), n, scratch.get());
+                        for (int i = 0; i < n; ++i)
+                            for (int oy = 0; oy < ho; ++oy)
+                                for (int ox = 0; ox < ho; ++ox)
+                                    for (int ch = 0; ch < c; ++ch) {
+                                        double sum = b[ch], mag = std::fabs(b[ch]);
+                                        for (int ky = 0; ky < kk; ++ky)
+                                            for (int kx = 0; kx < kk; ++kx) {
+                                                const int iy = oy * s + ky - pad, ix = ox * s + kx - pad;
+                                                if (iy < 0 || iy >= h || ix < 0 || ix >= h) continue;
+                                                const double t = static_cast<double>(w[(static_cast<std::size_t>(ch) * kk + ky) * kk + kx]) *
+                                                                 x[((static_cast<std::size_t>(i) * h + iy) * h + ix) * c + ch];
+                                                sum += t;
+                                                mag += std::fabs(t);
+                                            }
+                                        if (relu6) sum = std::min(6.0, std::max(0.0, sum));
+                                        const double got = y[((static_cast<std::size_t>(i) * ho + oy) * ho + ox) * c + ch];
+                                        if (!(std::fabs(got - sum) <= 1e-6 * mag + 1e-6))
+                                            QFAIL(qPrintable(QString("k%1 s%2 h%3 c%4: image %5, (%6, %7), channel %8: %9 vs %10")
+                                                                 .arg(kk).arg(s).arg(h).arg(c).arg(i).arg(oy).arg(ox).arg(ch).arg(got).arg(sum)));
+                                    }
+                        ++cases;
+                    }
+        QCOMPARE(cases, 4 * 2 * 6 * 4);
+    }
+
+    void ownDepthwiseRunsEveryBlockAndAgreesWithOneDnns()
+    {
+        // In fp32 plans on AVX-512 CPUs, every block's depthwise conv runs on our kernel; the logits
+        // equal those of the plan with oneDNN's depthwise kernel within 1e-5 (seen: bit for bit —
+        // both add the taps row by row and the bias last), at 96 and at 160 px (cropped 5×5 maps).
+        if (!onednn::DepthwiseConv::available()) QSKIP("no AVX-512F: the plan uses oneDNN's depthwise kernel here");
+        const DesignSpace space = presetSpace("mcunet-vww");
+        Supernet net = Supernet::initialize(space, 12);
+        perturbBn(net, space, 13);
+        ArchSampler sampler(space);
+        PyRandom rng(14);
+        for (const SubnetConfig& config : {sampler.fullMaxConfig(160), sampler.minConfig(96), sampler.random(rng)}) {
+            Subnet sub = net.extract(config);
+            sub.setFolded(true);
+            OneDnnSubnet ours(sub), theirs(sub, OneDnnDtype::Fp32, OneDnnDepthwise::OneDnn);
+            int blocks = 0;
+            for (int i = 0; i < sub.weights().layout.n_blocks; ++i) blocks += !sub.weights().layout.block(i).fused;
+            QCOMPARE(ours.prepare(2).ownDepthwise(), static_cast<std::size_t>(blocks));
+            QCOMPARE(theirs.prepare(2).ownDepthwise(), std::size_t(0));
+            QCOMPARE(ours.prepare(2).primitives(), theirs.prepare(2).primitives());
+            at::Generator g = at::detail::createCPUGenerator(15);
+            const at::Tensor x = at::randn({2, 3, config.image_size, config.image_size}, g);
+            const at::Tensor a = ours.forward(x), b = theirs.forward(x);
+            const Difference d = compare(a, b);
+            qInfo("%d px: our depthwise kernel vs oneDNN's: largest logit difference %.3g%s", config.image_size, d.max,
+                  at::equal(a, b) ? " (bit for bit)" : "");
+            QVERIFY2(d.max <= 1e-5, d.where.c_str());
+            QVERIFY2(compare(a, sub.forward(x)).max <= 1e-4, "vs LibTorch");
+        }
+    }
+
+    void aLargeBatchRunsInMicroBatches()
+    {
+        // A part of a batch runs in micro-batches whose largest activation stays within 4 MB: the
+        // largest VWW subnet at 160 px (96 × 80 × 80 floats = 2.5 MB per image) one image at a time,
+        // the smallest at 96 px several at once; the logits are those of LibTorch.
+        const DesignSpace space = presetSpace("mcunet-vww");
+        Supernet net = Supernet::initialize(space, 16);
+        perturbBn(net, space, 17);
+        ArchSampler sampler(space);
+        Subnet large = net.extract(sampler.fullMaxConfig(160)), small = net.extract(sampler.minConfig(96));
+        OneDnnSubnet dnnLarge(large), dnnSmall(small);
+        QCOMPARE(largestActivation(foldedSubnet(large.weights())), std::size_t(96) * 80 * 80);
+        QCOMPARE(dnnLarge.microBatch(), 1);
+        QVERIFY(dnnSmall.microBatch() >= 4);
+        at::Generator g = at::detail::createCPUGenerator(18);
+        const at::Tensor x = at::randn({3, 3, 160, 160}, g);
+        const at::Tensor got = dnnLarge.forward(x);
+        QCOMPARE(dnnLarge.plans(), std::size_t(1));   // the batch-1 plan, run three times
+        large.setFolded(true);
+        const Difference d = compare(got, large.forward(x));
+        QVERIFY2(d.max <= 1e-4, d.where.c_str());
     }
 
     void reusedBuffersGiveTheSameLogitsAsAFreshPlan()

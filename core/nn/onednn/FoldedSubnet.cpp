@@ -4,6 +4,8 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
+
 namespace tinyscope {
 
 namespace {
@@ -60,6 +62,22 @@ FoldedSubnet foldedSubnet(const NetWeights& given)
     s.fc_w = floats(net.fc_w);
     s.fc_b = floats(net.fc_b);
     return s;
+}
+
+std::size_t largestActivation(const FoldedSubnet& net)
+{
+    const SubnetLayout& L = net.layout;
+    std::size_t most = static_cast<std::size_t>(3) * L.resolution * L.resolution;
+    auto grow = [&](int c, int h) { most = std::max(most, static_cast<std::size_t>(c) * h * h); };
+    grow(net.first.cout, L.h1);
+    for (const FoldedBlock& b : net.blocks) {
+        grow(b.shape.cin, b.shape.hin);
+        grow(b.shape.mid, b.shape.hin);
+        grow(b.shape.mid, b.shape.hout);
+        grow(b.shape.cout, b.shape.hout);
+    }
+    grow(net.mix.cout, L.hf);
+    return most;
 }
 
 }  // namespace tinyscope

@@ -4,6 +4,7 @@
 // LibTorch (nn/onednn's OneDnnPlan) builds from. Torch-free; foldedSubnet() reads the tensors.
 #include "space/SubnetLayout.h"
 
+#include <cstddef>
 #include <vector>
 
 namespace tinyscope {
@@ -31,6 +32,10 @@ struct FoldedSubnet {
     int classes = 0;
     std::vector<float> fc_w, fc_b;   // classes × feature_mix, classes
 };
+
+// The largest activation of one image anywhere in the forward pass, in values (channels × h × w):
+// what one of a plan's activation buffers holds per image.
+std::size_t largestActivation(const FoldedSubnet& net);
 
 // BN folded exactly as foldBn (nn/supernet/SubnetWeights) folds it: uses the net's folded weights
 // when present, folds a copy otherwise (the net is not changed).

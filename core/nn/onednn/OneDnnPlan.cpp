@@ -2,6 +2,7 @@
 
 #include "space/SubnetLayout.h"
 
+#include "nn/onednn/DepthwiseConv.h"
 #include "nn/onednn/OneDnnCommon.h"
 
 #include <dnnl.hpp>
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <unordered_map>
 
 namespace tinyscope {
@@ -33,11 +35,15 @@ struct OneDnnPlan::Impl {
 
     memory::desc nhwc(int c, int h) const { return memory::desc({n, c, h, h}, actType, Tag::nhwc); }
 
+    // A oneDNN primitive with its arguments, or one of our kernels (`own`, run on the plan's scratch).
     struct Step {
         dnnl::primitive prim;
         std::unordered_map<int, memory> args;
         memory::desc scratchpad;
+        std::function<void(float* scratch)> own;
     };
+    OneDnnDepthwise depthwise = OneDnnDepthwise::Ours;
+    std::size_t ownDepthwise = 0;   // depthwise convolutions run by our kernel
     std::vector<Step> steps;
     std::unique_ptr<Buffer> act[3], sePool, seMid, seGate, pooled, scratch;
     std::size_t scratchBytes = 0;
@@ -64,7 +70,7 @@ struct OneDnnPlan::Impl {
     void add(const typename Primitive::primitive_desc& pd, std::unordered_map<int, memory> args)
     {
         scratchBytes = std::max(scratchBytes, pd.scratchpad_desc().get_size());
-        steps.push_back({Primitive(pd), std::move(args), pd.scratchpad_desc()});
+        steps.push_back({Primitive(pd), std::move(args), pd.scratchpad_desc(), {}});
     }
 
     static dnnl::primitive_attr attrWith(const dnnl::post_ops& po)
@@ -82,25 +88,52 @@ struct OneDnnPlan::Impl {
         return po;
     }
 
+    // The kernel cropped to the taps that meet data on an h × h map (kernelWindow, SubnetLayout.h):
+    // c's weights, or the cropped copy in `cropped`.
+    static const float* croppedWeights(const FoldedConv& c, const KernelWindow& win, std::vector<float>& cropped)
+    {
+        if (!win.cropped(c.kernel)) return c.weight.data();
+        const int k = win.size, planes = c.cout * (c.cin / c.groups);
+        cropped.resize(static_cast<std::size_t>(planes) * k * k);
+        for (int p = 0; p < planes; ++p)
+            for (int y = 0; y < k; ++y)
+                for (int x = 0; x < k; ++x)
+                    cropped[(static_cast<std::size_t>(p) * k + y) * k + x] =
+                        c.weight[(static_cast<std::size_t>(p) * c.kernel + y + win.start) * c.kernel + x + win.start];
+        return cropped.data();
+    }
+
+    // The block's depthwise conv + bias + ReLU6: our kernel (DepthwiseConv.h) for fp32 where the CPU
+    // has AVX-512 and the kernel size has code, otherwise a oneDNN convolution. Returns the output size.
+    int depthwiseConv(const FoldedConv& c, int h, float* src, float* dst)
+    {
+        const KernelWindow win = kernelWindow(c.kernel, c.stride, h);
+        const int ho = (h - 1) / c.stride + 1;
+        if (depthwise == OneDnnDepthwise::Ours && actType == Dt::f32 && c.groups == c.cin && c.cin == c.cout &&
+            onednn::DepthwiseConv::available() && onednn::DepthwiseConv::supports(win.size, c.stride)) {
+            std::vector<float> cropped;
+            auto dw = std::make_shared<onednn::DepthwiseConv>(c.cout, h, win.size, c.stride, win.pad,
+                                                              croppedWeights(c, win, cropped), c.bias.data(), true);
+            if (dw->outputSize() == ho) {
+                scratchBytes = std::max(scratchBytes, dw->scratchFloats() * sizeof(float));
+                Step s;
+                s.own = [dw, src, dst, images = n](float* scratch) { dw->run(src, dst, images, scratch); };
+                steps.push_back(std::move(s));
+                ++ownDepthwise;
+                return ho;
+            }
+        }
+        return conv(c, h, src, dst, relu6());
+    }
+
     // conv + bias (+ post-ops) from src (c.cin × h × h, NHWC) into dst; returns the output size.
     int conv(const FoldedConv& c, int h, float* src, float* dst, const dnnl::post_ops& po)
     {
         const int ho = (h - 1) / c.stride + 1;
-        // The kernel cropped to the taps that meet data (kernelWindow, SubnetLayout.h).
         const KernelWindow win = kernelWindow(c.kernel, c.stride, h);
         const int k = win.size, pad = win.pad;
         std::vector<float> cropped;
-        const float* w = c.weight.data();
-        if (win.cropped(c.kernel)) {
-            const int planes = c.cout * (c.cin / c.groups);
-            cropped.resize(static_cast<std::size_t>(planes) * k * k);
-            for (int p = 0; p < planes; ++p)
-                for (int y = 0; y < k; ++y)
-                    for (int x = 0; x < k; ++x)
-                        cropped[(static_cast<std::size_t>(p) * k + y) * k + x] =
-                            c.weight[(static_cast<std::size_t>(p) * c.kernel + y + win.start) * c.kernel + x + win.start];
-            w = cropped.data();
-        }
+        const float* w = croppedWeights(c, win, cropped);
         memory::dims wdims = c.groups == 1 ? memory::dims{c.cout, c.cin, k, k}
                                            : memory::dims{c.groups, c.cout / c.groups, c.cin / c.groups, k, k};
         const memory::desc wUser(wdims, Dt::f32, c.groups == 1 ? Tag::oihw : Tag::goihw);
@@ -157,19 +190,9 @@ struct OneDnnPlan::Impl {
         const SubnetLayout& L = net.layout;
         resolution = L.resolution;
         classes = net.classes;
-        // The largest activation of the walk below, per image.
-        std::size_t most = static_cast<std::size_t>(3) * resolution * resolution;
-        auto grow = [&](int c, int h) { most = std::max(most, static_cast<std::size_t>(c) * h * h); };
-        grow(net.first.cout, L.h1);
+        const std::size_t most = largestActivation(net);   // per image
         std::size_t seMost = 1;
-        for (const FoldedBlock& b : net.blocks) {
-            grow(b.shape.cin, b.shape.hin);
-            grow(b.shape.mid, b.shape.hin);
-            grow(b.shape.mid, b.shape.hout);
-            grow(b.shape.cout, b.shape.hout);
-            seMost = std::max<std::size_t>(seMost, static_cast<std::size_t>(b.shape.mid));
-        }
-        grow(net.mix.cout, L.hf);
+        for (const FoldedBlock& b : net.blocks) seMost = std::max<std::size_t>(seMost, static_cast<std::size_t>(b.shape.mid));
         for (auto& a : act) a = std::make_unique<Buffer>(most * static_cast<std::size_t>(n));
         sePool = std::make_unique<Buffer>(seMost * n);
         seMid = std::make_unique<Buffer>(seMost * n);
@@ -203,7 +226,7 @@ struct OneDnnPlan::Impl {
             }
             const int hin = h;
             layer(name + ".inverted_bottleneck", [&] { conv(b.ib, hin, act[cur]->data, act[a]->data, relu6()); });
-            layer(name + ".depth_conv", [&] { h = conv(b.dw, hin, act[a]->data, act[c]->data, relu6()); });
+            layer(name + ".depth_conv", [&] { h = depthwiseConv(b.dw, hin, act[a]->data, act[c]->data); });
             if (!b.se_reduce_w.empty()) {
                 const int mid = b.dw.cout, seMidC = static_cast<int>(b.se_reduce_b.size());
                 layer(name + ".depth_conv.se", [&] {
@@ -234,18 +257,20 @@ struct OneDnnPlan::Impl {
             innerProduct(net.mix.cout, classes, net.fc_w, net.fc_b, pooled->data, nullptr, {}, Dt::f32);
         });
         logits = steps.back().args.at(DNNL_ARG_DST);
-        // One scratchpad for all primitives (they run one after the other).
+        // One scratchpad for all primitives and our kernels (they run one after the other).
         scratch = std::make_unique<Buffer>((scratchBytes + sizeof(float) - 1) / sizeof(float));
         for (Step& s : steps)
-            if (s.scratchpad.get_size() > 0) s.args.emplace(DNNL_ARG_SCRATCHPAD, memory(s.scratchpad, eng, scratch->data));
+            if (!s.own && s.scratchpad.get_size() > 0) s.args.emplace(DNNL_ARG_SCRATCHPAD, memory(s.scratchpad, eng, scratch->data));
     }
 };
 
-OneDnnPlan::OneDnnPlan(const FoldedSubnet& net, int batch, OneDnnDtype dtype) : impl_(std::make_unique<Impl>())
+OneDnnPlan::OneDnnPlan(const FoldedSubnet& net, int batch, OneDnnDtype dtype, OneDnnDepthwise depthwise)
+    : impl_(std::make_unique<Impl>())
 {
     if (batch < 1) throw OneDnnRefused("oneDNN plan: batch size must be at least 1, got " + std::to_string(batch));
     impl_->n = batch;
     impl_->actType = dtype == OneDnnDtype::Bf16 ? Dt::bf16 : Dt::f32;
+    impl_->depthwise = depthwise;
     const onednn::OneThreadScope oneThread;   // every primitive for one thread (see run)
     try {
         impl_->build(net);
@@ -260,6 +285,7 @@ int OneDnnPlan::batch() const { return impl_->n; }
 int OneDnnPlan::resolution() const { return impl_->resolution; }
 int OneDnnPlan::classes() const { return impl_->classes; }
 std::size_t OneDnnPlan::primitives() const { return impl_->steps.size(); }
+std::size_t OneDnnPlan::ownDepthwise() const { return impl_->ownDepthwise; }
 
 std::size_t OneDnnPlan::bufferBytes() const
 {
@@ -276,7 +302,12 @@ void OneDnnPlan::run(const float* images, float* logits)
     Impl& p = *impl_;
     p.input.set_data_handle(const_cast<float*>(images));
     p.logits.set_data_handle(logits);
-    for (Impl::Step& s : p.steps) s.prim.execute(p.stream, s.args);
+    for (Impl::Step& s : p.steps) {
+        if (s.own)
+            s.own(p.scratch->data);
+        else
+            s.prim.execute(p.stream, s.args);
+    }
     p.stream.wait();
 }
 

@@ -24,6 +24,12 @@ namespace tinyscope {
 // post-ops computed in f32 and the logits in f32 (AVX-512 BF16 / AMX kernels where the CPU has them).
 enum class OneDnnDtype { Fp32, Bf16 };
 
+// Who runs the blocks' depthwise convolutions in an fp32 plan: our AVX-512 kernel
+// (nn/onednn/DepthwiseConv.h; where the CPU has AVX-512F, kernel sizes 1–7, strides 1–2) or
+// oneDNN's. Bf16 plans and CPUs without AVX-512F always use oneDNN's. `OneDnn` is kept for the
+// benchmark's comparison and the equality test.
+enum class OneDnnDepthwise { Ours, OneDnn };
+
 // oneDNN has no implementation for a layer (or refused its shape): the message names the layer.
 // Callers fall back to LibTorch; never shown as a crash.
 class OneDnnRefused : public std::runtime_error {
@@ -34,7 +40,8 @@ public:
 class OneDnnPlan {
 public:
     // Throws OneDnnRefused.
-    OneDnnPlan(const FoldedSubnet& net, int batch, OneDnnDtype dtype = OneDnnDtype::Fp32);
+    OneDnnPlan(const FoldedSubnet& net, int batch, OneDnnDtype dtype = OneDnnDtype::Fp32,
+               OneDnnDepthwise depthwise = OneDnnDepthwise::Ours);
     ~OneDnnPlan();
     OneDnnPlan(const OneDnnPlan&) = delete;
     OneDnnPlan& operator=(const OneDnnPlan&) = delete;
@@ -42,7 +49,8 @@ public:
     int batch() const;
     int resolution() const;
     int classes() const;
-    std::size_t primitives() const;     // primitives run per batch
+    std::size_t primitives() const;     // steps run per batch: oneDNN primitives and our kernels
+    std::size_t ownDepthwise() const;   // of which depthwise convolutions run by our kernel
     std::size_t bufferBytes() const;    // activations + SE vectors + scratchpad, allocated once
 
     // `batch` images, NCHW float (batch × 3 × resolution²), into `logits` (batch × classes,

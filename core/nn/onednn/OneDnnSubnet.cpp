@@ -13,9 +13,15 @@
 
 namespace tinyscope {
 
-OneDnnSubnet::OneDnnSubnet(const Subnet& subnet, OneDnnDtype dtype) : net_(foldedSubnet(subnet.weights())), dtype_(dtype) {}
+OneDnnSubnet::OneDnnSubnet(const Subnet& subnet, OneDnnDtype dtype, OneDnnDepthwise depthwise)
+    : net_(foldedSubnet(subnet.weights())), dtype_(dtype), depthwise_(depthwise)
+{
+}
 
-OneDnnSubnet::OneDnnSubnet(FoldedSubnet net, OneDnnDtype dtype) : net_(std::move(net)), dtype_(dtype) {}
+OneDnnSubnet::OneDnnSubnet(FoldedSubnet net, OneDnnDtype dtype, OneDnnDepthwise depthwise)
+    : net_(std::move(net)), dtype_(dtype), depthwise_(depthwise)
+{
+}
 
 OneDnnSubnet::~OneDnnSubnet() = default;
 
@@ -23,16 +29,46 @@ OneDnnPlan& OneDnnSubnet::prepare(int batch, int part)
 {
     const auto key = std::make_pair(batch, part);
     auto it = plans_.find(key);
-    if (it == plans_.end()) it = plans_.emplace(key, std::make_unique<OneDnnPlan>(net_, batch, dtype_)).first;
+    if (it == plans_.end()) it = plans_.emplace(key, std::make_unique<OneDnnPlan>(net_, batch, dtype_, depthwise_)).first;
     return *it->second;
 }
 
 using onednn::partSize;
 
+namespace {
+
+// A plan runs at most this many bytes of its largest activation at once (micro-batches). Measured
+// on machine A (2026-12-03, docs/ONEDNN.md "Micro-batches"): the largest VWW subnet at 160 px (2.5 MB
+// per image) ran 3.3 ms per image in micro-batches of 1–2 and 3.7 ms in one batch of 16; at 96 px
+// (0.9 MB) 4 images at once was best; the smallest at 96 px was as fast in 8 as in 16.
+constexpr std::size_t kMicroBatchBytes = std::size_t{4} << 20;
+
+}  // namespace
+
+int OneDnnSubnet::microBatch() const
+{
+    const std::size_t bytes = largestActivation(net_) * (dtype_ == OneDnnDtype::Bf16 ? 2 : 4);
+    return static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(1 << 16, kMicroBatchBytes / std::max<std::size_t>(1, bytes))));
+}
+
 void OneDnnSubnet::prepareFor(int n, int threads)
 {
-    const int parts = std::max(1, std::min(threads, n));
-    for (int p = 0; p < parts; ++p) prepare(partSize(n, parts, p), p);
+    const int parts = std::max(1, std::min(threads, n)), m = microBatch();
+    for (int p = 0; p < parts; ++p) {
+        const int size = partSize(n, parts, p);
+        prepare(std::min(size, m), p);
+        if (size > m && size % m) prepare(size % m, p);
+    }
+}
+
+void OneDnnSubnet::runPart(const float* images, int n, float* logits, int part)
+{
+    const int m = microBatch();
+    const std::size_t imageFloats = static_cast<std::size_t>(3) * resolution() * resolution();
+    for (int at = 0; at < n; at += m) {
+        const int count = std::min(m, n - at);
+        prepare(count, part).run(images + static_cast<std::size_t>(at) * imageFloats, logits + static_cast<std::size_t>(at) * classes());
+    }
 }
 
 void OneDnnSubnet::forward(const float* images, int n, float* logits)
@@ -43,7 +79,7 @@ void OneDnnSubnet::forward(const float* images, int n, float* logits)
     const int parts = std::max(1, std::min(threads, n));
     prepareFor(n, threads);
     if (parts == 1) {
-        prepare(n, 0).run(images, logits);
+        runPart(images, n, logits, 0);
         return;
     }
     const std::size_t imageFloats = static_cast<std::size_t>(3) * resolution() * resolution();
@@ -52,7 +88,7 @@ void OneDnnSubnet::forward(const float* images, int n, float* logits)
     if (!pool_ || pool_->threads() != parts) pool_ = std::make_unique<ShardPool>(parts);
     pool_->run(parts, [&](int p) {
         const std::size_t at = static_cast<std::size_t>(first[p]);
-        prepare(first[p + 1] - first[p], p).run(images + at * imageFloats, logits + at * static_cast<std::size_t>(classes()));
+        runPart(images + at * imageFloats, first[p + 1] - first[p], logits + at * static_cast<std::size_t>(classes()), p);
     });
 }
 

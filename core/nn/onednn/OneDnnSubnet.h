@@ -8,6 +8,7 @@
 // docs/ONEDNN.md). Every plan is single-threaded (OneDnnPlan::run).
 #include "nn/onednn/OneDnnPlan.h"
 
+#include <cstddef>
 #include <map>
 #include <memory>
 
@@ -22,14 +23,20 @@ class Subnet;
 
 class OneDnnSubnet {
 public:
-    explicit OneDnnSubnet(const Subnet& subnet, OneDnnDtype dtype = OneDnnDtype::Fp32);   // folds a copy when not folded
-    explicit OneDnnSubnet(FoldedSubnet net, OneDnnDtype dtype = OneDnnDtype::Fp32);
+    // Folds a copy when not folded.
+    explicit OneDnnSubnet(const Subnet& subnet, OneDnnDtype dtype = OneDnnDtype::Fp32,
+                          OneDnnDepthwise depthwise = OneDnnDepthwise::Ours);
+    explicit OneDnnSubnet(FoldedSubnet net, OneDnnDtype dtype = OneDnnDtype::Fp32,
+                          OneDnnDepthwise depthwise = OneDnnDepthwise::Ours);
     ~OneDnnSubnet();
 
     // The plan for `batch` images (worker `part` of a split batch), built once; throws OneDnnRefused.
     OneDnnPlan& prepare(int batch, int part = 0);
     // Builds every plan a forward of `n` images on `threads` threads uses; throws OneDnnRefused.
     void prepareFor(int n, int threads);
+    // Images a plan runs at once: a part of a batch runs in micro-batches of this many, so that one
+    // activation buffer stays within a few MB (cache) however large the batch (docs/ONEDNN.md).
+    int microBatch() const;
     // `n` images, NCHW float at resolution(), into n × classes() logits.
     void forward(const float* images, int n, float* logits);
     at::Tensor forward(const at::Tensor& images);   // n × 3 × r × r -> n × classes
@@ -39,8 +46,11 @@ public:
     int resolution() const { return net_.layout.resolution; }
 
 private:
+    void runPart(const float* images, int n, float* logits, int part);   // on the calling thread
+
     FoldedSubnet net_;
     OneDnnDtype dtype_;
+    OneDnnDepthwise depthwise_;
     std::map<std::pair<int, int>, std::unique_ptr<OneDnnPlan>> plans_;   // (batch, part)
     std::unique_ptr<ShardPool> pool_;   // the workers of a split batch, made on first use
 };

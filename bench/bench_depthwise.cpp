@@ -1,0 +1,124 @@
+// Our AVX-512 depthwise convolution (core/nn/onednn/DepthwiseConv.h) against oneDNN's on the same
+// shapes, one image, one thread: the depthwise layers of the largest MCUNet-VWW subnet at 160 px
+// (7×7, stride 1 and 2, 80 down to 5 px) and a few of smaller subnets (5×5, 3×3, a masked channel
+// block). Both with bias and ReLU6, NHWC. The two take turns, ROUNDS times; the table gives the
+// median time of each, the median of the per-round ratios, GMAC/s against the FP32 FMA peak
+// measured at the start (bench/FmaPeak.h; MACs as the cost model counts them: every tap, padding
+// included), and the largest difference between the two outputs (0: bit for bit).
+//
+// usage: bench_depthwise [ROUNDS]
+#include "BenchTiming.h"
+#include "FmaPeak.h"
+#include "nn/onednn/DepthwiseConv.h"
+#include "nn/onednn/OneDnnInfo.h"
+
+#include <dnnl.hpp>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+using namespace tinyscope;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Shape {
+    int channels, h, kernel, stride;
+};
+
+// Best-of-3 seconds per call of f, over enough calls for ~20 ms.
+template <class F>
+double secondsPerCall(F&& f, double macs)
+{
+    const int reps = std::max(5, static_cast<int>(2e9 / macs / 100));
+    double best = 1e9;
+    for (int r = 0; r < 3; ++r) {
+        const auto t = Clock::now();
+        for (int i = 0; i < reps; ++i) f();
+        best = std::min(best, std::chrono::duration<double>(Clock::now() - t).count() / reps);
+    }
+    return best;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    const int rounds = argc > 1 ? std::max(1, std::atoi(argv[1])) : 5;
+    bench::printMachine();
+    if (!onednn::DepthwiseConv::available()) {
+        std::printf("no AVX-512F on this CPU: the plan uses oneDNN's depthwise kernel; nothing to compare\n");
+        return 0;
+    }
+    omp_set_num_threads(1);
+    const bench::FmaPeak peak = bench::measureFmaPeak(1);
+    std::printf("oneDNN %s, ISA %s; FP32 FMA peak measured: %.1f GMAC/s on one thread\n", oneDnnVersion().c_str(), oneDnnIsa().c_str(),
+                peak.gmacsPerThread);
+    std::printf("%d rounds, medians; one image, one thread, bias + ReLU6, NHWC\n\n", rounds);
+    std::printf("%5s %4s %2s %2s | %10s %10s | %7s %7s | %9s | %8s | %s\n", "chan", "h", "k", "s", "oneDNN us", "ours us", "oneDNN", "ours",
+                "ours/dnn", "max diff", "oneDNN's kernel");
+    std::printf("%5s %4s %2s %2s | %10s %10s | %15s | %9s | %8s |\n", "", "", "", "", "", "", "% of peak", "", "");
+    const Shape shapes[] = {{96, 80, 7, 2}, {144, 40, 7, 1}, {144, 40, 7, 2}, {240, 20, 7, 1}, {240, 20, 7, 2}, {480, 10, 7, 1},
+                            {576, 10, 7, 1}, {576, 10, 7, 2}, {1152, 5, 7, 1}, {72, 40, 5, 1}, {48, 24, 3, 2}, {120, 6, 5, 1}, {40, 3, 5, 1}};
+    dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+    dnnl::stream stream(eng);
+    std::mt19937 rng(1);
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    for (const Shape& sh : shapes) {
+        const int pad = sh.kernel / 2, ho = (sh.h + 2 * pad - sh.kernel) / sh.stride + 1;
+        std::vector<float> x(static_cast<std::size_t>(sh.h) * sh.h * sh.channels), w(static_cast<std::size_t>(sh.channels) * sh.kernel * sh.kernel),
+            b(sh.channels);
+        for (float& v : x) v = u(rng) * 2;
+        for (float& v : w) v = u(rng) / 3;
+        for (float& v : b) v = u(rng);
+        std::vector<float> ours(static_cast<std::size_t>(ho) * ho * sh.channels), theirs(ours.size());
+        const onednn::DepthwiseConv dw(sh.channels, sh.h, sh.kernel, sh.stride, pad, w.data(), b.data(), true);
+        float* scratch = static_cast<float*>(std::aligned_alloc(64, (dw.scratchFloats() * sizeof(float) + 63) / 64 * 64));
+
+        using dnnl::memory;
+        using Tag = memory::format_tag;
+        using Dt = memory::data_type;
+        const memory::desc s({1, sh.channels, sh.h, sh.h}, Dt::f32, Tag::nhwc), d({1, sh.channels, ho, ho}, Dt::f32, Tag::nhwc);
+        const memory::dims wdims = {sh.channels, 1, 1, sh.kernel, sh.kernel};
+        const memory::desc wUser(wdims, Dt::f32, Tag::goihw), wAny(wdims, Dt::f32, Tag::any), bias({sh.channels}, Dt::f32, Tag::x);
+        dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, s, wAny, bias, d,
+                                             {sh.stride, sh.stride}, {pad, pad}, {pad, pad});
+        dnnl::post_ops po;
+        po.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, 0.f, 6.f);
+        dnnl::primitive_attr attr;
+        attr.set_post_ops(po);
+        const dnnl::convolution_forward::primitive_desc pd(desc, attr, eng);
+        memory wm(pd.weights_desc(), eng), wu(wUser, eng, w.data());
+        dnnl::reorder(wu, wm).execute(stream, wu, wm);
+        stream.wait();
+        memory sm(s, eng, x.data()), dm(d, eng, theirs.data()), bm(bias, eng, b.data());
+        const dnnl::convolution_forward conv(pd);
+        auto runTheirs = [&] {
+            conv.execute(stream, {{DNNL_ARG_SRC, sm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_BIAS, bm}, {DNNL_ARG_DST, dm}});
+            stream.wait();
+        };
+        auto runOurs = [&] { dw.run(x.data(), ours.data(), 1, scratch); };
+        runTheirs();
+        runOurs();
+        double diff = 0;
+        for (std::size_t i = 0; i < ours.size(); ++i) diff = std::max(diff, static_cast<double>(std::fabs(ours[i] - theirs[i])));
+        const double macs = static_cast<double>(sh.channels) * ho * ho * sh.kernel * sh.kernel;
+        std::vector<double> tt, to, ratio;
+        for (int r = 0; r < rounds; ++r) {
+            tt.push_back(secondsPerCall(runTheirs, macs));
+            to.push_back(secondsPerCall(runOurs, macs));
+            ratio.push_back(tt.back() / to.back());
+        }
+        const double mt = bench::median(tt), mo = bench::median(to);
+        std::printf("%5d %4d %2d %2d | %10.1f %10.1f | %6.0f%% %6.0f%% | %8.2fx | %8.2g | %s\n", sh.channels, sh.h, sh.kernel, sh.stride, mt * 1e6,
+                    mo * 1e6, 100 * macs / mt / 1e9 / peak.gmacsPerThread, 100 * macs / mo / 1e9 / peak.gmacsPerThread, bench::median(ratio), diff,
+                    pd.impl_info_str());
+        std::free(scratch);
+    }
+}

@@ -1,0 +1,200 @@
+#include "nn/onednn/DepthwiseConv.h"
+
+#include <immintrin.h>
+
+// GCC 12's _mm512_min_ps / _mm512_max_ps start from _mm512_undefined_ps() and warn, wrongly, that it
+// may be used uninitialized (GCC bug 105593) once inlined here.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace tinyscope::onednn {
+
+namespace {
+
+constexpr int kLanes = 16;     // floats per AVX-512 vector: one channel block
+constexpr int kMostPixels = 8;  // output pixels per register block
+
+#define TS_AVX512 __attribute__((target("avx512f")))
+
+// One register block: B output pixels of one row (adjacent, stride S apart in the input) for one
+// channel block. `in` points at the tile row of the block's first tap, `w` at the block's K×K
+// weight vectors. Kernel rows outside [khFrom, khTo) meet only the zero border and are skipped.
+template <int K, int S, int B>
+TS_AVX512 void rowBlock(const float* in, int rowStride, const float* w, const float* bias, float* out, int outStride,
+                        __mmask16 mask, bool relu6, int khFrom, int khTo)
+{
+    __m512 acc[B];
+#pragma GCC unroll 8
+    for (int j = 0; j < B; ++j) acc[j] = _mm512_setzero_ps();
+#pragma GCC unroll 1
+    for (int kh = khFrom; kh < khTo; ++kh) {
+        __m512 wk[K];
+#pragma GCC unroll 7
+        for (int kw = 0; kw < K; ++kw) wk[kw] = _mm512_load_ps(w + (kh * K + kw) * kLanes);
+        const float* r = in + kh * rowStride;
+#pragma GCC unroll 24
+        for (int iw = 0; iw < (B - 1) * S + K; ++iw) {
+            const __m512 x = _mm512_load_ps(r + iw * kLanes);
+#pragma GCC unroll 8
+            for (int j = 0; j < B; ++j) {
+                const int kw = iw - j * S;
+                if (kw >= 0 && kw < K) acc[j] = _mm512_fmadd_ps(x, wk[kw], acc[j]);
+            }
+        }
+    }
+    const __m512 lo = _mm512_setzero_ps(), hi = _mm512_set1_ps(6.f), b = _mm512_load_ps(bias);
+#pragma GCC unroll 8
+    for (int j = 0; j < B; ++j) {
+        __m512 v = _mm512_add_ps(acc[j], b);
+        if (relu6) v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+        _mm512_mask_storeu_ps(out + j * outStride, mask, v);
+    }
+}
+
+using BlockFn = void (*)(const float*, int, const float*, const float*, float*, int, __mmask16, bool, int, int);
+
+template <int K, int S, std::size_t... I>
+constexpr std::array<BlockFn, kMostPixels> blockTable(std::index_sequence<I...>)
+{
+    return {&rowBlock<K, S, static_cast<int>(I) + 1>...};
+}
+
+// [kernel index][stride − 1][pixels − 1]; kernel index = kernel / 2 (1, 3, 5, 7).
+const std::array<std::array<std::array<BlockFn, kMostPixels>, 2>, 4> kBlocks = {{
+    {{blockTable<1, 1>(std::make_index_sequence<kMostPixels>()), blockTable<1, 2>(std::make_index_sequence<kMostPixels>())}},
+    {{blockTable<3, 1>(std::make_index_sequence<kMostPixels>()), blockTable<3, 2>(std::make_index_sequence<kMostPixels>())}},
+    {{blockTable<5, 1>(std::make_index_sequence<kMostPixels>()), blockTable<5, 2>(std::make_index_sequence<kMostPixels>())}},
+    {{blockTable<7, 1>(std::make_index_sequence<kMostPixels>()), blockTable<7, 2>(std::make_index_sequence<kMostPixels>())}},
+}};
+
+// Copies channel block `cb` of one NHWC image (h × h × c) into the tile's interior; the border
+// (pad rows and columns, zeroBorder) stays zero.
+TS_AVX512 void fillTile(const float* image, int h, int c, int cb, __mmask16 mask, float* tile, int wp, int pad)
+{
+    for (int y = 0; y < h; ++y) {
+        const float* s = image + static_cast<std::size_t>(y) * h * c + cb * kLanes;
+        float* t = tile + (static_cast<std::size_t>(y + pad) * wp + pad) * kLanes;
+        for (int x = 0; x < h; ++x) _mm512_store_ps(t + x * kLanes, _mm512_maskz_loadu_ps(mask, s + static_cast<std::size_t>(x) * c));
+    }
+}
+
+// Zeroes the tile's border: `pad` rows above, the rows below the image (to the tile's end) and `pad`
+// columns left and right of every image row.
+TS_AVX512 void zeroPixels(float* tile, int wp, int y, int from, int to)
+{
+    for (int x = from; x < to; ++x) _mm512_store_ps(tile + (static_cast<std::size_t>(y) * wp + x) * kLanes, _mm512_setzero_ps());
+}
+
+TS_AVX512 void zeroBorder(float* tile, int h, int wp, int hp, int pad)
+{
+    for (int y = 0; y < hp; ++y) {
+        if (y < pad || y >= pad + h) {
+            zeroPixels(tile, wp, y, 0, wp);
+        } else {
+            zeroPixels(tile, wp, y, 0, pad);
+            zeroPixels(tile, wp, y, pad + h, wp);
+        }
+    }
+}
+
+struct AlignedFloats {
+    float* data = nullptr;
+    explicit AlignedFloats(std::size_t n)
+    {
+        data = static_cast<float*>(std::aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64));
+        if (!data) throw std::bad_alloc();
+        std::memset(data, 0, n * sizeof(float));
+    }
+    ~AlignedFloats() { std::free(data); }
+    AlignedFloats(const AlignedFloats&) = delete;
+    AlignedFloats& operator=(const AlignedFloats&) = delete;
+};
+
+}  // namespace
+
+struct DepthwiseConv::Packed {
+    AlignedFloats weights, bias;
+    Packed(std::size_t w, std::size_t b) : weights(w), bias(b) {}
+};
+
+bool DepthwiseConv::available()
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f");
+}
+
+bool DepthwiseConv::supports(int kernel, int stride)
+{
+    return kernel >= 1 && kernel <= 7 && kernel % 2 == 1 && (stride == 1 || stride == 2);
+}
+
+DepthwiseConv::DepthwiseConv(int channels, int h, int kernel, int stride, int pad, const float* weight, const float* bias,
+                             bool relu6)
+    : c_(channels), h_(h), k_(kernel), s_(stride), pad_(pad), ho_((h + 2 * pad - kernel) / stride + 1),
+      blocks_((channels + kLanes - 1) / kLanes), relu6_(relu6)
+{
+    if (!supports(kernel, stride) || channels < 1 || h < 1 || pad < 0 || ho_ < 1)
+        throw std::invalid_argument("DepthwiseConv: no kernel for " + std::to_string(kernel) + "x" + std::to_string(kernel) +
+                                    " stride " + std::to_string(stride) + " on " + std::to_string(h) + " px");
+    const std::size_t taps = static_cast<std::size_t>(kernel) * kernel;
+    packed_ = std::make_unique<Packed>(blocks_ * taps * kLanes, static_cast<std::size_t>(blocks_) * kLanes);
+    for (int ch = 0; ch < channels; ++ch) {
+        const int cb = ch / kLanes, lane = ch % kLanes;
+        for (std::size_t t = 0; t < taps; ++t) packed_->weights.data[(cb * taps + t) * kLanes + lane] = weight[ch * taps + t];
+        packed_->bias.data[cb * kLanes + lane] = bias[ch];
+    }
+}
+
+DepthwiseConv::~DepthwiseConv() = default;
+DepthwiseConv::DepthwiseConv(DepthwiseConv&&) noexcept = default;
+DepthwiseConv& DepthwiseConv::operator=(DepthwiseConv&&) noexcept = default;
+
+std::size_t DepthwiseConv::scratchFloats() const
+{
+    const std::size_t wp = static_cast<std::size_t>(h_) + 2 * pad_;
+    return wp * wp * kLanes;
+}
+
+void DepthwiseConv::run(const float* src, float* dst, int n, float* scratch) const
+{
+    const int wp = h_ + 2 * pad_, rowStride = wp * kLanes;
+    zeroBorder(scratch, h_, wp, wp, pad_);   // the interior is filled per channel block
+    const std::array<BlockFn, kMostPixels>& fns = kBlocks[k_ / 2][s_ - 1];
+    // Each output row in nb blocks of nearly equal width (≤ 8): 10 → 5 + 5, 20 → 7 + 7 + 6.
+    const int nb = (ho_ + kMostPixels - 1) / kMostPixels;
+    const std::size_t taps = static_cast<std::size_t>(k_) * k_;
+    for (int img = 0; img < n; ++img) {
+        const float* image = src + static_cast<std::size_t>(img) * h_ * h_ * c_;
+        float* out = dst + static_cast<std::size_t>(img) * ho_ * ho_ * c_;
+        for (int cb = 0; cb < blocks_; ++cb) {
+            const int live = std::min(kLanes, c_ - cb * kLanes);
+            const __mmask16 mask = static_cast<__mmask16>((1u << live) - 1u);
+            fillTile(image, h_, c_, cb, mask, scratch, wp, pad_);
+            const float* w = packed_->weights.data + cb * taps * kLanes;
+            const float* b = packed_->bias.data + cb * kLanes;
+            for (int oh = 0; oh < ho_; ++oh) {
+                // Kernel rows that meet the image: input row oh·s + kh − pad within [0, h).
+                const int khFrom = std::max(0, pad_ - oh * s_), khTo = std::min(k_, h_ + pad_ - oh * s_);
+                const float* row = scratch + static_cast<std::size_t>(oh) * s_ * rowStride;
+                float* o = out + static_cast<std::size_t>(oh) * ho_ * c_ + cb * kLanes;
+                int ow = 0;
+                for (int blk = 0; blk < nb; ++blk) {
+                    const int width = ho_ / nb + (blk < ho_ % nb ? 1 : 0);
+                    fns[width - 1](row + ow * s_ * kLanes, rowStride, w, b, o + static_cast<std::size_t>(ow) * c_, c_, mask, relu6_,
+                                 khFrom, khTo);
+                    ow += width;
+                }
+            }
+        }
+    }
+}
+
+}  // namespace tinyscope::onednn

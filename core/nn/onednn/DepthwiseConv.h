@@ -1,0 +1,46 @@
+#pragma once
+// Our own fp32 depthwise convolution for the oneDNN plan (docs/ONEDNN.md, "Own depthwise kernel"):
+// NHWC in and out, AVX-512, + bias, optionally ReLU6. Per image and 16-channel block the input is
+// copied once into a zero-bordered tile (so no tap tests an edge), then each output row is computed
+// in blocks of up to 8 pixels held in registers: for every kernel row the K weight vectors are loaded
+// once and every input vector of the row is loaded once and used by every output of the block it
+// meets (7 FMAs per load at stride 1). oneDNN 2.6's brdgmm_dw reached 25–57 % of the FP32 FMA peak
+// on the 7×7 layers of the largest VWW subnet; they were 37 % of its time at 26 % of its MACs.
+// Kernel sizes 1, 3, 5, 7; strides 1, 2; any channel count (the last block masked). Only where the
+// CPU has AVX-512F (available()); the plan keeps oneDNN's kernel elsewhere. Torch- and dnnl-free.
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+namespace tinyscope::onednn {
+
+class DepthwiseConv {
+public:
+    // This CPU runs the kernel (AVX-512F).
+    static bool available();
+    // A kernel size and stride the kernel has code for.
+    static bool supports(int kernel, int stride);
+
+    // `weight`: channels × kernel × kernel (PyTorch's depthwise layout, one plane per channel);
+    // `bias`: channels. Input h × h, output ho × ho with ho = (h + 2·pad − kernel) / stride + 1.
+    DepthwiseConv(int channels, int h, int kernel, int stride, int pad, const float* weight, const float* bias, bool relu6);
+    ~DepthwiseConv();
+    DepthwiseConv(DepthwiseConv&&) noexcept;
+    DepthwiseConv& operator=(DepthwiseConv&&) noexcept;
+
+    int outputSize() const { return ho_; }
+    // Floats of scratch run() needs (one zero-bordered tile, 64-byte aligned by the caller).
+    std::size_t scratchFloats() const;
+
+    // n images, NHWC (n × h × h × channels) into dst (n × ho × ho × channels). `scratch` holds
+    // scratchFloats() floats, 64-byte aligned. Single-threaded.
+    void run(const float* src, float* dst, int n, float* scratch) const;
+
+private:
+    int c_, h_, k_, s_, pad_, ho_, blocks_;
+    bool relu6_;
+    struct Packed;
+    std::unique_ptr<Packed> packed_;   // weights [block][kh][kw][16], bias [block][16], zero-padded
+};
+
+}  // namespace tinyscope::onednn
