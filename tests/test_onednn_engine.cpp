@@ -515,6 +515,13 @@ private Q_SLOTS:
         const at::Tensor x = at::randn({batch, 3, r, r}, g).contiguous();
         OneDnnInt8Plan plan(loops, batch, storage);
         QCOMPARE(plan.uint8Storage(), storage == OneDnnInt8Storage::Uint8);
+        // On AVX-512 CPUs the depthwise sums are our kernel's (DepthwiseConv.h), in both storages.
+        if (onednn::DepthwiseConv::available()) {
+            std::size_t depthwise = 0;
+            for (const Int8Step& st : loops.steps()) depthwise += st.kind == OpKind::McuConv2d && st.groups > 1 && st.groups == st.C;
+            QVERIFY(depthwise > 0);
+            QCOMPARE(plan.ownDepthwise(), depthwise);
+        }
         plan.keepAll(true);
         std::vector<std::int32_t> logits(static_cast<std::size_t>(batch) * loops.classes());
         QVERIFY(plan.run(x.data_ptr<float>(), logits.data()));

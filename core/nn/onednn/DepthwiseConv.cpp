@@ -2,12 +2,15 @@
 
 #include <immintrin.h>
 
-// GCC 12's _mm512_min_ps / _mm512_max_ps start from _mm512_undefined_ps() and warn, wrongly, that it
-// may be used uninitialized (GCC bug 105593) once inlined here.
+// GCC 12's _mm512_min_ps, _mm512_max_ps and the conversions start from _mm512_undefined_*() and
+// warn, wrongly, that it may be used uninitialized (GCC bug 105593) once inlined here.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
+#include <type_traits>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -22,13 +25,14 @@ namespace {
 constexpr int kLanes = 16;     // floats per AVX-512 vector: one channel block
 constexpr int kMostPixels = 8;  // output pixels per register block
 
-#define TS_AVX512 __attribute__((target("avx512f")))
+#define TS_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
 
 // One register block: B output pixels of one row (adjacent, stride S apart in the input) for one
 // channel block. `in` points at the tile row of the block's first tap, `w` at the block's K×K
 // weight vectors. Kernel rows outside [khFrom, khTo) meet only the zero border and are skipped.
-template <int K, int S, int B>
-TS_AVX512 void rowBlock(const float* in, int rowStride, const float* w, const float* bias, float* out, int outStride,
+// Out: float, or int32 (sums of integers, exact in float32 below 2^24, converted at the store).
+template <typename Out, int K, int S, int B>
+TS_AVX512 void rowBlock(const float* in, int rowStride, const float* w, const float* bias, Out* out, int outStride,
                         __mmask16 mask, bool relu6, int khFrom, int khTo)
 {
     __m512 acc[B];
@@ -55,34 +59,59 @@ TS_AVX512 void rowBlock(const float* in, int rowStride, const float* w, const fl
     for (int j = 0; j < B; ++j) {
         __m512 v = _mm512_add_ps(acc[j], b);
         if (relu6) v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
-        _mm512_mask_storeu_ps(out + j * outStride, mask, v);
+        if constexpr (std::is_same_v<Out, float>)
+            _mm512_mask_storeu_ps(out + j * outStride, mask, v);
+        else
+            _mm512_mask_storeu_epi32(out + j * outStride, mask, _mm512_cvtps_epi32(v));
     }
 }
 
-using BlockFn = void (*)(const float*, int, const float*, const float*, float*, int, __mmask16, bool, int, int);
+template <typename Out>
+using BlockFn = void (*)(const float*, int, const float*, const float*, Out*, int, __mmask16, bool, int, int);
 
-template <int K, int S, std::size_t... I>
-constexpr std::array<BlockFn, kMostPixels> blockTable(std::index_sequence<I...>)
+template <typename Out, int K, int S, std::size_t... I>
+constexpr std::array<BlockFn<Out>, kMostPixels> blockTable(std::index_sequence<I...>)
 {
-    return {&rowBlock<K, S, static_cast<int>(I) + 1>...};
+    return {&rowBlock<Out, K, S, static_cast<int>(I) + 1>...};
 }
 
+template <typename Out>
+using BlockTables = std::array<std::array<std::array<BlockFn<Out>, kMostPixels>, 2>, 4>;
+
 // [kernel index][stride − 1][pixels − 1]; kernel index = kernel / 2 (1, 3, 5, 7).
-const std::array<std::array<std::array<BlockFn, kMostPixels>, 2>, 4> kBlocks = {{
-    {{blockTable<1, 1>(std::make_index_sequence<kMostPixels>()), blockTable<1, 2>(std::make_index_sequence<kMostPixels>())}},
-    {{blockTable<3, 1>(std::make_index_sequence<kMostPixels>()), blockTable<3, 2>(std::make_index_sequence<kMostPixels>())}},
-    {{blockTable<5, 1>(std::make_index_sequence<kMostPixels>()), blockTable<5, 2>(std::make_index_sequence<kMostPixels>())}},
-    {{blockTable<7, 1>(std::make_index_sequence<kMostPixels>()), blockTable<7, 2>(std::make_index_sequence<kMostPixels>())}},
-}};
+template <typename Out>
+BlockTables<Out> makeBlocks()
+{
+    constexpr auto seq = std::make_index_sequence<kMostPixels>();
+    return {{
+        {{blockTable<Out, 1, 1>(seq), blockTable<Out, 1, 2>(seq)}},
+        {{blockTable<Out, 3, 1>(seq), blockTable<Out, 3, 2>(seq)}},
+        {{blockTable<Out, 5, 1>(seq), blockTable<Out, 5, 2>(seq)}},
+        {{blockTable<Out, 7, 1>(seq), blockTable<Out, 7, 2>(seq)}},
+    }};
+}
+
+const BlockTables<float> kFloatBlocks = makeBlocks<float>();
+const BlockTables<std::int32_t> kInt32Blocks = makeBlocks<std::int32_t>();
+const BlockTables<float>& blocksFor(const float*) { return kFloatBlocks; }
+const BlockTables<std::int32_t>& blocksFor(const std::int32_t*) { return kInt32Blocks; }
+
+// 16 channels of one pixel as floats (zero beyond the mask): float, or uint8 widened.
+TS_AVX512 inline __m512 loadChannels(const float* p, __mmask16 mask) { return _mm512_maskz_loadu_ps(mask, p); }
+TS_AVX512 inline __m512 loadChannels(const std::uint8_t* p, __mmask16 mask)
+{
+    return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(mask, p)));
+}
 
 // Copies channel block `cb` of one NHWC image (h × h × c) into the tile's interior; the border
 // (pad rows and columns, zeroBorder) stays zero.
-TS_AVX512 void fillTile(const float* image, int h, int c, int cb, __mmask16 mask, float* tile, int wp, int pad)
+template <typename In>
+TS_AVX512 void fillTile(const In* image, int h, int c, int cb, __mmask16 mask, float* tile, int wp, int pad)
 {
     for (int y = 0; y < h; ++y) {
-        const float* s = image + static_cast<std::size_t>(y) * h * c + cb * kLanes;
+        const In* s = image + static_cast<std::size_t>(y) * h * c + cb * kLanes;
         float* t = tile + (static_cast<std::size_t>(y + pad) * wp + pad) * kLanes;
-        for (int x = 0; x < h; ++x) _mm512_store_ps(t + x * kLanes, _mm512_maskz_loadu_ps(mask, s + static_cast<std::size_t>(x) * c));
+        for (int x = 0; x < h; ++x) _mm512_store_ps(t + x * kLanes, loadChannels(s + static_cast<std::size_t>(x) * c, mask));
     }
 }
 
@@ -128,7 +157,7 @@ struct DepthwiseConv::Packed {
 bool DepthwiseConv::available()
 {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f");
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
 }
 
 bool DepthwiseConv::supports(int kernel, int stride)
@@ -149,7 +178,7 @@ DepthwiseConv::DepthwiseConv(int channels, int h, int kernel, int stride, int pa
     for (int ch = 0; ch < channels; ++ch) {
         const int cb = ch / kLanes, lane = ch % kLanes;
         for (std::size_t t = 0; t < taps; ++t) packed_->weights.data[(cb * taps + t) * kLanes + lane] = weight[ch * taps + t];
-        packed_->bias.data[cb * kLanes + lane] = bias[ch];
+        packed_->bias.data[cb * kLanes + lane] = bias ? bias[ch] : 0.f;
     }
 }
 
@@ -163,17 +192,18 @@ std::size_t DepthwiseConv::scratchFloats() const
     return wp * wp * kLanes;
 }
 
-void DepthwiseConv::run(const float* src, float* dst, int n, float* scratch) const
+template <typename In, typename Out>
+void DepthwiseConv::runAs(const In* src, Out* dst, int n, float* scratch) const
 {
     const int wp = h_ + 2 * pad_, rowStride = wp * kLanes;
     zeroBorder(scratch, h_, wp, wp, pad_);   // the interior is filled per channel block
-    const std::array<BlockFn, kMostPixels>& fns = kBlocks[k_ / 2][s_ - 1];
+    const auto& fns = blocksFor(dst)[k_ / 2][s_ - 1];
     // Each output row in nb blocks of nearly equal width (≤ 8): 10 → 5 + 5, 20 → 7 + 7 + 6.
     const int nb = (ho_ + kMostPixels - 1) / kMostPixels;
     const std::size_t taps = static_cast<std::size_t>(k_) * k_;
     for (int img = 0; img < n; ++img) {
-        const float* image = src + static_cast<std::size_t>(img) * h_ * h_ * c_;
-        float* out = dst + static_cast<std::size_t>(img) * ho_ * ho_ * c_;
+        const In* image = src + static_cast<std::size_t>(img) * h_ * h_ * c_;
+        Out* out = dst + static_cast<std::size_t>(img) * ho_ * ho_ * c_;
         for (int cb = 0; cb < blocks_; ++cb) {
             const int live = std::min(kLanes, c_ - cb * kLanes);
             const __mmask16 mask = static_cast<__mmask16>((1u << live) - 1u);
@@ -184,7 +214,7 @@ void DepthwiseConv::run(const float* src, float* dst, int n, float* scratch) con
                 // Kernel rows that meet the image: input row oh·s + kh − pad within [0, h).
                 const int khFrom = std::max(0, pad_ - oh * s_), khTo = std::min(k_, h_ + pad_ - oh * s_);
                 const float* row = scratch + static_cast<std::size_t>(oh) * s_ * rowStride;
-                float* o = out + static_cast<std::size_t>(oh) * ho_ * c_ + cb * kLanes;
+                Out* o = out + static_cast<std::size_t>(oh) * ho_ * c_ + cb * kLanes;
                 int ow = 0;
                 for (int blk = 0; blk < nb; ++blk) {
                     const int width = ho_ / nb + (blk < ho_ % nb ? 1 : 0);
@@ -195,6 +225,14 @@ void DepthwiseConv::run(const float* src, float* dst, int n, float* scratch) con
             }
         }
     }
+}
+
+void DepthwiseConv::run(const float* src, float* dst, int n, float* scratch) const { runAs(src, dst, n, scratch); }
+
+void DepthwiseConv::run(const std::uint8_t* src, std::int32_t* dst, int n, float* scratch) const
+{
+    if (relu6_) throw std::logic_error("DepthwiseConv: integer sums take no ReLU6");
+    runAs(src, dst, n, scratch);
 }
 
 }  // namespace tinyscope::onednn

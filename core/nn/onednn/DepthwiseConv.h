@@ -7,8 +7,10 @@
 // meets (7 FMAs per load at stride 1). oneDNN 2.6's brdgmm_dw reached 25–57 % of the FP32 FMA peak
 // on the 7×7 layers of the largest VWW subnet; they were 37 % of its time at 26 % of its MACs.
 // Kernel sizes 1, 3, 5, 7; strides 1, 2; any channel count (the last block masked). Only where the
-// CPU has AVX-512F (available()); the plan keeps oneDNN's kernel elsewhere. Torch- and dnnl-free.
+// CPU has AVX-512 (available()); the plans keep oneDNN's kernel elsewhere. Also the int8 plan's
+// depthwise sums (uint8 in, int32 out; float in, float out), exact as integers. Torch- and dnnl-free.
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -16,13 +18,13 @@ namespace tinyscope::onednn {
 
 class DepthwiseConv {
 public:
-    // This CPU runs the kernel (AVX-512F).
+    // This CPU runs the kernel (AVX-512 F, BW, VL).
     static bool available();
     // A kernel size and stride the kernel has code for.
     static bool supports(int kernel, int stride);
 
     // `weight`: channels × kernel × kernel (PyTorch's depthwise layout, one plane per channel);
-    // `bias`: channels. Input h × h, output ho × ho with ho = (h + 2·pad − kernel) / stride + 1.
+    // `bias`: channels (null: none). Input h × h, output ho × ho with ho = (h + 2·pad − kernel) / stride + 1.
     DepthwiseConv(int channels, int h, int kernel, int stride, int pad, const float* weight, const float* bias, bool relu6);
     ~DepthwiseConv();
     DepthwiseConv(DepthwiseConv&&) noexcept;
@@ -35,8 +37,15 @@ public:
     // n images, NHWC (n × h × h × channels) into dst (n × ho × ho × channels). `scratch` holds
     // scratchFloats() floats, 64-byte aligned. Single-threaded.
     void run(const float* src, float* dst, int n, float* scratch) const;
+    // The int8 plan's uint8 storage: uint8 images in, the int32 sums out (no ReLU6; integer
+    // weights and a zero or integer bias). Every partial sum is an integer below 255 · Σ|w|, exact in
+    // float32 while that stays below 2^24 (the caller checks).
+    void run(const std::uint8_t* src, std::int32_t* dst, int n, float* scratch) const;
 
 private:
+    template <typename In, typename Out>
+    void runAs(const In* src, Out* dst, int n, float* scratch) const;
+
     int c_, h_, k_, s_, pad_, ho_, blocks_;
     bool relu6_;
     struct Packed;

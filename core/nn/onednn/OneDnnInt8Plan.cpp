@@ -2,6 +2,7 @@
 
 #include "Error.h"
 #include "nn/ShardPool.h"
+#include "nn/onednn/DepthwiseConv.h"
 #include "nn/onednn/OneDnnCommon.h"
 #include "nn/onednn/OneDnnInfo.h"
 #include "tinyengine/Int8Kernels.h"
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 
@@ -199,6 +201,8 @@ struct OneDnnInt8Plan::Impl {
         // Σ w · (x − zx) = conv + (shift − zx) · comp. Empty when not needed.
         std::vector<std::int32_t> comp;
         bool compPerPosition = false;  // else O values: no padding, every tap meets the image
+        // A depthwise conv our kernel sums (DepthwiseConv.h; no oneDNN primitive then).
+        std::shared_ptr<onednn::DepthwiseConv> own;
         std::vector<float> bias;       // exact arithmetic
         std::vector<std::uint32_t> biasBits;   // TinyEngine / TFLite (the int32 bias's bits)
     };
@@ -298,9 +302,11 @@ struct OneDnnInt8Plan::Impl {
         if (!u8) shifted = std::make_unique<Buffer>(cap);
         acc = std::make_unique<Buffer>(cap);   // float32 or int32 sums
         std::size_t scratchBytes = 0;
-        for (const Conv& c : convs) scratchBytes = std::max(scratchBytes, c.scratchpad.get_desc().get_size());
+        for (const Conv& c : convs)
+            scratchBytes = std::max(scratchBytes, c.own ? c.own->scratchFloats() * sizeof(float) : c.scratchpad.get_desc().get_size());
         scratch = std::make_unique<Buffer>((scratchBytes + sizeof(float) - 1) / sizeof(float));
         for (Conv& c : convs) {
+            if (c.own) continue;
             c.src = memory(c.src.get_desc(), eng, nullptr);
             c.dst = memory(c.dst.get_desc(), eng, acc->data);
             c.scratchpad = memory(c.scratchpad.get_desc(), eng, scratch->data);
@@ -369,6 +375,20 @@ struct OneDnnInt8Plan::Impl {
             c.bias.push_back(static_cast<float>(b));
             c.biasBits.push_back(static_cast<std::uint32_t>(b));
         }
+        // Depthwise with square, symmetric padding: our kernel (uint8 → int32 or float → float
+        // sums). Its float32 partial sums are integers below 255 · Σ|w| (uint8) or the plan's own
+        // 2^24 check (float), so exact like oneDNN's.
+        const bool depthwise = s.groups == s.C && s.C == s.O && s.KH == s.KW && s.sh == s.sw && s.H == s.W && s.HO == s.WO &&
+                               s.pt == s.pl && s.pt == s.pb && s.pt == s.pr;
+        if (depthwise && onednn::DepthwiseConv::available() && onednn::DepthwiseConv::supports(s.KH, s.sh) &&
+            (!u8 || 255.0 * c.sumAbsW < kFloatExact)) {
+            const std::vector<float> wf(s.weight.begin(), s.weight.end());
+            auto dw = std::make_shared<onednn::DepthwiseConv>(s.C, s.H, s.KH, s.sh, s.pt, wf.data(), nullptr, false);
+            if (dw->outputSize() == s.HO) {
+                c.own = std::move(dw);
+                return c;
+            }
+        }
         try {
             const Dt act = u8 ? Dt::u8 : Dt::f32, wt = u8 ? Dt::s8 : Dt::f32, sums = u8 ? Dt::s32 : Dt::f32;
             std::vector<float> wf;
@@ -423,16 +443,21 @@ struct OneDnnInt8Plan::Impl {
     {
         const Int8Step& s = *op.step;
         Conv& c = convs[static_cast<std::size_t>(op.conv)];
-        if (u8 || (c.direct && !checkAll)) {
-            c.src.set_data_handle(raw(s.in[0]));
-        } else {   // another shift, or sums that might leave float32's exact range: shift a copy and check
+        void* src = raw(s.in[0]);
+        if (!u8 && !(c.direct && !checkAll)) {   // another shift, or sums that might leave float32's exact range: shift a copy and check
             const std::size_t inCount = dims.at(s.in[0]).per() * n;
             const float most = shiftAndMax(at<float>(s.in[0]), inCount, static_cast<float>(s.zx - shiftOf(s.in[0])), shifted->data);
             if (static_cast<double>(most) * c.sumAbsW >= kFloatExact) return false;   // a partial sum might not be exact
-            c.src.set_data_handle(shifted->data);
+            src = shifted->data;
         }
-        c.prim->execute(stream, c.args);
-        stream.wait();
+        if (c.own) {
+            if (u8) c.own->run(static_cast<const std::uint8_t*>(src), reinterpret_cast<std::int32_t*>(acc->data), n, scratch->data);
+            else c.own->run(static_cast<const float*>(src), acc->data, n, scratch->data);
+        } else {
+            c.src.set_data_handle(src);
+            c.prim->execute(stream, c.args);
+            stream.wait();
+        }
         RequantArgs r{c.comp.empty() ? nullptr : c.comp.data(),
                       c.compPerPosition ? static_cast<std::size_t>(s.O) : 0,
                       shiftOf(s.in[0]) - s.zx,
@@ -556,6 +581,11 @@ OneDnnInt8Plan::~OneDnnInt8Plan() = default;
 
 int OneDnnInt8Plan::batch() const { return impl_->n; }
 bool OneDnnInt8Plan::uint8Storage() const { return impl_->u8; }
+
+std::size_t OneDnnInt8Plan::ownDepthwise() const
+{
+    return static_cast<std::size_t>(std::count_if(impl_->convs.begin(), impl_->convs.end(), [](const Impl::Conv& c) { return c.own != nullptr; }));
+}
 
 void OneDnnInt8Plan::keepAll(bool keep)
 {

@@ -45,6 +45,7 @@ public:
 
     int batch() const;
     bool uint8Storage() const;
+    std::size_t ownDepthwise() const;   // depthwise convs summed by our kernel (DepthwiseConv.h), not oneDNN
     // `batch` normalised NCHW float images into batch × classes int8 logits (as int32). Returns
     // false, with nothing written, when a conv's sums in this batch could leave float32's exact
     // range (|x − zx| · Σ|w| ≥ 2^24; with int8 inputs only for Σ|w| > 65,793): the caller then runs
