@@ -1,11 +1,6 @@
 #include "nn/onednn/DepthwiseConv.h"
 
-#include <immintrin.h>
-
-// GCC 12's _mm512_min_ps, _mm512_max_ps and the conversions start from _mm512_undefined_*() and
-// warn, wrongly, that it may be used uninitialized (GCC bug 105593) once inlined here.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
+#include "nn/onednn/Avx512.h"
 
 #include <algorithm>
 #include <array>
@@ -25,7 +20,6 @@ namespace {
 constexpr int kLanes = 16;     // floats per AVX-512 vector: one channel block
 constexpr int kMostPixels = 8;  // output pixels per register block
 
-#define TS_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
 
 // One register block: B output pixels of one row (adjacent, stride S apart in the input) for one
 // channel block. `in` points at the tile row of the block's first tap, `w` at the block's K×K
@@ -156,8 +150,7 @@ struct DepthwiseConv::Packed {
 
 bool DepthwiseConv::available()
 {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+    return hasAvx512();
 }
 
 bool DepthwiseConv::supports(int kernel, int stride)

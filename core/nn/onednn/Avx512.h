@@ -1,0 +1,24 @@
+#pragma once
+// What our own AVX-512 code in nn/onednn shares (DepthwiseConv.cpp, OneDnnInt8Plan.cpp; .cpp files
+// only): the intrinsics, the target attribute its functions carry (the rest of the build stays at the
+// x86-64 baseline), and the run-time check that chooses it.
+#include <immintrin.h>
+
+// GCC 12's _mm512_min_ps, _mm512_max_ps, the conversions and the masked loads start from
+// _mm512_undefined_*() and warn, wrongly, that it may be used uninitialized (GCC bug 105593) where
+// they are inlined; this silences the two warnings for the including file.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+#define TS_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
+
+namespace tinyscope::onednn {
+
+// This CPU has AVX-512 F, BW and VL (every AVX-512 CPU since Skylake-SP).
+inline bool hasAvx512()
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+}
+
+}  // namespace tinyscope::onednn
