@@ -14,6 +14,7 @@
 
 #include <QImage>
 #include <QProcess>
+#include <QFile>
 #include <QTemporaryDir>
 
 #include <future>
@@ -118,6 +119,45 @@ private Q_SLOTS:
         test::CliRun stray = test::runTinyscope({QStringLiteral("search"), QStringLiteral("--supernet"), ckpt});
         QCOMPARE(stray.code, 2);
         QVERIFY2(stray.err.find("--supernet only applies with --measure") != std::string::npos, stray.err.c_str());
+        stray = test::runTinyscope({QStringLiteral("search"), QStringLiteral("--dtype"), QStringLiteral("bf16")});
+        QCOMPARE(stray.code, 2);
+        QVERIFY2(stray.err.find("--dtype only applies with --measure") != std::string::npos, stray.err.c_str());
+    }
+
+    void searchMeasuresItsWinnerInBf16LikeEval()
+    {
+        // search --measure --dtype bf16: oneDNN's bf16 plans measure the winner, the same top-1 as
+        // `eval --dtype bf16` of that config; on a CPU without AVX-512 BF16 (or AMX) both refuse
+        // with exit 2 before any work. LibTorch has no bf16 path: refused everywhere.
+        const QStringList search = {QStringLiteral("search"), QStringLiteral("--macs"), QStringLiteral("60"), QStringLiteral("--sram"),
+                                    QStringLiteral("250"), QStringLiteral("--generations"), QStringLiteral("3"), QStringLiteral("--measure"),
+                                    QStringLiteral("--supernet"), ckpt, QStringLiteral("--data"), folder, QStringLiteral("--calib-images"),
+                                    QStringLiteral("0"), QStringLiteral("--json"), QStringLiteral("--no-evaluated"), QStringLiteral("--dtype"),
+                                    QStringLiteral("bf16")};
+        const test::CliRun libtorch = test::runTinyscope(search + QStringList{QStringLiteral("--engine"), QStringLiteral("libtorch")});
+        QCOMPARE(libtorch.code, 2);
+        QVERIFY2(libtorch.err.find("--dtype bf16 needs the oneDNN engine") != std::string::npos, libtorch.err.c_str());
+        QFile cpuinfo(QStringLiteral("/proc/cpuinfo"));
+        const QByteArray flags = cpuinfo.open(QIODevice::ReadOnly) ? cpuinfo.readAll() : QByteArray();
+        const bool bf16 = flags.contains(" avx512_bf16") || flags.contains(" amx_bf16");
+        const test::CliRun r = test::runTinyscope(search);
+        if (!bf16) {
+            QCOMPARE(r.code, 2);
+            QVERIFY2(r.err.find("needs AVX-512 BF16") != std::string::npos, r.err.c_str());
+            QSKIP("no AVX-512 BF16 or AMX here: the refusal was checked, not the measurement");
+        }
+        QVERIFY2(r.code == 0, r.err.c_str());
+        const Json m = Json::parse(r.out)["measurement"];
+        QCOMPARE(m["dtype"].get<std::string>(), std::string("bf16"));
+        QCOMPARE(m["engine"].get<std::string>(), std::string("onednn"));
+        const QString cfg = tmp.path() + QStringLiteral("/measured-bf16.json");
+        writeFileAtomic(cfg.toStdString(), m["config"].dump());
+        const test::CliRun e = test::runTinyscope({QStringLiteral("eval"), QStringLiteral("--supernet"), ckpt, QStringLiteral("--config"), cfg,
+                                                   QStringLiteral("--data"), folder, QStringLiteral("--no-calib"), QStringLiteral("--json"),
+                                                   QStringLiteral("--dtype"), QStringLiteral("bf16")});
+        QVERIFY2(e.code == 0, e.err.c_str());
+        QCOMPARE(Json::parse(e.out)["dtype"].get<std::string>(), std::string("bf16"));
+        QCOMPARE(Json::parse(e.out)["top1"].get<double>(), m["measured_accuracy"].get<double>());
     }
 
     void classifyRanksEveryClass()

@@ -34,4 +34,8 @@ inline EvalDtype parseEvalDtype(const std::string& text, const std::string& wher
     throw InputError(where + ": unknown data type '" + text + "' (fp32 or bf16)");
 }
 
+// InputError (one line, naming the missing instruction set) unless `engine` can compute in `dtype`
+// here (defined in Evaluator.cpp).
+void requireEvalDtype(EvalEngine engine, EvalDtype dtype);
+
 }  // namespace tinyscope

@@ -61,7 +61,7 @@ EvalResult runEvaluation(const EvaluationRequest& rq, const JobControl& job)
     Subnet sub = prepared(rq, job, &calibrated);
     std::vector<std::size_t> items = splitIndices(data->size(), rq.split);
     if (rq.images > 0 && rq.images < items.size()) items.resize(rq.images);
-    EvalResult r = evaluateTop1(sub, *data, items, rq.batch, job, rq.engine);
+    EvalResult r = evaluateTop1(sub, *data, items, rq.batch, job, rq.engine, rq.dtype);
     r.calibration_images = calibrated;
     return r;
 }

@@ -23,6 +23,7 @@ struct EvaluationRequest {
     int threads = 2;
     int batch = 100;
     EvalEngine engine = EvalEngine::OneDnn;     // docs/ONEDNN.md
+    EvalDtype dtype = EvalDtype::Fp32;          // bf16: oneDNN on a CPU with AVX-512 BF16 or AMX
 };
 
 EvalResult runEvaluation(const EvaluationRequest& request, const JobControl& job = {});

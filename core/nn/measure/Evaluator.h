@@ -18,9 +18,6 @@ std::size_t calibrateBn(Subnet& subnet, const ImageDataset& data, const Calibrat
 // tensor must not be written to).
 at::Tensor batchImages(const Batch& batch);
 
-// InputError (one line, naming the missing instruction set) unless `engine` can compute in `dtype` here.
-void requireEvalDtype(EvalEngine engine, EvalDtype dtype);
-
 // Top-1 of `subnet` (folded or not; it is not changed) on `items` of `data`, in batches of `batch`, on
 // `engine` (oneDNN falls back to LibTorch fp32 with result.engine_note when it refuses the subnet).
 // bf16 needs the oneDNN engine and a CPU with AVX-512 BF16 or AMX: InputError otherwise, naming the
