@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <unordered_map>
 
@@ -90,6 +91,12 @@ struct RequantArgs {
     const float* scale;
     const QuantizedMultiplier* mult;
     std::int32_t zy, shiftOut;
+    // The AVX-512 exact path: bias, scale and a per-channel comp repeated over `period` = lcm(O, 16)
+    // values, so an image's plane × O sums are one flat run of 16-value vectors.
+    const float* biasRep = nullptr;
+    const float* scaleRep = nullptr;
+    const std::int32_t* compRep = nullptr;
+    std::size_t period = 0;
 };
 
 // The constants are copied into restrict locals: a uint8 output may alias anything, and a store
@@ -124,26 +131,63 @@ TS_AVX512 inline void store16(float* out, __mmask16 m, __m512i v) { _mm512_mask_
 template <typename A, typename T>
 TS_AVX512 void requantExactAvx512(const A* acc, const RequantArgs& r, T* out)
 {
-    const std::size_t Os = static_cast<std::size_t>(r.O);
+    const std::size_t total = r.plane * static_cast<std::size_t>(r.O);   // one image's sums, NHWC: flat
     const __m512i zy = _mm512_set1_epi32(r.zy), lo = _mm512_set1_epi32(-128), hi = _mm512_set1_epi32(127),
                   shift = _mm512_set1_epi32(r.shiftOut), cs = _mm512_set1_epi32(r.cs);
-    for (std::size_t b = 0; b < r.images; ++b)
-        for (std::size_t q = 0; q < r.plane; ++q) {
-            const std::size_t row = (b * r.plane + q) * Os;
-            const std::int32_t* cr = r.comp ? r.comp + q * r.compStride : nullptr;
-            for (int o = 0; o < r.O; o += 16) {
-                const __mmask16 m = static_cast<__mmask16>(r.O - o >= 16 ? 0xFFFFu : (1u << (r.O - o)) - 1u);
-                __m512i a = sums16(acc + row + o, m);
-                if (cr) a = _mm512_add_epi32(a, _mm512_mullo_epi32(cs, _mm512_maskz_loadu_epi32(m, cr + o)));
-                const __m512 f = _mm512_mul_ps(_mm512_add_ps(_mm512_cvtepi32_ps(a), _mm512_maskz_loadu_ps(m, r.bias + o)),
-                                               _mm512_maskz_loadu_ps(m, r.scale + o));
-                __m512i y = _mm512_add_epi32(_mm512_cvtps_epi32(f), zy);
-                y = _mm512_sub_epi32(_mm512_min_epi32(_mm512_max_epi32(y, lo), hi), shift);
-                store16(out + row + o, m, y);
-            }
+    const bool perPosition = r.comp && r.compStride != 0;
+    for (std::size_t b = 0; b < r.images; ++b) {
+        const A* a0 = acc + b * total;
+        T* o0 = out + b * total;
+        std::size_t ph = 0;   // k mod period: the channel phase of value k
+        for (std::size_t k = 0; k < total; k += 16) {
+            const std::size_t left = total - k;
+            const __mmask16 m = static_cast<__mmask16>(left >= 16 ? 0xFFFFu : (1u << left) - 1u);
+            __m512i a = sums16(a0 + k, m);
+            if (r.comp) a = _mm512_add_epi32(a, _mm512_mullo_epi32(cs, _mm512_maskz_loadu_epi32(m, perPosition ? r.comp + k : r.compRep + ph)));
+            const __m512 f = _mm512_mul_ps(_mm512_add_ps(_mm512_cvtepi32_ps(a), _mm512_load_ps(r.biasRep + ph)), _mm512_load_ps(r.scaleRep + ph));
+            __m512i y = _mm512_add_epi32(_mm512_cvtps_epi32(f), zy);
+            y = _mm512_sub_epi32(_mm512_min_epi32(_mm512_max_epi32(y, lo), hi), shift);
+            store16(o0 + k, m, y);
+            ph += 16;
+            if (ph == r.period) ph = 0;
         }
+    }
 }
+
 const bool kAvx512 = onednn::hasAvx512();
+
+// Values of a uint8 or float slot as int32 (stored value + shift), 16 at a time.
+TS_AVX512 inline __m512i stored16(const std::uint8_t* p, __mmask16 m) { return _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, p)); }
+TS_AVX512 inline __m512i stored16(const float* p, __mmask16 m) { return _mm512_cvttps_epi32(_mm512_maskz_loadu_ps(m, p)); }
+
+// The exact arithmetic's add / multiply and its truncation on `count` adjacent values, 16 at a time:
+// element for element int8k::addMulFloat (Exact) then clamp8 — (float(a) − z1) · s1 and the same
+// for b, their product or sum, ÷ sy (IEEE division), rounded to nearest even (as std::nearbyint),
+// + fzy, truncated to int32 (INT32_MIN out of range, as the scalar cast), clamped; each operation
+// separate, nothing fused.
+struct AddMulArgs {
+    bool mul;
+    float z1, z2, s1, s2, sy, fzy;
+    std::int32_t sa, sb, so;
+};
+template <typename T>
+TS_AVX512 void addMulExactAvx512(const T* a, const T* b, std::size_t count, const AddMulArgs& g, T* out)
+{
+    const __m512 z1 = _mm512_set1_ps(g.z1), z2 = _mm512_set1_ps(g.z2), s1 = _mm512_set1_ps(g.s1), s2 = _mm512_set1_ps(g.s2),
+                 sy = _mm512_set1_ps(g.sy), fzy = _mm512_set1_ps(g.fzy);
+    const __m512i sa = _mm512_set1_epi32(g.sa), sb = _mm512_set1_epi32(g.sb), so = _mm512_set1_epi32(g.so), lo = _mm512_set1_epi32(-128),
+                  hi = _mm512_set1_epi32(127);
+    for (std::size_t k = 0; k < count; k += 16) {
+        const std::size_t left = count - k;
+        const __mmask16 m = static_cast<__mmask16>(left >= 16 ? 0xFFFFu : (1u << left) - 1u);
+        const __m512 t1 = _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(stored16(a + k, m), sa)), z1), s1);
+        const __m512 t2 = _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(stored16(b + k, m), sb)), z2), s2);
+        const __m512 u = g.mul ? _mm512_mul_ps(t1, t2) : _mm512_add_ps(t1, t2);
+        const __m512 q = _mm512_add_ps(_mm512_roundscale_ps(_mm512_div_ps(u, sy), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), fzy);
+        const __m512i y = _mm512_cvttps_epi32(q);
+        store16(out + k, m, _mm512_sub_epi32(_mm512_min_epi32(_mm512_max_epi32(y, lo), hi), so));
+    }
+}
 
 // The input's quantisation with AVX-512, int8k::quantizeInput on 16 pixels of each channel at a
 // time: x · inv (one rounding), rounded to nearest even (as std::nearbyint; INT32_MIN out of range
@@ -268,6 +312,9 @@ struct OneDnnInt8Plan::Impl {
         std::shared_ptr<onednn::DepthwiseConv> own;
         std::vector<float> bias;       // exact arithmetic
         std::vector<std::uint32_t> biasBits;   // TinyEngine / TFLite (the int32 bias's bits)
+        // bias, scale and a per-channel comp repeated over lcm(O, 16) values (RequantArgs), 64-byte aligned.
+        std::shared_ptr<Buffer> biasRep, scaleRep, compRep;
+        std::size_t period = 0;
     };
     struct Op {
         const Int8Step* step = nullptr;
@@ -360,6 +407,7 @@ struct OneDnnInt8Plan::Impl {
                 c.compPerPosition = s.pt || s.pl || s.pb || s.pr;
                 c.comp = compensation(s, c.compPerPosition);
             }
+            if (kAvx512 && arith == Int8Arithmetic::Exact) repeatForAvx512(s, c);
         }
         cap = most * static_cast<std::size_t>(n);
         if (!u8) shifted = std::make_unique<Buffer>(cap);
@@ -376,6 +424,21 @@ struct OneDnnInt8Plan::Impl {
             c.args = {{DNNL_ARG_SRC, c.src}, {DNNL_ARG_WEIGHTS, c.weights}, {DNNL_ARG_DST, c.dst}, {DNNL_ARG_SCRATCHPAD, c.scratchpad}};
         }
         assignBuffers();
+    }
+
+    // The AVX-512 exact requantisation's per-channel values over lcm(O, 16) (RequantArgs).
+    static void repeatForAvx512(const Int8Step& s, Conv& c)
+    {
+        const std::size_t O = static_cast<std::size_t>(s.O);
+        c.period = O * 16 / std::gcd(O, std::size_t{16});
+        c.biasRep = std::make_shared<Buffer>(c.period);
+        c.scaleRep = std::make_shared<Buffer>(c.period);
+        if (!c.comp.empty() && !c.compPerPosition) c.compRep = std::make_shared<Buffer>(c.period);
+        for (std::size_t i = 0; i < c.period; ++i) {
+            c.biasRep->data[i] = c.bias[i % O];
+            c.scaleRep->data[i] = s.scale[i % O];
+            if (c.compRep) reinterpret_cast<std::int32_t*>(c.compRep->data)[i] = c.comp[i % O];
+        }
     }
 
     // Σ w over the taps of output (oy, ox) that meet the image, for every output channel; without
@@ -537,18 +600,24 @@ struct OneDnnInt8Plan::Impl {
                       s.mult.data(),
                       s.zy,
                       shiftOf(op.out)};
+        if (c.period) {
+            r.biasRep = c.biasRep->data;
+            r.scaleRep = c.scaleRep->data;
+            r.compRep = c.compRep ? reinterpret_cast<const std::int32_t*>(c.compRep->data) : nullptr;
+            r.period = c.period;
+        }
         if (u8) {
             const auto* a = reinterpret_cast<const std::int32_t*>(acc->data);
             auto* out = at<std::uint8_t>(op.out);
             if (arith == Int8Arithmetic::Tflite) requantTflite(a, r, out);
             else if (arith == Int8Arithmetic::TinyEngine) requantTinyEngineU(a, r, out);
-            else if (kAvx512) requantExactAvx512(a, r, out);
+            else if (r.period) requantExactAvx512(a, r, out);
             else requantExactU(a, r, out);
         } else {
             float* out = at<float>(op.out);
             if (arith == Int8Arithmetic::Tflite) requantTflite(acc->data, r, out);
             else if (arith == Int8Arithmetic::TinyEngine) requantTinyEngineF(acc->data, r, out);
-            else if (kAvx512) requantExactAvx512(acc->data, r, out);
+            else if (r.period) requantExactAvx512(acc->data, r, out);
             else requantExactF(acc->data, r, out);
         }
         return true;
@@ -594,6 +663,23 @@ struct OneDnnInt8Plan::Impl {
         T* out = at<T>(op.out);
         const bool tflite = arith == Int8Arithmetic::Tflite, tinyEngine = arith == Int8Arithmetic::TinyEngine;
         const std::int32_t shifts[3] = {shiftOf(s.in[0]), shiftOf(s.in[1]), shiftOf(op.out)};
+        if (kAvx512 && arith == Int8Arithmetic::Exact && !(aGate && bGate)) {
+            const AddMulArgs g{mul, s.z1, s.z2, s.s1, s.s2, s.sy, s.fzy, shifts[0], shifts[1], shifts[2]};
+            if (!aGate && !bGate) {
+                addMulExactAvx512(a, b, static_cast<std::size_t>(n) * per, g, out);
+                return;
+            }
+            // A gate (one value per channel, broadcast over the map) row by row; a gate first is
+            // swapped with its zero point and scale (float + and × commute bit for bit).
+            const AddMulArgs swapped{mul, s.z2, s.z1, s.s2, s.s1, s.sy, s.fzy, shifts[1], shifts[0], shifts[2]};
+            for (int im = 0; im < n; ++im)
+                for (std::size_t p = 0; p < hw; ++p) {
+                    const std::size_t row = static_cast<std::size_t>(im) * per + p * C, gate = static_cast<std::size_t>(im) * C;
+                    if (bGate) addMulExactAvx512(a + row, b + gate, C, g, out + row);
+                    else addMulExactAvx512(b + row, a + gate, C, swapped, out + row);
+                }
+            return;
+        }
         for (int im = 0; im < n; ++im)
             for (std::size_t p = 0; p < hw; ++p) {
                 const std::size_t row = static_cast<std::size_t>(im) * per + p * C, gate = static_cast<std::size_t>(im) * C;
