@@ -425,6 +425,48 @@ private Q_SLOTS:
         QCOMPARE(dnn.confusion, torch.confusion);
     }
 
+    void aRefusedSubnetIsMeasuredByLibTorchWithANote()
+    {
+        // oneDNN refusing a layer (TINYSCOPE_ONEDNN_REFUSE, the refusal on demand): evaluateTop1
+        // measures every image with LibTorch, counts what LibTorch counts, and says why; the CLI
+        // prints it as one note line and eval --json as "engine_note".
+        const std::string path = shippedSupernetPath();
+        if (path.empty()) QSKIP("the shipped supernet is absent");
+        std::unique_ptr<ImageDataset> data;
+        try {
+            data = openDataset("fashion-mnist:test");
+        } catch (const InputError& e) {
+            QSKIP(e.what());
+        }
+        const DesignSpace space = presetSpace("mcunet-fmnist");
+        const Supernet net = Supernet::load(space, path);
+        Subnet sub = net.extract(ArchSampler(space).minConfig(28));
+        sub.setFolded(true);
+        std::vector<std::size_t> items(40);
+        for (std::size_t i = 0; i < items.size(); ++i) items[i] = i * 11;
+        qputenv("TINYSCOPE_ONEDNN_REFUSE", "blocks.1.depth_conv");
+        const EvalResult refused = evaluateTop1(sub, *data, items, 16, {}, EvalEngine::OneDnn);
+        qunsetenv("TINYSCOPE_ONEDNN_REFUSE");
+        const EvalResult torch = evaluateTop1(sub, *data, items, 16, {}, EvalEngine::LibTorch);
+        QCOMPARE(QString::fromStdString(refused.engine), QStringLiteral("libtorch"));
+        QVERIFY2(refused.engine_note.find("oneDNN refused blocks.1.depth_conv (batch 16)") != std::string::npos, refused.engine_note.c_str());
+        QVERIFY2(refused.engine_note.find("measured with LibTorch") != std::string::npos, refused.engine_note.c_str());
+        QCOMPARE(refused.images, std::size_t(40));
+        QCOMPARE(refused.correct, torch.correct);
+        QCOMPARE(refused.confusion, torch.confusion);
+        if (fashionMnistDir().empty()) return;
+        qputenv("TINYSCOPE_ONEDNN_REFUSE", "first_conv");
+        const test::CliRun run = test::runTinyscope({QStringLiteral("eval"), QStringLiteral("--images"), QStringLiteral("20"),
+                                                     QStringLiteral("--calib-images"), QStringLiteral("20"), QStringLiteral("--config"),
+                                                     QStringLiteral("min"), QStringLiteral("--json")});
+        qunsetenv("TINYSCOPE_ONEDNN_REFUSE");
+        QVERIFY2(run.code == 0, run.err.c_str());
+        const Json j = Json::parse(run.out);
+        QCOMPARE(j.at("engine").get<std::string>(), std::string("libtorch"));
+        QVERIFY2(j.at("engine_note").get<std::string>().find("oneDNN refused first_conv") != std::string::npos, run.out.c_str());
+        QVERIFY2(run.err.find("note: oneDNN refused first_conv") != std::string::npos, run.err.c_str());
+    }
+
     void evalJsonSaysWhichEngineMeasured()
     {
         if (shippedSupernetPath().empty()) QSKIP("the shipped supernet is absent");

@@ -199,7 +199,12 @@ struct OneDnnPlan::Impl {
         seGate = std::make_unique<Buffer>(seMost * n);
         pooled = std::make_unique<Buffer>(static_cast<std::size_t>(net.mix.cout) * n);
 
+        // TINYSCOPE_ONEDNN_REFUSE=LAYER (e.g. blocks.1.depth_conv): a refusal on demand, so the
+        // evaluator's fallback can be exercised (tests, diagnosis); no shipped subnet is refused.
+        const char* refuse = std::getenv("TINYSCOPE_ONEDNN_REFUSE");
         auto layer = [&](const std::string& where, auto&& f) {
+            if (refuse && where == refuse)
+                throw OneDnnRefused("oneDNN refused " + where + " (batch " + std::to_string(n) + "): TINYSCOPE_ONEDNN_REFUSE names it");
             try {
                 f();
             } catch (const dnnl::error& e) {
