@@ -62,6 +62,27 @@ Difference compare(const at::Tensor& got, const at::Tensor& want)
     return d;
 }
 
+// The shipped Fashion-MNIST supernet, with fashion-mnist:test in `data`; null when either is absent.
+std::unique_ptr<Supernet> shippedSupernetAndTestImages(std::unique_ptr<ImageDataset>& data)
+{
+    const std::string path = shippedSupernetPath();
+    if (path.empty()) return nullptr;
+    try {
+        data = openDataset("fashion-mnist:test");
+    } catch (const InputError&) {
+        return nullptr;
+    }
+    return std::make_unique<Supernet>(Supernet::load(presetSpace("mcunet-fmnist"), path));
+}
+
+// Items 0, k, 2k, … (n of them).
+std::vector<std::size_t> everyKth(std::size_t n, std::size_t k)
+{
+    std::vector<std::size_t> items(n);
+    for (std::size_t i = 0; i < n; ++i) items[i] = i * k;
+    return items;
+}
+
 // Random BN statistics and affine terms, so the folded biases are far from zero and a conv
 // without its bias (or with the BN folded wrongly) changes the logits.
 void perturbBn(Supernet& net, const DesignSpace& space, std::uint64_t seed)
@@ -397,20 +418,13 @@ private Q_SLOTS:
     {
         // 60 Fashion-MNIST test images in batches of 25 (a remainder batch of 10): the same
         // predictions per class on oneDNN and LibTorch, and the result names its engine.
-        const std::string path = shippedSupernetPath();
-        if (path.empty()) QSKIP("the shipped supernet is absent");
         std::unique_ptr<ImageDataset> data;
-        try {
-            data = openDataset("fashion-mnist:test");
-        } catch (const InputError& e) {
-            QSKIP(e.what());
-        }
-        const DesignSpace space = presetSpace("mcunet-fmnist");
-        const Supernet net = Supernet::load(space, path);
-        Subnet sub = net.extract(ArchSampler(space).fullMaxConfig(32));
+        const std::unique_ptr<Supernet> net = shippedSupernetAndTestImages(data);
+        if (!net) QSKIP("the shipped supernet or Fashion-MNIST is absent");
+        const DesignSpace& space = net->space();
+        Subnet sub = net->extract(ArchSampler(space).fullMaxConfig(32));
         sub.setFolded(true);
-        std::vector<std::size_t> items(60);
-        for (std::size_t i = 0; i < items.size(); ++i) items[i] = i * 7;
+        const std::vector<std::size_t> items = everyKth(60, 7);
         const EvalResult dnn = evaluateTop1(sub, *data, items, 25, {}, EvalEngine::OneDnn);
         const EvalResult torch = evaluateTop1(sub, *data, items, 25, {}, EvalEngine::LibTorch);
         QCOMPARE(QString::fromStdString(dnn.engine), QStringLiteral("onednn"));
@@ -430,20 +444,12 @@ private Q_SLOTS:
         // oneDNN refusing a layer (TINYSCOPE_ONEDNN_REFUSE, the refusal on demand): evaluateTop1
         // measures every image with LibTorch, counts what LibTorch counts, and says why; the CLI
         // prints it as one note line and eval --json as "engine_note".
-        const std::string path = shippedSupernetPath();
-        if (path.empty()) QSKIP("the shipped supernet is absent");
         std::unique_ptr<ImageDataset> data;
-        try {
-            data = openDataset("fashion-mnist:test");
-        } catch (const InputError& e) {
-            QSKIP(e.what());
-        }
-        const DesignSpace space = presetSpace("mcunet-fmnist");
-        const Supernet net = Supernet::load(space, path);
-        Subnet sub = net.extract(ArchSampler(space).minConfig(28));
+        const std::unique_ptr<Supernet> net = shippedSupernetAndTestImages(data);
+        if (!net) QSKIP("the shipped supernet or Fashion-MNIST is absent");
+        Subnet sub = net->extract(ArchSampler(net->space()).minConfig(28));
         sub.setFolded(true);
-        std::vector<std::size_t> items(40);
-        for (std::size_t i = 0; i < items.size(); ++i) items[i] = i * 11;
+        const std::vector<std::size_t> items = everyKth(40, 11);
         qputenv("TINYSCOPE_ONEDNN_REFUSE", "blocks.1.depth_conv");
         const EvalResult refused = evaluateTop1(sub, *data, items, 16, {}, EvalEngine::OneDnn);
         qunsetenv("TINYSCOPE_ONEDNN_REFUSE");
