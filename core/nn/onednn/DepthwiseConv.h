@@ -1,5 +1,5 @@
 #pragma once
-// Our own fp32 depthwise convolution for the oneDNN plan (docs/ONEDNN.md, "Own depthwise kernel"):
+// Our own depthwise convolution for the oneDNN plans (docs/ONEDNN.md, "Our depthwise kernel"):
 // NHWC in and out, AVX-512, + bias, optionally ReLU6. Per image and 16-channel block the input is
 // copied once into a zero-bordered tile (so no tap tests an edge), then each output row is computed
 // in blocks of up to 8 pixels held in registers: for every kernel row the K weight vectors are loaded

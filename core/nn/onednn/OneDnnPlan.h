@@ -8,6 +8,8 @@
 //    classifier (inner product) at the end;
 //  * weights reordered once into the layout each primitive prefers (format_tag::any);
 //  * kernels that overhang small maps cropped as forwardNet crops them (same result, less work);
+//  * the blocks' depthwise convs (+ bias + ReLU6) on our AVX-512 kernel (DepthwiseConv.h) where the
+//    CPU has it, oneDNN's elsewhere (OneDnnDepthwise);
 //  * three activation buffers, the SE vectors and one scratchpad for all primitives, allocated
 //    here; running a batch allocates nothing.
 // Torch- and dnnl-free header.
@@ -25,8 +27,8 @@ namespace tinyscope {
 enum class OneDnnDtype { Fp32, Bf16 };
 
 // Who runs the blocks' depthwise convolutions in an fp32 plan: our AVX-512 kernel
-// (nn/onednn/DepthwiseConv.h; where the CPU has AVX-512F, kernel sizes 1–7, strides 1–2) or
-// oneDNN's. Bf16 plans and CPUs without AVX-512F always use oneDNN's. `OneDnn` is kept for the
+// (nn/onednn/DepthwiseConv.h; where the CPU has AVX-512 F/BW/VL, kernel sizes 1–7, strides 1–2) or
+// oneDNN's. Bf16 plans and CPUs without AVX-512 always use oneDNN's. `OneDnn` is kept for the
 // benchmark's comparison and the equality test.
 enum class OneDnnDepthwise { Ours, OneDnn };
 
