@@ -12,6 +12,9 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+// GCC 12 warns, wrongly, about the _mm512_undefined_*() inside _mm512_reduce_add_ps (GCC bug 105593).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
 namespace tinyscope::bench {

@@ -1,16 +1,14 @@
 #include "nn/onednn/DepthwiseConv.h"
 
 #include "nn/onednn/Avx512.h"
+#include "nn/onednn/OneDnnCommon.h"
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <type_traits>
-#include <cstdlib>
-#include <cstring>
-#include <new>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace tinyscope::onednn {
@@ -19,7 +17,6 @@ namespace {
 
 constexpr int kLanes = 16;     // floats per AVX-512 vector: one channel block
 constexpr int kMostPixels = 8;  // output pixels per register block
-
 
 // One register block: B output pixels of one row (adjacent, stride S apart in the input) for one
 // channel block. `in` points at the tile row of the block's first tap, `w` at the block's K×K
@@ -109,13 +106,14 @@ TS_AVX512 void fillTile(const In* image, int h, int c, int cb, __mmask16 mask, f
     }
 }
 
-// Zeroes the tile's border: `pad` rows above, the rows below the image (to the tile's end) and `pad`
-// columns left and right of every image row.
+// Zeroes pixels [from, to) of tile row y.
 TS_AVX512 void zeroPixels(float* tile, int wp, int y, int from, int to)
 {
     for (int x = from; x < to; ++x) _mm512_store_ps(tile + (static_cast<std::size_t>(y) * wp + x) * kLanes, _mm512_setzero_ps());
 }
 
+// Zeroes the tile's border: `pad` rows above, the rows below the image (to the tile's end) and `pad`
+// columns left and right of every image row.
 TS_AVX512 void zeroBorder(float* tile, int h, int wp, int hp, int pad)
 {
     for (int y = 0; y < hp; ++y) {
@@ -128,23 +126,10 @@ TS_AVX512 void zeroBorder(float* tile, int h, int wp, int hp, int pad)
     }
 }
 
-struct AlignedFloats {
-    float* data = nullptr;
-    explicit AlignedFloats(std::size_t n)
-    {
-        data = static_cast<float*>(std::aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64));
-        if (!data) throw std::bad_alloc();
-        std::memset(data, 0, n * sizeof(float));
-    }
-    ~AlignedFloats() { std::free(data); }
-    AlignedFloats(const AlignedFloats&) = delete;
-    AlignedFloats& operator=(const AlignedFloats&) = delete;
-};
-
 }  // namespace
 
 struct DepthwiseConv::Packed {
-    AlignedFloats weights, bias;
+    Buffer weights, bias;   // 64-byte aligned, zeroed
     Packed(std::size_t w, std::size_t b) : weights(w), bias(b) {}
 };
 
