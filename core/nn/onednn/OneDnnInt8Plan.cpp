@@ -116,8 +116,9 @@ TS_REQUANT(requantExactU, std::int32_t, std::uint8_t, int8k::convExact(a, bias[o
 TS_REQUANT(requantTinyEngineF, float, float, int8k::convTinyEngine(a, biasBits[o], scale[o], zy))
 TS_REQUANT(requantTinyEngineU, std::int32_t, std::uint8_t, int8k::convTinyEngine(a, biasBits[o], scale[o], zy))
 #undef TS_REQUANT
-// The exact requantisation with AVX-512 intrinsics, 16 channels at a time (the last masked): the
-// auto-vectorised loops above stay on AVX2 and spend most of their time packing int32 to uint8.
+// The exact requantisation with AVX-512 intrinsics, 16 sums at a time over an image's flat run of
+// plane × O values (the last vector masked; per-channel values from RequantArgs' repeated arrays):
+// the auto-vectorised loops above stay on AVX2 and spend most of their time packing int32 to uint8.
 // Element by element it is int8k::convExact: int32 sum (+ cs · comp, int32), converted to float
 // (round to nearest, as static_cast<float>), + bias, × scale (two roundings, no fused multiply-add),
 // rounded to nearest even (vcvtps2dq under the default rounding mode, as std::nearbyint; out of
@@ -213,7 +214,6 @@ TS_AVX512 void quantizeInputAvx512(const float* images, int n, int C, std::size_
                 for (int c = 0; c < C; ++c) dst[static_cast<std::size_t>(i) * C + c] = static_cast<T>(q[c][i]);
         }
 }
-
 
 template <typename A, typename T>
 void requantTflite(const A* acc, const RequantArgs& r, T* out)

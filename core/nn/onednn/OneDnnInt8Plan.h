@@ -6,9 +6,11 @@
 //    int8 value stored minus a shift: uint8 (x + 128) or float (x − the zero point of its convs);
 //  * each conv's sums Σ w · (x − zx) as one oneDNN convolution of the stored batch: u8 × s8 → s32
 //    plus the zero point's compensation (VNNI CPUs), or float32 on integers (exact while every
-//    partial sum stays below 2^24: checked per conv at build time, else per batch);
+//    partial sum stays below 2^24: checked per conv at build time, else per batch); depthwise
+//    convs on our AVX-512 kernel where the CPU has it (DepthwiseConv.h, the same sums);
 //  * everything else — requantisation, truncation, add, multiply, mean, the input's quantisation —
-//    element by element through tinyengine/Int8Kernels.h, the functions Int8Forward's loops call;
+//    element by element through tinyengine/Int8Kernels.h, the functions Int8Forward's loops call
+//    (the exact arithmetic's with AVX-512 intrinsics where the CPU has them, the same formulas);
 //    a conv, add or multiply and the truncation that follows it run as one pass.
 // One plan per batch size, single-threaded (OneDnnInt8Engine runs plans side by side).
 // Torch- and dnnl-free header.
