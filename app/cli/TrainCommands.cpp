@@ -167,6 +167,7 @@ Json accuracyTableCard(const std::string& tablePath, const std::string& supernet
 {
     const Json table = readJsonFile(tablePath);
     const Json state = readJsonFile(tablePath + ".state.json");
+    const std::string dtype = o.int8 ? "int8" : evalDtypeName(o.dtype);
     double sum = 0, sum2 = 0, lo = 100, hi = 0;
     for (const Json& pair : table) {
         const double v = pair.at(1).get<double>();
@@ -190,14 +191,14 @@ Json accuracyTableCard(const std::string& tablePath, const std::string& supernet
                 {"measurement", {{"data", o.eval_data}, {"measured_split", o.eval_split}, {"measured_images", measuredImages},
                                  {"calibration_split", o.calib_split}, {"calibration_images", o.calib_images},
                                  {"engine", o.int8 ? "onednn-int8" : evalEngineName(o.engine)},
-                                 {"dtype", o.int8 ? "int8" : evalDtypeName(o.dtype)}, {"isa", oneDnnIsa()},
+                                 {"dtype", dtype}, {"isa", oneDnnIsa()},
                                  {"int8_calib_images", o.int8 ? Json(o.int8_calib_images) : Json(nullptr)}}},
                 {"top1", {{"min", lo}, {"max", hi}, {"mean", mean}, {"std", sd},
                           {"binomial_noise_at_mean", noise}}},
                 {"seconds", state.contains("seconds") ? state["seconds"] : Json(nullptr)},   // all runs; null if unknown
                 {"cpu", toJson(hostCpuAndKernels())},   // where the last part was measured
                 {"reproduce", "tinyscope make-accdata --supernet " + supernet + " --space " + space.name + " --count " +
-                                  std::to_string(o.count) + " --seed " + std::to_string(o.seed) + (o.int8 ? " --dtype int8" : o.dtype == EvalDtype::Bf16 ? " --dtype bf16" : "") + " --out DIR"}};
+                                  std::to_string(o.count) + " --seed " + std::to_string(o.seed) + (dtype == "fp32" ? "" : " --dtype " + dtype) + " --out DIR"}};
 }
 
 int cmdMakeAccdata(const Args& argv)

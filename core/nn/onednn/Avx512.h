@@ -4,6 +4,8 @@
 // x86-64 baseline), and the run-time check that chooses it.
 #include <immintrin.h>
 
+#include <cstddef>
+
 // GCC 12's _mm512_min_ps, _mm512_max_ps, the conversions and the masked loads start from
 // _mm512_undefined_*() and warn, wrongly, that it may be used uninitialized (GCC bug 105593) where
 // they are inlined; this silences the two warnings for the including file.
@@ -19,6 +21,12 @@ inline bool hasAvx512()
 {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+}
+
+// The first min(left, 16) lanes of a 16-lane vector: the mask of a run's last, partial vector.
+inline __mmask16 tailMask(std::size_t left)
+{
+    return static_cast<__mmask16>(left >= 16 ? 0xFFFFu : (1u << left) - 1u);
 }
 
 }  // namespace tinyscope::onednn

@@ -183,8 +183,7 @@ void DepthwiseConv::runAs(const In* src, Out* dst, int n, float* scratch) const
         const In* image = src + static_cast<std::size_t>(img) * h_ * h_ * c_;
         Out* out = dst + static_cast<std::size_t>(img) * ho_ * ho_ * c_;
         for (int cb = 0; cb < blocks_; ++cb) {
-            const int live = std::min(kLanes, c_ - cb * kLanes);
-            const __mmask16 mask = static_cast<__mmask16>((1u << live) - 1u);
+            const __mmask16 mask = tailMask(static_cast<std::size_t>(c_ - cb * kLanes));
             fillTile(image, h_, c_, cb, mask, scratch, wp, pad_);
             const float* w = packed_->weights.data + cb * taps * kLanes;
             const float* b = packed_->bias.data + cb * kLanes;

@@ -124,8 +124,15 @@ TS_REQUANT(requantTinyEngineU, std::int32_t, std::uint8_t, int8k::convTinyEngine
 // rounded to nearest even (vcvtps2dq under the default rounding mode, as std::nearbyint; out of
 // range both give INT32_MIN), + zy, clamped to int8, minus the output's shift. The test compares
 // every tensor with Int8Forward's loops.
-TS_AVX512 inline __m512i sums16(const std::int32_t* a, __mmask16 m) { return _mm512_maskz_loadu_epi32(m, a); }
-TS_AVX512 inline __m512i sums16(const float* a, __mmask16 m) { return _mm512_cvttps_epi32(_mm512_maskz_loadu_ps(m, a)); }
+// 16 values as int32 (masked): int32 sums, float32 integers (sums or a float slot), a uint8 slot.
+TS_AVX512 inline __m512i int32s16(const std::int32_t* a, __mmask16 m) { return _mm512_maskz_loadu_epi32(m, a); }
+TS_AVX512 inline __m512i int32s16(const float* a, __mmask16 m) { return _mm512_cvttps_epi32(_mm512_maskz_loadu_ps(m, a)); }
+TS_AVX512 inline __m512i int32s16(const std::uint8_t* p, __mmask16 m) { return _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, p)); }
+// clamp8(y) − shift, 16 at a time.
+TS_AVX512 inline __m512i clamp8MinusShift(__m512i y, __m512i shift)
+{
+    return _mm512_sub_epi32(_mm512_min_epi32(_mm512_max_epi32(y, _mm512_set1_epi32(-128)), _mm512_set1_epi32(127)), shift);
+}
 TS_AVX512 inline void store16(std::uint8_t* out, __mmask16 m, __m512i v) { _mm_mask_storeu_epi8(out, m, _mm512_cvtepi32_epi8(v)); }
 TS_AVX512 inline void store16(float* out, __mmask16 m, __m512i v) { _mm512_mask_storeu_ps(out, m, _mm512_cvtepi32_ps(v)); }
 
@@ -133,8 +140,7 @@ template <typename A, typename T>
 TS_AVX512 void requantExactAvx512(const A* acc, const RequantArgs& r, T* out)
 {
     const std::size_t total = r.plane * static_cast<std::size_t>(r.O);   // one image's sums, NHWC: flat
-    const __m512i zy = _mm512_set1_epi32(r.zy), lo = _mm512_set1_epi32(-128), hi = _mm512_set1_epi32(127),
-                  shift = _mm512_set1_epi32(r.shiftOut), cs = _mm512_set1_epi32(r.cs);
+    const __m512i zy = _mm512_set1_epi32(r.zy), shift = _mm512_set1_epi32(r.shiftOut), cs = _mm512_set1_epi32(r.cs);
     const bool perPosition = r.comp && r.compStride != 0;
     for (std::size_t b = 0; b < r.images; ++b) {
         const A* a0 = acc + b * total;
@@ -142,13 +148,12 @@ TS_AVX512 void requantExactAvx512(const A* acc, const RequantArgs& r, T* out)
         std::size_t ph = 0;   // k mod period: the channel phase of value k
         for (std::size_t k = 0; k < total; k += 16) {
             const std::size_t left = total - k;
-            const __mmask16 m = static_cast<__mmask16>(left >= 16 ? 0xFFFFu : (1u << left) - 1u);
-            __m512i a = sums16(a0 + k, m);
+            const __mmask16 m = onednn::tailMask(left);
+            __m512i a = int32s16(a0 + k, m);
             if (r.comp) a = _mm512_add_epi32(a, _mm512_mullo_epi32(cs, _mm512_maskz_loadu_epi32(m, perPosition ? r.comp + k : r.compRep + ph)));
             const __m512 f = _mm512_mul_ps(_mm512_add_ps(_mm512_cvtepi32_ps(a), _mm512_load_ps(r.biasRep + ph)), _mm512_load_ps(r.scaleRep + ph));
-            __m512i y = _mm512_add_epi32(_mm512_cvtps_epi32(f), zy);
-            y = _mm512_sub_epi32(_mm512_min_epi32(_mm512_max_epi32(y, lo), hi), shift);
-            store16(o0 + k, m, y);
+            const __m512i y = _mm512_add_epi32(_mm512_cvtps_epi32(f), zy);
+            store16(o0 + k, m, clamp8MinusShift(y, shift));
             ph += 16;
             if (ph == r.period) ph = 0;
         }
@@ -156,10 +161,6 @@ TS_AVX512 void requantExactAvx512(const A* acc, const RequantArgs& r, T* out)
 }
 
 const bool kAvx512 = onednn::hasAvx512();
-
-// Values of a uint8 or float slot as int32 (stored value + shift), 16 at a time.
-TS_AVX512 inline __m512i stored16(const std::uint8_t* p, __mmask16 m) { return _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, p)); }
-TS_AVX512 inline __m512i stored16(const float* p, __mmask16 m) { return _mm512_cvttps_epi32(_mm512_maskz_loadu_ps(m, p)); }
 
 // The exact arithmetic's add / multiply and its truncation on `count` adjacent values, 16 at a time:
 // element for element int8k::addMulFloat (Exact) then clamp8 — (float(a) − z1) · s1 and the same
@@ -176,17 +177,16 @@ TS_AVX512 void addMulExactAvx512(const T* a, const T* b, std::size_t count, cons
 {
     const __m512 z1 = _mm512_set1_ps(g.z1), z2 = _mm512_set1_ps(g.z2), s1 = _mm512_set1_ps(g.s1), s2 = _mm512_set1_ps(g.s2),
                  sy = _mm512_set1_ps(g.sy), fzy = _mm512_set1_ps(g.fzy);
-    const __m512i sa = _mm512_set1_epi32(g.sa), sb = _mm512_set1_epi32(g.sb), so = _mm512_set1_epi32(g.so), lo = _mm512_set1_epi32(-128),
-                  hi = _mm512_set1_epi32(127);
+    const __m512i sa = _mm512_set1_epi32(g.sa), sb = _mm512_set1_epi32(g.sb), so = _mm512_set1_epi32(g.so);
     for (std::size_t k = 0; k < count; k += 16) {
         const std::size_t left = count - k;
-        const __mmask16 m = static_cast<__mmask16>(left >= 16 ? 0xFFFFu : (1u << left) - 1u);
-        const __m512 t1 = _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(stored16(a + k, m), sa)), z1), s1);
-        const __m512 t2 = _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(stored16(b + k, m), sb)), z2), s2);
+        const __mmask16 m = onednn::tailMask(left);
+        const __m512 t1 = _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(int32s16(a + k, m), sa)), z1), s1);
+        const __m512 t2 = _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(int32s16(b + k, m), sb)), z2), s2);
         const __m512 u = g.mul ? _mm512_mul_ps(t1, t2) : _mm512_add_ps(t1, t2);
         const __m512 q = _mm512_add_ps(_mm512_roundscale_ps(_mm512_div_ps(u, sy), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), fzy);
         const __m512i y = _mm512_cvttps_epi32(q);
-        store16(out + k, m, _mm512_sub_epi32(_mm512_min_epi32(_mm512_max_epi32(y, lo), hi), so));
+        store16(out + k, m, clamp8MinusShift(y, so));
     }
 }
 
@@ -198,16 +198,16 @@ template <typename T>
 TS_AVX512 void quantizeInputAvx512(const float* images, int n, int C, std::size_t hw, float inv, std::int32_t zero, std::int32_t shift, T* out)
 {
     const __m512 vinv = _mm512_set1_ps(inv);
-    const __m512i z = _mm512_set1_epi32(zero), lo = _mm512_set1_epi32(-128), hi = _mm512_set1_epi32(127), sh = _mm512_set1_epi32(shift);
+    const __m512i z = _mm512_set1_epi32(zero), sh = _mm512_set1_epi32(shift);
     alignas(64) std::int32_t q[4][16];
     for (int b = 0; b < n; ++b)
         for (std::size_t p = 0; p < hw; p += 16) {
             const int count = static_cast<int>(std::min<std::size_t>(16, hw - p));
-            const __mmask16 m = static_cast<__mmask16>(count == 16 ? 0xFFFFu : (1u << count) - 1u);
+            const __mmask16 m = onednn::tailMask(static_cast<std::size_t>(count));
             for (int c = 0; c < C; ++c) {
                 const __m512 x = _mm512_maskz_loadu_ps(m, images + (static_cast<std::size_t>(b) * C + c) * hw + p);
                 const __m512i y = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(x, vinv)), z);
-                _mm512_store_si512(q[c], _mm512_sub_epi32(_mm512_min_epi32(_mm512_max_epi32(y, lo), hi), sh));
+                _mm512_store_si512(q[c], clamp8MinusShift(y, sh));
             }
             T* dst = out + (static_cast<std::size_t>(b) * hw + p) * C;
             for (int i = 0; i < count; ++i)

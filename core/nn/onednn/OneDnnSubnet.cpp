@@ -13,13 +13,23 @@
 
 namespace tinyscope {
 
+namespace {
+
+// A plan runs at most this many bytes of its largest activation at once (micro-batches). Measured
+// on machine A (2026-12-03, docs/ONEDNN.md "Micro-batches"): the largest VWW subnet at 160 px (2.5 MB
+// per image) ran 3.3 ms per image in micro-batches of 1–2 and 3.7 ms in one batch of 16; at 96 px
+// (0.9 MB) 4 images at once was best; the smallest at 96 px was as fast in 8 as in 16.
+constexpr std::size_t kMicroBatchBytes = std::size_t{4} << 20;
+
+}  // namespace
+
 OneDnnSubnet::OneDnnSubnet(const Subnet& subnet, OneDnnDtype dtype, OneDnnDepthwise depthwise)
-    : net_(foldedSubnet(subnet.weights())), dtype_(dtype), depthwise_(depthwise)
+    : net_(foldedSubnet(subnet.weights())), dtype_(dtype), depthwise_(depthwise), microBatch_(microBatchOf(net_, dtype))
 {
 }
 
 OneDnnSubnet::OneDnnSubnet(FoldedSubnet net, OneDnnDtype dtype, OneDnnDepthwise depthwise)
-    : net_(std::move(net)), dtype_(dtype), depthwise_(depthwise)
+    : net_(std::move(net)), dtype_(dtype), depthwise_(depthwise), microBatch_(microBatchOf(net_, dtype))
 {
 }
 
@@ -35,25 +45,18 @@ OneDnnPlan& OneDnnSubnet::prepare(int batch, int part)
 
 using onednn::partSize;
 
-namespace {
 
-// A plan runs at most this many bytes of its largest activation at once (micro-batches). Measured
-// on machine A (2026-12-03, docs/ONEDNN.md "Micro-batches"): the largest VWW subnet at 160 px (2.5 MB
-// per image) ran 3.3 ms per image in micro-batches of 1–2 and 3.7 ms in one batch of 16; at 96 px
-// (0.9 MB) 4 images at once was best; the smallest at 96 px was as fast in 8 as in 16.
-constexpr std::size_t kMicroBatchBytes = std::size_t{4} << 20;
+int OneDnnSubnet::microBatch() const { return microBatch_; }
 
-}  // namespace
-
-int OneDnnSubnet::microBatch() const
+int OneDnnSubnet::microBatchOf(const FoldedSubnet& net, OneDnnDtype dtype)
 {
-    const std::size_t bytes = largestActivation(net_) * (dtype_ == OneDnnDtype::Bf16 ? 2 : 4);
+    const std::size_t bytes = largestActivation(net) * (dtype == OneDnnDtype::Bf16 ? 2 : 4);
     return static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(1 << 16, kMicroBatchBytes / std::max<std::size_t>(1, bytes))));
 }
 
 void OneDnnSubnet::prepareFor(int n, int threads)
 {
-    const int parts = std::max(1, std::min(threads, n)), m = microBatch();
+    const int parts = std::max(1, std::min(threads, n)), m = microBatch_;
     for (int p = 0; p < parts; ++p) {
         const int size = partSize(n, parts, p);
         prepare(std::min(size, m), p);
@@ -63,7 +66,7 @@ void OneDnnSubnet::prepareFor(int n, int threads)
 
 void OneDnnSubnet::runPart(const float* images, int n, float* logits, int part)
 {
-    const int m = microBatch();
+    const int m = microBatch_;
     const std::size_t imageFloats = static_cast<std::size_t>(3) * resolution() * resolution();
     for (int at = 0; at < n; at += m) {
         const int count = std::min(m, n - at);

@@ -47,10 +47,12 @@ public:
 
 private:
     void runPart(const float* images, int n, float* logits, int part);   // on the calling thread
+    static int microBatchOf(const FoldedSubnet& net, OneDnnDtype dtype);
 
     FoldedSubnet net_;
     OneDnnDtype dtype_;
     OneDnnDepthwise depthwise_;
+    int microBatch_;   // microBatchOf(net_, dtype_), once
     std::map<std::pair<int, int>, std::unique_ptr<OneDnnPlan>> plans_;   // (batch, part)
     std::unique_ptr<ShardPool> pool_;   // the workers of a split batch, made on first use
 };
