@@ -240,6 +240,8 @@ int writeDemoSet(MainWindow& window, const QString& dir, bool measure)
         ds->evaluationBox()->setImageCounts(1000, 500);   // a quick, representative run
         ds->evaluationBox()->evaluate();
         ds->evaluationBox()->waitForIdle(300000);
+        // The evaluation box's result: top-1, per-class chart, and which engine, data type and ISA measured it.
+        written += saveGrab(&window, base + QStringLiteral("design-space-evaluated.png"));
         // The Deploy dialog after an int8 TFLite deploy of that subnet with the dialog's defaults:
         // the summary, the three-engine memory table and each engine's total against the board.
         QTemporaryDir deployDir;
