@@ -377,6 +377,55 @@ private Q_SLOTS:
         QVERIFY2(d.max <= 1e-4, d.where.c_str());
     }
 
+    void theTailOfALargeSubnetRunsOnWholeChunks()
+    {
+        // Two stages (OneDnnPlan.h): the largest VWW subnet at 160 px runs blocks 0–8 one image at a
+        // time and blocks 9–20 (10 and 5 px maps, most of the weights) on chunks of 16 images; the
+        // smallest subnet keeps one stage. A two-stage plan's logits equal those of one-stage plans
+        // run image by image (seen: bit for bit); 34 images on one thread — two chunks, then two
+        // single images — equal LibTorch.
+        const DesignSpace space = presetSpace("mcunet-vww");
+        Supernet net = Supernet::initialize(space, 21);
+        perturbBn(net, space, 22);
+        ArchSampler sampler(space);
+        Subnet large = net.extract(sampler.fullMaxConfig(160)), small = net.extract(sampler.minConfig(160));
+        OneDnnSubnet dnnLarge(large), dnnSmall(small);
+        QCOMPARE(dnnLarge.tailBatch(), 16);
+        QCOMPARE(dnnLarge.stages().headBatch, 1);
+        QCOMPARE(dnnLarge.stages().tailFrom, std::size_t(9));
+        QCOMPARE(dnnSmall.tailBatch(), 0);
+
+        at::Generator g = at::detail::createCPUGenerator(23);
+        const at::Tensor x = at::randn({34, 3, 160, 160}, g);
+        const FoldedSubnet folded = foldedSubnet(large.weights());
+        OneDnnPlan staged(folded, 16, OneDnnDtype::Fp32, OneDnnDepthwise::Ours, dnnLarge.stages()), single(folded, 1);
+        QCOMPARE(staged.headBatch(), 1);
+        QCOMPARE(single.headBatch(), 1);
+        at::Tensor two = at::empty({16, 2}), one = at::empty({16, 2});
+        staged.run(x.data_ptr<float>(), two.data_ptr<float>());
+        for (int i = 0; i < 16; ++i)
+            single.run(x.data_ptr<float>() + static_cast<std::size_t>(i) * 3 * 160 * 160, one.data_ptr<float>() + i * 2);
+        const Difference stages = compare(two, one);
+        qInfo("two stages against one: largest difference %.3g%s", stages.max, at::equal(two, one) ? " (bit for bit)" : "");
+        QVERIFY2(stages.max <= 1e-5, stages.where.c_str());
+        if (oneDnnHasBf16()) {   // bf16 activations: the junction copies 2-byte values
+            OneDnnPlan staged16(folded, 16, OneDnnDtype::Bf16, OneDnnDepthwise::Ours, dnnLarge.stages()),
+                single16(folded, 1, OneDnnDtype::Bf16);
+            staged16.run(x.data_ptr<float>(), two.data_ptr<float>());
+            for (int i = 0; i < 16; ++i)
+                single16.run(x.data_ptr<float>() + static_cast<std::size_t>(i) * 3 * 160 * 160, one.data_ptr<float>() + i * 2);
+            const Difference bf16 = compare(two, one);
+            qInfo("bf16, two stages against one: largest difference %.3g", bf16.max);
+            QVERIFY2(bf16.max <= 1e-5, bf16.where.c_str());
+        }
+
+        const at::Tensor got = dnnLarge.forward(x);
+        QCOMPARE(dnnLarge.plans(), std::size_t(2));   // the chunk plan and the single-image plan
+        large.setFolded(true);
+        const Difference d = compare(got, large.forward(x));
+        QVERIFY2(d.max <= 1e-4, d.where.c_str());
+    }
+
     void reusedBuffersGiveTheSameLogitsAsAFreshPlan()
     {
         // One plan runs batch A then batch B: B's logits equal, bit for bit, those of a plan that

@@ -66,17 +66,26 @@ FoldedSubnet foldedSubnet(const NetWeights& given)
 
 std::size_t largestActivation(const FoldedSubnet& net)
 {
+    return largestActivation(net, 0, net.blocks.size());
+}
+
+std::size_t largestActivation(const FoldedSubnet& net, std::size_t from, std::size_t to)
+{
     const SubnetLayout& L = net.layout;
-    std::size_t most = static_cast<std::size_t>(3) * L.resolution * L.resolution;
+    std::size_t most = 0;
     auto grow = [&](int c, int h) { most = std::max(most, static_cast<std::size_t>(c) * h * h); };
-    grow(net.first.cout, L.h1);
-    for (const FoldedBlock& b : net.blocks) {
-        grow(b.shape.cin, b.shape.hin);
-        grow(b.shape.mid, b.shape.hin);
-        grow(b.shape.mid, b.shape.hout);
-        grow(b.shape.cout, b.shape.hout);
+    if (from == 0) {
+        grow(3, L.resolution);
+        grow(net.first.cout, L.h1);
     }
-    grow(net.mix.cout, L.hf);
+    for (std::size_t i = from; i < std::min(to, net.blocks.size()); ++i) {
+        const BlockShape& b = net.blocks[i].shape;
+        grow(b.cin, b.hin);
+        grow(b.mid, b.hin);
+        grow(b.mid, b.hout);
+        grow(b.cout, b.hout);
+    }
+    if (to >= net.blocks.size()) grow(net.mix.cout, L.hf);
     return most;
 }
 

@@ -36,6 +36,9 @@ struct FoldedSubnet {
 // The largest activation of one image anywhere in the forward pass, in values (channels × h × w):
 // what one of a plan's activation buffers holds per image.
 std::size_t largestActivation(const FoldedSubnet& net);
+// The same over blocks [from, to) only: with from = 0 also the input and the first conv's output,
+// with to = blocks.size() also the feature mix layer's (a two-stage plan's head and tail, OneDnnPlan.h).
+std::size_t largestActivation(const FoldedSubnet& net, std::size_t from, std::size_t to);
 
 // BN folded exactly as foldBn (nn/supernet/SubnetWeights) folds it: uses the net's folded weights
 // when present, folds a copy otherwise (the net is not changed).

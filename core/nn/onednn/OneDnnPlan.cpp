@@ -45,7 +45,11 @@ struct OneDnnPlan::Impl {
     OneDnnDepthwise depthwise = OneDnnDepthwise::Ours;
     std::size_t ownDepthwise = 0;   // depthwise convolutions run by our kernel
     std::vector<Step> steps;
-    std::unique_ptr<Buffer> act[3], sePool, seMid, seGate, pooled, scratch;
+    std::unique_ptr<Buffer> act[3], tailAct[3], sePool, seMid, seGate, pooled, scratch;
+    // Two stages: steps [0, headSteps) run once per chunk of headBatch images, the rest once.
+    int headBatch = 0;
+    std::size_t headSteps = 0;
+    int chunk = 0;   // the chunk the head is running (the junction's copy reads it)
     std::size_t scratchBytes = 0;
     memory input, logits;   // user memories; handles set per run
 
@@ -185,19 +189,30 @@ struct OneDnnPlan::Impl {
         add<dnnl::binary>(pd, {{DNNL_ARG_SRC_0, xm}, {DNNL_ARG_SRC_1, memory(g, eng, gate)}, {DNNL_ARG_DST, xm}});
     }
 
-    void build(const FoldedSubnet& net)
+    void build(const FoldedSubnet& net, OneDnnStages stages)
     {
         const SubnetLayout& L = net.layout;
         resolution = L.resolution;
         classes = net.classes;
-        const std::size_t most = largestActivation(net);   // per image
+        const int batch = n;
+        const std::size_t blocks = net.blocks.size();
+        const bool twoStages = stages.headBatch > 0 && stages.headBatch < batch && batch % stages.headBatch == 0 &&
+                               stages.tailFrom > 0 && stages.tailFrom < blocks;
+        headBatch = twoStages ? stages.headBatch : batch;
+        n = headBatch;   // the head's primitives; the tail's take the whole batch
+        const std::size_t most = twoStages ? largestActivation(net, 0, stages.tailFrom) : largestActivation(net);   // per image
         std::size_t seMost = 1;
         for (const FoldedBlock& b : net.blocks) seMost = std::max<std::size_t>(seMost, static_cast<std::size_t>(b.shape.mid));
-        for (auto& a : act) a = std::make_unique<Buffer>(most * static_cast<std::size_t>(n));
-        sePool = std::make_unique<Buffer>(seMost * n);
-        seMid = std::make_unique<Buffer>(seMost * n);
-        seGate = std::make_unique<Buffer>(seMost * n);
-        pooled = std::make_unique<Buffer>(static_cast<std::size_t>(net.mix.cout) * n);
+        for (auto& a : act) a = std::make_unique<Buffer>(most * static_cast<std::size_t>(headBatch));
+        if (twoStages) {
+            const std::size_t tailMost = largestActivation(net, stages.tailFrom, blocks);
+            for (auto& a : tailAct) a = std::make_unique<Buffer>(tailMost * static_cast<std::size_t>(batch));
+        }
+        sePool = std::make_unique<Buffer>(seMost * batch);
+        seMid = std::make_unique<Buffer>(seMost * batch);
+        seGate = std::make_unique<Buffer>(seMost * batch);
+        pooled = std::make_unique<Buffer>(static_cast<std::size_t>(net.mix.cout) * batch);
+        float* buf[3] = {act[0]->data, act[1]->data, act[2]->data};
 
         // TINYSCOPE_ONEDNN_REFUSE=LAYER (e.g. blocks.1.depth_conv): a refusal on demand, so the
         // evaluator's fallback can be exercised (tests, diagnosis); no shipped subnet is refused.
@@ -215,49 +230,63 @@ struct OneDnnPlan::Impl {
         const memory::desc inUser({n, 3, resolution, resolution}, Dt::f32, Tag::nchw), inNhwc = nhwc(3, resolution);
         layer("the input reorder", [&] {
             input = memory(inUser, eng, nullptr);
-            memory dst(inNhwc, eng, act[2]->data);
+            memory dst(inNhwc, eng, buf[2]);
             dnnl::reorder::primitive_desc pd(eng, inUser, eng, inNhwc, attrWith({}));
             add<dnnl::reorder>(pd, {{DNNL_ARG_FROM, input}, {DNNL_ARG_TO, dst}});
         });
         int h = resolution, cur = 0;
-        layer("first_conv", [&] { h = conv(net.first, h, act[2]->data, act[0]->data, relu6()); });
-        for (const FoldedBlock& b : net.blocks) {
+        layer("first_conv", [&] { h = conv(net.first, h, buf[2], buf[0], relu6()); });
+        for (std::size_t i = 0; i < blocks; ++i) {
+            const FoldedBlock& b = net.blocks[i];
+            if (twoStages && i == stages.tailFrom) {
+                // The junction: the head's output for this chunk into its place in the tail's input.
+                const std::size_t chunkBytes = static_cast<std::size_t>(b.shape.cin) * h * h * headBatch * (actType == Dt::bf16 ? 2 : 4);
+                const char* from = reinterpret_cast<const char*>(buf[cur]);
+                char* to = reinterpret_cast<char*>(tailAct[0]->data);
+                Step s;
+                s.own = [this, from, to, chunkBytes](float*) { std::memcpy(to + static_cast<std::size_t>(chunk) * chunkBytes, from, chunkBytes); };
+                steps.push_back(std::move(s));
+                headSteps = steps.size();
+                n = batch;
+                for (int k = 0; k < 3; ++k) buf[k] = tailAct[k]->data;
+                cur = 0;
+            }
             const std::string name = "blocks." + std::to_string(b.shape.index);
             const int a = (cur + 1) % 3, c = (cur + 2) % 3;
             if (b.shape.fused) {
-                layer(name + ".point_linear", [&] { h = conv(b.pl, h, act[cur]->data, act[a]->data, {}); });
+                layer(name + ".point_linear", [&] { h = conv(b.pl, h, buf[cur], buf[a], {}); });
                 cur = a;
                 continue;
             }
             const int hin = h;
-            layer(name + ".inverted_bottleneck", [&] { conv(b.ib, hin, act[cur]->data, act[a]->data, relu6()); });
-            layer(name + ".depth_conv", [&] { h = depthwiseConv(b.dw, hin, act[a]->data, act[c]->data); });
+            layer(name + ".inverted_bottleneck", [&] { conv(b.ib, hin, buf[cur], buf[a], relu6()); });
+            layer(name + ".depth_conv", [&] { h = depthwiseConv(b.dw, hin, buf[a], buf[c]); });
             if (!b.se_reduce_w.empty()) {
                 const int mid = b.dw.cout, seMidC = static_cast<int>(b.se_reduce_b.size());
                 layer(name + ".depth_conv.se", [&] {
-                    globalPool(mid, h, act[c]->data, sePool->data);
+                    globalPool(mid, h, buf[c], sePool->data);
                     innerProduct(mid, seMidC, b.se_reduce_w, b.se_reduce_b, sePool->data, seMid->data, relu6(), actType);
                     // h-sigmoid: relu6(x + 3) / 6 = clip(x, -3, 3) / 6 + 1/2.
                     dnnl::post_ops hsig;
                     hsig.append_eltwise(1.f, algorithm::eltwise_clip, -3.f, 3.f);
                     hsig.append_eltwise(1.f, algorithm::eltwise_linear, 1.f / 6.f, 0.5f);
                     innerProduct(seMidC, mid, b.se_expand_w, b.se_expand_b, seMid->data, seGate->data, hsig, actType);
-                    scale(mid, h, act[c]->data, seGate->data);
+                    scale(mid, h, buf[c], seGate->data);
                 });
             }
             if (b.shape.residual) {
                 // dst = conv + bias + dst: the block's input buffer becomes its output.
                 dnnl::post_ops sum;
                 sum.append_sum(1.f);
-                layer(name + ".point_linear", [&] { conv(b.pl, h, act[c]->data, act[cur]->data, sum); });
+                layer(name + ".point_linear", [&] { conv(b.pl, h, buf[c], buf[cur], sum); });
             } else {
-                layer(name + ".point_linear", [&] { conv(b.pl, h, act[c]->data, act[a]->data, {}); });
+                layer(name + ".point_linear", [&] { conv(b.pl, h, buf[c], buf[a], {}); });
                 cur = a;
             }
         }
         const int o = (cur + 1) % 3;
-        layer("feature_mix_layer", [&] { h = conv(net.mix, h, act[cur]->data, act[o]->data, relu6()); });
-        layer("the global average pooling", [&] { globalPool(net.mix.cout, h, act[o]->data, pooled->data); });
+        layer("feature_mix_layer", [&] { h = conv(net.mix, h, buf[cur], buf[o], relu6()); });
+        layer("the global average pooling", [&] { globalPool(net.mix.cout, h, buf[o], pooled->data); });
         layer("classifier", [&] {
             innerProduct(net.mix.cout, classes, net.fc_w, net.fc_b, pooled->data, nullptr, {}, Dt::f32);
         });
@@ -269,7 +298,7 @@ struct OneDnnPlan::Impl {
     }
 };
 
-OneDnnPlan::OneDnnPlan(const FoldedSubnet& net, int batch, OneDnnDtype dtype, OneDnnDepthwise depthwise)
+OneDnnPlan::OneDnnPlan(const FoldedSubnet& net, int batch, OneDnnDtype dtype, OneDnnDepthwise depthwise, OneDnnStages stages)
     : impl_(std::make_unique<Impl>())
 {
     if (batch < 1) throw OneDnnRefused("oneDNN plan: batch size must be at least 1, got " + std::to_string(batch));
@@ -278,7 +307,7 @@ OneDnnPlan::OneDnnPlan(const FoldedSubnet& net, int batch, OneDnnDtype dtype, On
     impl_->depthwise = depthwise;
     const onednn::OneThreadScope oneThread;   // every primitive for one thread (see run)
     try {
-        impl_->build(net);
+        impl_->build(net, stages);
     } catch (const dnnl::error& e) {
         throw OneDnnRefused(std::string("oneDNN refused the subnet: ") + e.what());
     }
@@ -287,6 +316,7 @@ OneDnnPlan::OneDnnPlan(const FoldedSubnet& net, int batch, OneDnnDtype dtype, On
 OneDnnPlan::~OneDnnPlan() = default;
 
 int OneDnnPlan::batch() const { return impl_->n; }
+int OneDnnPlan::headBatch() const { return impl_->headBatch; }
 int OneDnnPlan::resolution() const { return impl_->resolution; }
 int OneDnnPlan::classes() const { return impl_->classes; }
 std::size_t OneDnnPlan::primitives() const { return impl_->steps.size(); }
@@ -297,6 +327,8 @@ std::size_t OneDnnPlan::bufferBytes() const
     const Impl& p = *impl_;
     std::size_t floats = 0;
     for (const auto& a : p.act) floats += a->count;
+    for (const auto& a : p.tailAct)
+        if (a) floats += a->count;
     for (const auto* b : {&p.sePool, &p.seMid, &p.seGate, &p.pooled, &p.scratch}) floats += (*b)->count;
     return floats * sizeof(float);
 }
@@ -305,14 +337,24 @@ void OneDnnPlan::run(const float* images, float* logits)
 {
     omp_set_num_threads(1);
     Impl& p = *impl_;
-    p.input.set_data_handle(const_cast<float*>(images));
     p.logits.set_data_handle(logits);
-    for (Impl::Step& s : p.steps) {
-        if (s.own)
-            s.own(p.scratch->data);
-        else
-            s.prim.execute(p.stream, s.args);
+    auto runSteps = [&](std::size_t from, std::size_t to) {
+        for (std::size_t i = from; i < to; ++i) {
+            Impl::Step& s = p.steps[i];
+            if (s.own)
+                s.own(p.scratch->data);
+            else
+                s.prim.execute(p.stream, s.args);
+        }
+    };
+    const std::size_t imageFloats = static_cast<std::size_t>(3) * p.resolution * p.resolution;
+    // Two stages: the head chunk by chunk (its input handle moved along the batch), then the tail.
+    for (p.chunk = 0; p.headSteps > 0 && p.chunk < p.n / p.headBatch; ++p.chunk) {
+        p.input.set_data_handle(const_cast<float*>(images) + static_cast<std::size_t>(p.chunk) * p.headBatch * imageFloats);
+        runSteps(0, p.headSteps);
     }
+    if (p.headSteps == 0) p.input.set_data_handle(const_cast<float*>(images));
+    runSteps(p.headSteps, p.steps.size());
     p.stream.wait();
 }
 

@@ -11,7 +11,11 @@
 //  * the blocks' depthwise convs (+ bias + ReLU6) on our AVX-512 kernel (DepthwiseConv.h) where the
 //    CPU has it, oneDNN's elsewhere (OneDnnDepthwise);
 //  * three activation buffers, the SE vectors and one scratchpad for all primitives, allocated
-//    here; running a batch allocates nothing.
+//    here; running a batch allocates nothing;
+//  * optionally two stages (OneDnnStages): the layers before block `tailFrom` run on chunks of
+//    `headBatch` images (their maps are large: a chunk stays in the caches), each chunk's output
+//    copied into the tail's input, then the rest on the whole batch at once (their maps are small
+//    and their weights large: one pass over the weights serves every image). Three more buffers.
 // Torch- and dnnl-free header.
 #include "nn/onednn/FoldedSubnet.h"
 
@@ -32,6 +36,13 @@ enum class OneDnnDtype { Fp32, Bf16 };
 // benchmark's comparison and the equality test.
 enum class OneDnnDepthwise { Ours, OneDnn };
 
+// Two stages in one plan (above): `headBatch` 0 (or not dividing the batch, or `tailFrom` not
+// inside the blocks) means one stage. OneDnnSubnet chooses them (docs/ONEDNN.md, "Two stages").
+struct OneDnnStages {
+    int headBatch = 0;
+    std::size_t tailFrom = 0;   // the first block of the tail
+};
+
 // oneDNN has no implementation for a layer (or refused its shape): the message names the layer.
 // Callers fall back to LibTorch; never shown as a crash.
 class OneDnnRefused : public std::runtime_error {
@@ -43,7 +54,7 @@ class OneDnnPlan {
 public:
     // Throws OneDnnRefused.
     OneDnnPlan(const FoldedSubnet& net, int batch, OneDnnDtype dtype = OneDnnDtype::Fp32,
-               OneDnnDepthwise depthwise = OneDnnDepthwise::Ours);
+               OneDnnDepthwise depthwise = OneDnnDepthwise::Ours, OneDnnStages stages = {});
     ~OneDnnPlan();
     OneDnnPlan(const OneDnnPlan&) = delete;
     OneDnnPlan& operator=(const OneDnnPlan&) = delete;
@@ -53,6 +64,7 @@ public:
     int classes() const;
     std::size_t primitives() const;     // steps run per batch: oneDNN primitives and our kernels
     std::size_t ownDepthwise() const;   // of which depthwise convolutions run by our kernel
+    int headBatch() const;              // images per head chunk; batch() with one stage
     std::size_t bufferBytes() const;    // activations + SE vectors + scratchpad, allocated once
 
     // `batch` images, NCHW float (batch × 3 × resolution²), into `logits` (batch × classes,

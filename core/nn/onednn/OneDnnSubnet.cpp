@@ -21,16 +21,38 @@ namespace {
 // (0.9 MB) 4 images at once was best; the smallest at 96 px was as fast in 8 as in 16.
 constexpr std::size_t kMicroBatchBytes = std::size_t{4} << 20;
 
+// Two stages (OneDnnPlan.h, OneDnnStages): a tail of this many images, from the first block whose
+// activations stay within kMicroBatchBytes for all of them, when its weights are at least
+// kTailWeightBytes (a tail with few weights gains little from one pass serving many images and pays
+// the junction's copy). Measured on machine A (2026-12-03, docs/ONEDNN.md "Two stages"): the
+// largest VWW subnet at 160 px 1.06–1.09× (tails of 8 and 16 images, 15 MB of weights), at 96 px
+// 1.03×; the smallest subnet (tails of 1.1–1.3 MB) 0.95–1.00×, so it keeps one stage.
+constexpr int kTailBatch = 16;
+constexpr std::size_t kTailWeightBytes = std::size_t{4} << 20;
+
+// Weights (values) of blocks [from, end) and the layers after them.
+std::size_t tailWeights(const FoldedSubnet& net, std::size_t from)
+{
+    std::size_t values = net.mix.weight.size() + net.fc_w.size();
+    for (std::size_t i = from; i < net.blocks.size(); ++i) {
+        const FoldedBlock& b = net.blocks[i];
+        values += b.ib.weight.size() + b.dw.weight.size() + b.pl.weight.size() + b.se_reduce_w.size() + b.se_expand_w.size();
+    }
+    return values;
+}
+
 }  // namespace
 
 OneDnnSubnet::OneDnnSubnet(const Subnet& subnet, OneDnnDtype dtype, OneDnnDepthwise depthwise)
     : net_(foldedSubnet(subnet.weights())), dtype_(dtype), depthwise_(depthwise), microBatch_(microBatchOf(net_, dtype))
 {
+    chooseStages();
 }
 
 OneDnnSubnet::OneDnnSubnet(FoldedSubnet net, OneDnnDtype dtype, OneDnnDepthwise depthwise)
     : net_(std::move(net)), dtype_(dtype), depthwise_(depthwise), microBatch_(microBatchOf(net_, dtype))
 {
+    chooseStages();
 }
 
 OneDnnSubnet::~OneDnnSubnet() = default;
@@ -39,7 +61,10 @@ OneDnnPlan& OneDnnSubnet::prepare(int batch, int part)
 {
     const auto key = std::make_pair(batch, part);
     auto it = plans_.find(key);
-    if (it == plans_.end()) it = plans_.emplace(key, std::make_unique<OneDnnPlan>(net_, batch, dtype_, depthwise_)).first;
+    if (it == plans_.end()) {
+        const OneDnnStages stages = batch == tailBatch_ ? stages_ : OneDnnStages{};
+        it = plans_.emplace(key, std::make_unique<OneDnnPlan>(net_, batch, dtype_, depthwise_, stages)).first;
+    }
     return *it->second;
 }
 
@@ -54,24 +79,42 @@ int OneDnnSubnet::microBatchOf(const FoldedSubnet& net, OneDnnDtype dtype)
     return static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(1 << 16, kMicroBatchBytes / std::max<std::size_t>(1, bytes))));
 }
 
+void OneDnnSubnet::chooseStages()
+{
+    const int m = microBatch_, tail = kTailBatch / m * m;
+    if (tail < 2 * m) return;
+    const std::size_t bytes = dtype_ == OneDnnDtype::Bf16 ? 2 : 4, blocks = net_.blocks.size();
+    for (std::size_t from = 1; from < blocks; ++from) {
+        if (largestActivation(net_, from, blocks) * bytes * static_cast<std::size_t>(tail) > kMicroBatchBytes) continue;
+        if (tailWeights(net_, from) * bytes < kTailWeightBytes) return;
+        tailBatch_ = tail;
+        stages_ = OneDnnStages{m, from};
+        return;
+    }
+}
+
+// A part of n images: whole chunks of tailBatch_ (two stages), the rest in micro-batches.
+template <class F>
+void OneDnnSubnet::eachRun(int n, F&& f) const
+{
+    int at = 0;
+    if (tailBatch_ > 0)
+        for (; n - at >= tailBatch_; at += tailBatch_) f(at, tailBatch_);
+    for (; at < n; at += microBatch_) f(at, std::min(microBatch_, n - at));
+}
+
 void OneDnnSubnet::prepareFor(int n, int threads)
 {
-    const int parts = std::max(1, std::min(threads, n)), m = microBatch_;
-    for (int p = 0; p < parts; ++p) {
-        const int size = partSize(n, parts, p);
-        prepare(std::min(size, m), p);
-        if (size > m && size % m) prepare(size % m, p);
-    }
+    const int parts = std::max(1, std::min(threads, n));
+    for (int p = 0; p < parts; ++p) eachRun(partSize(n, parts, p), [&](int, int count) { prepare(count, p); });
 }
 
 void OneDnnSubnet::runPart(const float* images, int n, float* logits, int part)
 {
-    const int m = microBatch_;
     const std::size_t imageFloats = static_cast<std::size_t>(3) * resolution() * resolution();
-    for (int at = 0; at < n; at += m) {
-        const int count = std::min(m, n - at);
+    eachRun(n, [&](int at, int count) {
         prepare(count, part).run(images + static_cast<std::size_t>(at) * imageFloats, logits + static_cast<std::size_t>(at) * classes());
-    }
+    });
 }
 
 void OneDnnSubnet::forward(const float* images, int n, float* logits)

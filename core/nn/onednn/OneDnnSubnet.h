@@ -37,6 +37,11 @@ public:
     // Images a plan runs at once: a part of a batch runs in micro-batches of this many, so that one
     // activation buffer stays within a few MB (cache) however large the batch (docs/ONEDNN.md).
     int microBatch() const;
+    // Two stages (OneDnnPlan.h): chunks of tailBatch() images run as one plan whose head takes
+    // microBatch() images at a time and whose tail — the blocks from stages().tailFrom on — takes the
+    // whole chunk; tailBatch() 0 where it does not pay (small tails: docs/ONEDNN.md, "Two stages").
+    int tailBatch() const { return tailBatch_; }
+    OneDnnStages stages() const { return stages_; }
     // `n` images, NCHW float at resolution(), into n × classes() logits.
     void forward(const float* images, int n, float* logits);
     at::Tensor forward(const at::Tensor& images);   // n × 3 × r × r -> n × classes
@@ -48,11 +53,16 @@ public:
 private:
     void runPart(const float* images, int n, float* logits, int part);   // on the calling thread
     static int microBatchOf(const FoldedSubnet& net, OneDnnDtype dtype);
+    void chooseStages();
+    template <class F>
+    void eachRun(int n, F&& f) const;   // f(first image, count) for each plan run of a part of n
 
     FoldedSubnet net_;
     OneDnnDtype dtype_;
     OneDnnDepthwise depthwise_;
     int microBatch_;   // microBatchOf(net_, dtype_), once
+    int tailBatch_ = 0;
+    OneDnnStages stages_;
     std::map<std::pair<int, int>, std::unique_ptr<OneDnnPlan>> plans_;   // (batch, part)
     std::unique_ptr<ShardPool> pool_;   // the workers of a split batch, made on first use
 };
