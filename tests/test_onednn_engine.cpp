@@ -720,6 +720,38 @@ private Q_SLOTS:
         }
     }
 
+    void int8RunsAsManyImagesAsKeepItsMapsSmall()
+    {
+        // The int8 engine runs as many images per plan run as keep the largest activation within
+        // 1 Mi values: the largest VWW subnet at 160 px (96 × 80 × 80 values per image) one at a
+        // time, the smallest at 96 px 8 at once; the classes are Int8Forward's.
+        const DesignSpace space = presetSpace("mcunet-vww");
+        Supernet net = Supernet::initialize(space, 31);
+        perturbBn(net, space, 32);
+        ArchSampler sampler(space);
+        at::Generator g = at::detail::createCPUGenerator(33);
+        for (const SubnetConfig& config : {sampler.fullMaxConfig(160), sampler.minConfig(96)}) {
+            const Subnet sub = net.extract(config);
+            const Network network = networkFromSubnet(space, config);
+            const int r = config.image_size;
+            const QuantizedParams params = quantizeModel(floatModelFromSubnet(network, sub), at::randn({2, 3, r, r}, g));
+            const TrainingGraph graph = lowerForward(network);
+            const Int8Forward loops(graph, params);
+            OneDnnInt8Engine engine(loops);
+            if (r == 96) {
+                QCOMPARE(engine.runBatch(), 8);
+                continue;
+            }
+            QCOMPARE(engine.runBatch(), 1);
+            const at::Tensor x = at::randn({3, 3, r, r}, g).contiguous();
+            std::vector<int> classes(3);
+            engine.predict(x.data_ptr<float>(), 3, 1, classes.data());
+            const std::size_t per = static_cast<std::size_t>(3) * r * r;
+            for (int i = 0; i < 3; ++i) QCOMPARE(classes[static_cast<std::size_t>(i)], loops.predict(x.data_ptr<float>() + i * per));
+            QCOMPARE(engine.imagesOnLoops(), std::size_t(0));
+        }
+    }
+
     void int8Top1OfASubnetIsInt8ForwardsOnItsLoops()
     {
         // measureInt8Top1 (make-accdata --dtype int8) counts the same images as PTQ + Int8Forward on

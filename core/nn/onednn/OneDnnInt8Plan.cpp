@@ -771,12 +771,27 @@ std::vector<std::int32_t> OneDnnInt8Plan::tensor(int id, int image) const
 // ---- the engine ----
 
 namespace {
-constexpr int kPlanBatch = 8;   // images per plan run: bounds a plan's buffers at large resolutions
+// Images per plan run: as many as keep the largest activation within kRunValues values (1 MiB in
+// uint8 storage, 4 MiB in float), 1 to kPlanBatch. Measured on machine A (2026-12-03, docs/ONEDNN.md
+// "int8 runs"): the largest VWW subnet at 160 px (614 Ki values per image) ran 1.17× faster one
+// image at a time than in runs of 8 (787 against 672 img/s, two threads); at 96 px (221 Ki) 2–8
+// images were within 3 %; the smallest subnet within 5 % from 2 to 8.
+constexpr int kPlanBatch = 8;
+constexpr std::int64_t kRunValues = std::int64_t{1} << 20;
+
+int runBatchOf(const Int8Forward& f)
+{
+    std::int64_t most = 1;
+    for (const Tensor& t : f.graph().tensors)
+        if (t.kind == TensorKind::Activation) most = std::max(most, t.elems());
+    return static_cast<int>(std::clamp<std::int64_t>(kRunValues / most, 1, kPlanBatch));
+}
 using onednn::partSize;
 int argmax(const std::int32_t* l, int n) { return static_cast<int>(std::max_element(l, l + n) - l); }
 }  // namespace
 
-OneDnnInt8Engine::OneDnnInt8Engine(const Int8Forward& forward, OneDnnInt8Storage storage) : forward_(forward), storage_(storage)
+OneDnnInt8Engine::OneDnnInt8Engine(const Int8Forward& forward, OneDnnInt8Storage storage)
+    : forward_(forward), storage_(storage), runBatch_(runBatchOf(forward))
 {
     if (storage_ == OneDnnInt8Storage::Auto && !oneDnnHasVnni()) storage_ = OneDnnInt8Storage::Float;
 }
@@ -792,11 +807,11 @@ OneDnnInt8Plan& OneDnnInt8Engine::plan(int batch, int part)
 
 void OneDnnInt8Engine::chooseStorage(const float* images, int n)
 {
-    // One plan of each storage on the first (up to 8) images: each run once to warm up, then both
+    // One plan of each storage on the first (up to runBatch_) images: each run once to warm up, then both
     // timed in turns, three rounds, each storage's best kept (one timed run each was not enough:
     // on a subnet where the two are within 20 % the choice flipped between runs).
     using Clock = std::chrono::steady_clock;
-    const int m = std::min(kPlanBatch, n);
+    const int m = std::min(runBatch_, n);
     std::vector<std::int32_t> logits(static_cast<std::size_t>(m) * forward_.classes());
     std::unique_ptr<OneDnnInt8Plan> plans[2];
     const OneDnnInt8Storage kinds[2] = {OneDnnInt8Storage::Float, OneDnnInt8Storage::Uint8};
@@ -827,8 +842,8 @@ void OneDnnInt8Engine::prepareFor(int n, int parts)
 {
     for (int p = 0; p < parts; ++p) {
         const int size = partSize(n, parts, p);
-        plan(std::min(kPlanBatch, size), p);
-        if (size > kPlanBatch && size % kPlanBatch) plan(size % kPlanBatch, p);
+        plan(std::min(runBatch_, size), p);
+        if (size > runBatch_ && size % runBatch_) plan(size % runBatch_, p);
     }
 }
 
@@ -856,9 +871,9 @@ void OneDnnInt8Engine::predict(const float* images, int n, int threads, int* cla
     for (int p = 0; p < parts; ++p) first[p + 1] = first[p] + partSize(n, parts, p);
     std::vector<std::size_t> loops(static_cast<std::size_t>(parts), 0);
     auto part = [&](int p) {
-        std::vector<std::int32_t> logits(static_cast<std::size_t>(kPlanBatch) * k);
+        std::vector<std::int32_t> logits(static_cast<std::size_t>(runBatch_) * k);
         for (int at = first[p]; at < first[p + 1];) {
-            const int m = std::min(kPlanBatch, first[p + 1] - at);
+            const int m = std::min(runBatch_, first[p + 1] - at);
             const float* x = images + static_cast<std::size_t>(at) * imageFloats;
             if (plan(m, p).run(x, logits.data())) {
                 for (int i = 0; i < m; ++i) classes[at + i] = argmax(&logits[static_cast<std::size_t>(i) * k], k);

@@ -67,7 +67,8 @@ private:
 };
 
 // A forward's plans per (batch size, thread part); batches split over `threads` parts run side by
-// side, each part in runs of up to 8 images, as OneDnnSubnet does for fp32. Images a plan declines
+// side, each part in runs of runBatch() images (1 to 8: as many as keep the largest activation
+// within 1 Mi values), as OneDnnSubnet's micro-batches do for fp32. Images a plan declines
 // (run() false), and all images when the forward cannot be planned (OneDnnRefused, kept in
 // refused()), go to Int8Forward::predict — with its conv accumulator, if it has one. Never throws
 // OneDnnRefused.
@@ -84,6 +85,7 @@ public:
     // layers of a few channels, whose uint8 vectors are mostly empty). Auto until decided.
     OneDnnInt8Storage storage() const { return storage_; }
     std::size_t imagesOnLoops() const { return onLoops_; }     // images Int8Forward ran so far
+    int runBatch() const { return runBatch_; }                 // images per plan run
 
 private:
     const Int8Forward& forward_;
@@ -91,6 +93,7 @@ private:
     std::unique_ptr<ShardPool> pool_;
     std::string refused_;
     OneDnnInt8Storage storage_;
+    int runBatch_;
     std::size_t onLoops_ = 0;
     OneDnnInt8Plan& plan(int batch, int part);
     void prepareFor(int n, int parts);
