@@ -6,11 +6,17 @@
 // measured at the start (bench/FmaPeak.h; MACs as the cost model counts them: every tap, padding
 // included), and the largest difference between the two outputs (0: bit for bit).
 //
+// A second table: our stem kernel (core/nn/onednn/StemConv.h: the first conv straight from the NCHW
+// input) against what the plan ran before it, oneDNN's NCHW→NHWC reorder + its NHWC conv, on the
+// stems of the VWW subnets (3 → 16 and 3 → 32 channels, 3×3 stride 2, 96 and 160 px) and of the
+// Fashion-MNIST space (28, 36 px).
+//
 // usage: bench_depthwise [ROUNDS]
 #include "BenchTiming.h"
 #include "FmaPeak.h"
 #include "nn/onednn/DepthwiseConv.h"
 #include "nn/onednn/OneDnnInfo.h"
+#include "nn/onednn/StemConv.h"
 
 #include <dnnl.hpp>
 #include <omp.h>
@@ -118,6 +124,65 @@ int main(int argc, char** argv)
         const double mt = bench::median(tt), mo = bench::median(to);
         std::printf("%5d %4d %2d %2d | %10.1f %10.1f | %6.0f%% %6.0f%% | %8.2fx | %8.2g | %s\n", sh.channels, sh.h, sh.kernel, sh.stride, mt * 1e6,
                     mo * 1e6, 100 * macs / mt / 1e9 / peak.gmacsPerThread, 100 * macs / mo / 1e9 / peak.gmacsPerThread, bench::median(ratio), diff,
+                    pd.impl_info_str());
+        std::free(scratch);
+    }
+
+    std::printf("\nstem: our kernel from NCHW against oneDNN's reorder + conv; one image, one thread, 3x3 stride 2, bias + ReLU6\n");
+    std::printf("%4s %5s %4s | %10s %10s | %7s %7s | %9s | %8s | %s\n", "cin", "cout", "h", "oneDNN us", "ours us", "oneDNN", "ours",
+                "ours/dnn", "max diff", "oneDNN's conv");
+    struct Stem {
+        int cout, h;
+    };
+    for (const Stem& st : {Stem{16, 96}, Stem{32, 96}, Stem{16, 160}, Stem{32, 160}, Stem{16, 28}, Stem{24, 36}}) {
+        const int cin = 3, k = 3, stride = 2, pad = 1, ho = (st.h + 2 * pad - k) / stride + 1;
+        std::vector<float> x(static_cast<std::size_t>(cin) * st.h * st.h), w(static_cast<std::size_t>(st.cout) * cin * k * k), b(st.cout);
+        for (float& v : x) v = u(rng) * 2;
+        for (float& v : w) v = u(rng) / 3;
+        for (float& v : b) v = u(rng);
+        std::vector<float> ours(static_cast<std::size_t>(ho) * ho * st.cout), theirs(ours.size()), nhwc(x.size());
+        const onednn::StemConv stem(cin, st.cout, st.h, k, stride, pad, w.data(), b.data());
+        float* scratch = static_cast<float*>(std::aligned_alloc(64, (stem.scratchFloats() * sizeof(float) + 63) / 64 * 64));
+        using dnnl::memory;
+        using Tag = memory::format_tag;
+        using Dt = memory::data_type;
+        const memory::desc user({1, cin, st.h, st.h}, Dt::f32, Tag::nchw), s({1, cin, st.h, st.h}, Dt::f32, Tag::nhwc),
+            d({1, st.cout, ho, ho}, Dt::f32, Tag::nhwc);
+        const memory::desc wUser({st.cout, cin, k, k}, Dt::f32, Tag::oihw), wAny({st.cout, cin, k, k}, Dt::f32, Tag::any),
+            bias({st.cout}, Dt::f32, Tag::x);
+        dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, s, wAny, bias, d,
+                                             {stride, stride}, {pad, pad}, {pad, pad});
+        dnnl::post_ops po;
+        po.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, 0.f, 6.f);
+        dnnl::primitive_attr attr;
+        attr.set_post_ops(po);
+        const dnnl::convolution_forward::primitive_desc pd(desc, attr, eng);
+        memory wm(pd.weights_desc(), eng), wu(wUser, eng, w.data());
+        dnnl::reorder(wu, wm).execute(stream, wu, wm);
+        stream.wait();
+        memory um(user, eng, x.data()), sm(s, eng, nhwc.data()), dm(d, eng, theirs.data()), bm(bias, eng, b.data());
+        const dnnl::reorder toNhwc(um, sm);
+        const dnnl::convolution_forward conv(pd);
+        auto runTheirs = [&] {
+            toNhwc.execute(stream, um, sm);
+            conv.execute(stream, {{DNNL_ARG_SRC, sm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_BIAS, bm}, {DNNL_ARG_DST, dm}});
+            stream.wait();
+        };
+        auto runOurs = [&] { stem.run(x.data(), ours.data(), 1, scratch); };
+        runTheirs();
+        runOurs();
+        double diff = 0;
+        for (std::size_t i = 0; i < ours.size(); ++i) diff = std::max(diff, static_cast<double>(std::fabs(ours[i] - theirs[i])));
+        const double macs = static_cast<double>(st.cout) * ho * ho * cin * k * k;
+        std::vector<double> tt, to, ratio;
+        for (int r = 0; r < rounds; ++r) {
+            tt.push_back(secondsPerCall(runTheirs, macs));
+            to.push_back(secondsPerCall(runOurs, macs));
+            ratio.push_back(tt.back() / to.back());
+        }
+        const double mt = bench::median(tt), mo = bench::median(to);
+        std::printf("%4d %5d %4d | %10.2f %10.2f | %6.0f%% %6.0f%% | %8.2fx | %8.2g | %s\n", cin, st.cout, st.h, mt * 1e6, mo * 1e6,
+                    100 * macs / mt / 1e9 / peak.gmacsPerThread, 100 * macs / mo / 1e9 / peak.gmacsPerThread, bench::median(ratio), diff,
                     pd.impl_info_str());
         std::free(scratch);
     }

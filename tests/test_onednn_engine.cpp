@@ -21,6 +21,7 @@
 #include "tinyengine/Int8Forward.h"
 #include "zoo/SubnetNetwork.h"
 #include "nn/onednn/OneDnnSubnet.h"
+#include "nn/onednn/StemConv.h"
 #include "nn/supernet/Supernet.h"
 #include "space/ArchSampler.h"
 #include "space/SpacePresets.h"
@@ -243,16 +244,18 @@ private Q_SLOTS:
 
     void onePrimitivePerLayerWithBiasActivationAndResidualFused()
     {
-        // input reorder + first conv + per block (fused block 0: 1 conv; else ib, dw, pl and, with
-        // SE, pool + 2 inner products + multiply) + feature mix + pool + classifier. A separate
-        // bias, ReLU6 or residual add would add primitives.
+        // first conv (on AVX-512 our stem kernel, reading the NCHW input; elsewhere an input reorder
+        // + oneDNN's conv) + per block (fused block 0: 1 conv; else ib, dw, pl and, with SE, pool +
+        // 2 inner products + multiply) + feature mix + pool + classifier. A separate bias, ReLU6
+        // or residual add would add primitives.
         const DesignSpace space = presetSpace("mcunet-vww");
         const Supernet net = Supernet::initialize(space, 1);
         const SubnetConfig config = ArchSampler(space).fullMaxConfig(96);
         Subnet sub = net.extract(config);
         OneDnnSubnet dnn(sub);
         OneDnnPlan& plan = dnn.prepare(3);
-        std::size_t want = 1 + 1 + 3;
+        QCOMPARE(plan.ownStem(), onednn::StemConv::available());
+        std::size_t want = (plan.ownStem() ? 1 : 2) + 3;
         int residual = 0, se = 0;
         for (int i = 0; i < sub.weights().layout.n_blocks; ++i) {
             const BlockShape& b = sub.weights().layout.block(i);
@@ -321,6 +324,60 @@ private Q_SLOTS:
                         ++cases;
                     }
         QCOMPARE(cases, 4 * 2 * 6 * 4);
+    }
+
+    void ownStemKernelEqualsAFloat64Convolution()
+    {
+        // Our AVX-512 stem (first conv) kernel against a float64 loop: NCHW images in, NHWC out,
+        // + bias, ReLU6; every kernel size and stride it has code for (the plan's cropped kernels
+        // included), 1 and 3 input channels, output channels that leave a masked last vector and
+        // that take 1 to 4 vectors, 2 images.
+        if (!onednn::StemConv::available()) QSKIP("no AVX-512F: the plan reorders the input for oneDNN's first conv here");
+        std::mt19937 rng(6);
+        std::uniform_real_distribution<float> u(-1.f, 1.f);
+        int cases = 0;
+        for (int k : {1, 3, 5, 7})
+            for (int s : {1, 2})
+                for (int h : {1, 2, 5, 12, 28})
+                    for (int cin : {1, 3})
+                        for (int cout : {8, 16, 24, 40, 64}) {
+                            const bool cropped = s == 1 && 2 * h - 1 < k;
+                            const int kk = cropped ? 2 * h - 1 : k, pad = cropped ? h - 1 : k / 2, n = 2;
+                            std::vector<float> x(static_cast<std::size_t>(n) * cin * h * h), w(static_cast<std::size_t>(cout) * cin * kk * kk), b(cout);
+                            for (float& v : x) v = u(rng) * 3;
+                            for (float& v : w) v = u(rng);
+                            for (float& v : b) v = u(rng) * 2;
+                            const onednn::StemConv stem(cin, cout, h, kk, s, pad, w.data(), b.data());
+                            const int ho = stem.outputSize();
+                            QCOMPARE(ho, (h + 2 * pad - kk) / s + 1);
+                            std::unique_ptr<float, void (*)(void*)> scratch(
+                                static_cast<float*>(std::aligned_alloc(64, (stem.scratchFloats() * sizeof(float) + 63) / 64 * 64)), std::free);
+                            std::vector<float> y(static_cast<std::size_t>(n) * ho * ho * cout, NAN);
+                            stem.run(x.data(), y.data(), n, scratch.get());
+                            for (int i = 0; i < n; ++i)
+                                for (int oy = 0; oy < ho; ++oy)
+                                    for (int ox = 0; ox < ho; ++ox)
+                                        for (int o = 0; o < cout; ++o) {
+                                            double sum = b[o], mag = std::fabs(b[o]);
+                                            for (int c = 0; c < cin; ++c)
+                                                for (int ky = 0; ky < kk; ++ky)
+                                                    for (int kx = 0; kx < kk; ++kx) {
+                                                        const int iy = oy * s + ky - pad, ix = ox * s + kx - pad;
+                                                        if (iy < 0 || iy >= h || ix < 0 || ix >= h) continue;
+                                                        const double t = static_cast<double>(w[((static_cast<std::size_t>(o) * cin + c) * kk + ky) * kk + kx]) *
+                                                                         x[((static_cast<std::size_t>(i) * cin + c) * h + iy) * h + ix];
+                                                        sum += t;
+                                                        mag += std::fabs(t);
+                                                    }
+                                            sum = std::min(6.0, std::max(0.0, sum));
+                                            const double got = y[((static_cast<std::size_t>(i) * ho + oy) * ho + ox) * cout + o];
+                                            if (!(std::fabs(got - sum) <= 1e-6 * mag + 1e-6))
+                                                QFAIL(qPrintable(QString("k%1 s%2 h%3 %4 -> %5: image %6, (%7, %8), channel %9: %10 vs %11")
+                                                                     .arg(kk).arg(s).arg(h).arg(cin).arg(cout).arg(i).arg(oy).arg(ox).arg(o).arg(got).arg(sum)));
+                                        }
+                            ++cases;
+                        }
+        QCOMPARE(cases, 4 * 2 * 5 * 2 * 5);
     }
 
     void ownDepthwiseRunsEveryBlockAndAgreesWithOneDnns()

@@ -4,6 +4,7 @@
 
 #include "nn/onednn/DepthwiseConv.h"
 #include "nn/onednn/OneDnnCommon.h"
+#include "nn/onednn/StemConv.h"
 
 #include <dnnl.hpp>
 
@@ -44,6 +45,7 @@ struct OneDnnPlan::Impl {
     };
     OneDnnDepthwise depthwise = OneDnnDepthwise::Ours;
     std::size_t ownDepthwise = 0;   // depthwise convolutions run by our kernel
+    bool ownStem = false;           // the first conv on our StemConv, reading the caller's NCHW images
     std::vector<Step> steps;
     std::unique_ptr<Buffer> act[3], tailAct[3], sePool, seMid, seGate, pooled, scratch;
     // Two stages: steps [0, headSteps) run once per chunk of headBatch images, the rest once.
@@ -128,6 +130,29 @@ struct OneDnnPlan::Impl {
             }
         }
         return conv(c, h, src, dst, relu6());
+    }
+
+    // The first conv + bias + ReLU6 on our kernel (StemConv.h), straight from the caller's NCHW
+    // images, where it applies (fp32, AVX-512, its shapes): true, and h is its output size.
+    bool stemConv(const FoldedConv& c, int& h, float* dst)
+    {
+        const KernelWindow win = kernelWindow(c.kernel, c.stride, h);
+        if (actType != Dt::f32 || c.groups != 1 || !onednn::StemConv::available() ||
+            !onednn::StemConv::supports(c.cin, c.cout, win.size, c.stride))
+            return false;
+        std::vector<float> cropped;
+        auto stem = std::make_shared<onednn::StemConv>(c.cin, c.cout, h, win.size, c.stride, win.pad, croppedWeights(c, win, cropped),
+                                                       c.bias.data());
+        if (stem->outputSize() != (h - 1) / c.stride + 1) return false;
+        scratchBytes = std::max(scratchBytes, stem->scratchFloats() * sizeof(float));
+        Step s;
+        s.own = [this, stem, dst, images = n](float* scratch) {
+            stem->run(static_cast<const float*>(input.get_data_handle()), dst, images, scratch);
+        };
+        steps.push_back(std::move(s));
+        ownStem = true;
+        h = stem->outputSize();
+        return true;
     }
 
     // conv + bias (+ post-ops) from src (c.cin × h × h, NHWC) into dst; returns the output size.
@@ -226,16 +251,21 @@ struct OneDnnPlan::Impl {
                 throw OneDnnRefused("oneDNN refused " + where + " (batch " + std::to_string(n) + "): " + e.what());
             }
         };
-        // Input: the caller's NCHW pixels reordered into NHWC.
+        // Input: the caller's NCHW pixels, read by our stem kernel as they are, or reordered into
+        // NHWC for oneDNN's first conv.
         const memory::desc inUser({n, 3, resolution, resolution}, Dt::f32, Tag::nchw), inNhwc = nhwc(3, resolution);
-        layer("the input reorder", [&] {
-            input = memory(inUser, eng, nullptr);
-            memory dst(inNhwc, eng, buf[2]);
-            dnnl::reorder::primitive_desc pd(eng, inUser, eng, inNhwc, attrWith({}));
-            add<dnnl::reorder>(pd, {{DNNL_ARG_FROM, input}, {DNNL_ARG_TO, dst}});
-        });
+        input = memory(inUser, eng, nullptr);
         int h = resolution, cur = 0;
-        layer("first_conv", [&] { h = conv(net.first, h, buf[2], buf[0], relu6()); });
+        bool stem = false;
+        layer("first_conv", [&] { stem = stemConv(net.first, h, buf[0]); });
+        if (!stem) {
+            layer("the input reorder", [&] {
+                memory dst(inNhwc, eng, buf[2]);
+                dnnl::reorder::primitive_desc pd(eng, inUser, eng, inNhwc, attrWith({}));
+                add<dnnl::reorder>(pd, {{DNNL_ARG_FROM, input}, {DNNL_ARG_TO, dst}});
+            });
+            layer("first_conv", [&] { h = conv(net.first, h, buf[2], buf[0], relu6()); });
+        }
         for (std::size_t i = 0; i < blocks; ++i) {
             const FoldedBlock& b = net.blocks[i];
             if (twoStages && i == stages.tailFrom) {
@@ -321,6 +351,7 @@ int OneDnnPlan::resolution() const { return impl_->resolution; }
 int OneDnnPlan::classes() const { return impl_->classes; }
 std::size_t OneDnnPlan::primitives() const { return impl_->steps.size(); }
 std::size_t OneDnnPlan::ownDepthwise() const { return impl_->ownDepthwise; }
+bool OneDnnPlan::ownStem() const { return impl_->ownStem; }
 
 std::size_t OneDnnPlan::bufferBytes() const
 {

@@ -9,7 +9,9 @@
 //  * weights reordered once into the layout each primitive prefers (format_tag::any);
 //  * kernels that overhang small maps cropped as forwardNet crops them (same result, less work);
 //  * the blocks' depthwise convs (+ bias + ReLU6) on our AVX-512 kernel (DepthwiseConv.h) where the
-//    CPU has it, oneDNN's elsewhere (OneDnnDepthwise);
+//    CPU has it, oneDNN's elsewhere (OneDnnDepthwise); fp32 plans' first conv on our AVX-512 stem
+//    kernel (StemConv.h), straight from the NCHW input, where the CPU has it — elsewhere the input is
+//    reordered into NHWC for oneDNN's conv;
 //  * three activation buffers, the SE vectors and one scratchpad for all primitives, allocated
 //    here; running a batch allocates nothing;
 //  * optionally two stages (OneDnnStages): the layers before block `tailFrom` run on chunks of
@@ -64,6 +66,7 @@ public:
     int classes() const;
     std::size_t primitives() const;     // steps run per batch: oneDNN primitives and our kernels
     std::size_t ownDepthwise() const;   // of which depthwise convolutions run by our kernel
+    bool ownStem() const;               // the first conv on our kernel, from the NCHW input (StemConv.h)
     int headBatch() const;              // images per head chunk; batch() with one stage
     std::size_t bufferBytes() const;    // activations + SE vectors + scratchpad, allocated once
 
