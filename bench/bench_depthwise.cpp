@@ -52,6 +52,53 @@ double secondsPerCall(F&& f, double macs)
     return best;
 }
 
+// Ours against oneDNN's on one shape: both run once, their outputs compared (largest difference),
+// then timed in turns `rounds` times; medians of the times and of the per-round ratios.
+struct Comparison {
+    double theirs, ours, ratio, diff;
+};
+
+template <class T, class O>
+Comparison compareRuns(T&& runTheirs, O&& runOurs, const std::vector<float>& theirs, const std::vector<float>& ours, double macs, int rounds)
+{
+    runTheirs();
+    runOurs();
+    double diff = 0;
+    for (std::size_t i = 0; i < ours.size(); ++i) diff = std::max(diff, static_cast<double>(std::fabs(ours[i] - theirs[i])));
+    std::vector<double> tt, to, ratio;
+    for (int r = 0; r < rounds; ++r) {
+        tt.push_back(secondsPerCall(runTheirs, macs));
+        to.push_back(secondsPerCall(runOurs, macs));
+        ratio.push_back(tt.back() / to.back());
+    }
+    return {bench::median(tt), bench::median(to), bench::median(ratio), diff};
+}
+
+// oneDNN's convolution + bias + ReLU6 (clip 0..6) on NHWC `dst` from `src`, weights reordered from
+// the user layout into the one the primitive chose: what the plans build.
+struct DnnConv {
+    dnnl::convolution_forward::primitive_desc pd;
+    dnnl::convolution_forward prim;
+    dnnl::memory weights;
+};
+
+DnnConv dnnConv(const dnnl::engine& eng, dnnl::stream& stream, const dnnl::memory::desc& src, const dnnl::memory::desc& dst,
+                const dnnl::memory::desc& wUser, float* w, const dnnl::memory::desc& bias, int stride, int pad)
+{
+    const dnnl::memory::desc wAny(wUser.dims(), dnnl::memory::data_type::f32, dnnl::memory::format_tag::any);
+    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, wAny, bias, dst,
+                                         {stride, stride}, {pad, pad}, {pad, pad});
+    dnnl::post_ops po;
+    po.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, 0.f, 6.f);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(po);
+    dnnl::convolution_forward::primitive_desc pd(desc, attr, eng);
+    dnnl::memory wm(pd.weights_desc(), eng), wu(wUser, eng, w);
+    dnnl::reorder(wu, wm).execute(stream, wu, wm);
+    stream.wait();
+    return {pd, dnnl::convolution_forward(pd), wm};
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
@@ -91,39 +138,19 @@ int main(int argc, char** argv)
         using Tag = memory::format_tag;
         using Dt = memory::data_type;
         const memory::desc s({1, sh.channels, sh.h, sh.h}, Dt::f32, Tag::nhwc), d({1, sh.channels, ho, ho}, Dt::f32, Tag::nhwc);
-        const memory::dims wdims = {sh.channels, 1, 1, sh.kernel, sh.kernel};
-        const memory::desc wUser(wdims, Dt::f32, Tag::goihw), wAny(wdims, Dt::f32, Tag::any), bias({sh.channels}, Dt::f32, Tag::x);
-        dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, s, wAny, bias, d,
-                                             {sh.stride, sh.stride}, {pad, pad}, {pad, pad});
-        dnnl::post_ops po;
-        po.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, 0.f, 6.f);
-        dnnl::primitive_attr attr;
-        attr.set_post_ops(po);
-        const dnnl::convolution_forward::primitive_desc pd(desc, attr, eng);
-        memory wm(pd.weights_desc(), eng), wu(wUser, eng, w.data());
-        dnnl::reorder(wu, wm).execute(stream, wu, wm);
-        stream.wait();
+        const memory::desc wUser({sh.channels, 1, 1, sh.kernel, sh.kernel}, Dt::f32, Tag::goihw), bias({sh.channels}, Dt::f32, Tag::x);
+        const DnnConv conv = dnnConv(eng, stream, s, d, wUser, w.data(), bias, sh.stride, pad);
+        const auto& pd = conv.pd;
         memory sm(s, eng, x.data()), dm(d, eng, theirs.data()), bm(bias, eng, b.data());
-        const dnnl::convolution_forward conv(pd);
         auto runTheirs = [&] {
-            conv.execute(stream, {{DNNL_ARG_SRC, sm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_BIAS, bm}, {DNNL_ARG_DST, dm}});
+            conv.prim.execute(stream, {{DNNL_ARG_SRC, sm}, {DNNL_ARG_WEIGHTS, conv.weights}, {DNNL_ARG_BIAS, bm}, {DNNL_ARG_DST, dm}});
             stream.wait();
         };
         auto runOurs = [&] { dw.run(x.data(), ours.data(), 1, scratch); };
-        runTheirs();
-        runOurs();
-        double diff = 0;
-        for (std::size_t i = 0; i < ours.size(); ++i) diff = std::max(diff, static_cast<double>(std::fabs(ours[i] - theirs[i])));
         const double macs = static_cast<double>(sh.channels) * ho * ho * sh.kernel * sh.kernel;
-        std::vector<double> tt, to, ratio;
-        for (int r = 0; r < rounds; ++r) {
-            tt.push_back(secondsPerCall(runTheirs, macs));
-            to.push_back(secondsPerCall(runOurs, macs));
-            ratio.push_back(tt.back() / to.back());
-        }
-        const double mt = bench::median(tt), mo = bench::median(to);
-        std::printf("%5d %4d %2d %2d | %10.1f %10.1f | %6.0f%% %6.0f%% | %8.2fx | %8.2g | %s\n", sh.channels, sh.h, sh.kernel, sh.stride, mt * 1e6,
-                    mo * 1e6, 100 * macs / mt / 1e9 / peak.gmacsPerThread, 100 * macs / mo / 1e9 / peak.gmacsPerThread, bench::median(ratio), diff,
+        const Comparison c = compareRuns(runTheirs, runOurs, theirs, ours, macs, rounds);
+        std::printf("%5d %4d %2d %2d | %10.1f %10.1f | %6.0f%% %6.0f%% | %8.2fx | %8.2g | %s\n", sh.channels, sh.h, sh.kernel, sh.stride, c.theirs * 1e6,
+                    c.ours * 1e6, 100 * macs / c.theirs / 1e9 / peak.gmacsPerThread, 100 * macs / c.ours / 1e9 / peak.gmacsPerThread, c.ratio, c.diff,
                     pd.impl_info_str());
         std::free(scratch);
     }
@@ -148,41 +175,21 @@ int main(int argc, char** argv)
         using Dt = memory::data_type;
         const memory::desc user({1, cin, st.h, st.h}, Dt::f32, Tag::nchw), s({1, cin, st.h, st.h}, Dt::f32, Tag::nhwc),
             d({1, st.cout, ho, ho}, Dt::f32, Tag::nhwc);
-        const memory::desc wUser({st.cout, cin, k, k}, Dt::f32, Tag::oihw), wAny({st.cout, cin, k, k}, Dt::f32, Tag::any),
-            bias({st.cout}, Dt::f32, Tag::x);
-        dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, s, wAny, bias, d,
-                                             {stride, stride}, {pad, pad}, {pad, pad});
-        dnnl::post_ops po;
-        po.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, 0.f, 6.f);
-        dnnl::primitive_attr attr;
-        attr.set_post_ops(po);
-        const dnnl::convolution_forward::primitive_desc pd(desc, attr, eng);
-        memory wm(pd.weights_desc(), eng), wu(wUser, eng, w.data());
-        dnnl::reorder(wu, wm).execute(stream, wu, wm);
-        stream.wait();
+        const memory::desc wUser({st.cout, cin, k, k}, Dt::f32, Tag::oihw), bias({st.cout}, Dt::f32, Tag::x);
+        const DnnConv conv = dnnConv(eng, stream, s, d, wUser, w.data(), bias, stride, pad);
+        const auto& pd = conv.pd;
         memory um(user, eng, x.data()), sm(s, eng, nhwc.data()), dm(d, eng, theirs.data()), bm(bias, eng, b.data());
         const dnnl::reorder toNhwc(um, sm);
-        const dnnl::convolution_forward conv(pd);
         auto runTheirs = [&] {
             toNhwc.execute(stream, um, sm);
-            conv.execute(stream, {{DNNL_ARG_SRC, sm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_BIAS, bm}, {DNNL_ARG_DST, dm}});
+            conv.prim.execute(stream, {{DNNL_ARG_SRC, sm}, {DNNL_ARG_WEIGHTS, conv.weights}, {DNNL_ARG_BIAS, bm}, {DNNL_ARG_DST, dm}});
             stream.wait();
         };
         auto runOurs = [&] { stem.run(x.data(), ours.data(), 1, scratch); };
-        runTheirs();
-        runOurs();
-        double diff = 0;
-        for (std::size_t i = 0; i < ours.size(); ++i) diff = std::max(diff, static_cast<double>(std::fabs(ours[i] - theirs[i])));
         const double macs = static_cast<double>(st.cout) * ho * ho * cin * k * k;
-        std::vector<double> tt, to, ratio;
-        for (int r = 0; r < rounds; ++r) {
-            tt.push_back(secondsPerCall(runTheirs, macs));
-            to.push_back(secondsPerCall(runOurs, macs));
-            ratio.push_back(tt.back() / to.back());
-        }
-        const double mt = bench::median(tt), mo = bench::median(to);
-        std::printf("%4d %5d %4d | %10.2f %10.2f | %6.0f%% %6.0f%% | %8.2fx | %8.2g | %s\n", cin, st.cout, st.h, mt * 1e6, mo * 1e6,
-                    100 * macs / mt / 1e9 / peak.gmacsPerThread, 100 * macs / mo / 1e9 / peak.gmacsPerThread, bench::median(ratio), diff,
+        const Comparison c = compareRuns(runTheirs, runOurs, theirs, ours, macs, rounds);
+        std::printf("%4d %5d %4d | %10.2f %10.2f | %6.0f%% %6.0f%% | %8.2fx | %8.2g | %s\n", cin, st.cout, st.h, c.theirs * 1e6, c.ours * 1e6,
+                    100 * macs / c.theirs / 1e9 / peak.gmacsPerThread, 100 * macs / c.ours / 1e9 / peak.gmacsPerThread, c.ratio, c.diff,
                     pd.impl_info_str());
         std::free(scratch);
     }
