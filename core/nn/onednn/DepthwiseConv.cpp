@@ -128,11 +128,6 @@ TS_AVX512 void zeroBorder(float* tile, int h, int wp, int hp, int pad)
 
 }  // namespace
 
-struct DepthwiseConv::Packed {
-    Buffer weights, bias;   // 64-byte aligned, zeroed
-    Packed(std::size_t w, std::size_t b) : weights(w), bias(b) {}
-};
-
 bool DepthwiseConv::available()
 {
     return hasAvx512();
@@ -152,7 +147,7 @@ DepthwiseConv::DepthwiseConv(int channels, int h, int kernel, int stride, int pa
         throw std::invalid_argument("DepthwiseConv: no kernel for " + std::to_string(kernel) + "x" + std::to_string(kernel) +
                                     " stride " + std::to_string(stride) + " on " + std::to_string(h) + " px");
     const std::size_t taps = static_cast<std::size_t>(kernel) * kernel;
-    packed_ = std::make_unique<Packed>(blocks_ * taps * kLanes, static_cast<std::size_t>(blocks_) * kLanes);
+    packed_ = std::make_unique<PackedWeights>(blocks_ * taps * kLanes, static_cast<std::size_t>(blocks_) * kLanes);
     for (int ch = 0; ch < channels; ++ch) {
         const int cb = ch / kLanes, lane = ch % kLanes;
         for (std::size_t t = 0; t < taps; ++t) packed_->weights.data[(cb * taps + t) * kLanes + lane] = weight[ch * taps + t];

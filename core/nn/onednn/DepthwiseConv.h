@@ -16,6 +16,8 @@
 
 namespace tinyscope::onednn {
 
+struct PackedWeights;   // OneDnnCommon.h
+
 class DepthwiseConv {
 public:
     // This CPU runs the kernel (AVX-512 F, BW, VL).
@@ -48,8 +50,7 @@ private:
 
     int c_, h_, k_, s_, pad_, ho_, blocks_;
     bool relu6_;
-    struct Packed;
-    std::unique_ptr<Packed> packed_;   // weights [block][kh][kw][16], bias [block][16], zero-padded
+    std::unique_ptr<PackedWeights> packed_;   // weights [block][kh][kw][16], bias [block][16], zero-padded
 };
 
 }  // namespace tinyscope::onednn

@@ -52,6 +52,13 @@ struct Buffer {
     ~Buffer() { std::free(data); }
 };
 
+// A kernel's weights and bias packed into its vector layout (our AVX-512 kernels: DepthwiseConv,
+// StemConv), 64-byte aligned, zero-padded.
+struct PackedWeights {
+    Buffer weights, bias;
+    PackedWeights(std::size_t w, std::size_t b) : weights(w), bias(b) {}
+};
+
 // oneDNN (OpenMP runtime) fixes a primitive's thread count when it is created, from the creating
 // thread's omp_get_max_threads(), and forces a team of that size at every execution whatever the
 // caller's setting then. Our plans are single-threaded (threads run plans side by side), so they

@@ -72,6 +72,15 @@ struct OneDnnPlan::Impl {
         return dst;
     }
 
+    // One of our kernels as a step (run on the plan's scratch, which it needs `scratchFloats` of).
+    void addOwn(std::function<void(float* scratch)> f, std::size_t scratchFloats = 0)
+    {
+        scratchBytes = std::max(scratchBytes, scratchFloats * sizeof(float));
+        Step s;
+        s.own = std::move(f);
+        steps.push_back(std::move(s));
+    }
+
     template <class Primitive>
     void add(const typename Primitive::primitive_desc& pd, std::unordered_map<int, memory> args)
     {
@@ -121,10 +130,7 @@ struct OneDnnPlan::Impl {
             auto dw = std::make_shared<onednn::DepthwiseConv>(c.cout, h, win.size, c.stride, win.pad,
                                                               croppedWeights(c, win, cropped), c.bias.data(), true);
             if (dw->outputSize() == ho) {
-                scratchBytes = std::max(scratchBytes, dw->scratchFloats() * sizeof(float));
-                Step s;
-                s.own = [dw, src, dst, images = n](float* scratch) { dw->run(src, dst, images, scratch); };
-                steps.push_back(std::move(s));
+                addOwn([dw, src, dst, images = n](float* scratch) { dw->run(src, dst, images, scratch); }, dw->scratchFloats());
                 ++ownDepthwise;
                 return ho;
             }
@@ -144,12 +150,9 @@ struct OneDnnPlan::Impl {
         auto stem = std::make_shared<onednn::StemConv>(c.cin, c.cout, h, win.size, c.stride, win.pad, croppedWeights(c, win, cropped),
                                                        c.bias.data());
         if (stem->outputSize() != (h - 1) / c.stride + 1) return false;
-        scratchBytes = std::max(scratchBytes, stem->scratchFloats() * sizeof(float));
-        Step s;
-        s.own = [this, stem, dst, images = n](float* scratch) {
+        addOwn([this, stem, dst, images = n](float* scratch) {
             stem->run(static_cast<const float*>(input.get_data_handle()), dst, images, scratch);
-        };
-        steps.push_back(std::move(s));
+        }, stem->scratchFloats());
         ownStem = true;
         h = stem->outputSize();
         return true;
@@ -273,9 +276,7 @@ struct OneDnnPlan::Impl {
                 const std::size_t chunkBytes = static_cast<std::size_t>(b.shape.cin) * h * h * headBatch * (actType == Dt::bf16 ? 2 : 4);
                 const char* from = reinterpret_cast<const char*>(buf[cur]);
                 char* to = reinterpret_cast<char*>(tailAct[0]->data);
-                Step s;
-                s.own = [this, from, to, chunkBytes](float*) { std::memcpy(to + static_cast<std::size_t>(chunk) * chunkBytes, from, chunkBytes); };
-                steps.push_back(std::move(s));
+                addOwn([this, from, to, chunkBytes](float*) { std::memcpy(to + static_cast<std::size_t>(chunk) * chunkBytes, from, chunkBytes); });
                 headSteps = steps.size();
                 n = batch;
                 for (int k = 0; k < 3; ++k) buf[k] = tailAct[k]->data;

@@ -30,6 +30,9 @@ constexpr std::size_t kMicroBatchBytes = std::size_t{4} << 20;
 constexpr int kTailBatch = 16;
 constexpr std::size_t kTailWeightBytes = std::size_t{4} << 20;
 
+// Bytes per activation value in a plan of this data type.
+std::size_t valueBytes(OneDnnDtype dtype) { return dtype == OneDnnDtype::Bf16 ? 2 : 4; }
+
 // Weights (values) of blocks [from, end) and the layers after them.
 std::size_t tailWeights(const FoldedSubnet& net, std::size_t from)
 {
@@ -70,12 +73,11 @@ OneDnnPlan& OneDnnSubnet::prepare(int batch, int part)
 
 using onednn::partSize;
 
-
 int OneDnnSubnet::microBatch() const { return microBatch_; }
 
 int OneDnnSubnet::microBatchOf(const FoldedSubnet& net, OneDnnDtype dtype)
 {
-    const std::size_t bytes = largestActivation(net) * (dtype == OneDnnDtype::Bf16 ? 2 : 4);
+    const std::size_t bytes = largestActivation(net) * valueBytes(dtype);
     return static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(1 << 16, kMicroBatchBytes / std::max<std::size_t>(1, bytes))));
 }
 
@@ -83,7 +85,7 @@ void OneDnnSubnet::chooseStages()
 {
     const int m = microBatch_, tail = kTailBatch / m * m;
     if (tail < 2 * m) return;
-    const std::size_t bytes = dtype_ == OneDnnDtype::Bf16 ? 2 : 4, blocks = net_.blocks.size();
+    const std::size_t bytes = valueBytes(dtype_), blocks = net_.blocks.size();
     for (std::size_t from = 1; from < blocks; ++from) {
         if (largestActivation(net_, from, blocks) * bytes * static_cast<std::size_t>(tail) > kMicroBatchBytes) continue;
         if (tailWeights(net_, from) * bytes < kTailWeightBytes) return;

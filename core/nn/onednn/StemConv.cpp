@@ -82,11 +82,6 @@ const std::array<std::array<Blocks, kMostVectors>, 4> kBlocks = {vectorsOf<1>(),
 
 }  // namespace
 
-struct StemConv::Packed {
-    Buffer weights, bias;
-    Packed(std::size_t w, std::size_t b) : weights(w), bias(b) {}
-};
-
 bool StemConv::available() { return hasAvx512(); }
 
 bool StemConv::supports(int cin, int cout, int kernel, int stride)
@@ -103,7 +98,7 @@ StemConv::StemConv(int cin, int cout, int h, int kernel, int stride, int pad, co
         throw std::invalid_argument("StemConv: no kernel for " + std::to_string(cin) + " -> " + std::to_string(cout) + " channels, " +
                                     std::to_string(kernel) + "x" + std::to_string(kernel) + " stride " + std::to_string(stride));
     const int taps = cin * kernel * kernel, width = vectors_ * kLanes;
-    packed_ = std::make_unique<Packed>(static_cast<std::size_t>(taps) * width, static_cast<std::size_t>(width));
+    packed_ = std::make_unique<PackedWeights>(static_cast<std::size_t>(taps) * width, static_cast<std::size_t>(width));
     for (int o = 0; o < cout; ++o) {
         for (int t = 0; t < taps; ++t) packed_->weights.data[static_cast<std::size_t>(t) * width + o] = weight[static_cast<std::size_t>(o) * taps + t];
         packed_->bias.data[o] = bias[o];

@@ -14,6 +14,8 @@
 
 namespace tinyscope::onednn {
 
+struct PackedWeights;   // OneDnnCommon.h
+
 class StemConv {
 public:
     static bool available();   // this CPU runs the kernel (AVX-512 F, BW, VL)
@@ -35,8 +37,7 @@ public:
 
 private:
     int cin_, cout_, h_, k_, s_, pad_, ho_, vectors_;
-    struct Packed;
-    std::unique_ptr<Packed> packed_;   // weights [cin][kh][kw][vectors × 16], bias [vectors × 16], zero-padded
+    std::unique_ptr<PackedWeights> packed_;   // weights [cin][kh][kw][vectors × 16], bias [vectors × 16], zero-padded
 };
 
 }  // namespace tinyscope::onednn
