@@ -16,6 +16,7 @@
 #include <memory>
 #include <numeric>
 #include <optional>
+#include <type_traits>
 #include <unordered_map>
 
 namespace tinyscope {
@@ -56,12 +57,12 @@ TS_CLONES float shiftAndMax(const float* x, std::size_t count, float d, float* o
 }
 
 // Requantise the conv sums of `images` × `plane` positions × O channels (NHWC; float32 integers or
-// int32) plus, where `comp` is given, `cs` times the compensation comp[q·compStride + o] (see
-// Conv::comp; compStride 0 when it is the same at every position), clamp to int8 and store minus
-// `shiftOut`: the conv + truncation pair of the graph.
+// int32) plus, where `comp` is given, the compensation comp[q·compStride + o] (see Conv::comp;
+// compStride 0 when it is the same at every position), clamp to int8 and store minus `shiftOut`:
+// the conv + truncation pair of the graph.
 template <typename A, typename T, typename F>
 inline __attribute__((always_inline)) void requantLoop(const A* __restrict acc, const std::int32_t* __restrict comp, std::size_t compStride,
-                                                       std::int32_t cs, std::size_t images, std::size_t plane, int O, std::int32_t shiftOut,
+                                                       std::size_t images, std::size_t plane, int O, std::int32_t shiftOut,
                                                        T* __restrict out, F requant)
 {
     const std::size_t Os = static_cast<std::size_t>(O);
@@ -73,7 +74,7 @@ inline __attribute__((always_inline)) void requantLoop(const A* __restrict acc, 
             if (comp) {
                 const std::int32_t* __restrict cr = comp + q * compStride;
                 for (int o = 0; o < O; ++o)
-                    orow[o] = static_cast<T>(int8k::clamp8(requant(static_cast<std::int32_t>(ar[o]) + cs * cr[o], o)) - shiftOut);
+                    orow[o] = static_cast<T>(int8k::clamp8(requant(static_cast<std::int32_t>(ar[o]) + cr[o], o)) - shiftOut);
             } else {
                 for (int o = 0; o < O; ++o) orow[o] = static_cast<T>(int8k::clamp8(requant(static_cast<std::int32_t>(ar[o]), o)) - shiftOut);
             }
@@ -83,7 +84,6 @@ inline __attribute__((always_inline)) void requantLoop(const A* __restrict acc, 
 struct RequantArgs {
     const std::int32_t* comp;
     std::size_t compStride;
-    std::int32_t cs;
     std::size_t images, plane;
     int O;
     const float* bias;             // exact
@@ -91,8 +91,8 @@ struct RequantArgs {
     const float* scale;
     const QuantizedMultiplier* mult;
     std::int32_t zy, shiftOut;
-    // The AVX-512 exact path: bias, scale and a per-channel comp repeated over `period` = lcm(O, 16)
-    // values, so an image's plane × O sums are one flat run of 16-value vectors.
+    // The AVX-512 exact path: bias, scale and a per-channel comp repeated over `period` = lcm(O, 64)
+    // values, so an image's plane × O sums are one flat run of 64- and 16-value vectors.
     const float* biasRep = nullptr;
     const float* scaleRep = nullptr;
     const std::int32_t* compRep = nullptr;
@@ -109,17 +109,17 @@ struct RequantArgs {
         const float* __restrict scale = r.scale;                                                                              \
         const std::int32_t zy = r.zy;                                                                                         \
         (void)bias, (void)biasBits;                                                                                           \
-        requantLoop(acc, r.comp, r.compStride, r.cs, r.images, r.plane, r.O, r.shiftOut, out, [=](std::int32_t a, int o) { return EXPR; }); \
+        requantLoop(acc, r.comp, r.compStride, r.images, r.plane, r.O, r.shiftOut, out, [=](std::int32_t a, int o) { return EXPR; }); \
     }
 TS_REQUANT(requantExactF, float, float, int8k::convExact(a, bias[o], scale[o], zy))
 TS_REQUANT(requantExactU, std::int32_t, std::uint8_t, int8k::convExact(a, bias[o], scale[o], zy))
 TS_REQUANT(requantTinyEngineF, float, float, int8k::convTinyEngine(a, biasBits[o], scale[o], zy))
 TS_REQUANT(requantTinyEngineU, std::int32_t, std::uint8_t, int8k::convTinyEngine(a, biasBits[o], scale[o], zy))
 #undef TS_REQUANT
-// The exact requantisation with AVX-512 intrinsics, 16 sums at a time over an image's flat run of
-// plane × O values (the last vector masked; per-channel values from RequantArgs' repeated arrays):
-// the auto-vectorised loops above stay on AVX2 and spend most of their time packing int32 to uint8.
-// Element by element it is int8k::convExact: int32 sum (+ cs · comp, int32), converted to float
+// The exact requantisation with AVX-512 intrinsics over an image's flat run of plane × O sums (the
+// last vector masked; per-channel values from RequantArgs' repeated arrays): the auto-vectorised
+// loops above stay on AVX2 and spend most of their time packing int32 to uint8.
+// Element by element it is int8k::convExact: int32 sum (+ comp, int32), converted to float
 // (round to nearest, as static_cast<float>), + bias, × scale (two roundings, no fused multiply-add),
 // rounded to nearest even (vcvtps2dq under the default rounding mode, as std::nearbyint; out of
 // range both give INT32_MIN), + zy, clamped to int8, minus the output's shift. The test compares
@@ -135,27 +135,65 @@ TS_AVX512 inline __m512i clamp8MinusShift(__m512i y, __m512i shift)
 }
 TS_AVX512 inline void store16(std::uint8_t* out, __mmask16 m, __m512i v) { _mm_mask_storeu_epi8(out, m, _mm512_cvtepi32_epi8(v)); }
 TS_AVX512 inline void store16(float* out, __mmask16 m, __m512i v) { _mm512_mask_storeu_ps(out, m, _mm512_cvtepi32_ps(v)); }
+// clamp8(y) + 128 of 4 × 16 int32 values as 64 uint8 (a uint8 slot's storage), in order: saturating
+// packs to int16 (order- and clamp-preserving), + 128 with int16 saturation (only values ≥ 255
+// saturate), saturating pack to uint8 = clamp to [0, 255]; the packs interleave 128-bit lanes, a
+// dword permutation restores the order. Equal to clamp8MinusShift(y, −128) for every int32 y.
+TS_AVX512 inline void store64Uint8(std::uint8_t* out, __m512i y0, __m512i y1, __m512i y2, __m512i y3)
+{
+    const __m512i up = _mm512_set1_epi16(128);
+    const __m512i lo = _mm512_adds_epi16(_mm512_packs_epi32(y0, y1), up), hi = _mm512_adds_epi16(_mm512_packs_epi32(y2, y3), up);
+    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    _mm512_storeu_si512(out, _mm512_permutexvar_epi32(order, _mm512_packus_epi16(lo, hi)));
+}
+
+struct RequantVectors {
+    __m512i zy;
+    const std::int32_t* comp;   // at k (per position) or at the phase, or null
+    const float* bias;
+    const float* scale;
+};
+// convExact(a + comp) + zy of 16 sums, before the clamp; `ph` the channel phase, `k` the value.
+template <typename A>
+TS_AVX512 inline __m512i requant16(const A* a, __mmask16 m, const RequantVectors& v, std::size_t compAt, std::size_t ph)
+{
+    __m512i x = int32s16(a, m);
+    if (v.comp) x = _mm512_add_epi32(x, _mm512_maskz_loadu_epi32(m, v.comp + compAt));
+    const __m512 f = _mm512_mul_ps(_mm512_add_ps(_mm512_cvtepi32_ps(x), _mm512_load_ps(v.bias + ph)), _mm512_load_ps(v.scale + ph));
+    return _mm512_add_epi32(_mm512_cvtps_epi32(f), v.zy);
+}
 
 template <typename A, typename T>
 TS_AVX512 void requantExactAvx512(const A* acc, const RequantArgs& r, T* out)
 {
     const std::size_t total = r.plane * static_cast<std::size_t>(r.O);   // one image's sums, NHWC: flat
-    const __m512i zy = _mm512_set1_epi32(r.zy), shift = _mm512_set1_epi32(r.shiftOut), cs = _mm512_set1_epi32(r.cs);
+    const __m512i shift = _mm512_set1_epi32(r.shiftOut);
+    // Locals, not loads through `r` in the loop: a uint8 store may alias anything (see TS_REQUANT).
     const bool perPosition = r.comp && r.compStride != 0;
+    const RequantVectors v{_mm512_set1_epi32(r.zy), r.comp ? (perPosition ? r.comp : r.compRep) : nullptr, r.biasRep, r.scaleRep};
+    const std::size_t period = r.period;
+    // 64 values at a time with one pack where the slot is uint8 (its shift is −128), then 16.
+    constexpr bool packs = std::is_same_v<T, std::uint8_t>;
+    const std::size_t wide = packs && r.shiftOut == -128 ? total / 64 * 64 : 0;
     for (std::size_t b = 0; b < r.images; ++b) {
         const A* a0 = acc + b * total;
         T* o0 = out + b * total;
         std::size_t ph = 0;   // k mod period: the channel phase of value k
-        for (std::size_t k = 0; k < total; k += 16) {
-            const std::size_t left = total - k;
-            const __mmask16 m = onednn::tailMask(left);
-            __m512i a = int32s16(a0 + k, m);
-            if (r.comp) a = _mm512_add_epi32(a, _mm512_mullo_epi32(cs, _mm512_maskz_loadu_epi32(m, perPosition ? r.comp + k : r.compRep + ph)));
-            const __m512 f = _mm512_mul_ps(_mm512_add_ps(_mm512_cvtepi32_ps(a), _mm512_load_ps(r.biasRep + ph)), _mm512_load_ps(r.scaleRep + ph));
-            const __m512i y = _mm512_add_epi32(_mm512_cvtps_epi32(f), zy);
-            store16(o0 + k, m, clamp8MinusShift(y, shift));
+        std::size_t k = 0;
+        if constexpr (packs) {
+            for (; k < wide; k += 64) {
+                const std::size_t c = perPosition ? k : ph;
+                store64Uint8(o0 + k, requant16(a0 + k, 0xFFFF, v, c, ph), requant16(a0 + k + 16, 0xFFFF, v, c + 16, ph + 16),
+                             requant16(a0 + k + 32, 0xFFFF, v, c + 32, ph + 32), requant16(a0 + k + 48, 0xFFFF, v, c + 48, ph + 48));
+                ph += 64;
+                if (ph == period) ph = 0;
+            }
+        }
+        for (; k < total; k += 16) {
+            const __mmask16 m = onednn::tailMask(total - k);
+            store16(o0 + k, m, clamp8MinusShift(requant16(a0 + k, m, v, perPosition ? k : ph, ph), shift));
             ph += 16;
-            if (ph == r.period) ph = 0;
+            if (ph == period) ph = 0;
         }
     }
 }
@@ -193,23 +231,41 @@ TS_AVX512 void addMulExactAvx512(const T* a, const T* b, std::size_t count, cons
 // The input's quantisation with AVX-512, int8k::quantizeInput on 16 pixels of each channel at a
 // time: x · inv (one rounding), rounded to nearest even (as std::nearbyint; INT32_MIN out of range
 // for both), + zero, clamped to int8, minus the slot's shift; then interleaved into NHWC. C ≤ 4
-// channels (images); 16 pixels per step, the last step masked.
+// channels (images); 16 pixels per step, the last step masked. Into a uint8 slot the 16 pixels'
+// C × 16 bytes are interleaved with byte shuffles (C stores); otherwise value by value.
 template <typename T>
 TS_AVX512 void quantizeInputAvx512(const float* images, int n, int C, std::size_t hw, float inv, std::int32_t zero, std::int32_t shift, T* out)
 {
     const __m512 vinv = _mm512_set1_ps(inv);
     const __m512i z = _mm512_set1_epi32(zero), sh = _mm512_set1_epi32(shift);
+    // pick[v][c]: for byte i of the v-th 16-byte output vector (pixel (16v + i) / C, channel
+    // (16v + i) % C), the pixel's byte in channel c's vector, or 0x80 (zero) for another channel.
+    alignas(16) std::uint8_t pick[4][4][16];
+    for (int v = 0; v < C; ++v)
+        for (int c = 0; c < C; ++c)
+            for (int i = 0; i < 16; ++i) pick[v][c][i] = (16 * v + i) % C == c ? static_cast<std::uint8_t>((16 * v + i) / C) : 0x80;
+    const std::size_t shuffled = std::is_same_v<T, std::uint8_t> ? hw / 16 * 16 : 0;
     alignas(64) std::int32_t q[4][16];
     for (int b = 0; b < n; ++b)
         for (std::size_t p = 0; p < hw; p += 16) {
             const int count = static_cast<int>(std::min<std::size_t>(16, hw - p));
             const __mmask16 m = onednn::tailMask(static_cast<std::size_t>(count));
+            __m128i bytes[4];
             for (int c = 0; c < C; ++c) {
                 const __m512 x = _mm512_maskz_loadu_ps(m, images + (static_cast<std::size_t>(b) * C + c) * hw + p);
-                const __m512i y = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(x, vinv)), z);
-                _mm512_store_si512(q[c], clamp8MinusShift(y, sh));
+                const __m512i y = clamp8MinusShift(_mm512_add_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(x, vinv)), z), sh);
+                if (p < shuffled) bytes[c] = _mm512_cvtepi32_epi8(y);
+                else _mm512_store_si512(q[c], y);
             }
             T* dst = out + (static_cast<std::size_t>(b) * hw + p) * C;
+            if (p < shuffled) {
+                for (int v = 0; v < C; ++v) {
+                    __m128i o = _mm_shuffle_epi8(bytes[0], _mm_load_si128(reinterpret_cast<const __m128i*>(pick[v][0])));
+                    for (int c = 1; c < C; ++c) o = _mm_or_si128(o, _mm_shuffle_epi8(bytes[c], _mm_load_si128(reinterpret_cast<const __m128i*>(pick[v][c]))));
+                    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst) + v, o);
+                }
+                continue;
+            }
             for (int i = 0; i < count; ++i)
                 for (int c = 0; c < C; ++c) dst[static_cast<std::size_t>(i) * C + c] = static_cast<T>(q[c][i]);
         }
@@ -218,7 +274,7 @@ TS_AVX512 void quantizeInputAvx512(const float* images, int n, int C, std::size_
 template <typename A, typename T>
 void requantTflite(const A* acc, const RequantArgs& r, T* out)
 {
-    requantLoop(acc, r.comp, r.compStride, r.cs, r.images, r.plane, r.O, r.shiftOut, out,
+    requantLoop(acc, r.comp, r.compStride, r.images, r.plane, r.O, r.shiftOut, out,
                 [&](std::int32_t a, int o) { return int8k::convTflite(a, r.biasBits[o], r.mult[o], r.zy); });
 }
 
@@ -303,16 +359,16 @@ struct OneDnnInt8Plan::Impl {
         std::unordered_map<int, memory> args;   // built once; src's handle is set per run (memories are shared handles)
         double sumAbsW = 0;            // largest Σ|w| of one output channel
         bool direct = false;           // float storage: reads its input slot as is (shifted by zx, sums exact)
-        // Σ of the weights over the taps that meet the image, per output position and channel
-        // (HO·WO × O): the conv of stored values sums w · (x − shift) over those taps only, so
-        // Σ w · (x − zx) = conv + (shift − zx) · comp. Empty when not needed.
+        // (shift − zx) times the Σ of the weights over the taps that meet the image, per output
+        // position and channel (HO·WO × O): the conv of stored values sums w · (x − shift) over those
+        // taps only, so Σ w · (x − zx) = conv + comp. Empty when not needed.
         std::vector<std::int32_t> comp;
         bool compPerPosition = false;  // else O values: no padding, every tap meets the image
         // A depthwise conv our kernel sums (DepthwiseConv.h; no oneDNN primitive then).
         std::shared_ptr<onednn::DepthwiseConv> own;
         std::vector<float> bias;       // exact arithmetic
         std::vector<std::uint32_t> biasBits;   // TinyEngine / TFLite (the int32 bias's bits)
-        // bias, scale and a per-channel comp repeated over lcm(O, 16) values (RequantArgs), 64-byte aligned.
+        // bias, scale and a per-channel comp repeated over lcm(O, 64) values (RequantArgs), 64-byte aligned.
         std::shared_ptr<Buffer> biasRep, scaleRep, compRep;
         std::size_t period = 0;
     };
@@ -405,7 +461,7 @@ struct OneDnnInt8Plan::Impl {
             c.direct = !u8 && shiftOf(s.in[0]) == s.zx && bound * c.sumAbsW < kFloatExact;
             if (u8 && shiftOf(s.in[0]) != s.zx) {
                 c.compPerPosition = s.pt || s.pl || s.pb || s.pr;
-                c.comp = compensation(s, c.compPerPosition);
+                c.comp = compensation(s, c.compPerPosition, shiftOf(s.in[0]) - s.zx);
             }
             if (kAvx512 && arith == Int8Arithmetic::Exact) repeatForAvx512(s, c);
         }
@@ -426,11 +482,11 @@ struct OneDnnInt8Plan::Impl {
         assignBuffers();
     }
 
-    // The AVX-512 exact requantisation's per-channel values over lcm(O, 16) (RequantArgs).
+    // The AVX-512 exact requantisation's per-channel values over lcm(O, 64) (RequantArgs).
     static void repeatForAvx512(const Int8Step& s, Conv& c)
     {
         const std::size_t O = static_cast<std::size_t>(s.O);
-        c.period = O * 16 / std::gcd(O, std::size_t{16});
+        c.period = O * 64 / std::gcd(O, std::size_t{64});
         c.biasRep = std::make_shared<Buffer>(c.period);
         c.scaleRep = std::make_shared<Buffer>(c.period);
         if (!c.comp.empty() && !c.compPerPosition) c.compRep = std::make_shared<Buffer>(c.period);
@@ -441,9 +497,9 @@ struct OneDnnInt8Plan::Impl {
         }
     }
 
-    // Σ w over the taps of output (oy, ox) that meet the image, for every output channel; without
-    // padding every tap meets it everywhere, so position (0, 0) alone.
-    static std::vector<std::int32_t> compensation(const Int8Step& s, bool perPosition)
+    // `factor` · Σ w over the taps of output (oy, ox) that meet the image, for every output channel;
+    // without padding every tap meets it everywhere, so position (0, 0) alone.
+    static std::vector<std::int32_t> compensation(const Int8Step& s, bool perPosition, std::int32_t factor)
     {
         const int HO = perPosition ? s.HO : 1, WO = perPosition ? s.WO : 1;
         const int Cg = s.C / s.groups, K = s.KH * s.KW;
@@ -465,6 +521,7 @@ struct OneDnnInt8Plan::Impl {
                         for (int o = 0; o < s.O; ++o) row[o] += tapSum[static_cast<std::size_t>(o) * K + ky * s.KW + kx];
                     }
                 }
+        for (std::int32_t& v : comp) v *= factor;
         return comp;
     }
 
@@ -590,7 +647,6 @@ struct OneDnnInt8Plan::Impl {
         }
         RequantArgs r{c.comp.empty() ? nullptr : c.comp.data(),
                       c.compPerPosition ? static_cast<std::size_t>(s.O) : 0,
-                      shiftOf(s.in[0]) - s.zx,
                       static_cast<std::size_t>(n),
                       static_cast<std::size_t>(s.HO) * s.WO,
                       s.O,
