@@ -689,16 +689,21 @@ struct OneDnnInt8Plan::Impl {
         T* out = at<T>(op.out);
         const bool rounded = arith != Int8Arithmetic::Exact;
         const std::int32_t shiftIn = shiftOf(s.in[0]), shiftOut = shiftOf(op.out);
-        std::vector<double> sums(static_cast<std::size_t>(d.C));
+        // Integer sums (the stored values plus hw shifts): exact in double in any order, and in
+        // int32 as Int8Forward sums them. Stored uint8 values are summed in int32 (below 255 · hw,
+        // converted to double exactly: the same value, on vectors), float ones in double.
+        using Sum = std::conditional_t<std::is_same_v<T, std::uint8_t>, std::int32_t, double>;
+        std::vector<Sum> sums(static_cast<std::size_t>(d.C));
         for (int b = 0; b < n; ++b) {
-            std::fill(sums.begin(), sums.end(), 0.0);
+            std::fill(sums.begin(), sums.end(), Sum(0));
             const T* xb = x + static_cast<std::size_t>(b) * hw * d.C;
-            for (int p = 0; p < hw; ++p)
-                for (int c = 0; c < d.C; ++c) sums[static_cast<std::size_t>(c)] += xb[static_cast<std::size_t>(p) * d.C + c];
-            // Integer sums (the stored values plus hw shifts): exact in double in any order, and in
-            // int32 as Int8Forward sums them.
+            Sum* __restrict acc = sums.data();
+            for (int p = 0; p < hw; ++p) {
+                const T* __restrict row = xb + static_cast<std::size_t>(p) * d.C;
+                for (int c = 0; c < d.C; ++c) acc[c] += static_cast<Sum>(row[c]);
+            }
             for (int c = 0; c < d.C; ++c) {
-                const double sum = sums[static_cast<std::size_t>(c)] + static_cast<double>(hw) * shiftIn;
+                const double sum = static_cast<double>(sums[static_cast<std::size_t>(c)]) + static_cast<double>(hw) * shiftIn;
                 out[static_cast<std::size_t>(b) * d.C + c] = static_cast<T>(
                     (rounded ? int8k::meanRounded(static_cast<std::int32_t>(sum), hw) : int8k::meanExact(sum, hw)) - shiftOut);
             }
