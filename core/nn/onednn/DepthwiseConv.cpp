@@ -18,17 +18,24 @@ namespace {
 constexpr int kLanes = 16;     // floats per AVX-512 vector: one channel block
 constexpr int kMostPixels = 8;  // output pixels per register block
 
-// One register block: B output pixels of one row (adjacent, stride S apart in the input) for one
-// channel block. `in` points at the tile row of the block's first tap, `w` at the block's K×K
-// weight vectors. Kernel rows outside [khFrom, khTo) meet only the zero border and are skipped.
+// One register block: B output pixels (adjacent, stride S apart in the input) of R output rows
+// (1 or 2, adjacent: the second's taps S tile rows further down) for one channel block. `in` points
+// at the tile row of the block's first tap, `w` at the block's K×K weight vectors. Kernel rows
+// outside [khFrom, khTo) meet only the zero border and are skipped; with two rows the range is the
+// union of both rows' ranges, and a row's extra kernel rows read zero border rows (adding zeros).
+// Two rows share each weight load and keep twice as many independent FMA chains in flight: one row
+// of B pixels at stride 2 has only about K / 2 of its B chains taking an FMA at each input pixel
+// (each chain waits on its last FMA's latency), and a row of 5 pixels (10 × 10 maps) only 5.
 // Out: float, or int32 (sums of integers, exact in float32 below 2^24, converted at the store).
-template <typename Out, int K, int S, int B>
-TS_AVX512 void rowBlock(const float* in, int rowStride, const float* w, const float* bias, Out* out, int outStride,
+template <typename Out, int K, int S, int B, int R>
+TS_AVX512 void rowBlock(const float* in, int rowStride, const float* w, const float* bias, Out* out, int outStride, int outRowStride,
                         __mmask16 mask, bool relu6, int khFrom, int khTo)
 {
-    __m512 acc[B];
+    __m512 acc[R][B];
+#pragma GCC unroll 2
+    for (int rr = 0; rr < R; ++rr)
 #pragma GCC unroll 8
-    for (int j = 0; j < B; ++j) acc[j] = _mm512_setzero_ps();
+        for (int j = 0; j < B; ++j) acc[rr][j] = _mm512_setzero_ps();
 #pragma GCC unroll 1
     for (int kh = khFrom; kh < khTo; ++kh) {
         __m512 wk[K];
@@ -37,49 +44,55 @@ TS_AVX512 void rowBlock(const float* in, int rowStride, const float* w, const fl
         const float* r = in + kh * rowStride;
 #pragma GCC unroll 24
         for (int iw = 0; iw < (B - 1) * S + K; ++iw) {
-            const __m512 x = _mm512_load_ps(r + iw * kLanes);
+#pragma GCC unroll 2
+            for (int rr = 0; rr < R; ++rr) {
+                const __m512 x = _mm512_load_ps(r + rr * S * rowStride + iw * kLanes);
 #pragma GCC unroll 8
-            for (int j = 0; j < B; ++j) {
-                const int kw = iw - j * S;
-                if (kw >= 0 && kw < K) acc[j] = _mm512_fmadd_ps(x, wk[kw], acc[j]);
+                for (int j = 0; j < B; ++j) {
+                    const int kw = iw - j * S;
+                    if (kw >= 0 && kw < K) acc[rr][j] = _mm512_fmadd_ps(x, wk[kw], acc[rr][j]);
+                }
             }
         }
     }
     const __m512 lo = _mm512_setzero_ps(), hi = _mm512_set1_ps(6.f), b = _mm512_load_ps(bias);
+#pragma GCC unroll 2
+    for (int rr = 0; rr < R; ++rr)
 #pragma GCC unroll 8
-    for (int j = 0; j < B; ++j) {
-        __m512 v = _mm512_add_ps(acc[j], b);
-        if (relu6) v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
-        if constexpr (std::is_same_v<Out, float>)
-            _mm512_mask_storeu_ps(out + j * outStride, mask, v);
-        else
-            _mm512_mask_storeu_epi32(out + j * outStride, mask, _mm512_cvtps_epi32(v));
-    }
+        for (int j = 0; j < B; ++j) {
+            __m512 v = _mm512_add_ps(acc[rr][j], b);
+            if (relu6) v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+            Out* o = out + rr * outRowStride + j * outStride;
+            if constexpr (std::is_same_v<Out, float>)
+                _mm512_mask_storeu_ps(o, mask, v);
+            else
+                _mm512_mask_storeu_epi32(o, mask, _mm512_cvtps_epi32(v));
+        }
 }
 
 template <typename Out>
-using BlockFn = void (*)(const float*, int, const float*, const float*, Out*, int, __mmask16, bool, int, int);
+using BlockFn = void (*)(const float*, int, const float*, const float*, Out*, int, int, __mmask16, bool, int, int);
 
-template <typename Out, int K, int S, std::size_t... I>
+template <typename Out, int K, int S, int R, std::size_t... I>
 constexpr std::array<BlockFn<Out>, kMostPixels> blockTable(std::index_sequence<I...>)
 {
-    return {&rowBlock<Out, K, S, static_cast<int>(I) + 1>...};
+    return {&rowBlock<Out, K, S, static_cast<int>(I) + 1, R>...};
 }
 
 template <typename Out>
-using BlockTables = std::array<std::array<std::array<BlockFn<Out>, kMostPixels>, 2>, 4>;
+using BlockTables = std::array<std::array<std::array<std::array<BlockFn<Out>, kMostPixels>, 2>, 2>, 4>;
 
-// [kernel index][stride − 1][pixels − 1]; kernel index = kernel / 2 (1, 3, 5, 7).
+// [kernel index][stride − 1][rows − 1][pixels − 1]; kernel index = kernel / 2 (1, 3, 5, 7).
+template <typename Out, int K>
+constexpr std::array<std::array<std::array<BlockFn<Out>, kMostPixels>, 2>, 2> kernelTables()
+{
+    constexpr auto seq = std::make_index_sequence<kMostPixels>();
+    return {{{{blockTable<Out, K, 1, 1>(seq), blockTable<Out, K, 1, 2>(seq)}}, {{blockTable<Out, K, 2, 1>(seq), blockTable<Out, K, 2, 2>(seq)}}}};
+}
 template <typename Out>
 BlockTables<Out> makeBlocks()
 {
-    constexpr auto seq = std::make_index_sequence<kMostPixels>();
-    return {{
-        {{blockTable<Out, 1, 1>(seq), blockTable<Out, 1, 2>(seq)}},
-        {{blockTable<Out, 3, 1>(seq), blockTable<Out, 3, 2>(seq)}},
-        {{blockTable<Out, 5, 1>(seq), blockTable<Out, 5, 2>(seq)}},
-        {{blockTable<Out, 7, 1>(seq), blockTable<Out, 7, 2>(seq)}},
-    }};
+    return {{kernelTables<Out, 1>(), kernelTables<Out, 3>(), kernelTables<Out, 5>(), kernelTables<Out, 7>()}};
 }
 
 const BlockTables<float> kFloatBlocks = makeBlocks<float>();
@@ -159,18 +172,23 @@ DepthwiseConv::~DepthwiseConv() = default;
 DepthwiseConv::DepthwiseConv(DepthwiseConv&&) noexcept = default;
 DepthwiseConv& DepthwiseConv::operator=(DepthwiseConv&&) noexcept = default;
 
+// The tile: the image with `pad` zero columns left and right, `pad` zero rows above and pad + kExtraRows
+// below — a pair of output rows reads up to stride − 1 rows past the last row one row would read.
+constexpr int kExtraRows = 2;
+
 std::size_t DepthwiseConv::scratchFloats() const
 {
     const std::size_t wp = static_cast<std::size_t>(h_) + 2 * pad_;
-    return wp * wp * kLanes;
+    return wp * (wp + kExtraRows) * kLanes;
 }
 
 template <typename In, typename Out>
 void DepthwiseConv::runAs(const In* src, Out* dst, int n, float* scratch) const
 {
     const int wp = h_ + 2 * pad_, rowStride = wp * kLanes;
-    zeroBorder(scratch, h_, wp, wp, pad_);   // the interior is filled per channel block
+    zeroBorder(scratch, h_, wp, wp + kExtraRows, pad_);   // the interior is filled per channel block
     const auto& fns = blocksFor(dst)[k_ / 2][s_ - 1];
+    const std::size_t outRow = static_cast<std::size_t>(ho_) * c_;
     // Each output row in nb blocks of nearly equal width (≤ 8): 10 → 5 + 5, 20 → 7 + 7 + 6.
     const int nb = (ho_ + kMostPixels - 1) / kMostPixels;
     const std::size_t taps = static_cast<std::size_t>(k_) * k_;
@@ -182,18 +200,21 @@ void DepthwiseConv::runAs(const In* src, Out* dst, int n, float* scratch) const
             fillTile(image, h_, c_, cb, mask, scratch, wp, pad_);
             const float* w = packed_->weights.data + cb * taps * kLanes;
             const float* b = packed_->bias.data + cb * kLanes;
-            for (int oh = 0; oh < ho_; ++oh) {
-                // Kernel rows that meet the image: input row oh·s + kh − pad within [0, h).
-                const int khFrom = std::max(0, pad_ - oh * s_), khTo = std::min(k_, h_ + pad_ - oh * s_);
+            for (int oh = 0; oh < ho_;) {
+                const int rows = oh + 1 < ho_ ? 2 : 1;   // output rows in pairs, the last one alone if ho is odd
+                // Kernel rows that meet the image: input row oh·s + kh − pad within [0, h); for a
+                // pair, the union of both rows' ranges (the second's starts lower, the first's ends higher).
+                const int khFrom = std::max(0, pad_ - (oh + rows - 1) * s_), khTo = std::min(k_, h_ + pad_ - oh * s_);
                 const float* row = scratch + static_cast<std::size_t>(oh) * s_ * rowStride;
-                Out* o = out + static_cast<std::size_t>(oh) * ho_ * c_ + cb * kLanes;
+                Out* o = out + static_cast<std::size_t>(oh) * outRow + cb * kLanes;
                 int ow = 0;
                 for (int blk = 0; blk < nb; ++blk) {
                     const int width = ho_ / nb + (blk < ho_ % nb ? 1 : 0);
-                    fns[width - 1](row + ow * s_ * kLanes, rowStride, w, b, o + static_cast<std::size_t>(ow) * c_, c_, mask, relu6_,
-                                 khFrom, khTo);
+                    fns[rows - 1][width - 1](row + ow * s_ * kLanes, rowStride, w, b, o + static_cast<std::size_t>(ow) * c_, c_,
+                                             static_cast<int>(outRow), mask, relu6_, khFrom, khTo);
                     ow += width;
                 }
+                oh += rows;
             }
         }
     }
