@@ -18,6 +18,15 @@ namespace {
 constexpr int kLanes = 16;     // floats per AVX-512 vector: one channel block
 constexpr int kMostPixels = 8;  // output pixels per register block
 
+// 16 floats as bfloat16, rounded to nearest even (what vcvtneps2bf16 and oneDNN's bf16 stores give
+// for finite values; AVX-512F integer arithmetic, so no BF16 target is needed here).
+TS_AVX512 inline __m256i toBf16(__m512 v)
+{
+    const __m512i bits = _mm512_castps_si512(v);
+    const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
+    return _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_add_epi32(bits, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7FFF))), 16));
+}
+
 // One register block: B output pixels (adjacent, stride S apart in the input) of R output rows
 // (1 or 2, adjacent: the second's taps S tile rows further down) for one channel block. `in` points
 // at the tile row of the block's first tap, `w` at the block's K×K weight vectors. Kernel rows
@@ -26,7 +35,8 @@ constexpr int kMostPixels = 8;  // output pixels per register block
 // Two rows share each weight load and keep twice as many independent FMA chains in flight: one row
 // of B pixels at stride 2 has only about K / 2 of its B chains taking an FMA at each input pixel
 // (each chain waits on its last FMA's latency), and a row of 5 pixels (10 × 10 maps) only 5.
-// Out: float, or int32 (sums of integers, exact in float32 below 2^24, converted at the store).
+// Out: float; Bf16 (bfloat16, rounded to nearest even at the store); or int32 (sums of integers,
+// exact in float32 below 2^24, converted at the store).
 template <typename Out, int K, int S, int B, int R>
 TS_AVX512 void rowBlock(const float* in, int rowStride, const float* w, const float* bias, Out* out, int outStride, int outRowStride,
                         __mmask16 mask, bool relu6, int khFrom, int khTo)
@@ -65,6 +75,8 @@ TS_AVX512 void rowBlock(const float* in, int rowStride, const float* w, const fl
             Out* o = out + rr * outRowStride + j * outStride;
             if constexpr (std::is_same_v<Out, float>)
                 _mm512_mask_storeu_ps(o, mask, v);
+            else if constexpr (std::is_same_v<Out, Bf16>)
+                _mm256_mask_storeu_epi16(o, mask, toBf16(v));
             else
                 _mm512_mask_storeu_epi32(o, mask, _mm512_cvtps_epi32(v));
         }
@@ -96,12 +108,18 @@ BlockTables<Out> makeBlocks()
 }
 
 const BlockTables<float> kFloatBlocks = makeBlocks<float>();
+const BlockTables<Bf16> kBf16Blocks = makeBlocks<Bf16>();
 const BlockTables<std::int32_t> kInt32Blocks = makeBlocks<std::int32_t>();
 const BlockTables<float>& blocksFor(const float*) { return kFloatBlocks; }
+const BlockTables<Bf16>& blocksFor(const Bf16*) { return kBf16Blocks; }
 const BlockTables<std::int32_t>& blocksFor(const std::int32_t*) { return kInt32Blocks; }
 
-// 16 channels of one pixel as floats (zero beyond the mask): float, or uint8 widened.
+// 16 channels of one pixel as floats (zero beyond the mask): float, bfloat16 or uint8 widened.
 TS_AVX512 inline __m512 loadChannels(const float* p, __mmask16 mask) { return _mm512_maskz_loadu_ps(mask, p); }
+TS_AVX512 inline __m512 loadChannels(const Bf16* p, __mmask16 mask)
+{
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, p)), 16));
+}
 TS_AVX512 inline __m512 loadChannels(const std::uint8_t* p, __mmask16 mask)
 {
     return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(mask, p)));
@@ -221,6 +239,8 @@ void DepthwiseConv::runAs(const In* src, Out* dst, int n, float* scratch) const
 }
 
 void DepthwiseConv::run(const float* src, float* dst, int n, float* scratch) const { runAs(src, dst, n, scratch); }
+
+void DepthwiseConv::run(const Bf16* src, Bf16* dst, int n, float* scratch) const { runAs(src, dst, n, scratch); }
 
 void DepthwiseConv::run(const std::uint8_t* src, std::int32_t* dst, int n, float* scratch) const
 {

@@ -8,7 +8,8 @@
 // on the 7×7 layers of the largest VWW subnet; they were 37 % of its time at 26 % of its MACs.
 // Kernel sizes 1, 3, 5, 7; strides 1, 2; any channel count (the last block masked). Only where the
 // CPU has AVX-512 (available()); the plans keep oneDNN's kernel elsewhere. Also the int8 plan's
-// depthwise sums (uint8 in, int32 out; float in, float out), exact as integers. Torch- and dnnl-free.
+// depthwise sums (uint8 in, int32 out; float in, float out), exact as integers, and bf16 plans' (bfloat16
+// in and out, float32 sums). Torch- and dnnl-free.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -17,6 +18,9 @@
 namespace tinyscope::onednn {
 
 struct PackedWeights;   // OneDnnCommon.h
+
+// A bfloat16 value's bits (the upper half of a float32's), as oneDNN's bf16 memories hold them.
+enum class Bf16 : std::uint16_t {};
 
 class DepthwiseConv {
 public:
@@ -39,6 +43,9 @@ public:
     // n images, NHWC (n × h × h × channels) into dst (n × ho × ho × channels). `scratch` holds
     // scratchFloats() floats, 64-byte aligned. Single-threaded.
     void run(const float* src, float* dst, int n, float* scratch) const;
+    // bf16 plans: bfloat16 in and out, float32 taps and sums (as oneDNN's bf16 kernels: f32
+    // accumulation), the output rounded to nearest even.
+    void run(const Bf16* src, Bf16* dst, int n, float* scratch) const;
     // The int8 plan's uint8 storage: uint8 images in, the int32 sums out (no ReLU6; integer
     // weights and a zero or integer bias). Every partial sum is an integer below 255 · Σ|w|, exact in
     // float32 while that stays below 2^24 (the caller checks).

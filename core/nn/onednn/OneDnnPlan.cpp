@@ -118,24 +118,49 @@ struct OneDnnPlan::Impl {
         return cropped.data();
     }
 
-    // The block's depthwise conv + bias + ReLU6: our kernel (DepthwiseConv.h) for fp32 where the CPU
-    // has AVX-512 and the kernel size has code, otherwise a oneDNN convolution. Returns the output size.
+    // The block's depthwise conv + bias + ReLU6: our kernel (DepthwiseConv.h) where the CPU has
+    // AVX-512 and the kernel size has code, otherwise a oneDNN convolution. Returns the output size.
+    // bf16 plans: bfloat16 activations in and out, the weights rounded to bfloat16 as oneDNN's
+    // reorder rounds them for its bf16 convolutions; taps, sums and the bias in float32.
     int depthwiseConv(const FoldedConv& c, int h, float* src, float* dst)
     {
         const KernelWindow win = kernelWindow(c.kernel, c.stride, h);
         const int ho = (h - 1) / c.stride + 1;
-        if (depthwise == OneDnnDepthwise::Ours && actType == Dt::f32 && c.groups == c.cin && c.cin == c.cout &&
-            onednn::DepthwiseConv::available() && onednn::DepthwiseConv::supports(win.size, c.stride)) {
+        if (depthwise == OneDnnDepthwise::Ours && c.groups == c.cin && c.cin == c.cout && onednn::DepthwiseConv::available() &&
+            onednn::DepthwiseConv::supports(win.size, c.stride)) {
             std::vector<float> cropped;
-            auto dw = std::make_shared<onednn::DepthwiseConv>(c.cout, h, win.size, c.stride, win.pad,
-                                                              croppedWeights(c, win, cropped), c.bias.data(), true);
+            const float* w = croppedWeights(c, win, cropped);
+            std::vector<float> rounded;
+            if (actType == Dt::bf16) {
+                rounded.assign(w, w + static_cast<std::size_t>(c.cout) * win.size * win.size);
+                for (float& v : rounded) v = roundedToBf16(v);
+                w = rounded.data();
+            }
+            auto dw = std::make_shared<onednn::DepthwiseConv>(c.cout, h, win.size, c.stride, win.pad, w, c.bias.data(), true);
             if (dw->outputSize() == ho) {
-                addOwn([dw, src, dst, images = n](float* scratch) { dw->run(src, dst, images, scratch); }, dw->scratchFloats());
+                if (actType == Dt::bf16) {
+                    using onednn::Bf16;
+                    addOwn([dw, in = reinterpret_cast<const Bf16*>(src), out = reinterpret_cast<Bf16*>(dst), images = n](float* scratch) {
+                        dw->run(in, out, images, scratch);
+                    }, dw->scratchFloats());
+                } else {
+                    addOwn([dw, src, dst, images = n](float* scratch) { dw->run(src, dst, images, scratch); }, dw->scratchFloats());
+                }
                 ++ownDepthwise;
                 return ho;
             }
         }
         return conv(c, h, src, dst, relu6());
+    }
+
+    // x rounded to the nearest bfloat16 (ties to even), as a float: what a bf16 weight holds.
+    static float roundedToBf16(float x)
+    {
+        std::uint32_t bits;
+        std::memcpy(&bits, &x, sizeof bits);
+        bits = (bits + 0x7FFFu + ((bits >> 16) & 1u)) & 0xFFFF0000u;
+        std::memcpy(&x, &bits, sizeof x);
+        return x;
     }
 
     // The first conv + bias + ReLU6 on our kernel (StemConv.h), straight from the caller's NCHW
