@@ -7,6 +7,9 @@
 #include "AppState.h"
 #include "DesignSpacePanel.h"
 #include "EvaluationBox.h"
+#include "EvaluationOptions.h"
+#include "nn/measure/EvalEngine.h"
+#include "nn/onednn/OneDnnInfo.h"
 #include "nn/supernet/Supernet.h"
 #include "space/ArchSampler.h"
 #include "space/SpacePresets.h"
@@ -97,6 +100,32 @@ private Q_SLOTS:
         QCOMPARE(box->lastResult().calibration_images, std::size_t(64));
         QVERIFY(box->resultText().contains(QStringLiteral("top-1")));
         QVERIFY2(box->resultText().contains(QStringLiteral("measured by oneDNN fp32 (")), qPrintable(box->resultText()));
+        // "Measured by": LibTorch on the same images, and says so — the same top-1 within 2 images (the
+        // engines' logits agree within 1e-4; an untrained supernet's near-ties could flip one); bf16
+        // where the CPU has it (else its item is disabled, saying why); oneDNN fp32 again, exactly.
+        auto* options = box->findChild<ui::EvaluationOptions*>();
+        QVERIFY(options);
+        const std::size_t oneDnnCorrect = box->lastResult().correct;
+        QVERIFY(options->setMeasuredBy(EvalEngine::LibTorch, EvalDtype::Fp32));
+        done.clear();
+        box->evaluate();
+        QVERIFY(done.wait(120000));
+        QVERIFY2(box->resultText().contains(QStringLiteral("measured by LibTorch fp32 (")), qPrintable(box->resultText()));
+        QVERIFY(box->lastResult().correct + 2 >= oneDnnCorrect && oneDnnCorrect + 2 >= box->lastResult().correct);
+        if (options->setMeasuredBy(EvalEngine::OneDnn, EvalDtype::Bf16)) {
+            QVERIFY(oneDnnHasBf16());
+            done.clear();
+            box->evaluate();
+            QVERIFY(done.wait(120000));
+            QVERIFY2(box->resultText().contains(QStringLiteral("measured by oneDNN bf16 (")), qPrintable(box->resultText()));
+        } else {
+            QVERIFY(!oneDnnHasBf16());
+        }
+        QVERIFY(options->setMeasuredBy(EvalEngine::OneDnn, EvalDtype::Fp32));
+        done.clear();
+        box->evaluate();
+        QVERIFY(done.wait(120000));
+        QCOMPARE(box->lastResult().correct, oneDnnCorrect);
         // Per class: the chart has one bar per class, and the counts add up to the whole.
         const EvalResult& r = box->lastResult();
         QCOMPARE(box->perClassBars(), 10);

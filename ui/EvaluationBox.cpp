@@ -228,6 +228,8 @@ void EvaluationBox::evaluate()
     rq.images = static_cast<std::size_t>(options_->images());
     rq.calibrate = options_->calibrationImages() > 0;
     rq.calibration.images = static_cast<std::size_t>(options_->calibrationImages());
+    rq.engine = options_->engine();
+    rq.dtype = options_->dtype();
     setRunning(true);
     // The selection the result is for: the one at the start (the user may move on while it runs).
     auto asked = std::make_shared<const SubnetConfig>(state_->subnet());

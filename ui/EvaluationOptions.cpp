@@ -1,5 +1,6 @@
 #include "EvaluationOptions.h"
 
+#include "nn/onednn/OneDnnInfo.h"
 #include "workspace/Workspace.h"
 
 #include <QComboBox>
@@ -10,6 +11,9 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QStandardItemModel>
+
+#include <algorithm>
 
 namespace tinyscope::ui {
 
@@ -30,6 +34,53 @@ EvaluationOptions::EvaluationOptions(QWidget* parent) : QWidget(parent)
     form->addRow(QStringLiteral("Supernet"), supernetRow());
     form->addRow(QStringLiteral("Data"), dataRow());
     form->addRow(countsRow());
+    form->addRow(QStringLiteral("Measured by"), measuredByBox());
+}
+
+namespace {
+struct Measure {
+    const char* label;
+    EvalEngine engine;
+    EvalDtype dtype;
+};
+const Measure kMeasures[] = {
+    {"oneDNN fp32", EvalEngine::OneDnn, EvalDtype::Fp32},
+    {"oneDNN bf16", EvalEngine::OneDnn, EvalDtype::Bf16},
+    {"LibTorch fp32", EvalEngine::LibTorch, EvalDtype::Fp32},
+};
+}  // namespace
+
+QWidget* EvaluationOptions::measuredByBox()
+{
+    measuredBy_ = new QComboBox;
+    measuredBy_->setToolTip(QStringLiteral("What computes the subnet's outputs (docs/ONEDNN.md): oneDNN primitives built for the "
+                                           "subnet (fp32, or bf16 where the CPU has it), or LibTorch, the training path"));
+    for (const Measure& m : kMeasures) measuredBy_->addItem(QString::fromLatin1(m.label));
+    // bf16 only on native instructions (as `eval --dtype bf16`): otherwise the item says why.
+    if (!oneDnnHasBf16()) {
+        auto* model = static_cast<QStandardItemModel*>(measuredBy_->model());
+        QStandardItem* bf16 = model->item(1);
+        bf16->setEnabled(false);
+        bf16->setToolTip(QStringLiteral("needs AVX-512 BF16 or AMX; oneDNN runs %1 on this CPU").arg(QString::fromStdString(oneDnnIsa())));
+    }
+    return measuredBy_;
+}
+
+EvalEngine EvaluationOptions::engine() const { return kMeasures[std::max(0, measuredBy_->currentIndex())].engine; }
+
+EvalDtype EvaluationOptions::dtype() const { return kMeasures[std::max(0, measuredBy_->currentIndex())].dtype; }
+
+bool EvaluationOptions::setMeasuredBy(EvalEngine engine, EvalDtype dtype)
+{
+    for (int i = 0; i < measuredBy_->count(); ++i) {
+        const Measure& m = kMeasures[i];
+        if (m.engine != engine || m.dtype != dtype) continue;
+        const auto* model = static_cast<const QStandardItemModel*>(measuredBy_->model());
+        if (!model->item(i)->isEnabled()) return false;
+        measuredBy_->setCurrentIndex(i);
+        return true;
+    }
+    return false;
 }
 
 QLayout* EvaluationOptions::supernetRow()

@@ -1,8 +1,12 @@
 #pragma once
 // What the evaluator runs on: the supernet checkpoint (typed or browsed), the data (a named set
-// such as fashion-mnist:test, or a folder), how many images and how many BN re-calibration images.
+// such as fashion-mnist:test, or a folder), how many images and how many BN re-calibration images,
+// and what measures them (oneDNN fp32, the default; oneDNN bf16 where the CPU has native bf16;
+// LibTorch fp32 — the CLI's --engine and --dtype).
 // It shows the workspace's supernet and data; choosing another checkpoint is reported
 // (supernetChosen), the owner decides what it means for the workspace.
+#include "nn/measure/EvalEngine.h"
+
 #include <QWidget>
 
 class QComboBox;
@@ -25,6 +29,10 @@ public:
     int images() const;              // 0: all
     int calibrationImages() const;   // 0: no BN re-calibration
     void setImageCounts(int images, int calibrationImages);
+    EvalEngine engine() const;
+    EvalDtype dtype() const;
+    // Chooses an engine and data type; false (nothing changed) when this CPU cannot run them.
+    bool setMeasuredBy(EvalEngine engine, EvalDtype dtype);
 
 Q_SIGNALS:
     void supernetChosen(const QString& checkpoint);   // another checkpoint than the workspace's
@@ -34,12 +42,14 @@ private:
     QLayout* supernetRow();
     QLayout* dataRow();
     QLayout* countsRow();
+    QWidget* measuredByBox();
 
     QString shownSupernet_;   // the workspace's, as last shown
     QLineEdit* supernet_;
     QComboBox* data_;
     QSpinBox* images_;
     QSpinBox* calibImages_;
+    QComboBox* measuredBy_;
 };
 
 }  // namespace tinyscope::ui
