@@ -9,6 +9,8 @@
 #include "EvaluationBox.h"
 #include "EvaluationOptions.h"
 #include "nn/measure/EvalEngine.h"
+#include "nn/measure/Evaluator.h"
+#include "nn/quantize/Int8Measurement.h"
 #include "nn/onednn/OneDnnInfo.h"
 #include "nn/supernet/Supernet.h"
 #include "space/ArchSampler.h"
@@ -36,6 +38,7 @@
 #include <QScrollBar>
 #include <QElapsedTimer>
 #include <QImage>
+#include <numeric>
 #include <QProcess>
 #include <QMenu>
 #include <QTabBar>
@@ -120,6 +123,32 @@ private Q_SLOTS:
             QVERIFY2(box->resultText().contains(QStringLiteral("measured by oneDNN bf16 (")), qPrintable(box->resultText()));
         } else {
             QVERIFY(!oneDnnHasBf16());
+        }
+        // The deployed int8 top-1: what measureInt8Top1 (make-accdata --dtype int8) gives for the same
+        // BN-re-calibrated subnet on the same 120 images, with its per-class chart.
+        options->setMeasuredByInt8();
+        done.clear();
+        box->evaluate();
+        QVERIFY(done.wait(120000));
+        QVERIFY2(box->resultText().contains(QStringLiteral("measured by oneDNN int8 (")), qPrintable(box->resultText()));
+        QCOMPARE(box->lastResult().dtype, std::string("int8"));
+        QCOMPARE(box->lastResult().images, std::size_t(120));
+        QCOMPARE(box->perClassBars(), 10);
+        {
+            const DesignSpace space = presetSpace("mcunet-fmnist");
+            Subnet sub = Supernet::load(space, ckpt.toStdString()).extract(w.state()->subnet());
+            CalibrationOptions co;
+            co.images = 64;
+            const auto calib = openDataset("fashion-mnist:holdout");
+            calibrateBn(sub, *calib, co);
+            const auto test = openDataset("fashion-mnist:test");
+            std::vector<std::size_t> items(120);
+            std::iota(items.begin(), items.end(), std::size_t(0));
+            const Int8Top1 want = measureInt8Top1(space, sub, *calib, 200, *test, items, 2);
+            QCOMPARE(box->lastResult().correct, want.correct);
+            std::size_t perClass = 0;
+            for (std::size_t c : box->lastResult().class_correct) perClass += c;
+            QCOMPARE(perClass, want.correct);
         }
         QVERIFY(options->setMeasuredBy(EvalEngine::OneDnn, EvalDtype::Fp32));
         done.clear();

@@ -37,9 +37,14 @@ QString evaluationHtml(const EvalResult& r, const EvaluationRequest& rq)
     text += QStringLiteral("<br>%1 at %2 px").arg(QString::fromStdString(rq.space.name)).arg(rq.config.image_size);
     text += r.calibration_images ? QStringLiteral(", BN re-calibrated on %1 holdout images").arg(r.calibration_images)
                                  : QStringLiteral(", BN statistics of the checkpoint");
-    text += QStringLiteral("<br>measured by %1 %2 (%3)")
-                .arg(QString::fromStdString(r.engine == "onednn" ? "oneDNN" : r.engine == "libtorch" ? "LibTorch" : r.engine),
-                     QString::fromStdString(r.dtype), QString::fromStdString(r.isa).toHtmlEscaped());
+    if (r.dtype == "int8")
+        text += QStringLiteral("<br>measured by oneDNN int8 (%1): our PTQ on %2 calibration images, Int8Forward's exact arithmetic")
+                    .arg(QString::fromStdString(r.isa).toHtmlEscaped())
+                    .arg(rq.int8_calib_images);
+    else
+        text += QStringLiteral("<br>measured by %1 %2 (%3)")
+                    .arg(QString::fromStdString(r.engine == "onednn" ? "oneDNN" : r.engine == "libtorch" ? "LibTorch" : r.engine),
+                         QString::fromStdString(r.dtype), QString::fromStdString(r.isa).toHtmlEscaped());
     if (!r.engine_note.empty()) text += QStringLiteral("<br>") + QString::fromStdString(r.engine_note).toHtmlEscaped();
     if (r.skipped) text += QStringLiteral("<br>%1 unreadable images skipped").arg(r.skipped);
     return text;
@@ -230,6 +235,7 @@ void EvaluationBox::evaluate()
     rq.calibration.images = static_cast<std::size_t>(options_->calibrationImages());
     rq.engine = options_->engine();
     rq.dtype = options_->dtype();
+    rq.int8 = options_->int8();
     setRunning(true);
     // The selection the result is for: the one at the start (the user may move on while it runs).
     auto asked = std::make_shared<const SubnetConfig>(state_->subnet());

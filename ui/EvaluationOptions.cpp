@@ -42,19 +42,24 @@ struct Measure {
     const char* label;
     EvalEngine engine;
     EvalDtype dtype;
+    bool int8;
 };
 const Measure kMeasures[] = {
-    {"oneDNN fp32", EvalEngine::OneDnn, EvalDtype::Fp32},
-    {"oneDNN bf16", EvalEngine::OneDnn, EvalDtype::Bf16},
-    {"LibTorch fp32", EvalEngine::LibTorch, EvalDtype::Fp32},
+    {"oneDNN fp32", EvalEngine::OneDnn, EvalDtype::Fp32, false},
+    {"oneDNN bf16", EvalEngine::OneDnn, EvalDtype::Bf16, false},
+    {"LibTorch fp32", EvalEngine::LibTorch, EvalDtype::Fp32, false},
+    {"int8, deployed (our PTQ)", EvalEngine::OneDnn, EvalDtype::Fp32, true},
 };
+constexpr int kInt8Item = 3;
 }  // namespace
 
 QWidget* EvaluationOptions::measuredByBox()
 {
     measuredBy_ = new QComboBox;
     measuredBy_->setToolTip(QStringLiteral("What computes the subnet's outputs (docs/ONEDNN.md): oneDNN primitives built for the "
-                                           "subnet (fp32, or bf16 where the CPU has it), or LibTorch, the training path"));
+                                           "subnet (fp32, or bf16 where the CPU has it), LibTorch, the training path, or the "
+                                           "deployed int8 model: our PTQ on 200 calibration images, then Int8Forward's exact "
+                                           "arithmetic on oneDNN"));
     for (const Measure& m : kMeasures) measuredBy_->addItem(QString::fromLatin1(m.label));
     // bf16 only on native instructions (as `eval --dtype bf16`): otherwise the item says why.
     if (!oneDnnHasBf16()) {
@@ -70,11 +75,15 @@ EvalEngine EvaluationOptions::engine() const { return kMeasures[std::max(0, meas
 
 EvalDtype EvaluationOptions::dtype() const { return kMeasures[std::max(0, measuredBy_->currentIndex())].dtype; }
 
+bool EvaluationOptions::int8() const { return kMeasures[std::max(0, measuredBy_->currentIndex())].int8; }
+
+void EvaluationOptions::setMeasuredByInt8() { measuredBy_->setCurrentIndex(kInt8Item); }
+
 bool EvaluationOptions::setMeasuredBy(EvalEngine engine, EvalDtype dtype)
 {
     for (int i = 0; i < measuredBy_->count(); ++i) {
         const Measure& m = kMeasures[i];
-        if (m.engine != engine || m.dtype != dtype) continue;
+        if (m.int8 || m.engine != engine || m.dtype != dtype) continue;
         const auto* model = static_cast<const QStandardItemModel*>(measuredBy_->model());
         if (!model->item(i)->isEnabled()) return false;
         measuredBy_->setCurrentIndex(i);

@@ -2,7 +2,8 @@
 // What the evaluator runs on: the supernet checkpoint (typed or browsed), the data (a named set
 // such as fashion-mnist:test, or a folder), how many images and how many BN re-calibration images,
 // and what measures them (oneDNN fp32, the default; oneDNN bf16 where the CPU has native bf16;
-// LibTorch fp32 — the CLI's --engine and --dtype).
+// LibTorch fp32 — the CLI's --engine and --dtype; or the deployed int8 top-1: our PTQ, then the
+// int8 plans, as make-accdata --dtype int8).
 // It shows the workspace's supernet and data; choosing another checkpoint is reported
 // (supernetChosen), the owner decides what it means for the workspace.
 #include "nn/measure/EvalEngine.h"
@@ -31,8 +32,10 @@ public:
     void setImageCounts(int images, int calibrationImages);
     EvalEngine engine() const;
     EvalDtype dtype() const;
+    bool int8() const;   // the deployed int8 top-1 (engine() and dtype() then do not apply)
     // Chooses an engine and data type; false (nothing changed) when this CPU cannot run them.
     bool setMeasuredBy(EvalEngine engine, EvalDtype dtype);
+    void setMeasuredByInt8();
 
 Q_SIGNALS:
     void supernetChosen(const QString& checkpoint);   // another checkpoint than the workspace's

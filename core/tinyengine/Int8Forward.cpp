@@ -265,6 +265,9 @@ Int8Top1 evaluateInt8Batches(const ImageDataset& data, const std::vector<std::si
 {
     const auto t0 = std::chrono::steady_clock::now();
     Int8Top1 r;
+    r.classes = static_cast<int>(data.classNames().size());
+    const std::size_t classes = static_cast<std::size_t>(r.classes);
+    r.confusion.assign(classes * classes, 0);
     const std::size_t chunk = 100;
     std::vector<int> predicted(chunk);
     for (std::size_t start = 0; start < items.size(); start += chunk) {
@@ -274,7 +277,11 @@ Int8Top1 evaluateInt8Batches(const ImageDataset& data, const std::vector<std::si
         const Batch b = loadBatch(data, part, resolution, norm, threads);
         r.skipped += b.skipped.size();
         predict(b.pixels.data(), b.size(), predicted.data());
-        for (std::size_t i = 0; i < b.size(); ++i) r.correct += predicted[i] == b.labels[i];
+        for (std::size_t i = 0; i < b.size(); ++i) {
+            r.correct += predicted[i] == b.labels[i];
+            const auto label = static_cast<std::size_t>(b.labels[i]), guess = static_cast<std::size_t>(predicted[i]);
+            if (label < classes && guess < classes) ++r.confusion[label * classes + guess];
+        }
         r.images += b.size();
         job.report(std::min(items.size(), start + chunk), items.size(), "int8 forward");
     }

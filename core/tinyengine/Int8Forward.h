@@ -121,6 +121,8 @@ private:
 struct Int8Top1 {
     std::size_t images = 0, correct = 0, skipped = 0;
     double top1 = 0, seconds = 0;
+    int classes = 0;                      // the dataset's
+    std::vector<std::size_t> confusion;   // [true · classes + predicted]
 };
 
 // Top-1 of `predict` (normalised NCHW images, their count, the classes it writes) on `items` of

@@ -24,6 +24,11 @@ struct EvaluationRequest {
     int batch = 100;
     EvalEngine engine = EvalEngine::OneDnn;     // docs/ONEDNN.md
     EvalDtype dtype = EvalDtype::Fp32;          // bf16: oneDNN on a CPU with AVX-512 BF16 or AMX
+    // The deployed top-1 instead (engine and dtype then unused): our PTQ calibrated on
+    // int8_calib_images of calib_data, then Int8Forward's exact arithmetic on the int8 plans — what
+    // `make-accdata --dtype int8` records (nn/quantize/Int8Measurement.h).
+    bool int8 = false;
+    std::size_t int8_calib_images = 200;
 };
 
 EvalResult runEvaluation(const EvaluationRequest& request, const JobControl& job = {});
