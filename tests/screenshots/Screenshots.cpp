@@ -4,6 +4,7 @@
 #include "DeployDialog.h"
 #include "DesignSpacePanel.h"
 #include "EvaluationBox.h"
+#include "EvaluationOptions.h"
 #include "ExportDialog.h"
 #include "FineTuneForm.h"
 #include "FineTunePane.h"
@@ -242,6 +243,14 @@ int writeDemoSet(MainWindow& window, const QString& dir, bool measure)
         ds->evaluationBox()->waitForIdle(300000);
         // The evaluation box's result: top-1, per-class chart, and which engine, data type and ISA measured it.
         written += saveGrab(&window, base + QStringLiteral("design-space-evaluated.png"));
+        // The same subnet as deployed: "Measured by" int8 (our PTQ, then the int8 plans), then back to fp32.
+        if (auto* options = ds->evaluationBox()->findChild<EvaluationOptions*>()) {
+            options->setMeasuredByInt8();
+            ds->evaluationBox()->evaluate();
+            ds->evaluationBox()->waitForIdle(300000);
+            written += saveGrab(&window, base + QStringLiteral("design-space-evaluated-int8.png"));
+            options->setMeasuredBy(EvalEngine::OneDnn, EvalDtype::Fp32);
+        }
         // The Deploy dialog after an int8 TFLite deploy of that subnet with the dialog's defaults:
         // the summary, the three-engine memory table and each engine's total against the board.
         QTemporaryDir deployDir;
