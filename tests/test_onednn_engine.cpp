@@ -887,6 +887,32 @@ private Q_SLOTS:
         QCOMPARE(got.correct, want.correct);
         QVERIFY(got.correct > 10);   // a trained supernet, not chance
 
+        // eval --dtype int8: the same measurement (BN re-calibrated the same way) on the first 40
+        // test images, per class included; int8 only on oneDNN's plans; unknown types name all three.
+        const test::CliRun ev = test::runTinyscope({QStringLiteral("eval"), QStringLiteral("--config"), QStringLiteral("min"), QStringLiteral("--images"),
+                                                    QStringLiteral("40"), QStringLiteral("--calib-images"), QStringLiteral("200"),
+                                                    QStringLiteral("--int8-calib-images"), QStringLiteral("50"), QStringLiteral("--dtype"),
+                                                    QStringLiteral("int8"), QStringLiteral("--threads"), QStringLiteral("1"), QStringLiteral("--json")});
+        QVERIFY2(ev.code == 0, ev.err.c_str());
+        const Json result = Json::parse(ev.out);
+        QCOMPARE(result.at("dtype").get<std::string>(), std::string("int8"));
+        QCOMPARE(result.at("engine").get<std::string>(), std::string("onednn-int8"));
+        std::vector<std::size_t> first(40);
+        for (std::size_t i = 0; i < first.size(); ++i) first[i] = i;
+        const Int8Top1 direct = measureInt8Top1(space, sub, *calib, 50, *data, first, 1);
+        QCOMPARE(result.at("images").get<std::size_t>(), std::size_t(40));
+        QCOMPARE(result.at("correct").get<std::size_t>(), direct.correct);
+        std::size_t perClass = 0;
+        for (const Json& c : result.at("per_class")) perClass += c.at("correct").get<std::size_t>();
+        QCOMPARE(perClass, direct.correct);
+        const test::CliRun onTorch = test::runTinyscope({QStringLiteral("eval"), QStringLiteral("--dtype"), QStringLiteral("int8"),
+                                                         QStringLiteral("--engine"), QStringLiteral("libtorch")});
+        QCOMPARE(onTorch.code, 2);
+        QVERIFY2(onTorch.err.find("--dtype int8 runs on oneDNN's int8 plans (--engine onednn)") != std::string::npos, onTorch.err.c_str());
+        const test::CliRun unknown = test::runTinyscope({QStringLiteral("eval"), QStringLiteral("--dtype"), QStringLiteral("fp16")});
+        QCOMPARE(unknown.code, 2);
+        QVERIFY2(unknown.err.find("--dtype: unknown data type 'fp16' (fp32, bf16 or int8)") != std::string::npos, unknown.err.c_str());
+
         QTemporaryDir dir;
         const test::CliRun run = test::runTinyscope({QStringLiteral("make-accdata"), QStringLiteral("--out"), dir.path(), QStringLiteral("--count"),
                                                      QStringLiteral("1"), QStringLiteral("--calib-images"), QStringLiteral("50"),

@@ -10,6 +10,7 @@
 #include "io/DataPaths.h"
 #include "io/Text.h"
 #include "nn/measure/Evaluator.h"
+#include "nn/quantize/Int8Measurement.h"
 #include "nn/supernet/Supernet.h"
 #include "space/ArchSampler.h"
 #include "nn/TorchRuntime.h"
@@ -121,24 +122,34 @@ Json evalJson(const EvalResult& r, const std::vector<std::string>& classNames)
 int cmdEval(const Args& argv)
 {
     CliArgs a(argv, {"supernet", "space", "config", "data", "calib-data", "calib-images", "calib-batch", "images", "split",
-                     "batch", "threads", "resolution", "seed", "engine", "dtype"},
+                     "batch", "threads", "resolution", "seed", "engine", "dtype", "int8-calib-images"},
               {"json", "help", "no-calib", "lab-calib"});
     if (a.flag("help")) {
         std::cout << "usage: tinyscope eval [--supernet CKPT --space NAME|FILE] [--config CFG.json|min|max] [--data DATASET]\n"
                      "                      [--split 0|1] [--images N] [--calib-data DATASET] [--calib-images N]\n"
-                     "                      [--no-calib | --lab-calib] [--batch B] [--threads T] [--engine onednn|libtorch] [--dtype fp32|bf16] [--json]\n"
+                     "                      [--no-calib | --lab-calib] [--batch B] [--threads T] [--engine onednn|libtorch]\n"
+                     "                      [--dtype fp32|bf16|int8 [--int8-calib-images N]] [--json]\n"
                      "  DATASET: a folder of class sub-folders, a folder with IDX files, or fashion-mnist:test|holdout|fit|train.\n"
                      "  Defaults: the shipped Fashion-MNIST supernet, its largest subnet, BN re-calibrated on 2,000\n"
                      "  fashion-mnist:holdout images, top-1 on fashion-mnist:test.\n"
                      "  --lab-calib reproduces the lab's swapped calib_bn arguments (128x128, batch = image size).\n"
                      "  --engine: oneDNN primitives (default; a subnet oneDNN refuses is measured by LibTorch, with a\n"
                      "  note) or LibTorch's forward (docs/ONEDNN.md). The result says which engine, data type and\n"
-                     "  instruction set measured it. --dtype bf16 (oneDNN only) needs AVX-512 BF16 or AMX.\n";
+                     "  instruction set measured it. --dtype bf16 (oneDNN only) needs AVX-512 BF16 or AMX.\n"
+                     "  --dtype int8: the deployed top-1 — our PTQ calibrated on --int8-calib-images (200) images of\n"
+                     "  --calib-data, then Int8Forward's exact arithmetic on oneDNN's int8 plans (as make-accdata --dtype int8).\n";
         return 0;
     }
     const EvalEngine engine = parseEvalEngine(a.value("engine", "onednn"), "--engine");
-    const EvalDtype dtype = parseEvalDtype(a.value("dtype", "fp32"), "--dtype");
+    const std::string dtypeText = a.value("dtype", "fp32");
+    if (dtypeText != "fp32" && dtypeText != "bf16" && dtypeText != "int8")
+        throw InputError("--dtype: unknown data type '" + dtypeText + "' (fp32, bf16 or int8)");
+    const bool int8 = dtypeText == "int8";
+    const EvalDtype dtype = int8 ? EvalDtype::Fp32 : parseEvalDtype(dtypeText, "--dtype");
     requireEvalDtype(engine, dtype);
+    if (int8 && engine != EvalEngine::OneDnn) throw InputError("--dtype int8 runs on oneDNN's int8 plans (--engine onednn)");
+    if (!int8 && a.has("int8-calib-images")) throw InputError("--int8-calib-images applies to --dtype int8 only");
+    const long long int8CalibImages = a.int64Value("int8-calib-images", 200, 1, kMaxImages);
     // Every number first, so that a bad one is refused before anything is loaded.
     const int threadsWanted = a.intValue("threads", defaultBatchThreads(), 1, kMaxThreads);
     const int split = a.intValue("split", -1, 0, 1);
@@ -176,7 +187,13 @@ int cmdEval(const Args& argv)
         calibrated = calibrateBn(subnet, *calib, co, job);
     }
     subnet.setFolded(true);
-    EvalResult r = evaluateTop1(subnet, *data, items, batch, job, engine, dtype);
+    EvalResult r;
+    if (int8) {
+        std::unique_ptr<ImageDataset> calib = openDataset(a.value("calib-data", "fashion-mnist:holdout"));
+        r = measureInt8Result(sc.space, subnet, *calib, static_cast<std::size_t>(int8CalibImages), *data, items, threads, job);
+    } else {
+        r = evaluateTop1(subnet, *data, items, batch, job, engine, dtype);
+    }
     r.calibration_images = calibrated;
     if (tty) std::fprintf(stderr, "\r%40s\r", "");
     if (!r.engine_note.empty()) std::fprintf(stderr, "note: %s\n", r.engine_note.c_str());

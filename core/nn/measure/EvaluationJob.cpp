@@ -4,7 +4,6 @@
 #include "io/DataPaths.h"
 #include "io/JsonFile.h"
 #include "nn/measure/Evaluator.h"
-#include "nn/onednn/OneDnnInfo.h"
 #include "nn/quantize/Int8Measurement.h"
 #include "nn/TorchRuntime.h"
 #include "space/SpacePresets.h"
@@ -49,36 +48,6 @@ Subnet prepared(const EvaluationRequest& rq, const JobControl& job, std::size_t*
     return sub;
 }
 
-// The deployed (int8) top-1 of `sub` as an EvalResult: top-1, per class, speed; engine "onednn-int8"
-// (as make-accdata's int8 cards say), dtype "int8", engine_note why images ran on Int8Forward's loops.
-EvalResult int8Result(const EvaluationRequest& rq, const Subnet& sub, const ImageDataset& data, const std::vector<std::size_t>& items,
-                      const JobControl& job)
-{
-    std::unique_ptr<ImageDataset> calib = openDataset(rq.calib_data);
-    const Int8Top1 t = measureInt8Top1(rq.space, sub, *calib, rq.int8_calib_images, data, items, rq.threads, job);
-    EvalResult r;
-    r.images = t.images;
-    r.correct = t.correct;
-    r.top1 = t.top1;
-    r.skipped = t.skipped;
-    r.seconds = t.seconds;
-    r.images_per_second = t.seconds > 0 ? static_cast<double>(t.images) / t.seconds : 0.0;
-    r.classes = t.classes;
-    r.confusion = t.confusion;
-    const std::size_t k = static_cast<std::size_t>(t.classes);
-    r.class_images.assign(k, 0);
-    r.class_correct.assign(k, 0);
-    for (std::size_t truth = 0; truth < k; ++truth)
-        for (std::size_t guess = 0; guess < k; ++guess) {
-            r.class_images[truth] += t.confusion[truth * k + guess];
-            if (truth == guess) r.class_correct[truth] += t.confusion[truth * k + guess];
-        }
-    r.engine = "onednn-int8";
-    r.dtype = "int8";
-    r.isa = oneDnnIsa();
-    return r;
-}
-
 }  // namespace
 
 EvalResult runEvaluation(const EvaluationRequest& rq, const JobControl& job)
@@ -93,7 +62,13 @@ EvalResult runEvaluation(const EvaluationRequest& rq, const JobControl& job)
     Subnet sub = prepared(rq, job, &calibrated);
     std::vector<std::size_t> items = splitIndices(data->size(), rq.split);
     if (rq.images > 0 && rq.images < items.size()) items.resize(rq.images);
-    EvalResult r = rq.int8 ? int8Result(rq, sub, *data, items, job) : evaluateTop1(sub, *data, items, rq.batch, job, rq.engine, rq.dtype);
+    EvalResult r;
+    if (rq.int8) {
+        std::unique_ptr<ImageDataset> calib = openDataset(rq.calib_data);
+        r = measureInt8Result(rq.space, sub, *calib, rq.int8_calib_images, *data, items, rq.threads, job);
+    } else {
+        r = evaluateTop1(sub, *data, items, rq.batch, job, rq.engine, rq.dtype);
+    }
     r.calibration_images = calibrated;
     return r;
 }

@@ -4,6 +4,7 @@
 // arithmetic, with oneDNN accumulating the conv sums (bit-identical to its loops, docs/ONEDNN.md) —
 // what `make-accdata --dtype int8` records per subnet.
 #include "JobControl.h"
+#include "nn/measure/EvaluationTypes.h"
 #include "tinyengine/Int8Forward.h"
 
 #include <ATen/core/Tensor.h>
@@ -21,5 +22,10 @@ at::Tensor calibrationImages(const ImageDataset& data, std::size_t n, int resolu
 // `calib`, int8 top-1 on `items` of `data` on `threads` workers.
 Int8Top1 measureInt8Top1(const DesignSpace& space, const Subnet& subnet, const ImageDataset& calib, std::size_t calibImages,
                          const ImageDataset& data, const std::vector<std::size_t>& items, int threads = 1, const JobControl& job = {});
+// The same measurement as an evaluator's result (the GUI's "int8, deployed", `eval --dtype int8`):
+// top-1, per class, speed; engine "onednn-int8" (as make-accdata's int8 cards say), dtype "int8",
+// oneDNN's ISA.
+EvalResult measureInt8Result(const DesignSpace& space, const Subnet& subnet, const ImageDataset& calib, std::size_t calibImages,
+                             const ImageDataset& data, const std::vector<std::size_t>& items, int threads = 1, const JobControl& job = {});
 
 }  // namespace tinyscope
