@@ -160,6 +160,39 @@ private Q_SLOTS:
         QCOMPARE(Json::parse(e.out)["top1"].get<double>(), m["measured_accuracy"].get<double>());
     }
 
+    void searchMeasuresItsWinnerInInt8LikeEval()
+    {
+        // search --measure --dtype int8: the winner's deployed top-1 (our PTQ on calibration images of
+        // --calib-data, then the int8 plans), the same as `eval --dtype int8` of that config; int8
+        // runs on oneDNN only; --int8-calib-images without int8 is refused.
+        const QStringList search = {QStringLiteral("search"), QStringLiteral("--macs"), QStringLiteral("60"), QStringLiteral("--sram"),
+                                    QStringLiteral("250"), QStringLiteral("--generations"), QStringLiteral("3"), QStringLiteral("--measure"),
+                                    QStringLiteral("--supernet"), ckpt, QStringLiteral("--data"), folder, QStringLiteral("--calib-data"), folder,
+                                    QStringLiteral("--calib-images"), QStringLiteral("0"), QStringLiteral("--json"), QStringLiteral("--no-evaluated")};
+        const test::CliRun libtorch = test::runTinyscope(search + QStringList{QStringLiteral("--dtype"), QStringLiteral("int8"),
+                                                                              QStringLiteral("--engine"), QStringLiteral("libtorch")});
+        QCOMPARE(libtorch.code, 2);
+        QVERIFY2(libtorch.err.find("--dtype int8 runs on oneDNN's int8 plans (--engine onednn)") != std::string::npos, libtorch.err.c_str());
+        const test::CliRun stray = test::runTinyscope(search + QStringList{QStringLiteral("--int8-calib-images"), QStringLiteral("20")});
+        QCOMPARE(stray.code, 2);
+        QVERIFY2(stray.err.find("--int8-calib-images applies to --dtype int8 only") != std::string::npos, stray.err.c_str());
+        const test::CliRun r = test::runTinyscope(search + QStringList{QStringLiteral("--dtype"), QStringLiteral("int8"),
+                                                                       QStringLiteral("--int8-calib-images"), QStringLiteral("20")});
+        QVERIFY2(r.code == 0, r.err.c_str());
+        const Json m = Json::parse(r.out)["measurement"];
+        QCOMPARE(m["dtype"].get<std::string>(), std::string("int8"));
+        QCOMPARE(m["engine"].get<std::string>(), std::string("onednn-int8"));
+        const QString cfg = tmp.path() + QStringLiteral("/measured-int8.json");
+        writeFileAtomic(cfg.toStdString(), m["config"].dump());
+        const test::CliRun e = test::runTinyscope({QStringLiteral("eval"), QStringLiteral("--supernet"), ckpt, QStringLiteral("--config"), cfg,
+                                                   QStringLiteral("--data"), folder, QStringLiteral("--calib-data"), folder,
+                                                   QStringLiteral("--no-calib"), QStringLiteral("--json"), QStringLiteral("--dtype"),
+                                                   QStringLiteral("int8"), QStringLiteral("--int8-calib-images"), QStringLiteral("20")});
+        QVERIFY2(e.code == 0, e.err.c_str());
+        QCOMPARE(Json::parse(e.out)["dtype"].get<std::string>(), std::string("int8"));
+        QCOMPARE(Json::parse(e.out)["top1"].get<double>(), m["measured_accuracy"].get<double>());
+    }
+
     void classifyRanksEveryClass()
     {
         const QString img = folder + QStringLiteral("/class1/0.png");

@@ -141,13 +141,9 @@ int cmdEval(const Args& argv)
         return 0;
     }
     const EvalEngine engine = parseEvalEngine(a.value("engine", "onednn"), "--engine");
-    const std::string dtypeText = a.value("dtype", "fp32");
-    if (dtypeText != "fp32" && dtypeText != "bf16" && dtypeText != "int8")
-        throw InputError("--dtype: unknown data type '" + dtypeText + "' (fp32, bf16 or int8)");
-    const bool int8 = dtypeText == "int8";
-    const EvalDtype dtype = int8 ? EvalDtype::Fp32 : parseEvalDtype(dtypeText, "--dtype");
+    bool int8 = false;
+    const EvalDtype dtype = parseMeasuredDtype(a.value("dtype", "fp32"), "--dtype", engine, int8);
     requireEvalDtype(engine, dtype);
-    if (int8 && engine != EvalEngine::OneDnn) throw InputError("--dtype int8 runs on oneDNN's int8 plans (--engine onednn)");
     if (!int8 && a.has("int8-calib-images")) throw InputError("--int8-calib-images applies to --dtype int8 only");
     const long long int8CalibImages = a.int64Value("int8-calib-images", 200, 1, kMaxImages);
     // Every number first, so that a bad one is refused before anything is loaded.

@@ -147,12 +147,13 @@ private:
 int cmdPredict(const Args& argv)
 {
     CliArgs a(argv, {"predictor", "space", "random", "seed", "supernet", "supernet-space", "data", "calib-data", "images", "calib-images", "engine", "dtype",
-                     "threads"},
+                     "int8-calib-images", "threads"},
               {"json", "help", "measure"});
     if (a.flag("help") || (a.positionals().empty() && !a.has("random"))) {
         std::cout << "usage: tinyscope predict [--predictor FILE] [--space NAME|FILE] (CONFIG.json... | --random N [--seed S]) [--json]\n"
                      "                         [--measure [--supernet CKPT] [--supernet-space NAME|FILE] [--data DATASET]\n"
-                     "                                    [--calib-data DATASET] [--images N] [--calib-images N] [--threads T] [--engine onednn|libtorch] [--dtype fp32|bf16]]\n"
+                     "                                    [--calib-data DATASET] [--images N] [--calib-images N] [--threads T] [--engine onednn|libtorch]\n"
+                     "                                    [--dtype fp32|bf16|int8 [--int8-calib-images N]]]\n"
                      "  CONFIG.json holds a subnet config or an array of them; all are predicted in one batch.\n"
                      "  --random N  N subnets drawn like the lab's random_sample_arch, --seed S as random.seed(S) (default 0;\n"
                      "              the shipped accuracy datasets used seed 0: take another seed for subnets they never saw)\n"
@@ -241,7 +242,8 @@ std::unique_ptr<TrainingMemoryLimit> trainingLimitFromArgs(const CliArgs& a, con
 // the oracle that measures the winner. `--space` stays the search's (and the predictor's) space.
 std::unique_ptr<SupernetAccuracyOracle> measuringOracleFromArgs(const CliArgs& a, const DesignSpace& searchSpace)
 {
-    static const char* const kOptions[] = {"supernet", "supernet-space", "data", "calib-data", "images", "calib-images", "threads", "engine", "dtype"};
+    static const char* const kOptions[] = {"supernet",       "supernet-space", "data",  "calib-data", "images",
+                                           "calib-images",   "threads",        "engine", "dtype",      "int8-calib-images"};
     if (!a.flag("measure")) {
         for (const char* o : kOptions)
             if (a.has(o)) throw InputError(std::string("--") + o + " only applies with --measure");
@@ -264,8 +266,10 @@ std::unique_ptr<SupernetAccuracyOracle> measuringOracleFromArgs(const CliArgs& a
     rq.calibration.images = static_cast<std::size_t>(calib);
     rq.threads = a.intValue("threads", defaultBatchThreads(), 1, kMaxThreads);
     rq.engine = parseEvalEngine(a.value("engine", "onednn"), "--engine");
-    rq.dtype = parseEvalDtype(a.value("dtype", "fp32"), "--dtype");
+    rq.dtype = parseMeasuredDtype(a.value("dtype", "fp32"), "--dtype", rq.engine, rq.int8);
     requireEvalDtype(rq.engine, rq.dtype);   // exit 2 naming the missing instruction set, before searching
+    if (!rq.int8 && a.has("int8-calib-images")) throw InputError("--int8-calib-images applies to --dtype int8 only");
+    rq.int8_calib_images = static_cast<std::size_t>(a.int64Value("int8-calib-images", 200, 1, kMaxImages));
     // Refuse a supernet of another block layout before searching, not after.
     transferConfig(ArchSampler(searchSpace).minConfig(searchSpace.resolutions.front()), searchSpace, rq.space);
     return std::make_unique<SupernetAccuracyOracle>(rq);
@@ -310,7 +314,7 @@ int cmdSearch(const Args& argv)
               {"algo", "macs", "sram", "params", "flash", "constraints", "population", "generations", "parent-ratio",
                "mutation-ratio", "arch-mutate-prob", "resolution-mutate-prob", "seed", "predictor", "space", "out",
                "train-budget", "train-scheme", "supernet", "supernet-space", "data", "calib-data", "images", "calib-images", "engine", "dtype",
-               "threads", "diagram"},
+               "int8-calib-images", "threads", "diagram"},
               {"json", "no-evaluated", "no-cache", "help", "measure"});
     if (a.flag("help")) {
         std::cout
@@ -320,7 +324,8 @@ int cmdSearch(const Args& argv)
                "           [--predictor FILE] [--space NAME|FILE] [--json] [--no-evaluated] [--out FILE] [--no-cache]\n"
                "           [--train-budget KB --train-scheme PATTERN] [--diagram FILE]\n"
                "           [--measure [--supernet CKPT] [--supernet-space NAME|FILE] [--data DATASET] [--calib-data DATASET]\n"
-               "                      [--images N] [--calib-images N] [--threads T] [--engine onednn|libtorch] [--dtype fp32|bf16]]\n"
+               "                      [--images N] [--calib-images N] [--threads T] [--engine onednn|libtorch]\n"
+               "                      [--dtype fp32|bf16|int8 [--int8-calib-images N]]]\n"
                "  --macs M       million MACs (the lab's millionMACs)      --sram KB   peak SRAM (KBPeakMemory)\n"
                "  --params N     parameter count                           --flash KB  int8 weights + int32 biases\n"
                "  --constraints  a JSON object of limits, e.g. {\"millionMACs\": 60, \"KBPeakMemory\": 250}\n"
@@ -336,7 +341,9 @@ int cmdSearch(const Args& argv)
                "                 default all of fashion-mnist:test). Default supernet: the shipped Fashion-MNIST one\n"
                "                 (space mcunet-fmnist, or its card's). A winner of another space (the default search space\n"
                "                 mcunet-vww) is transferred: same blocks, resolution of the same rank. --engine: who\n"
-               "                 computes (default onednn); --dtype bf16: oneDNN's bf16 plans (AVX-512 BF16 or AMX).\n"
+               "                 computes (default onednn); --dtype bf16: oneDNN's bf16 plans (AVX-512 BF16 or AMX);\n"
+               "                 --dtype int8: the deployed top-1 (our PTQ on --int8-calib-images, default 200, of\n"
+               "                 --calib-data, then Int8Forward's exact arithmetic on oneDNN's int8 plans).\n"
                "  Limits nothing in the space can meet exit with code 3 and say what the space can reach.\n";
         return 0;
     }

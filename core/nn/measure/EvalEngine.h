@@ -38,4 +38,18 @@ inline EvalDtype parseEvalDtype(const std::string& text, const std::string& wher
 // here (defined in Evaluator.cpp).
 void requireEvalDtype(EvalEngine engine, EvalDtype dtype);
 
+// --dtype of the commands that can also measure the deployed int8 top-1 (eval, search / predict
+// --measure, make-accdata): "fp32", "bf16" or "int8" (then `int8` is set and the float dtype is
+// Fp32). The int8 measurement runs on oneDNN's int8 plans only: InputError with another engine.
+inline EvalDtype parseMeasuredDtype(const std::string& text, const std::string& where, EvalEngine engine, bool& int8)
+{
+    int8 = text == "int8";
+    if (int8) {
+        if (engine != EvalEngine::OneDnn) throw InputError(where + " int8 runs on oneDNN's int8 plans (--engine onednn)");
+        return EvalDtype::Fp32;
+    }
+    if (text != "fp32" && text != "bf16") throw InputError(where + ": unknown data type '" + text + "' (fp32, bf16 or int8)");
+    return parseEvalDtype(text, where);
+}
+
 }  // namespace tinyscope

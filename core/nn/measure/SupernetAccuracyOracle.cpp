@@ -38,6 +38,9 @@ std::string SupernetAccuracyOracle::describe() const
     d += settings_.calibrate ? ", BN re-calibrated on " + groupThousands(static_cast<std::int64_t>(settings_.calibration.images)) +
                                    " images of " + settings_.calib_data
                              : ", BN statistics of the checkpoint";
+    if (settings_.int8)
+        d += "; int8 as deployed: our PTQ on " + groupThousands(static_cast<std::int64_t>(settings_.int8_calib_images)) + " images of " +
+             settings_.calib_data + ", Int8Forward's exact arithmetic";
     return d + "; supernet " + settings_.supernet + " (" + settings_.space.name + ")";
 }
 
