@@ -146,17 +146,24 @@ private Q_SLOTS:
             QVERIFY2(r.err.find("needs AVX-512 BF16") != std::string::npos, r.err.c_str());
             QSKIP("no AVX-512 BF16 or AMX here: the refusal was checked, not the measurement");
         }
+        expectWinnerMeasuredLikeEval(r, "bf16", "onednn", {QStringLiteral("--dtype"), QStringLiteral("bf16")});
+    }
+
+    // A `search --measure --json` run's winner: measured with `dtype` by `engine`, and `eval` of its
+    // config (on `folder`, no BN re-calibration, with `evalArgs`) gives the same top-1.
+    void expectWinnerMeasuredLikeEval(const test::CliRun& r, const std::string& dtype, const std::string& engine, const QStringList& evalArgs)
+    {
         QVERIFY2(r.code == 0, r.err.c_str());
         const Json m = Json::parse(r.out)["measurement"];
-        QCOMPARE(m["dtype"].get<std::string>(), std::string("bf16"));
-        QCOMPARE(m["engine"].get<std::string>(), std::string("onednn"));
-        const QString cfg = tmp.path() + QStringLiteral("/measured-bf16.json");
+        QCOMPARE(m["dtype"].get<std::string>(), dtype);
+        QCOMPARE(m["engine"].get<std::string>(), engine);
+        const QString cfg = tmp.path() + QStringLiteral("/measured-%1.json").arg(QString::fromStdString(dtype));
         writeFileAtomic(cfg.toStdString(), m["config"].dump());
-        const test::CliRun e = test::runTinyscope({QStringLiteral("eval"), QStringLiteral("--supernet"), ckpt, QStringLiteral("--config"), cfg,
-                                                   QStringLiteral("--data"), folder, QStringLiteral("--no-calib"), QStringLiteral("--json"),
-                                                   QStringLiteral("--dtype"), QStringLiteral("bf16")});
+        const test::CliRun e = test::runTinyscope(QStringList{QStringLiteral("eval"), QStringLiteral("--supernet"), ckpt, QStringLiteral("--config"), cfg,
+                                                              QStringLiteral("--data"), folder, QStringLiteral("--no-calib"), QStringLiteral("--json")} +
+                                                  evalArgs);
         QVERIFY2(e.code == 0, e.err.c_str());
-        QCOMPARE(Json::parse(e.out)["dtype"].get<std::string>(), std::string("bf16"));
+        QCOMPARE(Json::parse(e.out)["dtype"].get<std::string>(), dtype);
         QCOMPARE(Json::parse(e.out)["top1"].get<double>(), m["measured_accuracy"].get<double>());
     }
 
@@ -178,19 +185,9 @@ private Q_SLOTS:
         QVERIFY2(stray.err.find("--int8-calib-images applies to --dtype int8 only") != std::string::npos, stray.err.c_str());
         const test::CliRun r = test::runTinyscope(search + QStringList{QStringLiteral("--dtype"), QStringLiteral("int8"),
                                                                        QStringLiteral("--int8-calib-images"), QStringLiteral("20")});
-        QVERIFY2(r.code == 0, r.err.c_str());
-        const Json m = Json::parse(r.out)["measurement"];
-        QCOMPARE(m["dtype"].get<std::string>(), std::string("int8"));
-        QCOMPARE(m["engine"].get<std::string>(), std::string("onednn-int8"));
-        const QString cfg = tmp.path() + QStringLiteral("/measured-int8.json");
-        writeFileAtomic(cfg.toStdString(), m["config"].dump());
-        const test::CliRun e = test::runTinyscope({QStringLiteral("eval"), QStringLiteral("--supernet"), ckpt, QStringLiteral("--config"), cfg,
-                                                   QStringLiteral("--data"), folder, QStringLiteral("--calib-data"), folder,
-                                                   QStringLiteral("--no-calib"), QStringLiteral("--json"), QStringLiteral("--dtype"),
-                                                   QStringLiteral("int8"), QStringLiteral("--int8-calib-images"), QStringLiteral("20")});
-        QVERIFY2(e.code == 0, e.err.c_str());
-        QCOMPARE(Json::parse(e.out)["dtype"].get<std::string>(), std::string("int8"));
-        QCOMPARE(Json::parse(e.out)["top1"].get<double>(), m["measured_accuracy"].get<double>());
+        expectWinnerMeasuredLikeEval(r, "int8", "onednn-int8",
+                                     {QStringLiteral("--calib-data"), folder, QStringLiteral("--dtype"), QStringLiteral("int8"),
+                                      QStringLiteral("--int8-calib-images"), QStringLiteral("20")});
     }
 
     void classifyRanksEveryClass()
