@@ -246,8 +246,9 @@ private Q_SLOTS:
     {
         // first conv (on AVX-512 our stem kernel, reading the NCHW input; elsewhere an input reorder
         // + oneDNN's conv) + per block (fused block 0: 1 conv; else ib, dw, pl and, with SE, pool +
-        // 2 inner products + multiply) + feature mix + pool + classifier. A separate bias, ReLU6
-        // or residual add would add primitives.
+        // 2 inner products + multiply) + feature mix + pool + classifier, less one step per block
+        // whose expansion runs inside our depthwise kernel (OursFused). A separate bias, ReLU6 or
+        // residual add would add primitives.
         const DesignSpace space = presetSpace("mcunet-vww");
         const Supernet net = Supernet::initialize(space, 1);
         const SubnetConfig config = ArchSampler(space).fullMaxConfig(96);
@@ -265,7 +266,7 @@ private Q_SLOTS:
         }
         QVERIFY(residual > 0);
         QVERIFY(se > 0);
-        QCOMPARE(plan.primitives(), want);
+        QCOMPARE(plan.primitives() + plan.fusedExpansions(), want);
         QCOMPARE(plan.batch(), 3);
         QCOMPARE(plan.resolution(), 96);
         QCOMPARE(plan.classes(), space.n_classes);
@@ -409,11 +410,84 @@ private Q_SLOTS:
         QCOMPARE(cases, 4 * 2 * 5 * 2 * 5);
     }
 
+    void ownDepthwiseKernelWithItsExpansionEqualsAFloat64Reference()
+    {
+        // The expansion fused into our depthwise kernel (runExpanded: each tile computed from the
+        // block's input by the 1×1 conv + bias + ReLU6) against float64 loops of the two layers, on
+        // every kernel size and stride, maps of 1 to 17 px (runs of pixels crossing rows; a masked last
+        // run), expansions from 3, 8 and 16 channels to channel counts that leave a masked block, 3
+        // images. The expanded value is rounded to float before the depthwise sum, as the kernel
+        // stores it in its tile.
+        if (!onednn::DepthwiseConv::available()) QSKIP("no AVX-512F: the plan uses oneDNN's depthwise kernel here");
+        std::mt19937 rng(7);
+        std::uniform_real_distribution<float> u(-1.f, 1.f);
+        int cases = 0;
+        for (int k : {1, 3, 5, 7})
+            for (int s : {1, 2})
+                for (int h : {1, 2, 5, 12, 17})
+                    for (int cin : {3, 8, 16}) {
+                        const int c = cases % 3 == 0 ? 16 : cases % 3 == 1 ? 24 : 40, n = 3, pad = k / 2;
+                        std::vector<float> x(static_cast<std::size_t>(n) * h * h * cin), we(static_cast<std::size_t>(c) * cin), be(c),
+                            w(static_cast<std::size_t>(c) * k * k), b(c);
+                        for (float& v : x) v = u(rng) * 2;
+                        for (float& v : we) v = u(rng);
+                        for (float& v : be) v = u(rng) * 2;
+                        for (float& v : w) v = u(rng);
+                        for (float& v : b) v = u(rng);
+                        const onednn::Expansion expansion{cin, we.data(), be.data()};
+                        const onednn::DepthwiseConv dw(c, h, k, s, pad, w.data(), b.data(), true, &expansion);
+                        QVERIFY(dw.expands());
+                        const int ho = dw.outputSize();
+                        std::unique_ptr<float, void (*)(void*)> scratch(
+                            static_cast<float*>(std::aligned_alloc(64, (dw.scratchFloats() * sizeof(float) + 63) / 64 * 64)), std::free);
+                        std::vector<float> y(static_cast<std::size_t>(n) * ho * ho * c, NAN);
+                        dw.runExpanded(x.data(), y.data(), n, scratch.get());
+                        // The expanded maps in float64, then rounded to float; each value's magnitude.
+                        std::vector<double> e(static_cast<std::size_t>(n) * h * h * c), emag(e.size());
+                        for (std::size_t p = 0; p < static_cast<std::size_t>(n) * h * h; ++p)
+                            for (int ch = 0; ch < c; ++ch) {
+                                double sum = be[ch], mag = std::fabs(be[ch]);
+                                for (int i = 0; i < cin; ++i) {
+                                    const double t = static_cast<double>(we[static_cast<std::size_t>(ch) * cin + i]) * x[p * cin + i];
+                                    sum += t;
+                                    mag += std::fabs(t);
+                                }
+                                e[p * c + ch] = static_cast<float>(std::min(6.0, std::max(0.0, sum)));
+                                emag[p * c + ch] = mag;
+                            }
+                        for (int i = 0; i < n; ++i)
+                            for (int oy = 0; oy < ho; ++oy)
+                                for (int ox = 0; ox < ho; ++ox)
+                                    for (int ch = 0; ch < c; ++ch) {
+                                        double sum = b[ch], mag = std::fabs(b[ch]);
+                                        for (int ky = 0; ky < k; ++ky)
+                                            for (int kx = 0; kx < k; ++kx) {
+                                                const int iy = oy * s + ky - pad, ix = ox * s + kx - pad;
+                                                if (iy < 0 || iy >= h || ix < 0 || ix >= h) continue;
+                                                const std::size_t at = ((static_cast<std::size_t>(i) * h + iy) * h + ix) * c + ch;
+                                                const double wt = w[(static_cast<std::size_t>(ch) * k + ky) * k + kx];
+                                                sum += wt * e[at];
+                                                mag += std::fabs(wt) * (std::fabs(e[at]) + 1e-6 * emag[at]);
+                                            }
+                                        sum = std::min(6.0, std::max(0.0, sum));
+                                        const double got = y[((static_cast<std::size_t>(i) * ho + oy) * ho + ox) * c + ch];
+                                        if (!(std::fabs(got - sum) <= 1e-6 * mag + 1e-6))
+                                            QFAIL(qPrintable(QString("k%1 s%2 h%3 cin%4 c%5: image %6, (%7, %8), channel %9: %10 vs %11")
+                                                                 .arg(k).arg(s).arg(h).arg(cin).arg(c).arg(i).arg(oy).arg(ox).arg(ch).arg(got).arg(sum)));
+                                    }
+                        ++cases;
+                    }
+        QCOMPARE(cases, 4 * 2 * 5 * 3);
+    }
+
     void ownDepthwiseRunsEveryBlockAndAgreesWithOneDnns()
     {
         // In fp32 plans on AVX-512 CPUs, every block's depthwise conv runs on our kernel; the logits
         // equal those of the plan with oneDNN's depthwise kernel within 1e-5 (seen: bit for bit —
         // both add the taps row by row and the bias last), at 96 and at 160 px (cropped 5×5 maps).
+        // By default every block's expansion is fused into it (one step for both): those logits
+        // equal the unfused plan's within 1e-5 (the fused 1×1 sums add the input channels in order,
+        // oneDNN's in its own order).
         if (!onednn::DepthwiseConv::available()) QSKIP("no AVX-512F: the plan uses oneDNN's depthwise kernel here");
         const DesignSpace space = presetSpace("mcunet-vww");
         Supernet net = Supernet::initialize(space, 12);
@@ -423,15 +497,24 @@ private Q_SLOTS:
         for (const SubnetConfig& config : {sampler.fullMaxConfig(160), sampler.minConfig(96), sampler.random(rng)}) {
             Subnet sub = net.extract(config);
             sub.setFolded(true);
-            OneDnnSubnet ours(sub), theirs(sub, OneDnnDtype::Fp32, OneDnnDepthwise::OneDnn);
+            OneDnnSubnet fused(sub), ours(sub, OneDnnDtype::Fp32, OneDnnDepthwise::Ours), theirs(sub, OneDnnDtype::Fp32, OneDnnDepthwise::OneDnn);
             int blocks = 0;
             for (int i = 0; i < sub.weights().layout.n_blocks; ++i) blocks += !sub.weights().layout.block(i).fused;
             QCOMPARE(ours.prepare(2).ownDepthwise(), static_cast<std::size_t>(blocks));
+            QCOMPARE(ours.prepare(2).fusedExpansions(), std::size_t(0));
+            QCOMPARE(fused.prepare(2).ownDepthwise(), static_cast<std::size_t>(blocks));
+            QCOMPARE(fused.prepare(2).fusedExpansions(), static_cast<std::size_t>(blocks));
             QCOMPARE(theirs.prepare(2).ownDepthwise(), std::size_t(0));
             QCOMPARE(ours.prepare(2).primitives(), theirs.prepare(2).primitives());
+            QCOMPARE(fused.prepare(2).primitives() + blocks, theirs.prepare(2).primitives());
             at::Generator g = at::detail::createCPUGenerator(15);
             const at::Tensor x = at::randn({2, 3, config.image_size, config.image_size}, g);
-            const at::Tensor a = ours.forward(x), b = theirs.forward(x);
+            const at::Tensor a = ours.forward(x), b = theirs.forward(x), f = fused.forward(x);
+            const Difference df = compare(f, a);
+            qInfo("%d px: %d expansions fused into our depthwise kernel: largest logit difference to the unfused plan %.3g",
+                  config.image_size, blocks, df.max);
+            QVERIFY2(df.max <= 1e-5, df.where.c_str());
+            QVERIFY2(compare(f, sub.forward(x)).max <= 1e-4, "fused vs LibTorch");
             const Difference d = compare(a, b);
             qInfo("%d px: our depthwise kernel vs oneDNN's: largest logit difference %.3g%s", config.image_size, d.max,
                   at::equal(a, b) ? " (bit for bit)" : "");
@@ -443,6 +526,7 @@ private Q_SLOTS:
             if (!oneDnnHasBf16()) continue;
             OneDnnSubnet ours16(sub, OneDnnDtype::Bf16), theirs16(sub, OneDnnDtype::Bf16, OneDnnDepthwise::OneDnn);
             QCOMPARE(ours16.prepare(2).ownDepthwise(), static_cast<std::size_t>(blocks));
+            QCOMPARE(ours16.prepare(2).fusedExpansions(), std::size_t(0));   // bf16 plans fuse nothing
             QCOMPARE(theirs16.prepare(2).ownDepthwise(), std::size_t(0));
             const at::Tensor a16 = ours16.forward(x), b16 = theirs16.forward(x);
             const Difference o16 = compare(a16, fp32), t16 = compare(b16, fp32);
@@ -501,7 +585,7 @@ private Q_SLOTS:
         at::Generator g = at::detail::createCPUGenerator(23);
         const at::Tensor x = at::randn({34, 3, 160, 160}, g);
         const FoldedSubnet folded = foldedSubnet(large.weights());
-        OneDnnPlan staged(folded, 16, OneDnnDtype::Fp32, OneDnnDepthwise::Ours, dnnLarge.stages()), single(folded, 1);
+        OneDnnPlan staged(folded, 16, OneDnnDtype::Fp32, OneDnnDepthwise::OursFused, dnnLarge.stages()), single(folded, 1);
         QCOMPARE(staged.headBatch(), 1);
         QCOMPARE(single.headBatch(), 1);
         at::Tensor two = at::empty({16, 2}), one = at::empty({16, 2});
@@ -512,7 +596,7 @@ private Q_SLOTS:
         qInfo("two stages against one: largest difference %.3g%s", stages.max, at::equal(two, one) ? " (bit for bit)" : "");
         QVERIFY2(stages.max <= 1e-5, stages.where.c_str());
         if (oneDnnHasBf16()) {   // bf16 activations: the junction copies 2-byte values
-            OneDnnPlan staged16(folded, 16, OneDnnDtype::Bf16, OneDnnDepthwise::Ours, dnnLarge.stages()),
+            OneDnnPlan staged16(folded, 16, OneDnnDtype::Bf16, OneDnnDepthwise::OursFused, dnnLarge.stages()),
                 single16(folded, 1, OneDnnDtype::Bf16);
             staged16.run(x.data_ptr<float>(), two.data_ptr<float>());
             for (int i = 0; i < 16; ++i)

@@ -17,6 +17,9 @@ namespace {
 
 constexpr int kLanes = 16;     // floats per AVX-512 vector: one channel block
 constexpr int kMostPixels = 8;  // output pixels per register block
+// runExpanded fills two channel blocks' tiles per pass where both fit in this many bytes (L2: maps
+// up to 40 px with a 7 × 7 kernel; an 80 px tile alone is 0.5 MB).
+constexpr std::size_t kTwoTilesBytes = std::size_t{512} << 10;
 
 // 16 floats as bfloat16, rounded to nearest even (what vcvtneps2bf16 and oneDNN's bf16 stores give
 // for finite values; AVX-512F integer arithmetic, so no BF16 target is needed here).
@@ -157,6 +160,108 @@ TS_AVX512 void zeroBorder(float* tile, int h, int wp, int hp, int pad)
     }
 }
 
+// B pixels of the expansion for one channel block, pixels p0 .. p0 + B − 1 of an h × h map (runs
+// cross rows: a row of a 5 × 5 map alone would keep only 5 FMA chains in flight):
+// ReLU6(be + Σ_i s[p·cin + i] · we[i]), the sum over input channels in order (one FMA per input
+// channel, the pixel's value broadcast), stored at the pixel's place in the tile.
+template <int B>
+TS_AVX512 void expandPixels(const float* image, int p0, int h, int cin, const float* we, const float* be, float* tile, int wp, int pad)
+{
+    const float* s = image + static_cast<std::size_t>(p0) * cin;
+    __m512 acc[B];
+    const __m512 b = _mm512_load_ps(be);
+#pragma GCC unroll 16
+    for (int j = 0; j < B; ++j) acc[j] = b;
+#pragma GCC unroll 2
+    for (int i = 0; i < cin; ++i) {
+        const __m512 w = _mm512_load_ps(we + static_cast<std::size_t>(i) * kLanes);
+#pragma GCC unroll 16
+        for (int j = 0; j < B; ++j) acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(s[static_cast<std::size_t>(j) * cin + i]), w, acc[j]);
+    }
+    const __m512 lo = _mm512_setzero_ps(), hi = _mm512_set1_ps(6.f);
+    int y = p0 / h, x = p0 % h;
+#pragma GCC unroll 16
+    for (int j = 0; j < B; ++j) {
+        _mm512_store_ps(tile + (static_cast<std::size_t>(y + pad) * wp + x + pad) * kLanes, _mm512_min_ps(_mm512_max_ps(acc[j], lo), hi));
+        if (++x == h) {
+            x = 0;
+            ++y;
+        }
+    }
+}
+
+// The same for two channel blocks at once (tiles t0, t1): each broadcast input value feeds two
+// FMAs, so a step loads B + 2 values for 2B FMAs instead of B + 1 for B.
+template <int B>
+TS_AVX512 void expandPixels2(const float* image, int p0, int h, int cin, const float* we, const float* be, float* t0, float* t1, int wp, int pad)
+{
+    const float* s = image + static_cast<std::size_t>(p0) * cin;
+    const float* we1 = we + static_cast<std::size_t>(cin) * kLanes;
+    __m512 acc0[B], acc1[B];
+    const __m512 b0 = _mm512_load_ps(be), b1 = _mm512_load_ps(be + kLanes);
+#pragma GCC unroll 16
+    for (int j = 0; j < B; ++j) {
+        acc0[j] = b0;
+        acc1[j] = b1;
+    }
+#pragma GCC unroll 2
+    for (int i = 0; i < cin; ++i) {
+        const __m512 w0 = _mm512_load_ps(we + static_cast<std::size_t>(i) * kLanes), w1 = _mm512_load_ps(we1 + static_cast<std::size_t>(i) * kLanes);
+#pragma GCC unroll 16
+        for (int j = 0; j < B; ++j) {
+            const __m512 x = _mm512_set1_ps(s[static_cast<std::size_t>(j) * cin + i]);
+            acc0[j] = _mm512_fmadd_ps(x, w0, acc0[j]);
+            acc1[j] = _mm512_fmadd_ps(x, w1, acc1[j]);
+        }
+    }
+    const __m512 lo = _mm512_setzero_ps(), hi = _mm512_set1_ps(6.f);
+    int y = p0 / h, x = p0 % h;
+#pragma GCC unroll 16
+    for (int j = 0; j < B; ++j) {
+        const std::size_t at = (static_cast<std::size_t>(y + pad) * wp + x + pad) * kLanes;
+        _mm512_store_ps(t0 + at, _mm512_min_ps(_mm512_max_ps(acc0[j], lo), hi));
+        _mm512_store_ps(t1 + at, _mm512_min_ps(_mm512_max_ps(acc1[j], lo), hi));
+        if (++x == h) {
+            x = 0;
+            ++y;
+        }
+    }
+}
+
+constexpr int kMostExpandPixels = 16, kMostExpandPixels2 = 12;   // 16 and 24 accumulators
+using ExpandFn = void (*)(const float*, int, int, int, const float*, const float*, float*, int, int);
+using ExpandFn2 = void (*)(const float*, int, int, int, const float*, const float*, float*, float*, int, int);
+template <std::size_t... I>
+constexpr std::array<ExpandFn, sizeof...(I)> expandTable(std::index_sequence<I...>)
+{
+    return {&expandPixels<static_cast<int>(I) + 1>...};
+}
+template <std::size_t... I>
+constexpr std::array<ExpandFn2, sizeof...(I)> expandTable2(std::index_sequence<I...>)
+{
+    return {&expandPixels2<static_cast<int>(I) + 1>...};
+}
+const auto kExpand = expandTable(std::make_index_sequence<kMostExpandPixels>());
+const auto kExpand2 = expandTable2(std::make_index_sequence<kMostExpandPixels2>());
+
+// The tiles' interiors for `count` (1 or 2) channel blocks (weights `we`, bias `be`: the first
+// block's) computed from one NHWC image of the expansion's input (h × h × cin), its pixels in runs of
+// nearly equal size. The weights of lanes past the last channel are zero, so those lanes hold
+// ReLU6(0) = 0.
+TS_AVX512 void expandTiles(const float* image, int h, int cin, const float* we, const float* be, int count, float* tile,
+                           std::size_t tileFloats, int wp, int pad)
+{
+    const int pixels = h * h, most = count == 2 ? kMostExpandPixels2 : kMostExpandPixels, runs = (pixels + most - 1) / most;
+    for (int r = 0, p = 0; r < runs; ++r) {
+        const int width = pixels / runs + (r < pixels % runs ? 1 : 0);
+        if (count == 2)
+            kExpand2[width - 1](image, p, h, cin, we, be, tile, tile + tileFloats, wp, pad);
+        else
+            kExpand[width - 1](image, p, h, cin, we, be, tile, wp, pad);
+        p += width;
+    }
+}
+
 }  // namespace
 
 bool DepthwiseConv::available()
@@ -170,7 +275,7 @@ bool DepthwiseConv::supports(int kernel, int stride)
 }
 
 DepthwiseConv::DepthwiseConv(int channels, int h, int kernel, int stride, int pad, const float* weight, const float* bias,
-                             bool relu6)
+                             bool relu6, const Expansion* expansion)
     : c_(channels), h_(h), k_(kernel), s_(stride), pad_(pad), ho_((h + 2 * pad - kernel) / stride + 1),
       blocks_((channels + kLanes - 1) / kLanes), relu6_(relu6)
 {
@@ -184,6 +289,20 @@ DepthwiseConv::DepthwiseConv(int channels, int h, int kernel, int stride, int pa
         for (std::size_t t = 0; t < taps; ++t) packed_->weights.data[(cb * taps + t) * kLanes + lane] = weight[ch * taps + t];
         packed_->bias.data[cb * kLanes + lane] = bias ? bias[ch] : 0.f;
     }
+    if (expansion) {
+        const int cin = expansion->cin;
+        if (cin < 1) throw std::invalid_argument("DepthwiseConv: an expansion from " + std::to_string(cin) + " channels");
+        expansionCin_ = cin;
+        // Two channel blocks per expansion pass where two tiles fit in kTwoTilesBytes (L2).
+        expansionGroup_ = blocks_ >= 2 && 2 * tileFloats() * sizeof(float) <= kTwoTilesBytes ? 2 : 1;
+        expansion_ = std::make_unique<PackedWeights>(static_cast<std::size_t>(blocks_) * cin * kLanes, static_cast<std::size_t>(blocks_) * kLanes);
+        for (int ch = 0; ch < channels; ++ch) {
+            const int cb = ch / kLanes, lane = ch % kLanes;
+            for (int i = 0; i < cin; ++i)
+                expansion_->weights.data[(static_cast<std::size_t>(cb) * cin + i) * kLanes + lane] = expansion->weight[static_cast<std::size_t>(ch) * cin + i];
+            expansion_->bias.data[cb * kLanes + lane] = expansion->bias ? expansion->bias[ch] : 0.f;
+        }
+    }
 }
 
 DepthwiseConv::~DepthwiseConv() = default;
@@ -194,53 +313,81 @@ DepthwiseConv& DepthwiseConv::operator=(DepthwiseConv&&) noexcept = default;
 // below — a pair of output rows reads up to stride − 1 rows past the last row one row would read.
 constexpr int kExtraRows = 2;
 
-std::size_t DepthwiseConv::scratchFloats() const
+std::size_t DepthwiseConv::tileFloats() const
 {
     const std::size_t wp = static_cast<std::size_t>(h_) + 2 * pad_;
     return wp * (wp + kExtraRows) * kLanes;
 }
 
-template <typename In, typename Out>
-void DepthwiseConv::runAs(const In* src, Out* dst, int n, float* scratch) const
+std::size_t DepthwiseConv::scratchFloats() const { return tileFloats() * std::max(1, expansionGroup_); }
+
+template <typename Out, typename Fill>
+void DepthwiseConv::runWith(Out* dst, int n, float* scratch, int group, Fill&& fill) const
 {
     const int wp = h_ + 2 * pad_, rowStride = wp * kLanes;
-    zeroBorder(scratch, h_, wp, wp + kExtraRows, pad_);   // the interior is filled per channel block
+    const std::size_t tile = tileFloats();
+    for (int g = 0; g < group; ++g) zeroBorder(scratch + g * tile, h_, wp, wp + kExtraRows, pad_);   // interiors filled per block
     const auto& fns = blocksFor(dst)[k_ / 2][s_ - 1];
     const std::size_t outRow = static_cast<std::size_t>(ho_) * c_;
     // Each output row in nb blocks of nearly equal width (≤ 8): 10 → 5 + 5, 20 → 7 + 7 + 6.
     const int nb = (ho_ + kMostPixels - 1) / kMostPixels;
     const std::size_t taps = static_cast<std::size_t>(k_) * k_;
-    for (int img = 0; img < n; ++img) {
-        const In* image = src + static_cast<std::size_t>(img) * h_ * h_ * c_;
-        Out* out = dst + static_cast<std::size_t>(img) * ho_ * ho_ * c_;
-        for (int cb = 0; cb < blocks_; ++cb) {
-            const __mmask16 mask = tailMask(static_cast<std::size_t>(c_ - cb * kLanes));
-            fillTile(image, h_, c_, cb, mask, scratch, wp, pad_);
-            const float* w = packed_->weights.data + cb * taps * kLanes;
-            const float* b = packed_->bias.data + cb * kLanes;
-            for (int oh = 0; oh < ho_;) {
-                const int rows = oh + 1 < ho_ ? 2 : 1;   // output rows in pairs, the last one alone if ho is odd
-                // Kernel rows that meet the image: input row oh·s + kh − pad within [0, h); for a
-                // pair, the union of both rows' ranges (the second's starts lower, the first's ends higher).
-                const int khFrom = std::max(0, pad_ - (oh + rows - 1) * s_), khTo = std::min(k_, h_ + pad_ - oh * s_);
-                const float* row = scratch + static_cast<std::size_t>(oh) * s_ * rowStride;
-                Out* o = out + static_cast<std::size_t>(oh) * outRow + cb * kLanes;
-                int ow = 0;
-                for (int blk = 0; blk < nb; ++blk) {
-                    const int width = ho_ / nb + (blk < ho_ % nb ? 1 : 0);
-                    fns[rows - 1][width - 1](row + ow * s_ * kLanes, rowStride, w, b, o + static_cast<std::size_t>(ow) * c_, c_,
-                                             static_cast<int>(outRow), mask, relu6_, khFrom, khTo);
-                    ow += width;
+    // Channel blocks (`group` at a time) outside, images inside: a block's weights (and an
+    // expansion's) stay in L1 while it runs over the images.
+    for (int first = 0; first < blocks_; first += group) {
+        const int count = std::min(group, blocks_ - first);
+        for (int img = 0; img < n; ++img) {
+            fill(img, first, count, scratch);
+            Out* out = dst + static_cast<std::size_t>(img) * ho_ * ho_ * c_;
+            for (int cb = first; cb < first + count; ++cb) {
+                const __mmask16 mask = tailMask(static_cast<std::size_t>(c_ - cb * kLanes));
+                const float* w = packed_->weights.data + cb * taps * kLanes;
+                const float* b = packed_->bias.data + cb * kLanes;
+                const float* t = scratch + (cb - first) * tile;
+                for (int oh = 0; oh < ho_;) {
+                    const int rows = oh + 1 < ho_ ? 2 : 1;   // output rows in pairs, the last one alone if ho is odd
+                    // Kernel rows that meet the image: input row oh·s + kh − pad within [0, h); for a
+                    // pair, the union of both rows' ranges (the second's starts lower, the first's ends higher).
+                    const int khFrom = std::max(0, pad_ - (oh + rows - 1) * s_), khTo = std::min(k_, h_ + pad_ - oh * s_);
+                    const float* row = t + static_cast<std::size_t>(oh) * s_ * rowStride;
+                    Out* o = out + static_cast<std::size_t>(oh) * outRow + cb * kLanes;
+                    int ow = 0;
+                    for (int blk = 0; blk < nb; ++blk) {
+                        const int width = ho_ / nb + (blk < ho_ % nb ? 1 : 0);
+                        fns[rows - 1][width - 1](row + ow * s_ * kLanes, rowStride, w, b, o + static_cast<std::size_t>(ow) * c_, c_,
+                                                 static_cast<int>(outRow), mask, relu6_, khFrom, khTo);
+                        ow += width;
+                    }
+                    oh += rows;
                 }
-                oh += rows;
             }
         }
     }
 }
 
+template <typename In, typename Out>
+void DepthwiseConv::runAs(const In* src, Out* dst, int n, float* scratch) const
+{
+    const int wp = h_ + 2 * pad_;
+    runWith(dst, n, scratch, 1, [&](int img, int cb, int, float* tile) {
+        fillTile(src + static_cast<std::size_t>(img) * h_ * h_ * c_, h_, c_, cb, tailMask(static_cast<std::size_t>(c_ - cb * kLanes)), tile, wp, pad_);
+    });
+}
+
 void DepthwiseConv::run(const float* src, float* dst, int n, float* scratch) const { runAs(src, dst, n, scratch); }
 
 void DepthwiseConv::run(const Bf16* src, Bf16* dst, int n, float* scratch) const { runAs(src, dst, n, scratch); }
+
+void DepthwiseConv::runExpanded(const float* src, float* dst, int n, float* scratch) const
+{
+    if (!expands()) throw std::logic_error("DepthwiseConv: runExpanded without an expansion");
+    const int wp = h_ + 2 * pad_, cin = expansionCin_;
+    const std::size_t tile = tileFloats();
+    runWith(dst, n, scratch, expansionGroup_, [&](int img, int cb, int count, float* tiles) {
+        expandTiles(src + static_cast<std::size_t>(img) * h_ * h_ * cin, h_, cin, expansion_->weights.data + static_cast<std::size_t>(cb) * cin * kLanes,
+                    expansion_->bias.data + cb * kLanes, count, tiles, tile, wp, pad_);
+    });
+}
 
 void DepthwiseConv::run(const std::uint8_t* src, std::int32_t* dst, int n, float* scratch) const
 {

@@ -22,6 +22,15 @@ struct PackedWeights;   // OneDnnCommon.h
 // A bfloat16 value's bits (the upper half of a float32's), as oneDNN's bf16 memories hold them.
 enum class Bf16 : std::uint16_t {};
 
+// The 1×1 convolution (+ bias + ReLU6) that expands a block's input to the depthwise conv's channels
+// (MBConv's inverted bottleneck), fused into the depthwise conv (DepthwiseConv::runExpanded):
+// `weight` channels × cin (PyTorch's 1×1 layout), `bias` channels.
+struct Expansion {
+    int cin;
+    const float* weight;
+    const float* bias;
+};
+
 class DepthwiseConv {
 public:
     // This CPU runs the kernel (AVX-512 F, BW, VL).
@@ -31,7 +40,9 @@ public:
 
     // `weight`: channels × kernel × kernel (PyTorch's depthwise layout, one plane per channel);
     // `bias`: channels (null: none). Input h × h, output ho × ho with ho = (h + 2·pad − kernel) / stride + 1.
-    DepthwiseConv(int channels, int h, int kernel, int stride, int pad, const float* weight, const float* bias, bool relu6);
+    // `expansion`: the 1×1 conv before it, for runExpanded (null: none).
+    DepthwiseConv(int channels, int h, int kernel, int stride, int pad, const float* weight, const float* bias, bool relu6,
+                  const Expansion* expansion = nullptr);
     ~DepthwiseConv();
     DepthwiseConv(DepthwiseConv&&) noexcept;
     DepthwiseConv& operator=(DepthwiseConv&&) noexcept;
@@ -50,14 +61,27 @@ public:
     // weights and a zero or integer bias). Every partial sum is an integer below 255 · Σ|w|, exact in
     // float32 while that stays below 2^24 (the caller checks).
     void run(const std::uint8_t* src, std::int32_t* dst, int n, float* scratch) const;
+    // The expansion and the depthwise conv in one: n images of the expansion's input (NHWC, n × h ×
+    // h × cin) into dst (n × ho × ho × channels); the expanded map is never stored, each tile is
+    // computed from src (the 1×1 sums of a pixel's 16 channels in one vector, input channel by input
+    // channel, + bias, ReLU6) where run() copies it. Needs the constructor's expansion.
+    void runExpanded(const float* src, float* dst, int n, float* scratch) const;
+    bool expands() const { return expansionCin_ > 0; }
 
 private:
     template <typename In, typename Out>
     void runAs(const In* src, Out* dst, int n, float* scratch) const;
+    // The convolution with the tile interiors of `group` channel blocks at a time (1 or 2; fewer for
+    // the last) filled by fill(img, first block, count, tiles: count tiles of tileFloats() each).
+    template <typename Out, typename Fill>
+    void runWith(Out* dst, int n, float* scratch, int group, Fill&& fill) const;
+    std::size_t tileFloats() const;   // one zero-bordered tile
 
     int c_, h_, k_, s_, pad_, ho_, blocks_;
     bool relu6_;
     std::unique_ptr<PackedWeights> packed_;   // weights [block][kh][kw][16], bias [block][16], zero-padded
+    int expansionCin_ = 0, expansionGroup_ = 1;   // channel blocks per expansion pass (tiles)
+    std::unique_ptr<PackedWeights> expansion_;   // weights [block][cin][16], bias [block][16], zero-padded
 };
 
 }  // namespace tinyscope::onednn

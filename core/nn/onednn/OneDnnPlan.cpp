@@ -43,8 +43,9 @@ struct OneDnnPlan::Impl {
         memory::desc scratchpad;
         std::function<void(float* scratch)> own;
     };
-    OneDnnDepthwise depthwise = OneDnnDepthwise::Ours;
+    OneDnnDepthwise depthwise = OneDnnDepthwise::OursFused;
     std::size_t ownDepthwise = 0;   // depthwise convolutions run by our kernel
+    std::size_t fusedExpansions = 0;   // of which with the block's expansion fused in
     bool ownStem = false;           // the first conv on our StemConv, reading the caller's NCHW images
     std::vector<Step> steps;
     std::unique_ptr<Buffer> act[3], tailAct[3], sePool, seMid, seGate, pooled, scratch;
@@ -126,8 +127,7 @@ struct OneDnnPlan::Impl {
     {
         const KernelWindow win = kernelWindow(c.kernel, c.stride, h);
         const int ho = (h - 1) / c.stride + 1;
-        if (depthwise == OneDnnDepthwise::Ours && c.groups == c.cin && c.cin == c.cout && onednn::DepthwiseConv::available() &&
-            onednn::DepthwiseConv::supports(win.size, c.stride)) {
+        if (ownDepthwiseFor(c, h)) {
             std::vector<float> cropped;
             const float* w = croppedWeights(c, win, cropped);
             std::vector<float> rounded;
@@ -151,6 +151,37 @@ struct OneDnnPlan::Impl {
             }
         }
         return conv(c, h, src, dst, relu6());
+    }
+
+    // Our kernel runs this depthwise conv (AVX-512, its kernel size and stride; not OneDnnDepthwise::OneDnn).
+    bool ownDepthwiseFor(const FoldedConv& c, int h) const
+    {
+        return depthwise != OneDnnDepthwise::OneDnn && c.groups == c.cin && c.cin == c.cout && onednn::DepthwiseConv::available() &&
+               onednn::DepthwiseConv::supports(kernelWindow(c.kernel, c.stride, h).size, c.stride);
+    }
+
+    // The block's expansion fused into our depthwise kernel (fp32, OursFused, a 1×1 stride-1 expansion).
+    // Measured faster than oneDNN's expansion + our depthwise conv on every block of the VWW subnets
+    // measured (docs/ONEDNN.md "The expansion fused into the depthwise kernel").
+    bool fusesExpansion(const FoldedBlock& b, int h) const
+    {
+        return depthwise == OneDnnDepthwise::OursFused && actType == Dt::f32 && b.ib.kernel == 1 && b.ib.stride == 1 && b.ib.groups == 1 &&
+               b.ib.cout == b.dw.cin && ownDepthwiseFor(b.dw, h);
+    }
+
+    // The expansion (1×1 + bias + ReLU6) and the depthwise conv (+ bias + ReLU6) as one step of our
+    // kernel, from the block's input src (ib.cin × h × h) into dst; returns the output size.
+    int expandedDepthwise(const FoldedConv& ib, const FoldedConv& c, int h, float* src, float* dst)
+    {
+        const KernelWindow win = kernelWindow(c.kernel, c.stride, h);
+        std::vector<float> cropped;
+        const float* w = croppedWeights(c, win, cropped);
+        const onednn::Expansion expansion{ib.cin, ib.weight.data(), ib.bias.data()};
+        auto dw = std::make_shared<onednn::DepthwiseConv>(c.cout, h, win.size, c.stride, win.pad, w, c.bias.data(), true, &expansion);
+        addOwn([dw, src, dst, images = n](float* scratch) { dw->runExpanded(src, dst, images, scratch); }, dw->scratchFloats());
+        ++ownDepthwise;
+        ++fusedExpansions;
+        return dw->outputSize();
     }
 
     // x rounded to the nearest bfloat16 (ties to even), as a float: what a bf16 weight holds.
@@ -315,8 +346,13 @@ struct OneDnnPlan::Impl {
                 continue;
             }
             const int hin = h;
-            layer(name + ".inverted_bottleneck", [&] { conv(b.ib, hin, buf[cur], buf[a], relu6()); });
-            layer(name + ".depth_conv", [&] { h = depthwiseConv(b.dw, hin, buf[a], buf[c]); });
+            const bool fuse = fusesExpansion(b, hin);   // then one step for both, from buf[cur]
+            layer(name + ".inverted_bottleneck", [&] {
+                if (!fuse) conv(b.ib, hin, buf[cur], buf[a], relu6());
+            });
+            layer(name + ".depth_conv", [&] {
+                h = fuse ? expandedDepthwise(b.ib, b.dw, hin, buf[cur], buf[c]) : depthwiseConv(b.dw, hin, buf[a], buf[c]);
+            });
             if (!b.se_reduce_w.empty()) {
                 const int mid = b.dw.cout, seMidC = static_cast<int>(b.se_reduce_b.size());
                 layer(name + ".depth_conv.se", [&] {
@@ -377,6 +413,7 @@ int OneDnnPlan::resolution() const { return impl_->resolution; }
 int OneDnnPlan::classes() const { return impl_->classes; }
 std::size_t OneDnnPlan::primitives() const { return impl_->steps.size(); }
 std::size_t OneDnnPlan::ownDepthwise() const { return impl_->ownDepthwise; }
+std::size_t OneDnnPlan::fusedExpansions() const { return impl_->fusedExpansions; }
 bool OneDnnPlan::ownStem() const { return impl_->ownStem; }
 
 std::size_t OneDnnPlan::bufferBytes() const

@@ -9,7 +9,9 @@
 //  * weights reordered once into the layout each primitive prefers (format_tag::any);
 //  * kernels that overhang small maps cropped as forwardNet crops them (same result, less work);
 //  * the blocks' depthwise convs (+ bias + ReLU6) on our AVX-512 kernel (DepthwiseConv.h) where the
-//    CPU has it, oneDNN's elsewhere (OneDnnDepthwise); fp32 plans' first conv on our AVX-512 stem
+//    CPU has it, oneDNN's elsewhere (OneDnnDepthwise); in fp32 plans the block's 1×1 expansion
+//    (inverted bottleneck + bias + ReLU6) fused into our kernel, which computes its tiles from the
+//    block's input (the expanded map is never stored); fp32 plans' first conv on our AVX-512 stem
 //    kernel (StemConv.h), straight from the NCHW input, where the CPU has it — elsewhere the input is
 //    reordered into NHWC for oneDNN's conv;
 //  * three activation buffers, the SE vectors and one scratchpad for all primitives, allocated
@@ -32,11 +34,12 @@ namespace tinyscope {
 // post-ops computed in f32 and the logits in f32 (AVX-512 BF16 / AMX kernels where the CPU has them).
 enum class OneDnnDtype { Fp32, Bf16 };
 
-// Who runs the blocks' depthwise convolutions in an fp32 plan: our AVX-512 kernel
-// (nn/onednn/DepthwiseConv.h; where the CPU has AVX-512 F/BW/VL, kernel sizes 1–7, strides 1–2) or
-// oneDNN's. Bf16 plans and CPUs without AVX-512 always use oneDNN's. `OneDnn` is kept for the
-// benchmark's comparison and the equality test.
-enum class OneDnnDepthwise { Ours, OneDnn };
+// Who runs the blocks' depthwise convolutions: our AVX-512 kernel (nn/onednn/DepthwiseConv.h; where
+// the CPU has AVX-512 F/BW/VL, kernel sizes 1–7, strides 1–2) with the block's 1×1 expansion fused
+// into it (`OursFused`, fp32 plans; bf16 plans run the expansion on oneDNN), our kernel after
+// oneDNN's expansion (`Ours`), or oneDNN's (`OneDnn`). CPUs without AVX-512 always use oneDNN's.
+// `Ours` and `OneDnn` are kept for the benchmarks' comparisons and the equality tests.
+enum class OneDnnDepthwise { OursFused, Ours, OneDnn };
 
 // Two stages in one plan (above): `headBatch` 0 (or not dividing the batch, or `tailFrom` not
 // inside the blocks) means one stage. OneDnnSubnet chooses them (docs/ONEDNN.md, "Two stages").
@@ -56,7 +59,7 @@ class OneDnnPlan {
 public:
     // Throws OneDnnRefused.
     OneDnnPlan(const FoldedSubnet& net, int batch, OneDnnDtype dtype = OneDnnDtype::Fp32,
-               OneDnnDepthwise depthwise = OneDnnDepthwise::Ours, OneDnnStages stages = {});
+               OneDnnDepthwise depthwise = OneDnnDepthwise::OursFused, OneDnnStages stages = {});
     ~OneDnnPlan();
     OneDnnPlan(const OneDnnPlan&) = delete;
     OneDnnPlan& operator=(const OneDnnPlan&) = delete;
@@ -66,6 +69,7 @@ public:
     int classes() const;
     std::size_t primitives() const;     // steps run per batch: oneDNN primitives and our kernels
     std::size_t ownDepthwise() const;   // of which depthwise convolutions run by our kernel
+    std::size_t fusedExpansions() const;   // of those, with the block's expansion fused in (one step for both)
     bool ownStem() const;               // the first conv on our kernel, from the NCHW input (StemConv.h)
     int headBatch() const;              // images per head chunk; batch() with one stage
     std::size_t bufferBytes() const;    // activations + SE vectors + scratchpad, allocated once

@@ -25,9 +25,9 @@ class OneDnnSubnet {
 public:
     // Folds a copy when not folded.
     explicit OneDnnSubnet(const Subnet& subnet, OneDnnDtype dtype = OneDnnDtype::Fp32,
-                          OneDnnDepthwise depthwise = OneDnnDepthwise::Ours);
+                          OneDnnDepthwise depthwise = OneDnnDepthwise::OursFused);
     explicit OneDnnSubnet(FoldedSubnet net, OneDnnDtype dtype = OneDnnDtype::Fp32,
-                          OneDnnDepthwise depthwise = OneDnnDepthwise::Ours);
+                          OneDnnDepthwise depthwise = OneDnnDepthwise::OursFused);
     ~OneDnnSubnet();
 
     // The plan for `batch` images (worker `part` of a split batch), built once; throws OneDnnRefused.
