@@ -13,6 +13,8 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
 #define TS_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
+// Functions that also use AVX-512 BF16 (vdpbf16ps); called only where hasAvx512Bf16().
+#define TS_AVX512_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
 
 namespace tinyscope::onednn {
 
@@ -21,6 +23,13 @@ inline bool hasAvx512()
 {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+}
+
+// This CPU also has AVX-512 BF16 (Cooper Lake, Sapphire Rapids, Zen 4 and later).
+inline bool hasAvx512Bf16()
+{
+    __builtin_cpu_init();
+    return hasAvx512() && __builtin_cpu_supports("avx512bf16");
 }
 
 // The first min(left, 16) lanes of a 16-lane vector: the mask of a run's last, partial vector.

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -28,6 +29,14 @@ TS_AVX512 inline __m256i toBf16(__m512 v)
     const __m512i bits = _mm512_castps_si512(v);
     const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
     return _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_add_epi32(bits, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7FFF))), 16));
+}
+
+// A float's nearest bfloat16 (ties to even), its bits.
+inline std::uint16_t bf16Bits(float v)
+{
+    std::uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    return static_cast<std::uint16_t>((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
 }
 
 // One register block: B output pixels (adjacent, stride S apart in the input) of R output rows
@@ -160,58 +169,33 @@ TS_AVX512 void zeroBorder(float* tile, int h, int wp, int hp, int pad)
     }
 }
 
-// B pixels of the expansion for one channel block, pixels p0 .. p0 + B − 1 of an h × h map (runs
-// cross rows: a row of a 5 × 5 map alone would keep only 5 FMA chains in flight):
-// ReLU6(be + Σ_i s[p·cin + i] · we[i]), the sum over input channels in order (one FMA per input
-// channel, the pixel's value broadcast), stored at the pixel's place in the tile.
-template <int B>
-TS_AVX512 void expandPixels(const float* image, int p0, int h, int cin, const float* we, const float* be, float* tile, int wp, int pad)
+// The expansion for `Count` (1 or 2) channel blocks, B pixels from p0 of an h × h map (runs cross
+// rows: a row of a 5 × 5 map alone would keep only 5 FMA chains in flight): ReLU6(be + Σ_i
+// s[p·cin + i] · we[i]), the sum starting from the bias and adding the input channels in order (one
+// FMA per input channel, the pixel's value broadcast), stored at the pixel's place in tile t0 (and
+// t1). With two blocks each broadcast value feeds two FMAs: B + 2 loads for 2B FMAs, not B + 1 for B.
+template <int B, int Count>
+TS_AVX512 void expandPixels(const float* image, int p0, int h, int cin, const float* we, const float* be, float* t0, float* t1, int wp, int pad)
 {
     const float* s = image + static_cast<std::size_t>(p0) * cin;
-    __m512 acc[B];
-    const __m512 b = _mm512_load_ps(be);
-#pragma GCC unroll 16
-    for (int j = 0; j < B; ++j) acc[j] = b;
+    const float* we1 = we + static_cast<std::size_t>(cin) * kLanes;   // the second block's weights
+    __m512 acc[Count][B];
 #pragma GCC unroll 2
-    for (int i = 0; i < cin; ++i) {
-        const __m512 w = _mm512_load_ps(we + static_cast<std::size_t>(i) * kLanes);
+    for (int g = 0; g < Count; ++g) {
+        const __m512 b = _mm512_load_ps(be + g * kLanes);
 #pragma GCC unroll 16
-        for (int j = 0; j < B; ++j) acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(s[static_cast<std::size_t>(j) * cin + i]), w, acc[j]);
-    }
-    const __m512 lo = _mm512_setzero_ps(), hi = _mm512_set1_ps(6.f);
-    int y = p0 / h, x = p0 % h;
-#pragma GCC unroll 16
-    for (int j = 0; j < B; ++j) {
-        _mm512_store_ps(tile + (static_cast<std::size_t>(y + pad) * wp + x + pad) * kLanes, _mm512_min_ps(_mm512_max_ps(acc[j], lo), hi));
-        if (++x == h) {
-            x = 0;
-            ++y;
-        }
-    }
-}
-
-// The same for two channel blocks at once (tiles t0, t1): each broadcast input value feeds two
-// FMAs, so a step loads B + 2 values for 2B FMAs instead of B + 1 for B.
-template <int B>
-TS_AVX512 void expandPixels2(const float* image, int p0, int h, int cin, const float* we, const float* be, float* t0, float* t1, int wp, int pad)
-{
-    const float* s = image + static_cast<std::size_t>(p0) * cin;
-    const float* we1 = we + static_cast<std::size_t>(cin) * kLanes;
-    __m512 acc0[B], acc1[B];
-    const __m512 b0 = _mm512_load_ps(be), b1 = _mm512_load_ps(be + kLanes);
-#pragma GCC unroll 16
-    for (int j = 0; j < B; ++j) {
-        acc0[j] = b0;
-        acc1[j] = b1;
+        for (int j = 0; j < B; ++j) acc[g][j] = b;
     }
 #pragma GCC unroll 2
     for (int i = 0; i < cin; ++i) {
-        const __m512 w0 = _mm512_load_ps(we + static_cast<std::size_t>(i) * kLanes), w1 = _mm512_load_ps(we1 + static_cast<std::size_t>(i) * kLanes);
+        __m512 w[Count];
+        w[0] = _mm512_load_ps(we + static_cast<std::size_t>(i) * kLanes);
+        if constexpr (Count == 2) w[1] = _mm512_load_ps(we1 + static_cast<std::size_t>(i) * kLanes);
 #pragma GCC unroll 16
         for (int j = 0; j < B; ++j) {
             const __m512 x = _mm512_set1_ps(s[static_cast<std::size_t>(j) * cin + i]);
-            acc0[j] = _mm512_fmadd_ps(x, w0, acc0[j]);
-            acc1[j] = _mm512_fmadd_ps(x, w1, acc1[j]);
+#pragma GCC unroll 2
+            for (int g = 0; g < Count; ++g) acc[g][j] = _mm512_fmadd_ps(x, w[g], acc[g][j]);
         }
     }
     const __m512 lo = _mm512_setzero_ps(), hi = _mm512_set1_ps(6.f);
@@ -219,8 +203,59 @@ TS_AVX512 void expandPixels2(const float* image, int p0, int h, int cin, const f
 #pragma GCC unroll 16
     for (int j = 0; j < B; ++j) {
         const std::size_t at = (static_cast<std::size_t>(y + pad) * wp + x + pad) * kLanes;
-        _mm512_store_ps(t0 + at, _mm512_min_ps(_mm512_max_ps(acc0[j], lo), hi));
-        _mm512_store_ps(t1 + at, _mm512_min_ps(_mm512_max_ps(acc1[j], lo), hi));
+#pragma GCC unroll 2
+        for (int g = 0; g < Count; ++g) _mm512_store_ps((g == 0 ? t0 : t1) + at, _mm512_min_ps(_mm512_max_ps(acc[g][j], lo), hi));
+        if (++x == h) {
+            x = 0;
+            ++y;
+        }
+    }
+}
+
+// bf16 plans: `Count` (1 or 2) channel blocks of the expansion from bfloat16 input, B pixels from
+// p0, with vdpbf16ps: a step takes two input channels — the pixel's pair (2k, 2k + 1) broadcast as
+// one dword — against a vector of 16 weight pairs, adding the product of channel 2k + 1 and then of
+// channel 2k to each float32 sum (each an FMA with round to nearest even; bfloat16 products are
+// exact in float32); then + bias (the sum starts from it), ReLU6, and rounded to bfloat16, what
+// oneDNN's bf16 expansion conv would store (its sums also vdpbf16ps, in its own channel order).
+template <int B, int Count>
+TS_AVX512_BF16 void expandPixelsBf16(const Bf16* image, int p0, int h, int cin, const float* wp2, const float* be, float* t0, float* t1, int wp,
+                                     int pad)
+{
+    const Bf16* s = image + static_cast<std::size_t>(p0) * cin;
+    const int pairs = cin / 2;
+    const float* wp21 = wp2 + static_cast<std::size_t>(pairs) * kLanes;   // the second block's pairs
+    __m512 acc[Count][B];
+#pragma GCC unroll 2
+    for (int g = 0; g < Count; ++g) {
+        const __m512 b = _mm512_load_ps(be + g * kLanes);
+#pragma GCC unroll 16
+        for (int j = 0; j < B; ++j) acc[g][j] = b;
+    }
+#pragma GCC unroll 2
+    for (int k = 0; k < pairs; ++k) {
+        __m512bh w[Count];
+        w[0] = reinterpret_cast<__m512bh>(_mm512_load_si512(wp2 + static_cast<std::size_t>(k) * kLanes));
+        if constexpr (Count == 2) w[1] = reinterpret_cast<__m512bh>(_mm512_load_si512(wp21 + static_cast<std::size_t>(k) * kLanes));
+#pragma GCC unroll 16
+        for (int j = 0; j < B; ++j) {
+            std::int32_t pair;
+            std::memcpy(&pair, s + static_cast<std::size_t>(j) * cin + 2 * k, sizeof pair);
+            const __m512bh x = reinterpret_cast<__m512bh>(_mm512_set1_epi32(pair));
+#pragma GCC unroll 2
+            for (int g = 0; g < Count; ++g) acc[g][j] = _mm512_dpbf16_ps(acc[g][j], w[g], x);
+        }
+    }
+    const __m512 lo = _mm512_setzero_ps(), hi = _mm512_set1_ps(6.f);
+    int y = p0 / h, x = p0 % h;
+#pragma GCC unroll 16
+    for (int j = 0; j < B; ++j) {
+        const std::size_t at = (static_cast<std::size_t>(y + pad) * wp + x + pad) * kLanes;
+#pragma GCC unroll 2
+        for (int g = 0; g < Count; ++g) {
+            const __m512 v = _mm512_min_ps(_mm512_max_ps(acc[g][j], lo), hi);
+            _mm512_store_ps((g == 0 ? t0 : t1) + at, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(toBf16(v)), 16)));
+        }
         if (++x == h) {
             x = 0;
             ++y;
@@ -229,35 +264,32 @@ TS_AVX512 void expandPixels2(const float* image, int p0, int h, int cin, const f
 }
 
 constexpr int kMostExpandPixels = 16, kMostExpandPixels2 = 12;   // 16 and 24 accumulators
-using ExpandFn = void (*)(const float*, int, int, int, const float*, const float*, float*, int, int);
-using ExpandFn2 = void (*)(const float*, int, int, int, const float*, const float*, float*, float*, int, int);
-template <std::size_t... I>
-constexpr std::array<ExpandFn, sizeof...(I)> expandTable(std::index_sequence<I...>)
+template <typename In>
+using ExpandFn = void (*)(const In*, int, int, int, const float*, const float*, float*, float*, int, int);
+template <typename In, int Count, std::size_t... I>
+constexpr std::array<ExpandFn<In>, sizeof...(I)> expandTable(std::index_sequence<I...>)
 {
-    return {&expandPixels<static_cast<int>(I) + 1>...};
+    if constexpr (std::is_same_v<In, float>)
+        return {&expandPixels<static_cast<int>(I) + 1, Count>...};
+    else
+        return {&expandPixelsBf16<static_cast<int>(I) + 1, Count>...};
 }
-template <std::size_t... I>
-constexpr std::array<ExpandFn2, sizeof...(I)> expandTable2(std::index_sequence<I...>)
-{
-    return {&expandPixels2<static_cast<int>(I) + 1>...};
-}
-const auto kExpand = expandTable(std::make_index_sequence<kMostExpandPixels>());
-const auto kExpand2 = expandTable2(std::make_index_sequence<kMostExpandPixels2>());
 
-// The tiles' interiors for `count` (1 or 2) channel blocks (weights `we`, bias `be`: the first
-// block's) computed from one NHWC image of the expansion's input (h × h × cin), its pixels in runs of
-// nearly equal size. The weights of lanes past the last channel are zero, so those lanes hold
-// ReLU6(0) = 0.
-TS_AVX512 void expandTiles(const float* image, int h, int cin, const float* we, const float* be, int count, float* tile,
-                           std::size_t tileFloats, int wp, int pad)
+// The tiles' interiors for `count` (1 or 2) channel blocks (weights `we`: the first block's, as
+// [cin][16] floats, or bf16 plans' [cin / 2][16] pairs; bias `be`) computed from one NHWC image of
+// the expansion's input (h × h × cin), its pixels in runs of nearly equal size. The weights of lanes
+// past the last channel are zero, so those lanes hold ReLU6(0) = 0.
+template <typename In>
+TS_AVX512 void expandTiles(const In* image, int h, int cin, const float* we, const float* be, int count, float* tile, std::size_t tileFloats,
+                           int wp, int pad)
 {
+    static const auto one = expandTable<In, 1>(std::make_index_sequence<kMostExpandPixels>());
+    static const auto two = expandTable<In, 2>(std::make_index_sequence<kMostExpandPixels2>());
     const int pixels = h * h, most = count == 2 ? kMostExpandPixels2 : kMostExpandPixels, runs = (pixels + most - 1) / most;
     for (int r = 0, p = 0; r < runs; ++r) {
         const int width = pixels / runs + (r < pixels % runs ? 1 : 0);
-        if (count == 2)
-            kExpand2[width - 1](image, p, h, cin, we, be, tile, tile + tileFloats, wp, pad);
-        else
-            kExpand[width - 1](image, p, h, cin, we, be, tile, wp, pad);
+        const ExpandFn<In> f = count == 2 ? two[width - 1] : one[width - 1];
+        f(image, p, h, cin, we, be, tile, tile + tileFloats, wp, pad);
         p += width;
     }
 }
@@ -293,6 +325,18 @@ DepthwiseConv::DepthwiseConv(int channels, int h, int kernel, int stride, int pa
         const int cin = expansion->cin;
         if (cin < 1) throw std::invalid_argument("DepthwiseConv: an expansion from " + std::to_string(cin) + " channels");
         expansionCin_ = cin;
+        // bfloat16 pairs for bf16 plans (runExpanded's Bf16 overload): [block][pair][16 lanes × (2k, 2k + 1)],
+        // each weight rounded to bfloat16 (the caller has rounded them: exact then).
+        if (cin % 2 == 0) {
+            expansionPairs_ = std::make_unique<Buffer>(static_cast<std::size_t>(blocks_) * (cin / 2) * kLanes);
+            auto* bits = reinterpret_cast<std::uint16_t*>(expansionPairs_->data);
+            for (int ch = 0; ch < channels; ++ch) {
+                const int cb = ch / kLanes, lane = ch % kLanes;
+                for (int i = 0; i < cin; ++i)
+                    bits[((static_cast<std::size_t>(cb) * (cin / 2) + i / 2) * kLanes + lane) * 2 + i % 2] =
+                        bf16Bits(expansion->weight[static_cast<std::size_t>(ch) * cin + i]);
+            }
+        }
         // Two channel blocks per expansion pass where two tiles fit in kTwoTilesBytes (L2).
         expansionGroup_ = blocks_ >= 2 && 2 * tileFloats() * sizeof(float) <= kTwoTilesBytes ? 2 : 1;
         expansion_ = std::make_unique<PackedWeights>(static_cast<std::size_t>(blocks_) * cin * kLanes, static_cast<std::size_t>(blocks_) * kLanes);
@@ -377,6 +421,22 @@ void DepthwiseConv::runAs(const In* src, Out* dst, int n, float* scratch) const
 void DepthwiseConv::run(const float* src, float* dst, int n, float* scratch) const { runAs(src, dst, n, scratch); }
 
 void DepthwiseConv::run(const Bf16* src, Bf16* dst, int n, float* scratch) const { runAs(src, dst, n, scratch); }
+
+bool DepthwiseConv::bf16ExpansionAvailable() { return hasAvx512Bf16(); }
+
+bool DepthwiseConv::expandsBf16() const { return expansionPairs_ != nullptr && bf16ExpansionAvailable(); }
+
+void DepthwiseConv::runExpanded(const Bf16* src, Bf16* dst, int n, float* scratch) const
+{
+    if (!expandsBf16()) throw std::logic_error("DepthwiseConv: a bf16 expansion needs an even input channel count and AVX-512 BF16");
+    const int wp = h_ + 2 * pad_, cin = expansionCin_;
+    const std::size_t tile = tileFloats();
+    runWith(dst, n, scratch, expansionGroup_, [&](int img, int cb, int count, float* tiles) {
+        expandTiles(src + static_cast<std::size_t>(img) * h_ * h_ * cin, h_, cin,
+                        expansionPairs_->data + static_cast<std::size_t>(cb) * (cin / 2) * kLanes, expansion_->bias.data + cb * kLanes, count, tiles,
+                        tile, wp, pad_);
+    });
+}
 
 void DepthwiseConv::runExpanded(const float* src, float* dst, int n, float* scratch) const
 {

@@ -18,6 +18,7 @@
 namespace tinyscope::onednn {
 
 struct PackedWeights;   // OneDnnCommon.h
+struct Buffer;          // OneDnnCommon.h
 
 // A bfloat16 value's bits (the upper half of a float32's), as oneDNN's bf16 memories hold them.
 enum class Bf16 : std::uint16_t {};
@@ -37,6 +38,8 @@ public:
     static bool available();
     // A kernel size and stride the kernel has code for.
     static bool supports(int kernel, int stride);
+    // This CPU runs runExpanded's bf16 overload (AVX-512 BF16 as well).
+    static bool bf16ExpansionAvailable();
 
     // `weight`: channels × kernel × kernel (PyTorch's depthwise layout, one plane per channel);
     // `bias`: channels (null: none). Input h × h, output ho × ho with ho = (h + 2·pad − kernel) / stride + 1.
@@ -67,6 +70,14 @@ public:
     // channel, + bias, ReLU6) where run() copies it. Needs the constructor's expansion.
     void runExpanded(const float* src, float* dst, int n, float* scratch) const;
     bool expands() const { return expansionCin_ > 0; }
+    // bf16 plans: bfloat16 input (NHWC, n × h × h × cin), the expansion's sums with AVX-512 BF16
+    // (vdpbf16ps, two input channels per step: channel 2k + 1's product added, then 2k's), + bias,
+    // ReLU6, each expanded value rounded to bfloat16 (as a bf16 expansion conv would store it), then
+    // the bf16 depthwise conv of run(const Bf16*, …). The caller rounds both layers' weights to
+    // bfloat16, as oneDNN's reorder does. Needs expandsBf16().
+    void runExpanded(const Bf16* src, Bf16* dst, int n, float* scratch) const;
+    // An expansion from an even channel count, on a CPU with AVX-512 BF16 (bf16ExpansionAvailable()).
+    bool expandsBf16() const;
 
 private:
     template <typename In, typename Out>
@@ -82,6 +93,7 @@ private:
     std::unique_ptr<PackedWeights> packed_;   // weights [block][kh][kw][16], bias [block][16], zero-padded
     int expansionCin_ = 0, expansionGroup_ = 1;   // channel blocks per expansion pass (tiles)
     std::unique_ptr<PackedWeights> expansion_;   // weights [block][cin][16], bias [block][16], zero-padded
+    std::unique_ptr<Buffer> expansionPairs_;     // bf16: weights [block][cin / 2][16][2] as bfloat16 (even cin)
 };
 
 }  // namespace tinyscope::onednn

@@ -125,32 +125,42 @@ struct OneDnnPlan::Impl {
     // reorder rounds them for its bf16 convolutions; taps, sums and the bias in float32.
     int depthwiseConv(const FoldedConv& c, int h, float* src, float* dst)
     {
+        if (!ownDepthwiseFor(c, h)) return conv(c, h, src, dst, relu6());
+        return ourDepthwiseStep(c, h, src, dst, nullptr);
+    }
+
+    // Our depthwise kernel as a step, from src into dst (`ib`: the block's expansion fused in, src
+    // then the block's input); returns the output size. bf16 plans: bfloat16 maps, and the weights
+    // rounded to bfloat16 as oneDNN's reorder rounds them for its bf16 convs.
+    int ourDepthwiseStep(const FoldedConv& c, int h, float* src, float* dst, const FoldedConv* ib)
+    {
         const KernelWindow win = kernelWindow(c.kernel, c.stride, h);
-        const int ho = (h - 1) / c.stride + 1;
-        if (ownDepthwiseFor(c, h)) {
-            std::vector<float> cropped;
-            const float* w = croppedWeights(c, win, cropped);
-            std::vector<float> rounded;
-            if (actType == Dt::bf16) {
-                rounded.assign(w, w + static_cast<std::size_t>(c.cout) * win.size * win.size);
-                for (float& v : rounded) v = roundedToBf16(v);
-                w = rounded.data();
-            }
-            auto dw = std::make_shared<onednn::DepthwiseConv>(c.cout, h, win.size, c.stride, win.pad, w, c.bias.data(), true);
-            if (dw->outputSize() == ho) {
-                if (actType == Dt::bf16) {
-                    using onednn::Bf16;
-                    addOwn([dw, in = reinterpret_cast<const Bf16*>(src), out = reinterpret_cast<Bf16*>(dst), images = n](float* scratch) {
-                        dw->run(in, out, images, scratch);
-                    }, dw->scratchFloats());
-                } else {
-                    addOwn([dw, src, dst, images = n](float* scratch) { dw->run(src, dst, images, scratch); }, dw->scratchFloats());
-                }
-                ++ownDepthwise;
-                return ho;
-            }
+        std::vector<float> cropped;
+        const float* w = croppedWeights(c, win, cropped);
+        std::vector<float> dwWeights(w, w + static_cast<std::size_t>(c.cout) * win.size * win.size), ibWeights = ib ? ib->weight : std::vector<float>{};
+        if (actType == Dt::bf16)
+            for (std::vector<float>* v : {&dwWeights, &ibWeights})
+                for (float& x : *v) x = roundedToBf16(x);
+        const onednn::Expansion expansion{ib ? ib->cin : 0, ibWeights.data(), ib ? ib->bias.data() : nullptr};
+        auto dw = std::make_shared<onednn::DepthwiseConv>(c.cout, h, win.size, c.stride, win.pad, dwWeights.data(), c.bias.data(), true,
+                                                          ib ? &expansion : nullptr);
+        if (dw->outputSize() != (h - 1) / c.stride + 1)   // not expected: kernelWindow keeps the output size
+            throw OneDnnRefused("our depthwise kernel: output " + std::to_string(dw->outputSize()) + " px, the layer's " +
+                                std::to_string((h - 1) / c.stride + 1));
+        const bool fused = ib != nullptr;
+        if (actType == Dt::bf16) {
+            using onednn::Bf16;
+            addOwn([dw, in = reinterpret_cast<const Bf16*>(src), out = reinterpret_cast<Bf16*>(dst), images = n, fused](float* scratch) {
+                fused ? dw->runExpanded(in, out, images, scratch) : dw->run(in, out, images, scratch);
+            }, dw->scratchFloats());
+        } else {
+            addOwn([dw, src, dst, images = n, fused](float* scratch) {
+                fused ? dw->runExpanded(src, dst, images, scratch) : dw->run(src, dst, images, scratch);
+            }, dw->scratchFloats());
         }
-        return conv(c, h, src, dst, relu6());
+        ++ownDepthwise;
+        fusedExpansions += fused;
+        return dw->outputSize();
     }
 
     // Our kernel runs this depthwise conv (AVX-512, its kernel size and stride; not OneDnnDepthwise::OneDnn).
@@ -160,28 +170,15 @@ struct OneDnnPlan::Impl {
                onednn::DepthwiseConv::supports(kernelWindow(c.kernel, c.stride, h).size, c.stride);
     }
 
-    // The block's expansion fused into our depthwise kernel (fp32, OursFused, a 1×1 stride-1 expansion).
-    // Measured faster than oneDNN's expansion + our depthwise conv on every block of the VWW subnets
-    // measured (docs/ONEDNN.md "The expansion fused into the depthwise kernel").
+    // The block's expansion fused into our depthwise kernel (OursFused, a 1×1 stride-1 expansion; in
+    // bf16 plans from an even channel count on a CPU with AVX-512 BF16). Measured faster than oneDNN's
+    // expansion + our depthwise conv on every block of the VWW subnets measured (docs/ONEDNN.md "The
+    // expansion fused into the depthwise kernel").
     bool fusesExpansion(const FoldedBlock& b, int h) const
     {
-        return depthwise == OneDnnDepthwise::OursFused && actType == Dt::f32 && b.ib.kernel == 1 && b.ib.stride == 1 && b.ib.groups == 1 &&
+        if (actType == Dt::bf16 && (b.ib.cin % 2 != 0 || !onednn::DepthwiseConv::bf16ExpansionAvailable())) return false;
+        return depthwise == OneDnnDepthwise::OursFused && b.ib.kernel == 1 && b.ib.stride == 1 && b.ib.groups == 1 &&
                b.ib.cout == b.dw.cin && ownDepthwiseFor(b.dw, h);
-    }
-
-    // The expansion (1×1 + bias + ReLU6) and the depthwise conv (+ bias + ReLU6) as one step of our
-    // kernel, from the block's input src (ib.cin × h × h) into dst; returns the output size.
-    int expandedDepthwise(const FoldedConv& ib, const FoldedConv& c, int h, float* src, float* dst)
-    {
-        const KernelWindow win = kernelWindow(c.kernel, c.stride, h);
-        std::vector<float> cropped;
-        const float* w = croppedWeights(c, win, cropped);
-        const onednn::Expansion expansion{ib.cin, ib.weight.data(), ib.bias.data()};
-        auto dw = std::make_shared<onednn::DepthwiseConv>(c.cout, h, win.size, c.stride, win.pad, w, c.bias.data(), true, &expansion);
-        addOwn([dw, src, dst, images = n](float* scratch) { dw->runExpanded(src, dst, images, scratch); }, dw->scratchFloats());
-        ++ownDepthwise;
-        ++fusedExpansions;
-        return dw->outputSize();
     }
 
     // x rounded to the nearest bfloat16 (ties to even), as a float: what a bf16 weight holds.
@@ -351,7 +348,8 @@ struct OneDnnPlan::Impl {
                 if (!fuse) conv(b.ib, hin, buf[cur], buf[a], relu6());
             });
             layer(name + ".depth_conv", [&] {
-                h = fuse ? expandedDepthwise(b.ib, b.dw, hin, buf[cur], buf[c]) : depthwiseConv(b.dw, hin, buf[a], buf[c]);
+                // Fused: the expansion (1×1 + bias + ReLU6) and the depthwise conv as one step, from buf[cur].
+                h = fuse ? ourDepthwiseStep(b.dw, hin, buf[cur], buf[c], &b.ib) : depthwiseConv(b.dw, hin, buf[a], buf[c]);
             });
             if (!b.se_reduce_w.empty()) {
                 const int mid = b.dw.cout, seMidC = static_cast<int>(b.se_reduce_b.size());

@@ -9,7 +9,7 @@
 //  * weights reordered once into the layout each primitive prefers (format_tag::any);
 //  * kernels that overhang small maps cropped as forwardNet crops them (same result, less work);
 //  * the blocks' depthwise convs (+ bias + ReLU6) on our AVX-512 kernel (DepthwiseConv.h) where the
-//    CPU has it, oneDNN's elsewhere (OneDnnDepthwise); in fp32 plans the block's 1×1 expansion
+//    CPU has it, oneDNN's elsewhere (OneDnnDepthwise); the block's 1×1 expansion
 //    (inverted bottleneck + bias + ReLU6) fused into our kernel, which computes its tiles from the
 //    block's input (the expanded map is never stored); fp32 plans' first conv on our AVX-512 stem
 //    kernel (StemConv.h), straight from the NCHW input, where the CPU has it — elsewhere the input is
@@ -36,7 +36,7 @@ enum class OneDnnDtype { Fp32, Bf16 };
 
 // Who runs the blocks' depthwise convolutions: our AVX-512 kernel (nn/onednn/DepthwiseConv.h; where
 // the CPU has AVX-512 F/BW/VL, kernel sizes 1–7, strides 1–2) with the block's 1×1 expansion fused
-// into it (`OursFused`, fp32 plans; bf16 plans run the expansion on oneDNN), our kernel after
+// into it (`OursFused`; in bf16 plans where the CPU has AVX-512 BF16), our kernel after
 // oneDNN's expansion (`Ours`), or oneDNN's (`OneDnn`). CPUs without AVX-512 always use oneDNN's.
 // `Ours` and `OneDnn` are kept for the benchmarks' comparisons and the equality tests.
 enum class OneDnnDepthwise { OursFused, Ours, OneDnn };
