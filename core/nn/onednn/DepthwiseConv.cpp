@@ -169,6 +169,43 @@ TS_AVX512 void zeroBorder(float* tile, int h, int wp, int hp, int pad)
     }
 }
 
+// The expansion's sums of `Count` channel blocks for B pixels, starting from the bias.
+template <int B, int Count>
+TS_AVX512 __attribute__((always_inline)) inline void startFromBias(__m512 (&acc)[Count][B], const float* be)
+{
+#pragma GCC unroll 2
+    for (int g = 0; g < Count; ++g) {
+        const __m512 b = _mm512_load_ps(be + g * kLanes);
+#pragma GCC unroll 16
+        for (int j = 0; j < B; ++j) acc[g][j] = b;
+    }
+}
+
+// The expansion's sums stored in the tiles t0 (and t1), each at its pixel's place (pixels p0 …
+// p0 + B − 1 of an h × h map, crossing rows): ReLU6, and in bf16 plans rounded to bfloat16 (ties to
+// even), what oneDNN's bf16 expansion conv would have stored.
+template <int B, int Count, bool RoundToBf16>
+TS_AVX512 __attribute__((always_inline)) inline void storeExpanded(const __m512 (&acc)[Count][B], int p0, int h, float* t0, float* t1, int wp,
+                                                                  int pad)
+{
+    const __m512 lo = _mm512_setzero_ps(), hi = _mm512_set1_ps(6.f);
+    int y = p0 / h, x = p0 % h;
+#pragma GCC unroll 16
+    for (int j = 0; j < B; ++j) {
+        const std::size_t at = (static_cast<std::size_t>(y + pad) * wp + x + pad) * kLanes;
+#pragma GCC unroll 2
+        for (int g = 0; g < Count; ++g) {
+            __m512 v = _mm512_min_ps(_mm512_max_ps(acc[g][j], lo), hi);
+            if constexpr (RoundToBf16) v = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(toBf16(v)), 16));
+            _mm512_store_ps((g == 0 ? t0 : t1) + at, v);
+        }
+        if (++x == h) {
+            x = 0;
+            ++y;
+        }
+    }
+}
+
 // The expansion for `Count` (1 or 2) channel blocks, B pixels from p0 of an h × h map (runs cross
 // rows: a row of a 5 × 5 map alone would keep only 5 FMA chains in flight): ReLU6(be + Σ_i
 // s[p·cin + i] · we[i]), the sum starting from the bias and adding the input channels in order (one
@@ -180,12 +217,7 @@ TS_AVX512 void expandPixels(const float* image, int p0, int h, int cin, const fl
     const float* s = image + static_cast<std::size_t>(p0) * cin;
     const float* we1 = we + static_cast<std::size_t>(cin) * kLanes;   // the second block's weights
     __m512 acc[Count][B];
-#pragma GCC unroll 2
-    for (int g = 0; g < Count; ++g) {
-        const __m512 b = _mm512_load_ps(be + g * kLanes);
-#pragma GCC unroll 16
-        for (int j = 0; j < B; ++j) acc[g][j] = b;
-    }
+    startFromBias(acc, be);
 #pragma GCC unroll 2
     for (int i = 0; i < cin; ++i) {
         __m512 w[Count];
@@ -198,18 +230,7 @@ TS_AVX512 void expandPixels(const float* image, int p0, int h, int cin, const fl
             for (int g = 0; g < Count; ++g) acc[g][j] = _mm512_fmadd_ps(x, w[g], acc[g][j]);
         }
     }
-    const __m512 lo = _mm512_setzero_ps(), hi = _mm512_set1_ps(6.f);
-    int y = p0 / h, x = p0 % h;
-#pragma GCC unroll 16
-    for (int j = 0; j < B; ++j) {
-        const std::size_t at = (static_cast<std::size_t>(y + pad) * wp + x + pad) * kLanes;
-#pragma GCC unroll 2
-        for (int g = 0; g < Count; ++g) _mm512_store_ps((g == 0 ? t0 : t1) + at, _mm512_min_ps(_mm512_max_ps(acc[g][j], lo), hi));
-        if (++x == h) {
-            x = 0;
-            ++y;
-        }
-    }
+    storeExpanded<B, Count, false>(acc, p0, h, t0, t1, wp, pad);
 }
 
 // bf16 plans: `Count` (1 or 2) channel blocks of the expansion from bfloat16 input, B pixels from
@@ -226,12 +247,7 @@ TS_AVX512_BF16 void expandPixelsBf16(const Bf16* image, int p0, int h, int cin, 
     const int pairs = cin / 2;
     const float* wp21 = wp2 + static_cast<std::size_t>(pairs) * kLanes;   // the second block's pairs
     __m512 acc[Count][B];
-#pragma GCC unroll 2
-    for (int g = 0; g < Count; ++g) {
-        const __m512 b = _mm512_load_ps(be + g * kLanes);
-#pragma GCC unroll 16
-        for (int j = 0; j < B; ++j) acc[g][j] = b;
-    }
+    startFromBias(acc, be);
 #pragma GCC unroll 2
     for (int k = 0; k < pairs; ++k) {
         __m512bh w[Count];
@@ -246,21 +262,7 @@ TS_AVX512_BF16 void expandPixelsBf16(const Bf16* image, int p0, int h, int cin, 
             for (int g = 0; g < Count; ++g) acc[g][j] = _mm512_dpbf16_ps(acc[g][j], w[g], x);
         }
     }
-    const __m512 lo = _mm512_setzero_ps(), hi = _mm512_set1_ps(6.f);
-    int y = p0 / h, x = p0 % h;
-#pragma GCC unroll 16
-    for (int j = 0; j < B; ++j) {
-        const std::size_t at = (static_cast<std::size_t>(y + pad) * wp + x + pad) * kLanes;
-#pragma GCC unroll 2
-        for (int g = 0; g < Count; ++g) {
-            const __m512 v = _mm512_min_ps(_mm512_max_ps(acc[g][j], lo), hi);
-            _mm512_store_ps((g == 0 ? t0 : t1) + at, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(toBf16(v)), 16)));
-        }
-        if (++x == h) {
-            x = 0;
-            ++y;
-        }
-    }
+    storeExpanded<B, Count, true>(acc, p0, h, t0, t1, wp, pad);
 }
 
 constexpr int kMostExpandPixels = 16, kMostExpandPixels2 = 12;   // 16 and 24 accumulators
