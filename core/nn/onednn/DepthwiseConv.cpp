@@ -31,14 +31,6 @@ TS_AVX512 inline __m256i toBf16(__m512 v)
     return _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_add_epi32(bits, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7FFF))), 16));
 }
 
-// A float's nearest bfloat16 (ties to even), its bits.
-inline std::uint16_t bf16Bits(float v)
-{
-    std::uint32_t bits;
-    std::memcpy(&bits, &v, sizeof bits);
-    return static_cast<std::uint16_t>((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
-}
-
 // One register block: B output pixels (adjacent, stride S apart in the input) of R output rows
 // (1 or 2, adjacent: the second's taps S tile rows further down) for one channel block. `in` points
 // at the tile row of the block's first tap, `w` at the block's K×K weight vectors. Kernel rows
@@ -298,6 +290,13 @@ TS_AVX512 void expandTiles(const In* image, int h, int cin, const float* we, con
 
 }  // namespace
 
+Bf16 nearestBf16(float v)
+{
+    std::uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    return static_cast<Bf16>((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
+}
+
 bool DepthwiseConv::available()
 {
     return hasAvx512();
@@ -336,7 +335,7 @@ DepthwiseConv::DepthwiseConv(int channels, int h, int kernel, int stride, int pa
                 const int cb = ch / kLanes, lane = ch % kLanes;
                 for (int i = 0; i < cin; ++i)
                     bits[((static_cast<std::size_t>(cb) * (cin / 2) + i / 2) * kLanes + lane) * 2 + i % 2] =
-                        bf16Bits(expansion->weight[static_cast<std::size_t>(ch) * cin + i]);
+                        static_cast<std::uint16_t>(nearestBf16(expansion->weight[static_cast<std::size_t>(ch) * cin + i]));
             }
         }
         // Two channel blocks per expansion pass where two tiles fit in kTwoTilesBytes (L2).

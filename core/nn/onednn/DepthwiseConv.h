@@ -23,6 +23,9 @@ struct Buffer;          // OneDnnCommon.h
 // A bfloat16 value's bits (the upper half of a float32's), as oneDNN's bf16 memories hold them.
 enum class Bf16 : std::uint16_t {};
 
+// A float's nearest bfloat16 (ties to even; finite values): what oneDNN's reorder stores for a bf16 weight.
+Bf16 nearestBf16(float v);
+
 // The 1×1 convolution (+ bias + ReLU6) that expands a block's input to the depthwise conv's channels
 // (MBConv's inverted bottleneck), fused into the depthwise conv (DepthwiseConv::runExpanded):
 // `weight` channels × cin (PyTorch's 1×1 layout), `bias` channels.

@@ -184,9 +184,7 @@ struct OneDnnPlan::Impl {
     // x rounded to the nearest bfloat16 (ties to even), as a float: what a bf16 weight holds.
     static float roundedToBf16(float x)
     {
-        std::uint32_t bits;
-        std::memcpy(&bits, &x, sizeof bits);
-        bits = (bits + 0x7FFFu + ((bits >> 16) & 1u)) & 0xFFFF0000u;
+        const std::uint32_t bits = static_cast<std::uint32_t>(onednn::nearestBf16(x)) << 16;
         std::memcpy(&x, &bits, sizeof x);
         return x;
     }
