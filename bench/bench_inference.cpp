@@ -13,7 +13,8 @@
 // at the start of the run (bench/FmaPeak.h; the nominal 2.1 GHz x 2 FMA x 16 lanes is printed too).
 // Where oneDNN has native bf16 (AVX-512 BF16 or AMX) a second line per row times the bf16 plan in
 // the same rounds (its checksum differs from fp32's by bf16 rounding), and a third the int8 plan
-// (OneDnnInt8Engine: our PTQ of the subnet, Int8Forward's exact arithmetic, batched on oneDNN).
+// (OneDnnInt8Engine: our PTQ of the subnet, Int8Forward's exact arithmetic, batched on oneDNN),
+// with the speed ratio of its fused expansions to the same plan with separate ones in the same rounds.
 //
 // usage: bench_inference [ROUNDS] [SECONDS_PER_TURN]
 #include "BenchTiming.h"
@@ -89,6 +90,8 @@ int main(int argc, char** argv)
             const TrainingGraph qgraph = lowerForward(network);
             const Int8Forward int8(qgraph, qparams);
             OneDnnInt8Engine int8Engine(int8);
+            // The same plan with each block's expansion as its own oneDNN conv (fused / separate).
+            OneDnnInt8Engine int8Separate(int8, OneDnnInt8Storage::Auto, OneDnnInt8Expansion::Separate);
             for (auto [batch, threads] : {std::pair<int, int>{1, 1}, {32, 2}}) {
                 setTorchThreads(threads);
                 at::Generator g = at::detail::createCPUGenerator(0);
@@ -110,7 +113,7 @@ int main(int argc, char** argv)
                 at::Tensor logits = at::empty({batch, space.n_classes});
                 const float* px = x.data_ptr<float>();
                 std::vector<int> classes(static_cast<std::size_t>(batch));
-                std::vector<double> int8T, int8VsDnn, int8VsTuned, ours, dnnT, tunedT, plainT, vsTuned, vsPlain, dnnVsTuned, dnnVsOurs, dnnVsPlain, bf16T, bf16VsDnn, bf16VsTuned;
+                std::vector<double> int8T, int8VsSeparate, int8VsDnn, int8VsTuned, ours, dnnT, tunedT, plainT, vsTuned, vsPlain, dnnVsTuned, dnnVsOurs, dnnVsPlain, bf16T, bf16VsDnn, bf16VsTuned;
                 for (int r = 0; r < rounds; ++r) {
                     auto t = Clock::now();
                     for (int i = 0; i < reps; ++i) sub.forward(x);
@@ -137,6 +140,10 @@ int main(int argc, char** argv)
                     const double it8 = std::chrono::duration<double>(Clock::now() - t).count() / reps;
                     int8T.push_back(it8);
                     int8VsDnn.push_back(d / it8);
+                    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                    t = Clock::now();
+                    for (int i = 0; i < reps; ++i) int8Separate.predict(px, batch, threads, classes.data());
+                    int8VsSeparate.push_back(std::chrono::duration<double>(Clock::now() - t).count() / reps / it8);
                     // Pauses let the other side's OpenMP threads stop spinning before a turn starts.
                     std::this_thread::sleep_for(std::chrono::milliseconds(50));
                     const double tt = tuned.secondsPerCall(reps);
@@ -169,10 +176,11 @@ int main(int argc, char** argv)
                     std::printf("%-9s %4d %5d %3d | bf16 %9.1f img/s | bf16/fp32 %6.2fx | bf16/tuned %6.2fx | checksum %.6g (fp32 %.6g)\n", name,
                                 res, batch, threads, batch / bench::median(bf16T), bench::median(bf16VsDnn),
                                 bf16VsTuned.empty() ? 0.0 : bench::median(bf16VsTuned), bf16Sum, dnnSum);
-                std::printf("%-9s %4d %5d %3d | int8 %9.1f img/s | int8/fp32 %6.2fx | int8/tuned %6.2fx | int8 plan (exact arithmetic), %s storage%s\n", name, res,
-                            batch, threads, batch / bench::median(int8T), bench::median(int8VsDnn),
-                            int8VsTuned.empty() ? 0.0 : bench::median(int8VsTuned),
+                std::printf("%-9s %4d %5d %3d | int8 %9.1f img/s | int8/fp32 %6.2fx | int8/tuned %6.2fx | fused/separate expansion %5.2fx | int8 plan (exact arithmetic), %s storage (separate: %s)%s\n",
+                            name, res, batch, threads, batch / bench::median(int8T), bench::median(int8VsDnn),
+                            int8VsTuned.empty() ? 0.0 : bench::median(int8VsTuned), bench::median(int8VsSeparate),
                             int8Engine.storage() == OneDnnInt8Storage::Uint8 ? "uint8" : "float",
+                            int8Separate.storage() == OneDnnInt8Storage::Uint8 ? "uint8" : "float",
                             int8Engine.imagesOnLoops() ? ", some images on Int8Forward" : "");
                 std::fflush(stdout);
             }

@@ -19,6 +19,7 @@
 #include "nn/quantize/Int8Measurement.h"
 #include "nn/quantize/PostTrainingQuantizer.h"
 #include "tinyengine/Int8Forward.h"
+#include "tinyengine/Int8Kernels.h"
 #include "zoo/SubnetNetwork.h"
 #include "nn/onednn/OneDnnSubnet.h"
 #include "nn/onednn/StemConv.h"
@@ -531,6 +532,103 @@ private Q_SLOTS:
         else qInfo("no AVX-512 BF16: the bf16 expansion is not checked here (bf16 plans keep oneDNN's expansion)");
     }
 
+    void ownInt8DepthwiseKernelWithItsExpansionEqualsIntegerLoops()
+    {
+        // The int8 plan's fused pair (runExpanded on uint8: the 1×1 expansion's int32 sums with
+        // vpdpbusd, requantised as int8k::convExact and clamped into the tiles minus the depthwise
+        // conv's zero point, then the depthwise sums) against integer loops of the two layers, bit
+        // for bit: every kernel size and stride, maps of 1 to 17 px, expansions from channel counts
+        // that leave a partial quad (3, 13) or none (8, 16), channel counts that leave a masked block
+        // and two-block passes, 2 images; scales that clamp some outputs at both ends.
+        if (!onednn::DepthwiseConv::available() || !onednn::DepthwiseConv::int8ExpansionAvailable())
+            QSKIP("no AVX-512 VNNI: the int8 plan keeps its expansion on oneDNN here");
+        std::mt19937 rng(8);
+        std::uniform_int_distribution<int> byte(0, 255), int8(-128, 127), zy(-20, 20), bias(-5000, 5000);
+        std::uniform_real_distribution<float> spread(0.5f, 2.f);
+        int cases = 0;
+        std::size_t clampedLow = 0, clampedHigh = 0, values = 0;
+        for (int k : {1, 3, 5, 7})
+            for (int s : {1, 2})
+                for (int h : {1, 2, 5, 12, 17})
+                    for (int cin : {3, 8, 13, 16}) {
+                        const int c = cases % 3 == 0 ? 16 : cases % 3 == 1 ? 24 : 40, n = 2, pad = k / 2;
+                        std::vector<std::uint8_t> x(static_cast<std::size_t>(n) * h * h * cin);
+                        std::vector<std::int32_t> we(static_cast<std::size_t>(c) * cin), comp(c);
+                        std::vector<float> be(c), scale(c), w(static_cast<std::size_t>(c) * k * k);
+                        for (auto& v : x) v = static_cast<std::uint8_t>(byte(rng));
+                        for (auto& v : we) v = int8(rng);
+                        const int zx = int8(rng), zout = zy(rng), zdw = int8(rng);
+                        for (int ch = 0; ch < c; ++ch) {
+                            std::int32_t sum = 0;
+                            for (int i = 0; i < cin; ++i) sum += we[static_cast<std::size_t>(ch) * cin + i];
+                            comp[ch] = (-128 - zx) * sum;
+                            be[ch] = static_cast<float>(bias(rng));
+                            scale[ch] = spread(rng) * 100.f / (std::sqrt(static_cast<float>(cin)) * 70.f * 140.f);
+                        }
+                        for (float& v : w) v = static_cast<float>(int8(rng));
+                        const onednn::Int8Expansion e{cin, we.data(), comp.data(), be.data(), scale.data(), zout, zdw};
+                        const onednn::DepthwiseConv dw(c, h, k, s, pad, w.data(), e);
+                        QVERIFY(dw.expandsInt8() && !dw.expands());
+                        const int ho = dw.outputSize();
+                        std::unique_ptr<float, void (*)(void*)> scratch(
+                            static_cast<float*>(std::aligned_alloc(64, (dw.scratchFloats() * sizeof(float) + 63) / 64 * 64)), std::free);
+                        std::vector<std::int32_t> y(static_cast<std::size_t>(n) * ho * ho * c, -7);
+                        dw.runExpanded(x.data(), y.data(), n, scratch.get());
+                        // The expansion as Int8Forward computes it: Σ w · (x − zx) in int32 (x = stored − 128),
+                        // convExact, clamp8; then y − zdw summed by the depthwise weights over the taps that
+                        // meet the image (padding holds the zero point: y − zdw = 0 there).
+                        std::vector<std::int64_t> t(static_cast<std::size_t>(n) * h * h * c);
+                        for (std::size_t p = 0; p < static_cast<std::size_t>(n) * h * h; ++p)
+                            for (int ch = 0; ch < c; ++ch) {
+                                std::int32_t sum = 0;
+                                for (int i = 0; i < cin; ++i) sum += we[static_cast<std::size_t>(ch) * cin + i] * (x[p * cin + i] - 128 - zx);
+                                const std::int32_t q = int8k::clamp8(int8k::convExact(sum, be[ch], scale[ch], zout));
+                                clampedLow += q == -128;
+                                clampedHigh += q == 127;
+                                ++values;
+                                t[p * c + ch] = q - zdw;
+                            }
+                        for (int i = 0; i < n; ++i)
+                            for (int oy = 0; oy < ho; ++oy)
+                                for (int ox = 0; ox < ho; ++ox)
+                                    for (int ch = 0; ch < c; ++ch) {
+                                        std::int64_t sum = 0;
+                                        for (int ky = 0; ky < k; ++ky)
+                                            for (int kx = 0; kx < k; ++kx) {
+                                                const int iy = oy * s + ky - pad, ix = ox * s + kx - pad;
+                                                if (iy < 0 || iy >= h || ix < 0 || ix >= h) continue;
+                                                sum += static_cast<std::int64_t>(w[(static_cast<std::size_t>(ch) * k + ky) * k + kx]) *
+                                                       t[((static_cast<std::size_t>(i) * h + iy) * h + ix) * c + ch];
+                                            }
+                                        const std::int32_t got = y[((static_cast<std::size_t>(i) * ho + oy) * ho + ox) * c + ch];
+                                        if (got != sum)
+                                            QFAIL(qPrintable(QString("k%1 s%2 h%3 cin%4 c%5: image %6, (%7, %8), channel %9: %10 fused vs %11 from the loops")
+                                                                 .arg(k).arg(s).arg(h).arg(cin).arg(c).arg(i).arg(oy).arg(ox).arg(ch).arg(got)
+                                                                 .arg(static_cast<qint64>(sum))));
+                                    }
+                        ++cases;
+                    }
+        QCOMPARE(cases, 4 * 2 * 5 * 4);
+        qInfo("expanded values clamped: %zu at -128, %zu at 127 of %zu", clampedLow, clampedHigh, values);
+        QVERIFY(clampedLow > values / 100 && clampedHigh > values / 100);   // both ends of the clamp were exercised
+        std::vector<std::int32_t> bad(16, 0), zero(16, 0);
+        bad[3] = 128;
+        std::vector<float> one(16, 1.f), w(16 * 9, 1.f);
+        const onednn::Int8Expansion e{1, bad.data(), zero.data(), one.data(), one.data(), 0, 0};
+        QCOMPARE(test::errorOf([&] { onednn::DepthwiseConv(16, 4, 3, 1, 1, w.data(), e); }),
+                 std::string("DepthwiseConv: an int8 expansion weight outside int8: 128"));
+        // The kernel rounds the requantised product in float: only where no reachable product
+        // reaches 2^30 (the integer conversion's range, with room), else the plan keeps the pair apart.
+        std::vector<std::int32_t> ones(16, 1);
+        std::vector<float> huge(16, 1e9f), four(16, 4.f);
+        const onednn::Int8Expansion fits{1, ones.data(), zero.data(), one.data(), one.data(), 0, 0};
+        const onednn::Int8Expansion far{1, ones.data(), zero.data(), huge.data(), four.data(), 0, 0};
+        QVERIFY(onednn::DepthwiseConv::int8ExpansionFitsInt32(16, fits));
+        QVERIFY(!onednn::DepthwiseConv::int8ExpansionFitsInt32(16, far));
+        QCOMPARE(test::errorOf([&] { onednn::DepthwiseConv(16, 4, 3, 1, 1, w.data(), far); }),
+                 std::string("DepthwiseConv: an int8 expansion whose requantised sums could leave int32's range"));
+    }
+
     void ownDepthwiseRunsEveryBlockAndAgreesWithOneDnns()
     {
         // In fp32 plans on AVX-512 CPUs, every block's depthwise conv runs on our kernel; the logits
@@ -870,6 +968,26 @@ private Q_SLOTS:
             QVERIFY(depthwise > 0);
             QCOMPARE(plan.ownDepthwise(), depthwise);
         }
+        // In uint8 storage with the exact arithmetic (VNNI), each depthwise conv whose input is a 1×1
+        // conv's truncation, read by it alone, computes that expansion too; its output is never stored.
+        std::size_t expansions = 0;
+        if (storage == OneDnnInt8Storage::Uint8 && loops.arithmetic() == Int8Arithmetic::Exact && onednn::DepthwiseConv::available() &&
+            onednn::DepthwiseConv::int8ExpansionAvailable()) {
+            std::map<int, const Int8Step*> writer;
+            std::map<int, int> readers;
+            for (const Int8Step& st : loops.steps()) {
+                writer[st.out] = &st;
+                for (int in : st.in) ++readers[in];
+            }
+            for (const Int8Step& st : loops.steps()) {
+                if (st.kind != OpKind::McuConv2d || st.groups == 1 || st.groups != st.C || readers[st.in[0]] != 1) continue;
+                const Int8Step* trunc = writer.at(st.in[0]);
+                const Int8Step* e = trunc->kind == OpKind::McuTruncate ? writer.at(trunc->in[0]) : nullptr;
+                expansions += e && e->kind == OpKind::McuConv2d && e->groups == 1 && e->KH == 1 && e->KW == 1;
+            }
+            QVERIFY(expansions > 0);
+        }
+        QCOMPARE(plan.fusedExpansions(), expansions);
         plan.keepAll(true);
         std::vector<std::int32_t> logits(static_cast<std::size_t>(batch) * loops.classes());
         QVERIFY(plan.run(x.data_ptr<float>(), logits.data()));
@@ -895,6 +1013,12 @@ private Q_SLOTS:
             QVERIFY(std::equal(l.begin(), l.end(), logits.begin() + image * loops.classes()));
         }
         QVERIFY(compared > 3 * batch);   // the input, every conv's truncation, means, adds, multiplies
+        // With the expansions as their own convs: none fused, the same logits.
+        OneDnnInt8Plan separate(loops, batch, storage, OneDnnInt8Expansion::Separate);
+        QCOMPARE(separate.fusedExpansions(), std::size_t(0));
+        std::vector<std::int32_t> separateLogits(logits.size());
+        QVERIFY(separate.run(x.data_ptr<float>(), separateLogits.data()));
+        QCOMPARE(separateLogits, logits);
         // The checked path (shifted copy + 2^24 check) gives the same logits.
         std::vector<std::int32_t> checked(logits.size());
         plan.checkEveryConv(true);

@@ -15,6 +15,8 @@
 #define TS_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
 // Functions that also use AVX-512 BF16 (vdpbf16ps); called only where hasAvx512Bf16().
 #define TS_AVX512_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
+// Functions that also use AVX-512 VNNI (vpdpbusd); called only where hasAvx512Vnni().
+#define TS_AVX512_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
 
 namespace tinyscope::onednn {
 
@@ -30,6 +32,13 @@ inline bool hasAvx512Bf16()
 {
     __builtin_cpu_init();
     return hasAvx512() && __builtin_cpu_supports("avx512bf16");
+}
+
+// This CPU also has AVX-512 VNNI (Cascade Lake, Ice Lake, Zen 4 and later).
+inline bool hasAvx512Vnni()
+{
+    __builtin_cpu_init();
+    return hasAvx512() && __builtin_cpu_supports("avx512vnni");
 }
 
 // The first min(left, 16) lanes of a 16-lane vector: the mask of a run's last, partial vector.

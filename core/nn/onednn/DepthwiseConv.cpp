@@ -4,6 +4,7 @@
 #include "nn/onednn/OneDnnCommon.h"
 
 #include <algorithm>
+#include <cmath>
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -173,24 +174,30 @@ TS_AVX512 __attribute__((always_inline)) inline void startFromBias(__m512 (&acc)
     }
 }
 
+// What a tile holds of an expansion's sum (16 channels): ReLU6, and in bf16 plans rounded to
+// bfloat16 (ties to even), what oneDNN's expansion conv would have stored.
+template <bool RoundToBf16>
+struct Relu6Of {
+    TS_AVX512 __attribute__((always_inline)) inline __m512 operator()(int, __m512 sum) const
+    {
+        const __m512 v = _mm512_min_ps(_mm512_max_ps(sum, _mm512_setzero_ps()), _mm512_set1_ps(6.f));
+        if constexpr (RoundToBf16) return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(toBf16(v)), 16));
+        return v;
+    }
+};
+
 // The expansion's sums stored in the tiles t0 (and t1), each at its pixel's place (pixels p0 …
-// p0 + B − 1 of an h × h map, crossing rows): ReLU6, and in bf16 plans rounded to bfloat16 (ties to
-// even), what oneDNN's bf16 expansion conv would have stored.
-template <int B, int Count, bool RoundToBf16>
-TS_AVX512 __attribute__((always_inline)) inline void storeExpanded(const __m512 (&acc)[Count][B], int p0, int h, float* t0, float* t1, int wp,
-                                                                  int pad)
+// p0 + B − 1 of an h × h map, crossing rows), as finish(block, sum) gives them.
+template <int B, int Count, typename Sum, typename Finish>
+TS_AVX512 __attribute__((always_inline)) inline void storeExpanded(const Sum (&acc)[Count][B], int p0, int h, float* t0, float* t1, int wp, int pad,
+                                                                  const Finish& finish)
 {
-    const __m512 lo = _mm512_setzero_ps(), hi = _mm512_set1_ps(6.f);
     int y = p0 / h, x = p0 % h;
 #pragma GCC unroll 16
     for (int j = 0; j < B; ++j) {
         const std::size_t at = (static_cast<std::size_t>(y + pad) * wp + x + pad) * kLanes;
 #pragma GCC unroll 2
-        for (int g = 0; g < Count; ++g) {
-            __m512 v = _mm512_min_ps(_mm512_max_ps(acc[g][j], lo), hi);
-            if constexpr (RoundToBf16) v = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(toBf16(v)), 16));
-            _mm512_store_ps((g == 0 ? t0 : t1) + at, v);
-        }
+        for (int g = 0; g < Count; ++g) _mm512_store_ps((g == 0 ? t0 : t1) + at, finish(g, acc[g][j]));
         if (++x == h) {
             x = 0;
             ++y;
@@ -222,7 +229,7 @@ TS_AVX512 void expandPixels(const float* image, int p0, int h, int cin, const fl
             for (int g = 0; g < Count; ++g) acc[g][j] = _mm512_fmadd_ps(x, w[g], acc[g][j]);
         }
     }
-    storeExpanded<B, Count, false>(acc, p0, h, t0, t1, wp, pad);
+    storeExpanded(acc, p0, h, t0, t1, wp, pad, Relu6Of<false>{});
 }
 
 // bf16 plans: `Count` (1 or 2) channel blocks of the expansion from bfloat16 input, B pixels from
@@ -254,39 +261,143 @@ TS_AVX512_BF16 void expandPixelsBf16(const Bf16* image, int p0, int h, int cin, 
             for (int g = 0; g < Count; ++g) acc[g][j] = _mm512_dpbf16_ps(acc[g][j], w[g], x);
         }
     }
-    storeExpanded<B, Count, true>(acc, p0, h, t0, t1, wp, pad);
+    storeExpanded(acc, p0, h, t0, t1, wp, pad, Relu6Of<true>{});
+}
+
+// The int8 plan's expansion requantised into a tile (Int8Expansion): int8k::convExact on 16 int32
+// sums — converted to float (round to nearest), + bias, × scale (two roundings), rounded to nearest
+// even, + zy, clamped to int8 — minus the depthwise conv's zero point, as float. Computed in float:
+// the product rounded to an integral float (vrndscaleps, nearest even), + (zy − zdw), clamped to
+// [−128 − zdw, 127 − zdw]. Equal to the integer steps (vcvtps2dq, + zy, clamp, − zdw) wherever the
+// product's magnitude stays below 2^31, which the constructor proves for every reachable sum
+// (int8ExpansionFitsInt32): the rounded value is an integer; adding |zy − zdw| ≤ 255 is exact below
+// 2^24, and above it keeps its sign and far exceeds the clamp bounds, which it meets either way.
+struct Int8Requant {
+    const float* params;   // the first block's comp (int32 bits), bias, scale: [3][16] per block
+    std::int32_t zy, depthwiseZero;
+};
+struct RequantToTile {
+    __m512i comp[4];
+    __m512 bias[4], scale[4];
+    __m512 shift, lo, hi;   // zy − zdw, −128 − zdw, 127 − zdw
+    TS_AVX512 __attribute__((always_inline)) inline __m512 operator()(int g, __m512i sum) const
+    {
+        const __m512 f = _mm512_mul_ps(_mm512_add_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(sum, comp[g])), bias[g]), scale[g]);
+        const __m512 r = _mm512_add_ps(_mm512_roundscale_ps(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), shift);
+        return _mm512_min_ps(_mm512_max_ps(r, lo), hi);
+    }
+};
+constexpr int kInt8ParamFloats = 3 * kLanes;   // comp, bias, scale of one block
+
+// acc += the four-byte dot products of x (uint8) and w (int8) per lane: vpdpbusd, written as an asm
+// statement whose accumulator is tied to one register. With _mm512_dpbusd_epi32, GCC 12 copied every
+// accumulator to a scratch register and back around each vpdpbusd and, with 18 or more of them,
+// through the stack (the kernel ran at about half oneDNN's 1×1 speed).
+TS_AVX512_VNNI __attribute__((always_inline)) inline void dpbusd(__m512i& acc, __m512i x, __m512i w)
+{
+    asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(x), "v"(w));
+}
+
+// The int8 expansion for `Count` (1 or 2) channel blocks, B pixels from p0 of an h × h map of stored
+// values x + 128: each sum starts from the block's comp and takes four input channels per step —
+// each pixel's four bytes broadcast as a dword against 16 lanes × 4 int8 weights, added by vpdpbusd
+// (exact int32, no saturation) — then is requantised into the tiles. Masked (cin not a multiple of
+// 4): every quad's bytes read under a mask, the last one's past cin as zeros (their weights are zero
+// too); one loop either way (a separate tail step made GCC keep the accumulators on the stack). The
+// requantisation's constants are loaded after the sums: 24 accumulators, two weight vectors and the
+// broadcast input fill the registers until then.
+template <int B, int Count, bool Masked>
+TS_AVX512_VNNI void expandPixelsInt8(const std::uint8_t* image, int p0, int h, int cin, const float* wq, const Int8Requant& q, float* t0, float* t1,
+                                     int wp, int pad)
+{
+    const std::uint8_t* s = image + static_cast<std::size_t>(p0) * cin;
+    const int steps = (cin + 3) / 4;
+    const __mmask16 last = static_cast<__mmask16>(cin % 4 ? (1u << (cin % 4)) - 1u : 0xFu);
+    const float* wq1 = wq + static_cast<std::size_t>(steps) * kLanes;   // the second block's weights
+    __m512i acc[Count][B];
+#pragma GCC unroll 2
+    for (int g = 0; g < Count; ++g)
+#pragma GCC unroll 16
+        for (int j = 0; j < B; ++j) acc[g][j] = _mm512_setzero_si512();
+#pragma GCC unroll 1
+    for (int k = 0; k < steps; ++k) {
+        __m512i w[Count];
+        w[0] = _mm512_load_si512(wq + static_cast<std::size_t>(k) * kLanes);
+        if constexpr (Count == 2) w[1] = _mm512_load_si512(wq1 + static_cast<std::size_t>(k) * kLanes);
+        [[maybe_unused]] const __mmask16 m = k + 1 < steps ? __mmask16{0xF} : last;
+#pragma GCC unroll 16
+        for (int j = 0; j < B; ++j) {
+            const std::uint8_t* p = s + static_cast<std::size_t>(j) * cin + 4 * k;
+            __m512i x;
+            if constexpr (Masked) {
+                x = _mm512_broadcastd_epi32(_mm_maskz_loadu_epi8(m, p));
+            } else {
+                std::int32_t quad;
+                std::memcpy(&quad, p, sizeof quad);
+                x = _mm512_set1_epi32(quad);
+            }
+#pragma GCC unroll 2
+            for (int g = 0; g < Count; ++g) dpbusd(acc[g][j], x, w[g]);
+        }
+    }
+    RequantToTile finish;
+#pragma GCC unroll 4
+    for (int g = 0; g < Count; ++g) {
+        const float* p = q.params + g * kInt8ParamFloats;
+        finish.comp[g] = _mm512_load_si512(p);
+        finish.bias[g] = _mm512_load_ps(p + kLanes);
+        finish.scale[g] = _mm512_load_ps(p + 2 * kLanes);
+    }
+    finish.shift = _mm512_set1_ps(static_cast<float>(q.zy - q.depthwiseZero));
+    finish.lo = _mm512_set1_ps(static_cast<float>(-128 - q.depthwiseZero));
+    finish.hi = _mm512_set1_ps(static_cast<float>(127 - q.depthwiseZero));
+    storeExpanded(acc, p0, h, t0, t1, wp, pad, finish);
 }
 
 constexpr int kMostExpandPixels = 16, kMostExpandPixels2 = 12;   // 16 and 24 accumulators
+// What an expansion kernel takes beside its weights: the bias (float, bfloat16 input) or the int8
+// requantisation (uint8 input).
 template <typename In>
-using ExpandFn = void (*)(const In*, int, int, int, const float*, const float*, float*, float*, int, int);
-template <typename In, int Count, std::size_t... I>
+using ExpandParams = std::conditional_t<std::is_same_v<In, std::uint8_t>, const Int8Requant&, const float*>;
+template <typename In>
+using ExpandFn = void (*)(const In*, int, int, int, const float*, ExpandParams<In>, float*, float*, int, int);
+// Masked: the int8 kernel for a channel count not divisible by 4 (the others ignore it).
+template <typename In, int Count, bool Masked, std::size_t... I>
 constexpr std::array<ExpandFn<In>, sizeof...(I)> expandTable(std::index_sequence<I...>)
 {
     if constexpr (std::is_same_v<In, float>)
         return {&expandPixels<static_cast<int>(I) + 1, Count>...};
-    else
+    else if constexpr (std::is_same_v<In, Bf16>)
         return {&expandPixelsBf16<static_cast<int>(I) + 1, Count>...};
+    else
+        return {&expandPixelsInt8<static_cast<int>(I) + 1, Count, Masked>...};
 }
 
 // The tiles' interiors for `count` (1 or 2) channel blocks (weights `we`: the first block's, as
-// [cin][16] floats, or bf16 plans' [cin / 2][16] pairs; bias `be`) computed from one NHWC image of
-// the expansion's input (h × h × cin), its pixels in runs of nearly equal size. The weights of lanes
-// past the last channel are zero, so those lanes hold ReLU6(0) = 0.
+// [cin][16] floats, bf16 plans' [cin / 2][16] pairs or the int8 plan's [⌈cin / 4⌉][16] quads; `be`
+// the bias or the int8 requantisation) computed from one NHWC image of the expansion's input (h × h ×
+// cin), its pixels in runs of nearly equal size. The weights of lanes past the last channel are zero
+// (those lanes' values are never stored: each lane is its own channel).
 template <typename In>
-TS_AVX512 void expandTiles(const In* image, int h, int cin, const float* we, const float* be, int count, float* tile, std::size_t tileFloats,
+TS_AVX512 void expandTiles(const In* image, int h, int cin, const float* we, ExpandParams<In> be, int count, float* tile, std::size_t tileFloats,
                            int wp, int pad)
 {
-    static const auto one = expandTable<In, 1>(std::make_index_sequence<kMostExpandPixels>());
-    static const auto two = expandTable<In, 2>(std::make_index_sequence<kMostExpandPixels2>());
+    static const auto one = expandTable<In, 1, false>(std::make_index_sequence<kMostExpandPixels>());
+    static const auto two = expandTable<In, 2, false>(std::make_index_sequence<kMostExpandPixels2>());
+    static const auto oneMasked = expandTable<In, 1, true>(std::make_index_sequence<kMostExpandPixels>());
+    static const auto twoMasked = expandTable<In, 2, true>(std::make_index_sequence<kMostExpandPixels2>());
+    const bool masked = std::is_same_v<In, std::uint8_t> && cin % 4 != 0;
+    const auto& ones = masked ? oneMasked : one;
+    const auto& twos = masked ? twoMasked : two;
     const int pixels = h * h, most = count == 2 ? kMostExpandPixels2 : kMostExpandPixels, runs = (pixels + most - 1) / most;
     for (int r = 0, p = 0; r < runs; ++r) {
         const int width = pixels / runs + (r < pixels % runs ? 1 : 0);
-        const ExpandFn<In> f = count == 2 ? two[width - 1] : one[width - 1];
+        const ExpandFn<In> f = count == 2 ? twos[width - 1] : ones[width - 1];
         f(image, p, h, cin, we, be, tile, tile + tileFloats, wp, pad);
         p += width;
     }
 }
+
 
 }  // namespace
 
@@ -338,8 +449,7 @@ DepthwiseConv::DepthwiseConv(int channels, int h, int kernel, int stride, int pa
                         static_cast<std::uint16_t>(nearestBf16(expansion->weight[static_cast<std::size_t>(ch) * cin + i]));
             }
         }
-        // Two channel blocks per expansion pass where two tiles fit in kTwoTilesBytes (L2).
-        expansionGroup_ = blocks_ >= 2 && 2 * tileFloats() * sizeof(float) <= kTwoTilesBytes ? 2 : 1;
+        setExpansionGroup();
         expansion_ = std::make_unique<PackedWeights>(static_cast<std::size_t>(blocks_) * cin * kLanes, static_cast<std::size_t>(blocks_) * kLanes);
         for (int ch = 0; ch < channels; ++ch) {
             const int cb = ch / kLanes, lane = ch % kLanes;
@@ -348,6 +458,55 @@ DepthwiseConv::DepthwiseConv(int channels, int h, int kernel, int stride, int pa
             expansion_->bias.data[cb * kLanes + lane] = expansion->bias ? expansion->bias[ch] : 0.f;
         }
     }
+}
+
+DepthwiseConv::DepthwiseConv(int channels, int h, int kernel, int stride, int pad, const float* weight, const Int8Expansion& e)
+    : DepthwiseConv(channels, h, kernel, stride, pad, weight, nullptr, false)
+{
+    const int cin = e.cin;
+    if (cin < 1) throw std::invalid_argument("DepthwiseConv: an int8 expansion from " + std::to_string(cin) + " channels");
+    if (!int8ExpansionFitsInt32(channels, e))
+        throw std::invalid_argument("DepthwiseConv: an int8 expansion whose requantised sums could leave int32's range");
+    expansionCin_ = cin;
+    int8Zy_ = e.zy;
+    int8DepthwiseZero_ = e.depthwiseZero;
+    // [block][quad][16 lanes × 4 int8] weights, then [block][comp, bias, scale][16].
+    const std::size_t quads = static_cast<std::size_t>(cin + 3) / 4, weightFloats = static_cast<std::size_t>(blocks_) * quads * kLanes;
+    int8Expansion_ = std::make_unique<Buffer>(weightFloats + static_cast<std::size_t>(blocks_) * kInt8ParamFloats);
+    auto* bytes = reinterpret_cast<std::int8_t*>(int8Expansion_->data);
+    float* params = int8Expansion_->data + weightFloats;
+    for (int ch = 0; ch < channels; ++ch) {
+        const int cb = ch / kLanes, lane = ch % kLanes;
+        for (int i = 0; i < cin; ++i) {
+            const std::int32_t w = e.weight[static_cast<std::size_t>(ch) * cin + i];
+            if (w < -128 || w > 127) throw std::invalid_argument("DepthwiseConv: an int8 expansion weight outside int8: " + std::to_string(w));
+            bytes[((static_cast<std::size_t>(cb) * quads + i / 4) * kLanes + lane) * 4 + i % 4] = static_cast<std::int8_t>(w);
+        }
+        float* p = params + static_cast<std::size_t>(cb) * kInt8ParamFloats;
+        std::memcpy(p + lane, &e.comp[ch], sizeof(float));
+        p[kLanes + lane] = e.bias[ch];
+        p[2 * kLanes + lane] = e.scale[ch];
+    }
+    setExpansionGroup();
+}
+
+bool DepthwiseConv::int8ExpansionFitsInt32(int channels, const Int8Expansion& e)
+{
+    for (int ch = 0; ch < channels; ++ch) {
+        // |Σ w · stored + comp| ≤ 255 · Σ|w| + |comp| (stored values 0 … 255), then + |bias|, × |scale|,
+        // with room for the float roundings.
+        double sum = std::fabs(static_cast<double>(e.comp[ch]));
+        for (int i = 0; i < e.cin; ++i) sum += 255.0 * std::abs(e.weight[static_cast<std::size_t>(ch) * e.cin + i]);
+        if (!((sum + std::fabs(static_cast<double>(e.bias[ch]))) * std::fabs(static_cast<double>(e.scale[ch])) * (1 + 1e-5) < 2147483648.0 / 2))
+            return false;
+    }
+    return true;
+}
+
+// Two channel blocks per expansion pass where two tiles fit in kTwoTilesBytes (L2).
+void DepthwiseConv::setExpansionGroup()
+{
+    expansionGroup_ = blocks_ >= 2 && 2 * tileFloats() * sizeof(float) <= kTwoTilesBytes ? 2 : 1;
 }
 
 DepthwiseConv::~DepthwiseConv() = default;
@@ -447,6 +606,21 @@ void DepthwiseConv::runExpanded(const float* src, float* dst, int n, float* scra
     runWith(dst, n, scratch, expansionGroup_, [&](int img, int cb, int count, float* tiles) {
         expandTiles(src + static_cast<std::size_t>(img) * h_ * h_ * cin, h_, cin, expansion_->weights.data + static_cast<std::size_t>(cb) * cin * kLanes,
                     expansion_->bias.data + cb * kLanes, count, tiles, tile, wp, pad_);
+    });
+}
+
+bool DepthwiseConv::int8ExpansionAvailable() { return hasAvx512Vnni(); }
+
+void DepthwiseConv::runExpanded(const std::uint8_t* src, std::int32_t* dst, int n, float* scratch) const
+{
+    if (!expandsInt8() || !int8ExpansionAvailable()) throw std::logic_error("DepthwiseConv: an int8 expansion needs its constructor and AVX-512 VNNI");
+    const int wp = h_ + 2 * pad_, cin = expansionCin_;
+    const std::size_t tile = tileFloats(), quads = static_cast<std::size_t>(cin + 3) / 4;
+    const float* params = int8Expansion_->data + static_cast<std::size_t>(blocks_) * quads * kLanes;
+    runWith(dst, n, scratch, expansionGroup_, [&](int img, int cb, int count, float* tiles) {
+        const Int8Requant q{params + static_cast<std::size_t>(cb) * kInt8ParamFloats, int8Zy_, int8DepthwiseZero_};
+        expandTiles<std::uint8_t>(src + static_cast<std::size_t>(img) * h_ * h_ * cin, h_, cin, int8Expansion_->data + cb * quads * kLanes, q, count,
+                                  tiles, tile, wp, pad_);
     });
 }
 

@@ -35,6 +35,21 @@ struct Expansion {
     const float* bias;
 };
 
+// The int8 plan's expansion (uint8 storage, the exact arithmetic), fused the same way
+// (DepthwiseConv::runExpanded on uint8): a 1×1 convolution of int8 weights on stored values x + 128,
+// its int32 sums Σ w · (x − zx) requantised as int8k::convExact (float(sum) + bias, × scale, rounded
+// to nearest even, + zy), clamped to int8 like the truncation after it, then minus the depthwise
+// conv's zero point: Σ w · (y − zdw) of the depthwise conv needs no compensation for its padding.
+struct Int8Expansion {
+    int cin;
+    const std::int32_t* weight;   // channels × cin, each within int8
+    const std::int32_t* comp;     // channels: (−128 − zx) · Σ_i w, so Σ w · stored + comp = Σ w · (x − zx)
+    const float* bias;            // channels (the int32 bias as float, as the plan's requantisation)
+    const float* scale;           // channels
+    std::int32_t zy;              // the expansion's output zero point
+    std::int32_t depthwiseZero;   // the depthwise conv's input zero point
+};
+
 class DepthwiseConv {
 public:
     // This CPU runs the kernel (AVX-512 F, BW, VL).
@@ -43,6 +58,8 @@ public:
     static bool supports(int kernel, int stride);
     // This CPU runs runExpanded's bf16 overload (AVX-512 BF16 as well).
     static bool bf16ExpansionAvailable();
+    // This CPU runs runExpanded's uint8 overload (AVX-512 VNNI as well).
+    static bool int8ExpansionAvailable();
 
     // `weight`: channels × kernel × kernel (PyTorch's depthwise layout, one plane per channel);
     // `bias`: channels (null: none). Input h × h, output ho × ho with ho = (h + 2·pad − kernel) / stride + 1.
@@ -72,7 +89,7 @@ public:
     // computed from src (the 1×1 sums of a pixel's 16 channels in one vector, input channel by input
     // channel, + bias, ReLU6) where run() copies it. Needs the constructor's expansion.
     void runExpanded(const float* src, float* dst, int n, float* scratch) const;
-    bool expands() const { return expansionCin_ > 0; }
+    bool expands() const { return expansion_ != nullptr; }
     // bf16 plans: bfloat16 input (NHWC, n × h × h × cin), the expansion's sums with AVX-512 BF16
     // (vdpbf16ps, two input channels per step: channel 2k + 1's product added, then 2k's), + bias,
     // ReLU6, each expanded value rounded to bfloat16 (as a bf16 expansion conv would store it), then
@@ -81,6 +98,21 @@ public:
     void runExpanded(const Bf16* src, Bf16* dst, int n, float* scratch) const;
     // An expansion from an even channel count, on a CPU with AVX-512 BF16 (bf16ExpansionAvailable()).
     bool expandsBf16() const;
+    // The int8 plan (uint8 storage): n images of stored values x + 128 (NHWC, n × h × h × cin) into
+    // the depthwise conv's int32 sums Σ w · (y − zdw) (dst, n × ho × ho × channels; no bias, no
+    // ReLU6), y the expansion's requantised int8 output (Int8Expansion). The expansion's sums are
+    // exact int32 (vpdpbusd: four uint8 × int8 products per step, no saturation); the depthwise
+    // sums are integers below 255 · Σ|w|, exact in float32 while that is below 2^24 (the caller
+    // checks). Needs the int8 constructor and int8ExpansionAvailable().
+    void runExpanded(const std::uint8_t* src, std::int32_t* dst, int n, float* scratch) const;
+    bool expandsInt8() const { return int8Expansion_ != nullptr; }
+    // The int8 plan's fused pair: weights and zero point of the depthwise conv as the other
+    // constructor's (integers, no bias, no ReLU6) and its int8 expansion.
+    // Throws std::invalid_argument unless int8ExpansionFitsInt32.
+    DepthwiseConv(int channels, int h, int kernel, int stride, int pad, const float* weight, const Int8Expansion& expansion);
+    // Every reachable requantised product (float(sum) + bias) · scale of the expansion's `channels`
+    // stays below 2^30 in magnitude, so the kernel's float rounding equals the integer conversion.
+    static bool int8ExpansionFitsInt32(int channels, const Int8Expansion& expansion);
 
 private:
     template <typename In, typename Out>
@@ -97,6 +129,11 @@ private:
     int expansionCin_ = 0, expansionGroup_ = 1;   // channel blocks per expansion pass (tiles)
     std::unique_ptr<PackedWeights> expansion_;   // weights [block][cin][16], bias [block][16], zero-padded
     std::unique_ptr<Buffer> expansionPairs_;     // bf16: weights [block][cin / 2][16][2] as bfloat16 (even cin)
+    // int8: weights [block][⌈cin / 4⌉][16][4] as int8 (zero past cin), then comp (int32), bias,
+    // scale per [block][16]; zy and the depthwise zero point.
+    std::unique_ptr<Buffer> int8Expansion_;
+    std::int32_t int8Zy_ = 0, int8DepthwiseZero_ = 0;
+    void setExpansionGroup();
 };
 
 }  // namespace tinyscope::onednn

@@ -352,6 +352,7 @@ struct OneDnnInt8Plan::Impl {
     std::unique_ptr<Buffer> shifted, acc, scratch;
     std::size_t cap = 0;               // values per activation buffer
     bool keep = false, checkAll = false;
+    bool fuse = true;                  // OneDnnInt8Expansion::FusedIntoDepthwise
 
     struct Conv {
         std::optional<dnnl::convolution_forward> prim;
@@ -371,11 +372,15 @@ struct OneDnnInt8Plan::Impl {
         // bias, scale and a per-channel comp repeated over lcm(O, 64) values (RequantArgs), 64-byte aligned.
         std::shared_ptr<Buffer> biasRep, scaleRep, compRep;
         std::size_t period = 0;
+        // A depthwise conv with its expansion fused (`own` runs both, fuseExpansions): the slot
+        // of the expansion's input, which it reads instead of its own input; −1 if none.
+        int expandsFrom = -1;
     };
     struct Op {
         const Int8Step* step = nullptr;
         int conv = -1;                 // index into convs (a conv fused with its truncation)
         int out = -1;                  // the slot written (for a conv: its truncation's output)
+        std::vector<int> in;           // the slots read: the step's inputs, or a fused expansion's
     };
     std::vector<Conv> convs;
     std::vector<Op> ops;
@@ -424,6 +429,7 @@ struct OneDnnInt8Plan::Impl {
             Op op;
             op.step = &s;
             op.out = s.out;
+            op.in = s.in;
             if (s.kind != OpKind::McuConv2d && s.kind != OpKind::McuMean && s.kind != OpKind::McuAdd && s.kind != OpKind::McuMultiply)
                 throw OneDnnRefused("int8 plan: no kernel for " + where);
             if (s.kind != OpKind::McuMean) {   // int32 results: clamped by the one truncation that reads them
@@ -453,13 +459,14 @@ struct OneDnnInt8Plan::Impl {
             for (auto& [slot, zs] : zeroPoints)
                 if (std::all_of(zs.begin(), zs.end(), [&](std::int32_t z) { return z == zs.front(); })) shift[slot] = zs.front();
         }
+        if (fuse && u8 && arith == Int8Arithmetic::Exact && kAvx512 && onednn::DepthwiseConv::int8ExpansionAvailable()) fuseExpansions(readers);
         for (const Op& op : ops) {
             if (op.conv < 0) continue;
             const Int8Step& s = *op.step;
             Conv& c = convs[static_cast<std::size_t>(op.conv)];
             const double bound = std::max(127 - s.zx, s.zx + 128);
             c.direct = !u8 && shiftOf(s.in[0]) == s.zx && bound * c.sumAbsW < kFloatExact;
-            if (u8 && shiftOf(s.in[0]) != s.zx) {
+            if (u8 && c.expandsFrom < 0 && shiftOf(s.in[0]) != s.zx) {
                 c.compPerPosition = s.pt || s.pl || s.pb || s.pr;
                 c.comp = compensation(s, c.compPerPosition, shiftOf(s.in[0]) - s.zx);
             }
@@ -480,6 +487,43 @@ struct OneDnnInt8Plan::Impl {
             c.args = {{DNNL_ARG_SRC, c.src}, {DNNL_ARG_WEIGHTS, c.weights}, {DNNL_ARG_DST, c.dst}, {DNNL_ARG_SCRATCHPAD, c.scratchpad}};
         }
         assignBuffers();
+    }
+
+    // Each depthwise conv our kernel sums whose input is a 1×1 conv's (one group, stride 1, no
+    // padding) read by nothing else: the two run as one (DepthwiseConv::runExpanded on uint8), the
+    // expansion's requantised output computed into the depthwise kernel's tiles as y − zdw and never
+    // stored, so the depthwise sums need no compensation either. Uint8 storage and the exact
+    // arithmetic only (docs/ONEDNN.md, "The int8 expansion fused").
+    void fuseExpansions(const std::map<int, std::vector<std::size_t>>& readers)
+    {
+        std::map<int, std::size_t> writer;   // slot -> the op writing it
+        for (std::size_t i = 0; i < ops.size(); ++i) writer[ops[i].out] = i;
+        std::vector<bool> fused(ops.size(), false);
+        for (Op& d : ops) {
+            if (d.conv < 0 || !convs[static_cast<std::size_t>(d.conv)].own) continue;
+            const Int8Step& s = *d.step;
+            const int mid = s.in[0];
+            const auto w = writer.find(mid);
+            if (w == writer.end() || ops[w->second].conv < 0 || mid == logits || readers.at(mid).size() != 1) continue;
+            const Int8Step& e = *ops[w->second].step;
+            if (e.KH != 1 || e.KW != 1 || e.groups != 1 || e.sh != 1 || e.sw != 1 || e.pt || e.pl || e.pb || e.pr || e.O != s.C || e.HO != s.H ||
+                e.WO != s.W)
+                continue;
+            const std::vector<std::int32_t> comp = compensation(e, false, shiftOf(e.in[0]) - e.zx);
+            const Conv& ec = convs[static_cast<std::size_t>(ops[w->second].conv)];
+            const onednn::Int8Expansion x{e.C, e.weight.data(), comp.data(), ec.bias.data(), e.scale.data(), e.zy, s.zx};
+            if (!onednn::DepthwiseConv::int8ExpansionFitsInt32(s.C, x)) continue;
+            const std::vector<float> wf(s.weight.begin(), s.weight.end());
+            Conv& c = convs[static_cast<std::size_t>(d.conv)];
+            c.own = std::make_shared<onednn::DepthwiseConv>(s.C, s.H, s.KH, s.sh, s.pt, wf.data(), x);
+            c.expandsFrom = e.in[0];
+            d.in = e.in;
+            fused[w->second] = true;
+        }
+        std::size_t kept = 0;
+        for (std::size_t i = 0; i < ops.size(); ++i)
+            if (!fused[i]) ops[kept++] = ops[i];
+        ops.resize(kept);
     }
 
     // The AVX-512 exact requantisation's per-channel values over lcm(O, 64) (RequantArgs).
@@ -530,7 +574,7 @@ struct OneDnnInt8Plan::Impl {
     {
         std::map<int, std::size_t> last;
         for (std::size_t i = 0; i < ops.size(); ++i)
-            for (int in : ops[i].step->in) last[in] = i;
+            for (int in : ops[i].in) last[in] = i;
         std::vector<int> free;
         auto take = [&](int slot) {
             if (free.empty() || keep) {
@@ -544,7 +588,7 @@ struct OneDnnInt8Plan::Impl {
         take(input);
         for (std::size_t i = 0; i < ops.size(); ++i) {
             take(ops[i].out);
-            for (int in : ops[i].step->in)
+            for (int in : ops[i].in)
                 if (last[in] == i && in != logits) free.push_back(bufferOf.at(in));
         }
     }
@@ -630,6 +674,10 @@ struct OneDnnInt8Plan::Impl {
     {
         const Int8Step& s = *op.step;
         Conv& c = convs[static_cast<std::size_t>(op.conv)];
+        if (c.expandsFrom >= 0) {
+            c.own->runExpanded(at<std::uint8_t>(c.expandsFrom), reinterpret_cast<std::int32_t*>(acc->data), n, scratch->data);
+            return requantize(op, c);
+        }
         void* src = raw(s.in[0]);
         if (!u8 && !(c.direct && !checkAll)) {   // another shift, or sums that might leave float32's exact range: shift a copy and check
             const std::size_t inCount = dims.at(s.in[0]).per() * n;
@@ -645,6 +693,13 @@ struct OneDnnInt8Plan::Impl {
             c.prim->execute(stream, c.args);
             stream.wait();
         }
+        return requantize(op, c);
+    }
+
+    // The conv's sums (in acc) requantised, clamped and stored in its truncation's slot.
+    bool requantize(const Op& op, const Conv& c)
+    {
+        const Int8Step& s = *op.step;
         RequantArgs r{c.comp.empty() ? nullptr : c.comp.data(),
                       c.compPerPosition ? static_cast<std::size_t>(s.O) : 0,
                       static_cast<std::size_t>(n),
@@ -773,6 +828,7 @@ struct OneDnnInt8Plan::Impl {
     template <typename T>
     std::vector<std::int32_t> tensor(int id, int image) const
     {
+        if (!bufferOf.count(id)) return {};   // a fused expansion's output
         const Dims d = dims.at(id);
         const std::size_t hw = static_cast<std::size_t>(d.H) * d.W;
         const T* x = at<T>(id) + static_cast<std::size_t>(image) * d.per();
@@ -784,11 +840,12 @@ struct OneDnnInt8Plan::Impl {
     }
 };
 
-OneDnnInt8Plan::OneDnnInt8Plan(const Int8Forward& forward, int batch, OneDnnInt8Storage storage)
+OneDnnInt8Plan::OneDnnInt8Plan(const Int8Forward& forward, int batch, OneDnnInt8Storage storage, OneDnnInt8Expansion expansion)
     : impl_(std::make_unique<Impl>(forward, storage == OneDnnInt8Storage::Uint8 || (storage == OneDnnInt8Storage::Auto && oneDnnHasVnni())))
 {
     if (batch < 1) throw OneDnnRefused("int8 plan: batch size must be at least 1, got " + std::to_string(batch));
     impl_->n = batch;
+    impl_->fuse = expansion == OneDnnInt8Expansion::FusedIntoDepthwise;
     const onednn::OneThreadScope oneThread;   // single-threaded primitives (OneDnnCommon.h)
     impl_->build();
 }
@@ -801,6 +858,11 @@ bool OneDnnInt8Plan::uint8Storage() const { return impl_->u8; }
 std::size_t OneDnnInt8Plan::ownDepthwise() const
 {
     return static_cast<std::size_t>(std::count_if(impl_->convs.begin(), impl_->convs.end(), [](const Impl::Conv& c) { return c.own != nullptr; }));
+}
+
+std::size_t OneDnnInt8Plan::fusedExpansions() const
+{
+    return static_cast<std::size_t>(std::count_if(impl_->convs.begin(), impl_->convs.end(), [](const Impl::Conv& c) { return c.expandsFrom >= 0; }));
 }
 
 void OneDnnInt8Plan::keepAll(bool keep)
@@ -851,8 +913,8 @@ using onednn::partSize;
 int argmax(const std::int32_t* l, int n) { return static_cast<int>(std::max_element(l, l + n) - l); }
 }  // namespace
 
-OneDnnInt8Engine::OneDnnInt8Engine(const Int8Forward& forward, OneDnnInt8Storage storage)
-    : forward_(forward), storage_(storage), runBatch_(runBatchOf(forward))
+OneDnnInt8Engine::OneDnnInt8Engine(const Int8Forward& forward, OneDnnInt8Storage storage, OneDnnInt8Expansion expansion)
+    : forward_(forward), storage_(storage), expansion_(expansion), runBatch_(runBatchOf(forward))
 {
     if (storage_ == OneDnnInt8Storage::Auto && !oneDnnHasVnni()) storage_ = OneDnnInt8Storage::Float;
 }
@@ -862,7 +924,7 @@ OneDnnInt8Plan& OneDnnInt8Engine::plan(int batch, int part)
 {
     const auto key = std::make_pair(batch, part);
     auto it = plans_.find(key);
-    if (it == plans_.end()) it = plans_.emplace(key, std::make_unique<OneDnnInt8Plan>(forward_, batch, storage_)).first;
+    if (it == plans_.end()) it = plans_.emplace(key, std::make_unique<OneDnnInt8Plan>(forward_, batch, storage_, expansion_)).first;
     return *it->second;
 }
 
@@ -880,7 +942,7 @@ void OneDnnInt8Engine::chooseStorage(const float* images, int n)
     std::string refusal;
     for (int i = 0; i < 2; ++i) {
         try {   // a storage oneDNN refuses (e.g. a weight outside int8 for uint8) leaves the other
-            plans[i] = std::make_unique<OneDnnInt8Plan>(forward_, m, kinds[i]);
+            plans[i] = std::make_unique<OneDnnInt8Plan>(forward_, m, kinds[i], expansion_);
             plans[i]->run(images, logits.data());
         } catch (const OneDnnRefused& e) {
             refusal = e.what();

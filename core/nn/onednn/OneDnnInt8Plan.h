@@ -35,12 +35,18 @@ class ShardPool;
 // integers and float32 convolutions, exact below 2^24.
 enum class OneDnnInt8Storage { Auto, Float, Uint8 };
 
+// Whether a plan runs each MBConv block's 1×1 expansion inside its depthwise conv (uint8 storage,
+// exact arithmetic, AVX-512 VNNI; DepthwiseConv::runExpanded) or as its own oneDNN conv and
+// requantisation pass. The same values either way; Separate is for tests and benchmarks.
+enum class OneDnnInt8Expansion { FusedIntoDepthwise, Separate };
+
 class OneDnnInt8Plan {
 public:
     // Throws OneDnnRefused naming the op when the forward has a pattern the plan does not run (a
     // conv, add or multiply output read by anything but one truncation) or oneDNN refuses a conv. `forward` must
     // outlive the plan.
-    OneDnnInt8Plan(const Int8Forward& forward, int batch, OneDnnInt8Storage storage = OneDnnInt8Storage::Auto);
+    OneDnnInt8Plan(const Int8Forward& forward, int batch, OneDnnInt8Storage storage = OneDnnInt8Storage::Auto,
+                   OneDnnInt8Expansion expansion = OneDnnInt8Expansion::FusedIntoDepthwise);
     ~OneDnnInt8Plan();
     OneDnnInt8Plan(const OneDnnInt8Plan&) = delete;
     OneDnnInt8Plan& operator=(const OneDnnInt8Plan&) = delete;
@@ -48,6 +54,9 @@ public:
     int batch() const;
     bool uint8Storage() const;
     std::size_t ownDepthwise() const;   // depthwise convs summed by our kernel (DepthwiseConv.h), not oneDNN
+    // Depthwise convs that compute their 1×1 expansion too (uint8 storage, exact arithmetic, AVX-512
+    // VNNI; DepthwiseConv::runExpanded): the expansion's output is never stored.
+    std::size_t fusedExpansions() const;
     // `batch` normalised NCHW float images into batch × classes int8 logits (as int32). Returns
     // false, with nothing written, when a conv's sums in this batch could leave float32's exact
     // range (|x − zx| · Σ|w| ≥ 2^24; with int8 inputs only for Σ|w| > 65,793): the caller then runs
@@ -74,7 +83,8 @@ private:
 // OneDnnRefused.
 class OneDnnInt8Engine {
 public:
-    explicit OneDnnInt8Engine(const Int8Forward& forward, OneDnnInt8Storage storage = OneDnnInt8Storage::Auto);   // builds nothing yet
+    explicit OneDnnInt8Engine(const Int8Forward& forward, OneDnnInt8Storage storage = OneDnnInt8Storage::Auto,
+                              OneDnnInt8Expansion expansion = OneDnnInt8Expansion::FusedIntoDepthwise);   // builds nothing yet
     ~OneDnnInt8Engine();
 
     // Argmax of each image's int8 logits (first of ties), as Int8Forward::predict.
@@ -93,6 +103,7 @@ private:
     std::unique_ptr<ShardPool> pool_;
     std::string refused_;
     OneDnnInt8Storage storage_;
+    OneDnnInt8Expansion expansion_;
     int runBatch_;
     std::size_t onLoops_ = 0;
     OneDnnInt8Plan& plan(int batch, int part);
