@@ -7,7 +7,9 @@
 //  * each conv's sums Σ w · (x − zx) as one oneDNN convolution of the stored batch: u8 × s8 → s32
 //    plus the zero point's compensation (VNNI CPUs), or float32 on integers (exact while every
 //    partial sum stays below 2^24: checked per conv at build time, else per batch); depthwise
-//    convs on our AVX-512 kernel where the CPU has it (DepthwiseConv.h, the same sums);
+//    convs on our AVX-512 kernel where the CPU has it (DepthwiseConv.h, the same sums), with the
+//    block's 1×1 expansion computed and requantised into its tiles on VNNI CPUs (uint8 storage,
+//    exact arithmetic; OneDnnInt8Expansion);
 //  * everything else — requantisation, truncation, add, multiply, mean, the input's quantisation —
 //    element by element through tinyengine/Int8Kernels.h, the functions Int8Forward's loops call
 //    (the exact arithmetic's with AVX-512 intrinsics where the CPU has them, the same formulas);
