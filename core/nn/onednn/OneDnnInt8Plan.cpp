@@ -16,6 +16,7 @@
 #include <memory>
 #include <numeric>
 #include <optional>
+#include <stdexcept>
 #include <type_traits>
 #include <unordered_map>
 
@@ -375,6 +376,7 @@ struct OneDnnInt8Plan::Impl {
         // A depthwise conv with its expansion fused (`own` runs both, fuseExpansions): the slot
         // of the expansion's input, which it reads instead of its own input; −1 if none.
         int expandsFrom = -1;
+        std::string where;             // for oneDNN's refusal, when its primitive is built (makePrimitive)
     };
     struct Op {
         const Int8Step* step = nullptr;
@@ -460,6 +462,9 @@ struct OneDnnInt8Plan::Impl {
                 if (std::all_of(zs.begin(), zs.end(), [&](std::int32_t z) { return z == zs.front(); })) shift[slot] = zs.front();
         }
         if (fuse && u8 && arith == Int8Arithmetic::Exact && kAvx512 && onednn::DepthwiseConv::int8ExpansionAvailable()) fuseExpansions(readers);
+        // oneDNN primitives for the convs that still run (a fused expansion needs none).
+        for (const Op& op : ops)
+            if (op.conv >= 0 && !convs[static_cast<std::size_t>(op.conv)].own) makePrimitive(convs[static_cast<std::size_t>(op.conv)], *op.step);
         for (const Op& op : ops) {
             if (op.conv < 0) continue;
             const Int8Step& s = *op.step;
@@ -477,10 +482,10 @@ struct OneDnnInt8Plan::Impl {
         acc = std::make_unique<Buffer>(cap);   // float32 or int32 sums
         std::size_t scratchBytes = 0;
         for (const Conv& c : convs)
-            scratchBytes = std::max(scratchBytes, c.own ? c.own->scratchFloats() * sizeof(float) : c.scratchpad.get_desc().get_size());
+            scratchBytes = std::max(scratchBytes, c.own ? c.own->scratchFloats() * sizeof(float) : c.prim ? c.scratchpad.get_desc().get_size() : 0);
         scratch = std::make_unique<Buffer>((scratchBytes + sizeof(float) - 1) / sizeof(float));
         for (Conv& c : convs) {
-            if (c.own) continue;
+            if (!c.prim) continue;
             c.src = memory(c.src.get_desc(), eng, nullptr);
             c.dst = memory(c.dst.get_desc(), eng, acc->data);
             c.scratchpad = memory(c.scratchpad.get_desc(), eng, scratch->data);
@@ -515,7 +520,11 @@ struct OneDnnInt8Plan::Impl {
             if (!onednn::DepthwiseConv::int8ExpansionFitsInt32(s.C, x)) continue;
             const std::vector<float> wf(s.weight.begin(), s.weight.end());
             Conv& c = convs[static_cast<std::size_t>(d.conv)];
-            c.own = std::make_shared<onednn::DepthwiseConv>(s.C, s.H, s.KH, s.sh, s.pt, wf.data(), x);
+            try {
+                c.own = std::make_shared<onednn::DepthwiseConv>(s.C, s.H, s.KH, s.sh, s.pt, wf.data(), x);
+            } catch (const std::invalid_argument&) {   // an expansion weight outside int8: its own conv refuses it
+                continue;
+            }
             c.expandsFrom = e.in[0];
             d.in = e.in;
             fused[w->second] = true;
@@ -616,6 +625,15 @@ struct OneDnnInt8Plan::Impl {
                 return c;
             }
         }
+        c.where = where;
+        return c;
+    }
+
+    // The oneDNN convolution of a conv our kernels do not run, its weights reordered once.
+    void makePrimitive(Conv& c, const Int8Step& s)
+    {
+        const std::string& where = c.where;
+        const int Cg = s.C / s.groups;
         try {
             const Dt act = u8 ? Dt::u8 : Dt::f32, wt = u8 ? Dt::s8 : Dt::f32, sums = u8 ? Dt::s32 : Dt::f32;
             std::vector<float> wf;
@@ -647,7 +665,6 @@ struct OneDnnInt8Plan::Impl {
         } catch (const dnnl::error& e) {
             throw OneDnnRefused("int8 plan: oneDNN refused " + where + " (batch " + std::to_string(n) + "): " + e.what());
         }
-        return c;
     }
 
     template <typename T>
