@@ -78,6 +78,8 @@ int main(int argc, char** argv)
             files.write(sub);
             sub.setFolded(true);
             OneDnnSubnet dnn(sub);
+            // The same fp32 plan with every block projection on oneDNN's 1×1 conv (ours / oneDNN's).
+            OneDnnSubnet dnnTheirProjections(sub, OneDnnDtype::Fp32, OneDnnDepthwise::OursFused, OneDnnProjection::OneDnn);
             // bf16 (activations and weights; f32 accumulation and logits) where oneDNN has native bf16.
             std::unique_ptr<OneDnnSubnet> bf16;
             if (oneDnnHasBf16()) bf16 = std::make_unique<OneDnnSubnet>(sub, OneDnnDtype::Bf16);
@@ -98,6 +100,7 @@ int main(int argc, char** argv)
                 at::Tensor x = at::randn({batch, 3, res, res}, g);
                 const double sum = sub.forward(x).to(at::kDouble).sum().item<double>();
                 const double dnnSum = dnn.forward(x).to(at::kDouble).sum().item<double>();   // builds the plan
+                dnnTheirProjections.forward(x);
                 const double bf16Sum = bf16 ? bf16->forward(x).to(at::kDouble).sum().item<double>() : 0.0;
                 auto t0 = Clock::now();
                 sub.forward(x);
@@ -113,7 +116,7 @@ int main(int argc, char** argv)
                 at::Tensor logits = at::empty({batch, space.n_classes});
                 const float* px = x.data_ptr<float>();
                 std::vector<int> classes(static_cast<std::size_t>(batch));
-                std::vector<double> int8T, int8VsSeparate, int8VsDnn, int8VsTuned, ours, dnnT, tunedT, plainT, vsTuned, vsPlain, dnnVsTuned, dnnVsOurs, dnnVsPlain, bf16T, bf16VsDnn, bf16VsTuned;
+                std::vector<double> int8T, int8VsSeparate, int8VsDnn, int8VsTuned, ours, dnnT, tunedT, plainT, vsTuned, vsPlain, dnnVsTuned, dnnVsOurs, dnnVsPlain, bf16T, bf16VsDnn, bf16VsTuned, projectionsT, oursVsTheirProjections;
                 for (int r = 0; r < rounds; ++r) {
                     auto t = Clock::now();
                     for (int i = 0; i < reps; ++i) sub.forward(x);
@@ -125,6 +128,12 @@ int main(int argc, char** argv)
                     const double d = std::chrono::duration<double>(Clock::now() - t).count() / reps;
                     dnnT.push_back(d);
                     dnnVsOurs.push_back(o / d);
+                    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                    t = Clock::now();
+                    for (int i = 0; i < reps; ++i) dnnTheirProjections.forward(px, batch, logits.data_ptr<float>());
+                    const double tp = std::chrono::duration<double>(Clock::now() - t).count() / reps;
+                    projectionsT.push_back(tp);
+                    oursVsTheirProjections.push_back(tp / d);
                     double bt = 0;
                     if (bf16) {
                         std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -172,6 +181,9 @@ int main(int argc, char** argv)
                                 bench::median(dnnVsTuned), bench::median(dnnVsOurs), bench::median(vsTuned), bench::median(dnnVsPlain), rate,
                                 dnnSum, sum, tuned.checksum(), plain.checksum());
                 }
+                std::printf("%-9s %4d %5d %3d | fp32 with oneDNN's projections %9.1f img/s | our projections (%zu) / oneDNN's %5.2fx\n", name, res, batch,
+                            threads, batch / bench::median(projectionsT), dnn.prepare(1).ownProjections(),
+                            bench::median(oursVsTheirProjections));
                 if (bf16)
                     std::printf("%-9s %4d %5d %3d | bf16 %9.1f img/s | bf16/fp32 %6.2fx | bf16/tuned %6.2fx | checksum %.6g (fp32 %.6g)\n", name,
                                 res, batch, threads, batch / bench::median(bf16T), bench::median(bf16VsDnn),

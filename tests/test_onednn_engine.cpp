@@ -22,6 +22,7 @@
 #include "tinyengine/Int8Kernels.h"
 #include "zoo/SubnetNetwork.h"
 #include "nn/onednn/OneDnnSubnet.h"
+#include "nn/onednn/PointwiseConv.h"
 #include "nn/onednn/StemConv.h"
 #include "nn/supernet/Supernet.h"
 #include "space/ArchSampler.h"
@@ -409,6 +410,98 @@ private Q_SLOTS:
                             ++cases;
                         }
         QCOMPARE(cases, 4 * 2 * 5 * 2 * 5);
+    }
+
+    void ownProjectionKernelEqualsIntegerLoops()
+    {
+        // Our AVX-512 1×1 projection kernel against integer loops, bit for bit: integer inputs,
+        // weights, bias and residual keep every float32 partial sum exact (all below 2^24), so any
+        // channel, pixel or lane mapped wrongly shows as a different value. Every channel count it
+        // has code for (24 and 40: the output of a pixel pair as whole vectors, one shared by both
+        // pixels), input channels 1 to 144, pixel counts around each register block's size (the
+        // single groups after the blocks, a lone last pixel of a pair), with and without the
+        // residual add; nothing past the last pixel is written. Counts without code are refused.
+        if (!onednn::PointwiseConv::available()) QSKIP("no AVX-512F: the plan runs every projection on oneDNN here");
+        std::mt19937 rng(21);
+        std::uniform_int_distribution<int> small(-8, 8), large(-100, 100);
+        int cases = 0;
+        for (int cout : {24, 40, 48, 80})
+            for (int cin : {1, 3, 24, 144})
+                for (int pixels : {1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17, 23, 24, 25, 49})
+                    for (bool add : {false, true}) {
+                        std::vector<float> x(static_cast<std::size_t>(pixels) * cin), w(static_cast<std::size_t>(cout) * cin), b(cout);
+                        for (float& v : x) v = static_cast<float>(small(rng));
+                        for (float& v : w) v = static_cast<float>(small(rng));
+                        for (float& v : b) v = static_cast<float>(large(rng));
+                        const std::size_t outs = static_cast<std::size_t>(pixels) * cout;
+                        std::vector<float> y(outs + 2 * cout, 12345.f);   // two pixels past the end: must stay
+                        for (std::size_t i = 0; i < outs; ++i) y[i] = add ? static_cast<float>(large(rng)) : NAN;
+                        const std::vector<float> before = y;
+                        const onednn::PointwiseConv pw(cin, cout, w.data(), b.data(), add);
+                        pw.run(x.data(), y.data(), static_cast<std::size_t>(pixels));
+                        for (int p = 0; p < pixels + 2; ++p)
+                            for (int o = 0; o < cout; ++o) {
+                                const std::size_t at = static_cast<std::size_t>(p) * cout + o;
+                                long want = 12345;
+                                if (p < pixels) {
+                                    want = static_cast<long>(b[o]) + (add ? static_cast<long>(before[at]) : 0);
+                                    for (int i = 0; i < cin; ++i)
+                                        want += static_cast<long>(w[static_cast<std::size_t>(o) * cin + i]) * static_cast<long>(x[static_cast<std::size_t>(p) * cin + i]);
+                                }
+                                if (y[at] != static_cast<float>(want))
+                                    QFAIL(qPrintable(QString("%1 -> %2 channels, %3 pixels%4: pixel %5, channel %6: %7 vs %8")
+                                                         .arg(cin).arg(cout).arg(pixels).arg(add ? " + residual" : "").arg(p).arg(o).arg(y[at]).arg(want)));
+                            }
+                        ++cases;
+                    }
+        QCOMPARE(cases, 4 * 4 * 15 * 2);
+        const std::vector<float> w(96 * 8, 1.f), b(96, 0.f);
+        for (int cout : {8, 16, 32, 56, 64, 96}) {
+            QVERIFY(!onednn::PointwiseConv::supports(cout));
+            try {
+                onednn::PointwiseConv(8, cout, w.data(), b.data(), false);
+                QFAIL("a channel count without code was accepted");
+            } catch (const std::invalid_argument& e) {
+                QVERIFY2(QString(e.what()).contains(QString("no kernel for 8 -> %1 channels").arg(cout)), e.what());
+            }
+        }
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, onednn::PointwiseConv(0, 24, w.data(), b.data(), false));
+    }
+
+    void ownProjectionsRunTheirBlocksAndAgreeWithOneDnns()
+    {
+        // In fp32 plans on AVX-512 CPUs, every block projection (1×1) to a channel count our kernel
+        // has code for runs on it, the residual added as it stores; the logits equal those of the
+        // plan with oneDNN's projections within 1e-5 (the sums add the input channels in order and
+        // start from the bias) and LibTorch's within 1e-4. bf16 plans keep oneDNN's.
+        if (!onednn::PointwiseConv::available()) QSKIP("no AVX-512F: the plan runs every projection on oneDNN here");
+        const DesignSpace space = presetSpace("mcunet-vww");
+        Supernet net = Supernet::initialize(space, 22);
+        perturbBn(net, space, 23);
+        ArchSampler sampler(space);
+        PyRandom rng(24);
+        for (const SubnetConfig& config : {sampler.fullMaxConfig(160), sampler.minConfig(96), sampler.random(rng)}) {
+            Subnet sub = net.extract(config);
+            sub.setFolded(true);
+            OneDnnSubnet ours(sub), theirs(sub, OneDnnDtype::Fp32, OneDnnDepthwise::OursFused, OneDnnProjection::OneDnn);
+            std::size_t want = 0;
+            for (int i = 0; i < sub.weights().layout.n_blocks; ++i) {
+                const BlockShape& shape = sub.weights().layout.block(i);
+                want += !shape.fused && onednn::PointwiseConv::supports(shape.cout);
+            }
+            QVERIFY(want >= 3);   // the VWW subnets' 24-, 40- and 48- or 80-channel stages
+            QCOMPARE(ours.prepare(3).ownProjections(), want);
+            QCOMPARE(theirs.prepare(3).ownProjections(), std::size_t(0));
+            QCOMPARE(ours.prepare(3).primitives(), theirs.prepare(3).primitives());
+            at::Generator g = at::detail::createCPUGenerator(25);
+            const at::Tensor x = at::randn({3, 3, config.image_size, config.image_size}, g);
+            const at::Tensor a = ours.forward(x), b = theirs.forward(x);
+            const Difference d = compare(a, b);
+            qInfo("%d px: %zu projections on our kernel: largest logit difference to oneDNN's %.3g", config.image_size, want, d.max);
+            QVERIFY2(d.max <= 1e-5, d.where.c_str());
+            QVERIFY2(compare(a, sub.forward(x)).max <= 1e-4, "vs LibTorch");
+            if (oneDnnHasBf16()) QCOMPARE(OneDnnSubnet(sub, OneDnnDtype::Bf16).prepare(3).ownProjections(), std::size_t(0));
+        }
     }
 
     void ownDepthwiseKernelWithItsExpansionEqualsAFloat64Reference()

@@ -4,6 +4,7 @@
 
 #include "nn/onednn/DepthwiseConv.h"
 #include "nn/onednn/OneDnnCommon.h"
+#include "nn/onednn/PointwiseConv.h"
 #include "nn/onednn/StemConv.h"
 
 #include <dnnl.hpp>
@@ -46,6 +47,8 @@ struct OneDnnPlan::Impl {
     OneDnnDepthwise depthwise = OneDnnDepthwise::OursFused;
     std::size_t ownDepthwise = 0;   // depthwise convolutions run by our kernel
     std::size_t fusedExpansions = 0;   // of which with the block's expansion fused in
+    OneDnnProjection projectionBy = OneDnnProjection::Ours;
+    std::size_t ownProjections = 0;   // projections run by our PointwiseConv
     bool ownStem = false;           // the first conv on our StemConv, reading the caller's NCHW images
     std::vector<Step> steps;
     std::unique_ptr<Buffer> act[3], tailAct[3], sePool, seMid, seGate, pooled, scratch;
@@ -233,6 +236,23 @@ struct OneDnnPlan::Impl {
         return ho;
     }
 
+    // A block's projection (1×1, stride 1, no activation) from src into dst (`add`: dst += it, the
+    // residual): our kernel (PointwiseConv.h) in fp32 plans where the CPU has AVX-512 and the channel
+    // count has code (OneDnnProjection::Ours), otherwise a oneDNN convolution with a sum post-op.
+    void projection(const FoldedConv& c, int h, float* src, float* dst, bool add)
+    {
+        if (projectionBy == OneDnnProjection::Ours && actType == Dt::f32 && c.kernel == 1 && c.stride == 1 && c.groups == 1 &&
+            onednn::PointwiseConv::available() && onednn::PointwiseConv::supports(c.cout)) {
+            auto pw = std::make_shared<onednn::PointwiseConv>(c.cin, c.cout, c.weight.data(), c.bias.data(), add);
+            addOwn([pw, src, dst, pixels = static_cast<std::size_t>(n) * h * h](float*) { pw->run(src, dst, pixels); });
+            ++ownProjections;
+            return;
+        }
+        dnnl::post_ops sum;
+        if (add) sum.append_sum(1.f);
+        conv(c, h, src, dst, sum);
+    }
+
     // Global average pooling of c × h × h (NHWC) into c values per image.
     void globalPool(int c, int h, float* src, float* dst)
     {
@@ -364,11 +384,9 @@ struct OneDnnPlan::Impl {
             }
             if (b.shape.residual) {
                 // dst = conv + bias + dst: the block's input buffer becomes its output.
-                dnnl::post_ops sum;
-                sum.append_sum(1.f);
-                layer(name + ".point_linear", [&] { conv(b.pl, h, buf[c], buf[cur], sum); });
+                layer(name + ".point_linear", [&] { projection(b.pl, h, buf[c], buf[cur], true); });
             } else {
-                layer(name + ".point_linear", [&] { conv(b.pl, h, buf[c], buf[a], {}); });
+                layer(name + ".point_linear", [&] { projection(b.pl, h, buf[c], buf[a], false); });
                 cur = a;
             }
         }
@@ -386,13 +404,15 @@ struct OneDnnPlan::Impl {
     }
 };
 
-OneDnnPlan::OneDnnPlan(const FoldedSubnet& net, int batch, OneDnnDtype dtype, OneDnnDepthwise depthwise, OneDnnStages stages)
+OneDnnPlan::OneDnnPlan(const FoldedSubnet& net, int batch, OneDnnDtype dtype, OneDnnDepthwise depthwise, OneDnnStages stages,
+                       OneDnnProjection projection)
     : impl_(std::make_unique<Impl>())
 {
     if (batch < 1) throw OneDnnRefused("oneDNN plan: batch size must be at least 1, got " + std::to_string(batch));
     impl_->n = batch;
     impl_->actType = dtype == OneDnnDtype::Bf16 ? Dt::bf16 : Dt::f32;
     impl_->depthwise = depthwise;
+    impl_->projectionBy = projection;
     const onednn::OneThreadScope oneThread;   // every primitive for one thread (see run)
     try {
         impl_->build(net, stages);
@@ -410,6 +430,7 @@ int OneDnnPlan::classes() const { return impl_->classes; }
 std::size_t OneDnnPlan::primitives() const { return impl_->steps.size(); }
 std::size_t OneDnnPlan::ownDepthwise() const { return impl_->ownDepthwise; }
 std::size_t OneDnnPlan::fusedExpansions() const { return impl_->fusedExpansions; }
+std::size_t OneDnnPlan::ownProjections() const { return impl_->ownProjections; }
 bool OneDnnPlan::ownStem() const { return impl_->ownStem; }
 
 std::size_t OneDnnPlan::bufferBytes() const

@@ -20,6 +20,8 @@
 //    `headBatch` images (their maps are large: a chunk stays in the caches), each chunk's output
 //    copied into the tail's input, then the rest on the whole batch at once (their maps are small
 //    and their weights large: one pass over the weights serves every image). Three more buffers.
+//  * fp32 plans' projections to few channels on our AVX-512 1×1 kernel (PointwiseConv.h), the
+//    residual added as it stores;
 // Torch- and dnnl-free header.
 #include "nn/onednn/FoldedSubnet.h"
 
@@ -41,6 +43,12 @@ enum class OneDnnDtype { Fp32, Bf16 };
 // `Ours` and `OneDnn` are kept for the benchmarks' comparisons and the equality tests.
 enum class OneDnnDepthwise { OursFused, Ours, OneDnn };
 
+// Who runs the blocks' projections (their last 1×1 conv, + the residual add) in fp32 plans: our
+// AVX-512 kernel (nn/onednn/PointwiseConv.h; to 24, 40, 48 or 80 channels, where the CPU has
+// AVX-512 F/BW/VL) or oneDNN's convolution (every other count, bf16 plans, and `OneDnn`,
+// kept for the benchmark's comparison and the equality tests).
+enum class OneDnnProjection { Ours, OneDnn };
+
 // Two stages in one plan (above): `headBatch` 0 (or not dividing the batch, or `tailFrom` not
 // inside the blocks) means one stage. OneDnnSubnet chooses them (docs/ONEDNN.md, "Two stages").
 struct OneDnnStages {
@@ -59,7 +67,8 @@ class OneDnnPlan {
 public:
     // Throws OneDnnRefused.
     OneDnnPlan(const FoldedSubnet& net, int batch, OneDnnDtype dtype = OneDnnDtype::Fp32,
-               OneDnnDepthwise depthwise = OneDnnDepthwise::OursFused, OneDnnStages stages = {});
+               OneDnnDepthwise depthwise = OneDnnDepthwise::OursFused, OneDnnStages stages = {},
+               OneDnnProjection projection = OneDnnProjection::Ours);
     ~OneDnnPlan();
     OneDnnPlan(const OneDnnPlan&) = delete;
     OneDnnPlan& operator=(const OneDnnPlan&) = delete;
@@ -70,6 +79,7 @@ public:
     std::size_t primitives() const;     // steps run per batch: oneDNN primitives and our kernels
     std::size_t ownDepthwise() const;   // of which depthwise convolutions run by our kernel
     std::size_t fusedExpansions() const;   // of those, with the block's expansion fused in (one step for both)
+    std::size_t ownProjections() const;   // blocks' projections run by our kernel (PointwiseConv.h)
     bool ownStem() const;               // the first conv on our kernel, from the NCHW input (StemConv.h)
     int headBatch() const;              // images per head chunk; batch() with one stage
     std::size_t bufferBytes() const;    // activations + SE vectors + scratchpad, allocated once

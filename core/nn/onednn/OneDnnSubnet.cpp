@@ -46,14 +46,14 @@ std::size_t tailWeights(const FoldedSubnet& net, std::size_t from)
 
 }  // namespace
 
-OneDnnSubnet::OneDnnSubnet(const Subnet& subnet, OneDnnDtype dtype, OneDnnDepthwise depthwise)
-    : net_(foldedSubnet(subnet.weights())), dtype_(dtype), depthwise_(depthwise), microBatch_(microBatchOf(net_, dtype))
+OneDnnSubnet::OneDnnSubnet(const Subnet& subnet, OneDnnDtype dtype, OneDnnDepthwise depthwise, OneDnnProjection projection)
+    : net_(foldedSubnet(subnet.weights())), dtype_(dtype), depthwise_(depthwise), projection_(projection), microBatch_(microBatchOf(net_, dtype))
 {
     chooseStages();
 }
 
-OneDnnSubnet::OneDnnSubnet(FoldedSubnet net, OneDnnDtype dtype, OneDnnDepthwise depthwise)
-    : net_(std::move(net)), dtype_(dtype), depthwise_(depthwise), microBatch_(microBatchOf(net_, dtype))
+OneDnnSubnet::OneDnnSubnet(FoldedSubnet net, OneDnnDtype dtype, OneDnnDepthwise depthwise, OneDnnProjection projection)
+    : net_(std::move(net)), dtype_(dtype), depthwise_(depthwise), projection_(projection), microBatch_(microBatchOf(net_, dtype))
 {
     chooseStages();
 }
@@ -66,7 +66,7 @@ OneDnnPlan& OneDnnSubnet::prepare(int batch, int part)
     auto it = plans_.find(key);
     if (it == plans_.end()) {
         const OneDnnStages stages = batch == tailBatch_ ? stages_ : OneDnnStages{};
-        it = plans_.emplace(key, std::make_unique<OneDnnPlan>(net_, batch, dtype_, depthwise_, stages)).first;
+        it = plans_.emplace(key, std::make_unique<OneDnnPlan>(net_, batch, dtype_, depthwise_, stages, projection_)).first;
     }
     return *it->second;
 }

@@ -25,9 +25,9 @@ class OneDnnSubnet {
 public:
     // Folds a copy when not folded.
     explicit OneDnnSubnet(const Subnet& subnet, OneDnnDtype dtype = OneDnnDtype::Fp32,
-                          OneDnnDepthwise depthwise = OneDnnDepthwise::OursFused);
+                          OneDnnDepthwise depthwise = OneDnnDepthwise::OursFused, OneDnnProjection projection = OneDnnProjection::Ours);
     explicit OneDnnSubnet(FoldedSubnet net, OneDnnDtype dtype = OneDnnDtype::Fp32,
-                          OneDnnDepthwise depthwise = OneDnnDepthwise::OursFused);
+                          OneDnnDepthwise depthwise = OneDnnDepthwise::OursFused, OneDnnProjection projection = OneDnnProjection::Ours);
     ~OneDnnSubnet();
 
     // The plan for `batch` images (worker `part` of a split batch), built once; throws OneDnnRefused.
@@ -60,6 +60,7 @@ private:
     FoldedSubnet net_;
     OneDnnDtype dtype_;
     OneDnnDepthwise depthwise_;
+    OneDnnProjection projection_;
     int microBatch_;   // microBatchOf(net_, dtype_), once
     int tailBatch_ = 0;
     OneDnnStages stages_;

@@ -1,0 +1,137 @@
+#include "nn/onednn/PointwiseConv.h"
+
+#include "nn/onednn/Avx512.h"
+#include "nn/onednn/OneDnnCommon.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace tinyscope::onednn {
+
+namespace {
+
+constexpr int kLanes = 16;
+constexpr int kMostAccumulators = 24;   // + the group's weight vectors and three broadcasts: ≤ 32 registers
+
+// One register block: R groups of G pixels, each group's output V vectors (G · cout = 16 · V floats,
+// one run in NHWC). `in`: the block's first pixel's input (cin floats per pixel), `out`: its output.
+// Each sum starts from the bias and takes the input channels in order. G = 2: vectors below S hold
+// the first pixel's channels, above S the second's, S half of each (lanes 0–7 the first pixel's last
+// 8 channels). Half (G = 2, R = 1): the group's second pixel does not exist — neither read nor written.
+template <int V, int G, int R, bool Add, bool Half>
+TS_AVX512 void groupBlock(const float* in, int cin, const float* w, const float* bias, float* out)
+{
+    constexpr int S = (V - 1) / 2;
+    __m512 acc[R][V];
+#pragma GCC unroll 24
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 5
+        for (int v = 0; v < V; ++v) acc[r][v] = _mm512_load_ps(bias + v * kLanes);
+    for (int k = 0; k < cin; ++k, w += V * kLanes) {
+        __m512 wv[V];
+#pragma GCC unroll 5
+        for (int v = 0; v < V; ++v) wv[v] = _mm512_load_ps(w + v * kLanes);
+#pragma GCC unroll 24
+        for (int r = 0; r < R; ++r) {
+            const float* x = in + static_cast<std::size_t>(r) * G * cin + k;
+            __m512 x0 = _mm512_set1_ps(x[0]);
+            if constexpr (G == 1) {
+#pragma GCC unroll 5
+                for (int v = 0; v < V; ++v) acc[r][v] = _mm512_fmadd_ps(x0, wv[v], acc[r][v]);
+            } else {
+                __m512 x1 = Half ? x0 : _mm512_set1_ps(x[cin]);
+                // Both broadcasts in registers: else GCC folds the blend into a second, masked
+                // broadcast load and the FMAs into broadcasts from memory (three loads a group, not two).
+                asm("" : "+v"(x0), "+v"(x1));
+                const __m512 xs = _mm512_mask_blend_ps(0xFF00, x0, x1);
+#pragma GCC unroll 5
+                for (int v = 0; v < V; ++v) acc[r][v] = _mm512_fmadd_ps(v < S ? x0 : v == S ? xs : x1, wv[v], acc[r][v]);
+            }
+        }
+    }
+#pragma GCC unroll 24
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 5
+        for (int v = 0; v < V; ++v) {
+            if (Half && v > S) continue;
+            const __mmask16 mask = Half && v == S ? 0x00FF : 0xFFFF;
+            float* o = out + (r * V + v) * kLanes;
+            __m512 y = acc[r][v];
+            if constexpr (Add) y = _mm512_add_ps(y, _mm512_maskz_loadu_ps(mask, o));
+            _mm512_mask_storeu_ps(o, mask, y);
+        }
+}
+
+using BlockFn = void (*)(const float*, int, const float*, const float*, float*);
+
+// A channel count's code: blocks of `groups` groups, single groups for the rest, a last lone pixel.
+struct Kernels {
+    int group = 0, vectors = 0, groups = 0;
+    BlockFn block = nullptr, one = nullptr, half = nullptr;
+};
+
+template <int V, int G, bool Add>
+constexpr Kernels kernelsOf()
+{
+    constexpr int R = kMostAccumulators / V;
+    return {G, V, R, &groupBlock<V, G, R, Add, false>, &groupBlock<V, G, 1, Add, false>,
+            G == 2 ? &groupBlock<V, G, 1, Add, true> : nullptr};
+}
+
+template <bool Add>
+Kernels kernelsFor(int cout)
+{
+    // The counts measured faster than oneDNN's 1×1 conv on the VWW subnets (docs/ONEDNN.md, "Our
+    // projection kernel"). 16 ran at parity (one broadcast load per FMA either way); 32 and 64 give
+    // oneDNN no padding either and are left to it.
+    switch (cout) {
+    case 24: return kernelsOf<3, 2, Add>();
+    case 40: return kernelsOf<5, 2, Add>();
+    case 48: return kernelsOf<3, 1, Add>();
+    case 80: return kernelsOf<5, 1, Add>();
+    default: return {};
+    }
+}
+
+Kernels kernelsFor(int cout, bool add) { return add ? kernelsFor<true>(cout) : kernelsFor<false>(cout); }
+
+}  // namespace
+
+bool PointwiseConv::available() { return hasAvx512(); }
+
+bool PointwiseConv::supports(int cout) { return kernelsFor(cout, false).block != nullptr; }
+
+PointwiseConv::PointwiseConv(int cin, int cout, const float* weight, const float* bias, bool addToOutput)
+    : cin_(cin), cout_(cout), add_(addToOutput)
+{
+    if (!supports(cout) || cin < 1)
+        throw std::invalid_argument("PointwiseConv: no kernel for " + std::to_string(cin) + " -> " + std::to_string(cout) + " channels");
+    const Kernels k = kernelsFor(cout, false);
+    group_ = k.group;
+    vectors_ = k.vectors;
+    const int width = vectors_ * kLanes;
+    packed_ = std::make_unique<PackedWeights>(static_cast<std::size_t>(cin) * width, static_cast<std::size_t>(width));
+    for (int l = 0; l < width; ++l) {
+        const int o = l % cout;
+        for (int i = 0; i < cin; ++i) packed_->weights.data[static_cast<std::size_t>(i) * width + l] = weight[static_cast<std::size_t>(o) * cin + i];
+        packed_->bias.data[l] = bias[o];
+    }
+}
+
+PointwiseConv::~PointwiseConv() = default;
+PointwiseConv::PointwiseConv(PointwiseConv&&) noexcept = default;
+PointwiseConv& PointwiseConv::operator=(PointwiseConv&&) noexcept = default;
+
+void PointwiseConv::run(const float* src, float* dst, std::size_t pixels) const
+{
+    const Kernels k = kernelsFor(cout_, add_);
+    const std::size_t groups = pixels / group_, blockPixels = static_cast<std::size_t>(k.groups) * group_;
+    const float* w = packed_->weights.data;
+    const float* b = packed_->bias.data;
+    std::size_t p = 0;
+    for (std::size_t g = 0; g + k.groups <= groups; g += k.groups, p += blockPixels) k.block(src + p * cin_, cin_, w, b, dst + p * cout_);
+    for (; p + group_ <= pixels; p += group_) k.one(src + p * cin_, cin_, w, b, dst + p * cout_);
+    if (p < pixels) k.half(src + p * cin_, cin_, w, b, dst + p * cout_);
+}
+
+}  // namespace tinyscope::onednn

@@ -1,0 +1,43 @@
+#pragma once
+// Our own 1×1 convolution for the fp32 oneDNN plans' projections to few channels (docs/ONEDNN.md,
+// "Our projection kernel"): NHWC in and out, AVX-512, + bias, optionally added to what dst holds
+// (the block's residual). oneDNN 2.6's 1×1 kernels give every pixel whole 16-lane vectors, so a
+// projection to 24 or 40 channels computes 32 or 48 (25 and 17 % of its FMAs on padding); they ran
+// at 54–66 % of the FP32 FMA peak on the largest VWW subnet, 14 % of its time. Here the output of a
+// pair of pixels is one run of 2 · cout floats (NHWC is dense): 24 channels are three full vectors
+// per pair, 40 five, the middle one holding half of each pixel. Per register block (up to 24
+// accumulators: pixel groups × vectors) every input value is one broadcast used by the group's
+// vectors, every weight vector one load used by every group. 24, 40, 48 or 80 channels out (those
+// measured faster than oneDNN's), any in. Only where the CPU has AVX-512 (available()). Torch- and
+// dnnl-free.
+#include <cstddef>
+#include <memory>
+
+namespace tinyscope::onednn {
+
+struct PackedWeights;   // OneDnnCommon.h
+
+class PointwiseConv {
+public:
+    static bool available();           // this CPU runs the kernel (AVX-512 F, BW, VL)
+    static bool supports(int cout);    // an output channel count the kernel has code for
+
+    // `weight`: cout × cin (PyTorch's 1×1 layout), `bias`: cout. `addToOutput`: dst += conv + bias
+    // (the residual add, in place on the block's input), else dst = conv + bias. No activation (a
+    // projection is linear). Throws std::invalid_argument unless supports(cout) and cin ≥ 1.
+    PointwiseConv(int cin, int cout, const float* weight, const float* bias, bool addToOutput);
+    ~PointwiseConv();
+    PointwiseConv(PointwiseConv&&) noexcept;
+    PointwiseConv& operator=(PointwiseConv&&) noexcept;
+
+    // `pixels` pixels (every image's, NHWC: pixels × cin, dense) into dst (pixels × cout, dense).
+    // Single-threaded.
+    void run(const float* src, float* dst, std::size_t pixels) const;
+
+private:
+    int cin_, cout_, group_, vectors_;   // pixels per group (1 or 2) and the group's 16-lane vectors
+    bool add_;
+    std::unique_ptr<PackedWeights> packed_;   // weights [cin][vectors][16], bias [vectors][16]: lane l of vector v is channel (16v + l) mod cout
+};
+
+}  // namespace tinyscope::onednn
