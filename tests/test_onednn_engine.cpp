@@ -268,7 +268,15 @@ private Q_SLOTS:
         }
         QVERIFY(residual > 0);
         QVERIFY(se > 0);
-        QCOMPARE(plan.primitives() + plan.fusedExpansions(), want);
+        // In fp32 plans on AVX-512, each SE block's pooling runs inside our depthwise kernel and, where
+        // our kernel runs the projection, its multiply inside that (fusedSeSteps).
+        std::size_t seFused = 0;
+        for (int i = 0; i < sub.weights().layout.n_blocks; ++i) {
+            const BlockShape& b = sub.weights().layout.block(i);
+            if (b.se_mid > 0 && onednn::DepthwiseConv::available()) seFused += 1 + onednn::PointwiseConv::supports(b.cout);
+        }
+        QCOMPARE(plan.fusedSeSteps(), seFused);
+        QCOMPARE(plan.primitives() + plan.fusedExpansions() + plan.fusedSeSteps(), want);
         QCOMPARE(plan.batch(), 3);
         QCOMPARE(plan.resolution(), 96);
         QCOMPARE(plan.classes(), space.n_classes);
@@ -339,6 +347,26 @@ private Q_SLOTS:
                                             QFAIL(qPrintable(QString("k%1 s%2 h%3 c%4: image %5, (%6, %7), channel %8: %9 vs %10")
                                                                  .arg(kk).arg(s).arg(h).arg(c).arg(i).arg(oy).arg(ox).arg(ch).arg(got).arg(sum)));
                                     }
+                        // The channel means (an SE block's pooling) summed as the outputs are stored:
+                        // each within float rounding of the mean of those outputs, which are the same
+                        // with or without them; nothing written past n × c.
+                        std::vector<float> y2(y.size(), NAN), means(static_cast<std::size_t>(n) * c + 1, 7.f);
+                        dw.run(x.data(), y2.data(), n, scratch.get(), means.data());
+                        QVERIFY(y2 == y);
+                        QCOMPARE(means.back(), 7.f);
+                        for (int i = 0; i < n; ++i)
+                            for (int ch = 0; ch < c; ++ch) {
+                                double sum = 0, mag = 0;
+                                for (int p = 0; p < ho * ho; ++p) {
+                                    const double v = y[(static_cast<std::size_t>(i) * ho * ho + p) * c + ch];
+                                    sum += v;
+                                    mag += std::fabs(v);
+                                }
+                                const double got = means[static_cast<std::size_t>(i) * c + ch], want = sum / (ho * ho);
+                                if (!(std::fabs(got - want) <= 1e-6 * mag / (ho * ho) + 1e-7))
+                                    QFAIL(qPrintable(QString("means, k%1 s%2 h%3 c%4: image %5, channel %6: %7 vs %8")
+                                                         .arg(kk).arg(s).arg(h).arg(c).arg(i).arg(ch).arg(got).arg(want)));
+                            }
                         // bf16 (the plans' bf16 path): on bfloat16 inputs, every output is the float
                         // path's output on the same values, rounded to the nearest bfloat16 (ties to even).
                         std::vector<float> xr(x.size());
@@ -420,7 +448,9 @@ private Q_SLOTS:
         // has code for (24 and 40: the output of a pixel pair as whole vectors, one shared by both
         // pixels), input channels 1 to 144, pixel counts around each register block's size (the
         // single groups after the blocks, a lone last pixel of a pair), with and without the
-        // residual add; nothing past the last pixel is written. Counts without code are refused.
+        // residual add, plain and gated (runGated: an SE block's gates folded into the weights per
+        // image; powers of two, so still exact; two images where the count is even); nothing past
+        // the last pixel is written. Counts without code are refused.
         if (!onednn::PointwiseConv::available()) QSKIP("no AVX-512F: the plan runs every projection on oneDNN here");
         std::mt19937 rng(21);
         std::uniform_int_distribution<int> small(-8, 8), large(-100, 100);
@@ -428,7 +458,12 @@ private Q_SLOTS:
         for (int cout : {24, 40, 48, 80})
             for (int cin : {1, 3, 24, 144})
                 for (int pixels : {1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17, 23, 24, 25, 49})
-                    for (bool add : {false, true}) {
+                    for (int variant = 0; variant < 4; ++variant) {
+                        const bool add = variant % 2 == 1, gated = variant >= 2;
+                        const int images = gated && pixels % 2 == 0 ? 2 : 1, perImage = pixels / images;
+                        std::vector<float> gates(static_cast<std::size_t>(images) * cin, 1.f);
+                        if (gated)
+                            for (float& g : gates) g = std::ldexp(1.f, small(rng) % 3);   // 1/4 … 4
                         std::vector<float> x(static_cast<std::size_t>(pixels) * cin), w(static_cast<std::size_t>(cout) * cin), b(cout);
                         for (float& v : x) v = static_cast<float>(small(rng));
                         for (float& v : w) v = static_cast<float>(small(rng));
@@ -438,23 +473,31 @@ private Q_SLOTS:
                         for (std::size_t i = 0; i < outs; ++i) y[i] = add ? static_cast<float>(large(rng)) : NAN;
                         const std::vector<float> before = y;
                         const onednn::PointwiseConv pw(cin, cout, w.data(), b.data(), add);
-                        pw.run(x.data(), y.data(), static_cast<std::size_t>(pixels));
+                        if (gated) {
+                            std::unique_ptr<float, void (*)(void*)> scratch(
+                                static_cast<float*>(std::aligned_alloc(64, (pw.gatedScratchFloats() * sizeof(float) + 63) / 64 * 64)), std::free);
+                            pw.runGated(x.data(), y.data(), images, static_cast<std::size_t>(perImage), gates.data(), scratch.get());
+                        } else {
+                            pw.run(x.data(), y.data(), static_cast<std::size_t>(pixels));
+                        }
                         for (int p = 0; p < pixels + 2; ++p)
                             for (int o = 0; o < cout; ++o) {
                                 const std::size_t at = static_cast<std::size_t>(p) * cout + o;
-                                long want = 12345;
+                                double want = 12345;
                                 if (p < pixels) {
-                                    want = static_cast<long>(b[o]) + (add ? static_cast<long>(before[at]) : 0);
+                                    want = static_cast<double>(b[o]) + (add ? before[at] : 0.0);
+                                    const float* g = gates.data() + static_cast<std::size_t>(p / perImage) * cin;
                                     for (int i = 0; i < cin; ++i)
-                                        want += static_cast<long>(w[static_cast<std::size_t>(o) * cin + i]) * static_cast<long>(x[static_cast<std::size_t>(p) * cin + i]);
+                                        want += static_cast<double>(w[static_cast<std::size_t>(o) * cin + i]) * x[static_cast<std::size_t>(p) * cin + i] * g[i];
                                 }
                                 if (y[at] != static_cast<float>(want))
-                                    QFAIL(qPrintable(QString("%1 -> %2 channels, %3 pixels%4: pixel %5, channel %6: %7 vs %8")
-                                                         .arg(cin).arg(cout).arg(pixels).arg(add ? " + residual" : "").arg(p).arg(o).arg(y[at]).arg(want)));
+                                    QFAIL(qPrintable(QString("%1 -> %2 channels, %3 pixels%4%5: pixel %6, channel %7: %8 vs %9")
+                                                         .arg(cin).arg(cout).arg(pixels).arg(add ? " + residual" : "").arg(gated ? ", gated" : "")
+                                                         .arg(p).arg(o).arg(y[at]).arg(want)));
                             }
                         ++cases;
                     }
-        QCOMPARE(cases, 4 * 4 * 15 * 2);
+        QCOMPARE(cases, 4 * 4 * 15 * 4);
         const std::vector<float> w(96 * 8, 1.f), b(96, 0.f);
         for (int cout : {8, 16, 32, 56, 64, 96}) {
             QVERIFY(!onednn::PointwiseConv::supports(cout));
@@ -471,9 +514,10 @@ private Q_SLOTS:
     void ownProjectionsRunTheirBlocksAndAgreeWithOneDnns()
     {
         // In fp32 plans on AVX-512 CPUs, every block projection (1×1) to a channel count our kernel
-        // has code for runs on it, the residual added as it stores; the logits equal those of the
-        // plan with oneDNN's projections within 1e-5 (the sums add the input channels in order and
-        // start from the bias) and LibTorch's within 1e-4. bf16 plans keep oneDNN's.
+        // has code for runs on it, the residual added as it stores, an SE block's gates folded into
+        // its weights; the logits equal those of the plan with oneDNN's projections (and SE
+        // multiplies) within 1e-5 (the sums add the input channels in order and start from the
+        // bias) and LibTorch's within 1e-4. bf16 plans keep oneDNN's.
         if (!onednn::PointwiseConv::available()) QSKIP("no AVX-512F: the plan runs every projection on oneDNN here");
         const DesignSpace space = presetSpace("mcunet-vww");
         Supernet net = Supernet::initialize(space, 22);
@@ -492,7 +536,13 @@ private Q_SLOTS:
             QVERIFY(want >= 3);   // the VWW subnets' 24-, 40- and 48- or 80-channel stages
             QCOMPARE(ours.prepare(3).ownProjections(), want);
             QCOMPARE(theirs.prepare(3).ownProjections(), std::size_t(0));
-            QCOMPARE(ours.prepare(3).primitives(), theirs.prepare(3).primitives());
+            std::size_t gated = 0;   // SE blocks whose multiply our projection takes over
+            for (int i = 0; i < sub.weights().layout.n_blocks; ++i) {
+                const BlockShape& shape = sub.weights().layout.block(i);
+                gated += shape.se_mid > 0 && onednn::PointwiseConv::supports(shape.cout);
+            }
+            QCOMPARE(ours.prepare(3).fusedSeSteps(), theirs.prepare(3).fusedSeSteps() + gated);
+            QCOMPARE(ours.prepare(3).primitives() + gated, theirs.prepare(3).primitives());
             at::Generator g = at::detail::createCPUGenerator(25);
             const at::Tensor x = at::randn({3, 3, config.image_size, config.image_size}, g);
             const at::Tensor a = ours.forward(x), b = theirs.forward(x);
@@ -747,8 +797,10 @@ private Q_SLOTS:
             QCOMPARE(fused.prepare(2).ownDepthwise(), static_cast<std::size_t>(blocks));
             QCOMPARE(fused.prepare(2).fusedExpansions(), static_cast<std::size_t>(blocks));
             QCOMPARE(theirs.prepare(2).ownDepthwise(), std::size_t(0));
-            QCOMPARE(ours.prepare(2).primitives(), theirs.prepare(2).primitives());
-            QCOMPARE(fused.prepare(2).primitives() + blocks, theirs.prepare(2).primitives());
+            // Ours and fused pool each SE block inside our kernel (one step less each); oneDNN's pools it.
+            QCOMPARE(ours.prepare(2).primitives() + ours.prepare(2).fusedSeSteps(), theirs.prepare(2).primitives() + theirs.prepare(2).fusedSeSteps());
+            QCOMPARE(fused.prepare(2).primitives() + blocks + fused.prepare(2).fusedSeSteps(),
+                     theirs.prepare(2).primitives() + theirs.prepare(2).fusedSeSteps());
             at::Generator g = at::detail::createCPUGenerator(15);
             const at::Tensor x = at::randn({2, 3, config.image_size, config.image_size}, g);
             const at::Tensor a = ours.forward(x), b = theirs.forward(x), f = fused.forward(x);

@@ -47,7 +47,7 @@ TS_AVX512 inline __m256i toBf16(__m512 v)
 // exact in float32 below 2^24, converted at the store).
 template <typename Out, int K, int S, int B, int R>
 TS_AVX512 void rowBlock(const float* in, int rowStride, const float* w, const float* bias, Out* out, int outStride, int outRowStride,
-                        __mmask16 mask, bool relu6, int khFrom, int khTo)
+                        __mmask16 mask, bool relu6, int khFrom, int khTo, float* sum)
 {
     __m512 acc[R][B];
 #pragma GCC unroll 2
@@ -74,12 +74,15 @@ TS_AVX512 void rowBlock(const float* in, int rowStride, const float* w, const fl
         }
     }
     const __m512 lo = _mm512_setzero_ps(), hi = _mm512_set1_ps(6.f), b = _mm512_load_ps(bias);
+    __m512 total = _mm512_setzero_ps();
 #pragma GCC unroll 2
     for (int rr = 0; rr < R; ++rr)
 #pragma GCC unroll 8
         for (int j = 0; j < B; ++j) {
             __m512 v = _mm512_add_ps(acc[rr][j], b);
             if (relu6) v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+            if constexpr (std::is_same_v<Out, float>)
+                if (sum) total = _mm512_add_ps(total, v);
             Out* o = out + rr * outRowStride + j * outStride;
             if constexpr (std::is_same_v<Out, float>)
                 _mm512_mask_storeu_ps(o, mask, v);
@@ -88,10 +91,12 @@ TS_AVX512 void rowBlock(const float* in, int rowStride, const float* w, const fl
             else
                 _mm512_mask_storeu_epi32(o, mask, _mm512_cvtps_epi32(v));
         }
+    if constexpr (std::is_same_v<Out, float>)
+        if (sum) _mm512_store_ps(sum, _mm512_add_ps(_mm512_load_ps(sum), total));
 }
 
 template <typename Out>
-using BlockFn = void (*)(const float*, int, const float*, const float*, Out*, int, int, __mmask16, bool, int, int);
+using BlockFn = void (*)(const float*, int, const float*, const float*, Out*, int, int, __mmask16, bool, int, int, float*);
 
 template <typename Out, int K, int S, int R, std::size_t... I>
 constexpr std::array<BlockFn<Out>, kMostPixels> blockTable(std::index_sequence<I...>)
@@ -529,7 +534,7 @@ std::size_t DepthwiseConv::tileFloats() const
 std::size_t DepthwiseConv::scratchFloats() const { return tileFloats() * std::max(1, expansionGroup_); }
 
 template <typename Out, typename Fill>
-void DepthwiseConv::runWith(Out* dst, int n, float* scratch, int group, Fill&& fill) const
+void DepthwiseConv::runWith(Out* dst, int n, float* scratch, int group, Fill&& fill, float* means) const
 {
     const int wp = h_ + 2 * pad_, rowStride = wp * kLanes;
     const std::size_t tile = tileFloats();
@@ -551,6 +556,7 @@ void DepthwiseConv::runWith(Out* dst, int n, float* scratch, int group, Fill&& f
                 const float* w = packed_->weights.data + cb * taps * kLanes;
                 const float* b = packed_->bias.data + cb * kLanes;
                 const float* t = scratch + (cb - first) * tile;
+                alignas(64) float sums[kLanes] = {};   // the block's output summed over the image (means)
                 for (int oh = 0; oh < ho_;) {
                     const int rows = oh + 1 < ho_ ? 2 : 1;   // output rows in pairs, the last one alone if ho is odd
                     // Kernel rows that meet the image: input row oh·s + kh − pad within [0, h); for a
@@ -562,10 +568,15 @@ void DepthwiseConv::runWith(Out* dst, int n, float* scratch, int group, Fill&& f
                     for (int blk = 0; blk < nb; ++blk) {
                         const int width = ho_ / nb + (blk < ho_ % nb ? 1 : 0);
                         fns[rows - 1][width - 1](row + ow * s_ * kLanes, rowStride, w, b, o + static_cast<std::size_t>(ow) * c_, c_,
-                                                 static_cast<int>(outRow), mask, relu6_, khFrom, khTo);
+                                                 static_cast<int>(outRow), mask, relu6_, khFrom, khTo, means ? sums : nullptr);
                         ow += width;
                     }
                     oh += rows;
+                }
+                if (means) {
+                    const float inv = 1.f / static_cast<float>(ho_ * ho_);
+                    for (int l = 0; l < kLanes && cb * kLanes + l < c_; ++l)
+                        means[static_cast<std::size_t>(img) * c_ + cb * kLanes + l] = sums[l] * inv;
                 }
             }
         }
@@ -573,15 +584,15 @@ void DepthwiseConv::runWith(Out* dst, int n, float* scratch, int group, Fill&& f
 }
 
 template <typename In, typename Out>
-void DepthwiseConv::runAs(const In* src, Out* dst, int n, float* scratch) const
+void DepthwiseConv::runAs(const In* src, Out* dst, int n, float* scratch, float* means) const
 {
     const int wp = h_ + 2 * pad_;
     runWith(dst, n, scratch, 1, [&](int img, int cb, int, float* tile) {
         fillTile(src + static_cast<std::size_t>(img) * h_ * h_ * c_, h_, c_, cb, tailMask(static_cast<std::size_t>(c_ - cb * kLanes)), tile, wp, pad_);
-    });
+    }, means);
 }
 
-void DepthwiseConv::run(const float* src, float* dst, int n, float* scratch) const { runAs(src, dst, n, scratch); }
+void DepthwiseConv::run(const float* src, float* dst, int n, float* scratch, float* means) const { runAs(src, dst, n, scratch, means); }
 
 void DepthwiseConv::run(const Bf16* src, Bf16* dst, int n, float* scratch) const { runAs(src, dst, n, scratch); }
 
@@ -601,7 +612,7 @@ void DepthwiseConv::runExpanded(const Bf16* src, Bf16* dst, int n, float* scratc
     });
 }
 
-void DepthwiseConv::runExpanded(const float* src, float* dst, int n, float* scratch) const
+void DepthwiseConv::runExpanded(const float* src, float* dst, int n, float* scratch, float* means) const
 {
     if (!expands()) throw std::logic_error("DepthwiseConv: runExpanded without an expansion");
     const int wp = h_ + 2 * pad_, cin = expansionCin_;
@@ -609,7 +620,7 @@ void DepthwiseConv::runExpanded(const float* src, float* dst, int n, float* scra
     runWith(dst, n, scratch, expansionGroup_, [&](int img, int cb, int count, float* tiles) {
         expandTiles(src + static_cast<std::size_t>(img) * h_ * h_ * cin, h_, cin, expansion_->weights.data + static_cast<std::size_t>(cb) * cin * kLanes,
                     expansion_->bias.data + cb * kLanes, count, tiles, tile, wp, pad_);
-    });
+    }, means);
 }
 
 bool DepthwiseConv::int8ExpansionAvailable() { return hasAvx512Vnni(); }

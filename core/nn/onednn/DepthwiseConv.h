@@ -75,8 +75,10 @@ public:
     std::size_t scratchFloats() const;
 
     // n images, NHWC (n × h × h × channels) into dst (n × ho × ho × channels). `scratch` holds
-    // scratchFloats() floats, 64-byte aligned. Single-threaded.
-    void run(const float* src, float* dst, int n, float* scratch) const;
+    // scratchFloats() floats, 64-byte aligned. Single-threaded. `means` (n × channels, or null):
+    // each output channel's mean over the image as well, summed as the outputs are stored (the
+    // global average pooling of a squeeze-and-excitation block, without reading the map again).
+    void run(const float* src, float* dst, int n, float* scratch, float* means = nullptr) const;
     // bf16 plans: bfloat16 in and out, float32 taps and sums (as oneDNN's bf16 kernels: f32
     // accumulation), the output rounded to nearest even.
     void run(const Bf16* src, Bf16* dst, int n, float* scratch) const;
@@ -87,8 +89,8 @@ public:
     // The expansion and the depthwise conv in one: n images of the expansion's input (NHWC, n × h ×
     // h × cin) into dst (n × ho × ho × channels); the expanded map is never stored, each tile is
     // computed from src (the 1×1 sums of a pixel's 16 channels in one vector, input channel by input
-    // channel, + bias, ReLU6) where run() copies it. Needs the constructor's expansion.
-    void runExpanded(const float* src, float* dst, int n, float* scratch) const;
+    // channel, + bias, ReLU6) where run() copies it. Needs the constructor's expansion. `means`: as run's.
+    void runExpanded(const float* src, float* dst, int n, float* scratch, float* means = nullptr) const;
     bool expands() const { return expansion_ != nullptr; }
     // bf16 plans: bfloat16 input (NHWC, n × h × h × cin), the expansion's sums with AVX-512 BF16
     // (vdpbf16ps, two input channels per step: channel 2k + 1's product added, then 2k's), + bias,
@@ -116,11 +118,12 @@ public:
 
 private:
     template <typename In, typename Out>
-    void runAs(const In* src, Out* dst, int n, float* scratch) const;
+    void runAs(const In* src, Out* dst, int n, float* scratch, float* means = nullptr) const;
     // The convolution with the tile interiors of `group` channel blocks at a time (1 or 2; fewer for
     // the last) filled by fill(img, first block, count, tiles: count tiles of tileFloats() each).
+    // `means`: float output only (null otherwise).
     template <typename Out, typename Fill>
-    void runWith(Out* dst, int n, float* scratch, int group, Fill&& fill) const;
+    void runWith(Out* dst, int n, float* scratch, int group, Fill&& fill, float* means = nullptr) const;
     std::size_t tileFloats() const;   // one zero-bordered tile
 
     int c_, h_, k_, s_, pad_, ho_, blocks_;

@@ -49,6 +49,7 @@ struct OneDnnPlan::Impl {
     std::size_t fusedExpansions = 0;   // of which with the block's expansion fused in
     OneDnnProjection projectionBy = OneDnnProjection::Ours;
     std::size_t ownProjections = 0;   // projections run by our PointwiseConv
+    std::size_t fusedSeSteps = 0;     // SE pools summed by our depthwise kernel, SE multiplies folded into our projections
     bool ownStem = false;           // the first conv on our StemConv, reading the caller's NCHW images
     std::vector<Step> steps;
     std::unique_ptr<Buffer> act[3], tailAct[3], sePool, seMid, seGate, pooled, scratch;
@@ -126,16 +127,17 @@ struct OneDnnPlan::Impl {
     // AVX-512 and the kernel size has code, otherwise a oneDNN convolution. Returns the output size.
     // bf16 plans: bfloat16 activations in and out, the weights rounded to bfloat16 as oneDNN's
     // reorder rounds them for its bf16 convolutions; taps, sums and the bias in float32.
-    int depthwiseConv(const FoldedConv& c, int h, float* src, float* dst)
+    int depthwiseConv(const FoldedConv& c, int h, float* src, float* dst, float* means)
     {
         if (!ownDepthwiseFor(c, h)) return conv(c, h, src, dst, relu6());
-        return ourDepthwiseStep(c, h, src, dst, nullptr);
+        return ourDepthwiseStep(c, h, src, dst, nullptr, means);
     }
 
     // Our depthwise kernel as a step, from src into dst (`ib`: the block's expansion fused in, src
     // then the block's input); returns the output size. bf16 plans: bfloat16 maps, and the weights
-    // rounded to bfloat16 as oneDNN's reorder rounds them for its bf16 convs.
-    int ourDepthwiseStep(const FoldedConv& c, int h, float* src, float* dst, const FoldedConv* ib)
+    // rounded to bfloat16 as oneDNN's reorder rounds them for its bf16 convs. `means` (fp32 plans,
+    // or null): each output channel's mean per image too (the SE block's pooling).
+    int ourDepthwiseStep(const FoldedConv& c, int h, float* src, float* dst, const FoldedConv* ib, float* means)
     {
         const KernelWindow win = kernelWindow(c.kernel, c.stride, h);
         std::vector<float> cropped;
@@ -157,8 +159,8 @@ struct OneDnnPlan::Impl {
                 fused ? dw->runExpanded(in, out, images, scratch) : dw->run(in, out, images, scratch);
             }, dw->scratchFloats());
         } else {
-            addOwn([dw, src, dst, images = n, fused](float* scratch) {
-                fused ? dw->runExpanded(src, dst, images, scratch) : dw->run(src, dst, images, scratch);
+            addOwn([dw, src, dst, images = n, fused, means](float* scratch) {
+                fused ? dw->runExpanded(src, dst, images, scratch, means) : dw->run(src, dst, images, scratch, means);
             }, dw->scratchFloats());
         }
         ++ownDepthwise;
@@ -236,18 +238,32 @@ struct OneDnnPlan::Impl {
         return ho;
     }
 
-    // A block's projection (1×1, stride 1, no activation) from src into dst (`add`: dst += it, the
-    // residual): our kernel (PointwiseConv.h) in fp32 plans where the CPU has AVX-512 and the channel
-    // count has code (OneDnnProjection::Ours), otherwise a oneDNN convolution with a sum post-op.
-    void projection(const FoldedConv& c, int h, float* src, float* dst, bool add)
+    // Our kernel runs this projection: fp32 plans, OneDnnProjection::Ours, AVX-512, a 1×1 stride-1
+    // conv to a channel count it has code for.
+    bool ownProjectionFor(const FoldedConv& c) const
     {
-        if (projectionBy == OneDnnProjection::Ours && actType == Dt::f32 && c.kernel == 1 && c.stride == 1 && c.groups == 1 &&
-            onednn::PointwiseConv::available() && onednn::PointwiseConv::supports(c.cout)) {
+        return projectionBy == OneDnnProjection::Ours && actType == Dt::f32 && c.kernel == 1 && c.stride == 1 && c.groups == 1 &&
+               onednn::PointwiseConv::available() && onednn::PointwiseConv::supports(c.cout);
+    }
+
+    // A block's projection (1×1, stride 1, no activation) from src into dst (`add`: dst += it, the
+    // residual): our kernel (PointwiseConv.h) where ownProjectionFor, otherwise a oneDNN convolution
+    // with a sum post-op. `gates` (our kernel only, or null): the SE block's n × c.cin gates,
+    // multiplied into the input channels as they are read (the SE multiply folded in).
+    void projection(const FoldedConv& c, int h, float* src, float* dst, bool add, const float* gates)
+    {
+        if (ownProjectionFor(c)) {
             auto pw = std::make_shared<onednn::PointwiseConv>(c.cin, c.cout, c.weight.data(), c.bias.data(), add);
-            addOwn([pw, src, dst, pixels = static_cast<std::size_t>(n) * h * h](float*) { pw->run(src, dst, pixels); });
+            const std::size_t pixels = static_cast<std::size_t>(h) * h;
+            if (gates)
+                addOwn([pw, src, dst, images = n, pixels, gates](float* scratch) { pw->runGated(src, dst, images, pixels, gates, scratch); },
+                       pw->gatedScratchFloats());
+            else
+                addOwn([pw, src, dst, pixels = pixels * n](float*) { pw->run(src, dst, pixels); });
             ++ownProjections;
             return;
         }
+        if (gates) throw std::logic_error("OneDnnPlan: SE gates folded into a projection our kernel does not run");
         dnnl::post_ops sum;
         if (add) sum.append_sum(1.f);
         conv(c, h, src, dst, sum);
@@ -362,31 +378,39 @@ struct OneDnnPlan::Impl {
             }
             const int hin = h;
             const bool fuse = fusesExpansion(b, hin);   // then one step for both, from buf[cur]
+            // SE in fp32 plans: the pooling summed by our depthwise kernel as it stores, the multiply
+            // folded into our projection's weights per image (neither map pass then runs).
+            const bool se = !b.se_reduce_w.empty(), f32 = actType == Dt::f32;
+            const bool poolInDepthwise = se && f32 && (fuse || ownDepthwiseFor(b.dw, hin));
+            const bool gateInProjection = se && ownProjectionFor(b.pl);
             layer(name + ".inverted_bottleneck", [&] {
                 if (!fuse) conv(b.ib, hin, buf[cur], buf[a], relu6());
             });
             layer(name + ".depth_conv", [&] {
                 // Fused: the expansion (1×1 + bias + ReLU6) and the depthwise conv as one step, from buf[cur].
-                h = fuse ? ourDepthwiseStep(b.dw, hin, buf[cur], buf[c], &b.ib) : depthwiseConv(b.dw, hin, buf[a], buf[c]);
+                float* means = poolInDepthwise ? sePool->data : nullptr;
+                h = fuse ? ourDepthwiseStep(b.dw, hin, buf[cur], buf[c], &b.ib, means) : depthwiseConv(b.dw, hin, buf[a], buf[c], means);
             });
-            if (!b.se_reduce_w.empty()) {
+            if (se) {
                 const int mid = b.dw.cout, seMidC = static_cast<int>(b.se_reduce_b.size());
                 layer(name + ".depth_conv.se", [&] {
-                    globalPool(mid, h, buf[c], sePool->data);
+                    if (!poolInDepthwise) globalPool(mid, h, buf[c], sePool->data);
                     innerProduct(mid, seMidC, b.se_reduce_w, b.se_reduce_b, sePool->data, seMid->data, relu6(), actType);
                     // h-sigmoid: relu6(x + 3) / 6 = clip(x, -3, 3) / 6 + 1/2.
                     dnnl::post_ops hsig;
                     hsig.append_eltwise(1.f, algorithm::eltwise_clip, -3.f, 3.f);
                     hsig.append_eltwise(1.f, algorithm::eltwise_linear, 1.f / 6.f, 0.5f);
                     innerProduct(seMidC, mid, b.se_expand_w, b.se_expand_b, seMid->data, seGate->data, hsig, actType);
-                    scale(mid, h, buf[c], seGate->data);
+                    if (!gateInProjection) scale(mid, h, buf[c], seGate->data);
                 });
+                fusedSeSteps += poolInDepthwise + gateInProjection;
             }
+            const float* gates = gateInProjection ? seGate->data : nullptr;
             if (b.shape.residual) {
                 // dst = conv + bias + dst: the block's input buffer becomes its output.
-                layer(name + ".point_linear", [&] { projection(b.pl, h, buf[c], buf[cur], true); });
+                layer(name + ".point_linear", [&] { projection(b.pl, h, buf[c], buf[cur], true, gates); });
             } else {
-                layer(name + ".point_linear", [&] { projection(b.pl, h, buf[c], buf[a], false); });
+                layer(name + ".point_linear", [&] { projection(b.pl, h, buf[c], buf[a], false, gates); });
                 cur = a;
             }
         }
@@ -431,6 +455,7 @@ std::size_t OneDnnPlan::primitives() const { return impl_->steps.size(); }
 std::size_t OneDnnPlan::ownDepthwise() const { return impl_->ownDepthwise; }
 std::size_t OneDnnPlan::fusedExpansions() const { return impl_->fusedExpansions; }
 std::size_t OneDnnPlan::ownProjections() const { return impl_->ownProjections; }
+std::size_t OneDnnPlan::fusedSeSteps() const { return impl_->fusedSeSteps; }
 bool OneDnnPlan::ownStem() const { return impl_->ownStem; }
 
 std::size_t OneDnnPlan::bufferBytes() const

@@ -21,7 +21,8 @@
 //    copied into the tail's input, then the rest on the whole batch at once (their maps are small
 //    and their weights large: one pass over the weights serves every image). Three more buffers.
 //  * fp32 plans' projections to few channels on our AVX-512 1×1 kernel (PointwiseConv.h), the
-//    residual added as it stores;
+//    residual added as it stores; in fp32 plans an SE block's pooling summed by our depthwise
+//    kernel as it stores and its multiply folded into our projection's weights per image;
 // Torch- and dnnl-free header.
 #include "nn/onednn/FoldedSubnet.h"
 
@@ -80,6 +81,9 @@ public:
     std::size_t ownDepthwise() const;   // of which depthwise convolutions run by our kernel
     std::size_t fusedExpansions() const;   // of those, with the block's expansion fused in (one step for both)
     std::size_t ownProjections() const;   // blocks' projections run by our kernel (PointwiseConv.h)
+    // SE steps that run inside our kernels: poolings summed by the depthwise kernel, multiplies
+    // folded into the projection's weights (fp32 plans).
+    std::size_t fusedSeSteps() const;
     bool ownStem() const;               // the first conv on our kernel, from the NCHW input (StemConv.h)
     int headBatch() const;              // images per head chunk; batch() with one stage
     std::size_t bufferBytes() const;    // activations + SE vectors + scratchpad, allocated once

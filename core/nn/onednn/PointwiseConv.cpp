@@ -95,6 +95,15 @@ Kernels kernelsFor(int cout)
 
 Kernels kernelsFor(int cout, bool add) { return add ? kernelsFor<true>(cout) : kernelsFor<false>(cout); }
 
+// dst[k][·] = w[k][·] · g[k] for `rows` rows of `width` floats (a multiple of 16, 64-byte aligned).
+TS_AVX512 void scaleRows(const float* w, const float* g, int rows, std::size_t width, float* dst)
+{
+    for (int k = 0; k < rows; ++k) {
+        const __m512 gk = _mm512_set1_ps(g[k]);
+        for (std::size_t l = 0; l < width; l += kLanes) _mm512_store_ps(dst + k * width + l, _mm512_mul_ps(_mm512_load_ps(w + k * width + l), gk));
+    }
+}
+
 }  // namespace
 
 bool PointwiseConv::available() { return hasAvx512(); }
@@ -122,11 +131,24 @@ PointwiseConv::~PointwiseConv() = default;
 PointwiseConv::PointwiseConv(PointwiseConv&&) noexcept = default;
 PointwiseConv& PointwiseConv::operator=(PointwiseConv&&) noexcept = default;
 
-void PointwiseConv::run(const float* src, float* dst, std::size_t pixels) const
+void PointwiseConv::run(const float* src, float* dst, std::size_t pixels) const { runWith(src, dst, pixels, packed_->weights.data); }
+
+std::size_t PointwiseConv::gatedScratchFloats() const { return static_cast<std::size_t>(cin_) * vectors_ * kLanes; }
+
+void PointwiseConv::runGated(const float* src, float* dst, int images, std::size_t pixelsPerImage, const float* gates, float* scratch) const
+{
+    const std::size_t width = static_cast<std::size_t>(vectors_) * kLanes;
+    for (int i = 0; i < images; ++i) {
+        const float* g = gates + static_cast<std::size_t>(i) * cin_;
+        scaleRows(packed_->weights.data, g, cin_, width, scratch);
+        runWith(src + i * pixelsPerImage * cin_, dst + i * pixelsPerImage * cout_, pixelsPerImage, scratch);
+    }
+}
+
+void PointwiseConv::runWith(const float* src, float* dst, std::size_t pixels, const float* w) const
 {
     const Kernels k = kernelsFor(cout_, add_);
     const std::size_t groups = pixels / group_, blockPixels = static_cast<std::size_t>(k.groups) * group_;
-    const float* w = packed_->weights.data;
     const float* b = packed_->bias.data;
     std::size_t p = 0;
     for (std::size_t g = 0; g + k.groups <= groups; g += k.groups, p += blockPixels) k.block(src + p * cin_, cin_, w, b, dst + p * cout_);

@@ -33,8 +33,16 @@ public:
     // `pixels` pixels (every image's, NHWC: pixels × cin, dense) into dst (pixels × cout, dense).
     // Single-threaded.
     void run(const float* src, float* dst, std::size_t pixels) const;
+    // The projection of a squeeze-and-excitation block: input channel k of image i scaled by
+    // gates[i · cin + k] first (the SE multiply), folded into the weights once per image — sums of
+    // x · (g · w) for the unfused (x · g) · w, each product rounded once either way — so the gated
+    // map is never written. `images` × `pixelsPerImage` pixels; `scratch`: gatedScratchFloats()
+    // floats, 64-byte aligned.
+    void runGated(const float* src, float* dst, int images, std::size_t pixelsPerImage, const float* gates, float* scratch) const;
+    std::size_t gatedScratchFloats() const;
 
 private:
+    void runWith(const float* src, float* dst, std::size_t pixels, const float* weights) const;
     int cin_, cout_, group_, vectors_;   // pixels per group (1 or 2) and the group's 16-lane vectors
     bool add_;
     std::unique_ptr<PackedWeights> packed_;   // weights [cin][vectors][16], bias [vectors][16]: lane l of vector v is channel (16v + l) mod cout
