@@ -391,7 +391,7 @@ private Q_SLOTS:
         // Our AVX-512 stem (first conv) kernel against a float64 loop: NCHW images in, NHWC out,
         // + bias, ReLU6; every kernel size and stride it has code for (the plan's cropped kernels
         // included), 1 and 3 input channels, output channels that leave a masked last vector and
-        // that take 1 to 4 vectors, 2 images.
+        // that take 1 to 4 vectors, 2 images; and the bf16 path (inputs and outputs rounded).
         if (!onednn::StemConv::available()) QSKIP("no AVX-512F: the plan reorders the input for oneDNN's first conv here");
         std::mt19937 rng(6);
         std::uniform_real_distribution<float> u(-1.f, 1.f);
@@ -435,6 +435,18 @@ private Q_SLOTS:
                                                 QFAIL(qPrintable(QString("k%1 s%2 h%3 %4 -> %5: image %6, (%7, %8), channel %9: %10 vs %11")
                                                                      .arg(kk).arg(s).arg(h).arg(cin).arg(cout).arg(i).arg(oy).arg(ox).arg(o).arg(got).arg(sum)));
                                         }
+                            // bf16 (the bf16 plans' stem): on unrounded images, every output is the float
+                            // path's output on the images rounded to bfloat16, itself rounded to bfloat16.
+                            std::vector<float> xr(x.size());
+                            for (std::size_t i = 0; i < x.size(); ++i) xr[i] = fromBf16(toBf16(x[i]));
+                            std::vector<onednn::Bf16> yb(y.size());
+                            stem.run(xr.data(), y.data(), n, scratch.get());
+                            stem.run(x.data(), yb.data(), n, scratch.get());
+                            for (std::size_t i = 0; i < y.size(); ++i)
+                                if (yb[i] != toBf16(y[i]))
+                                    QFAIL(qPrintable(QString("bf16, k%1 s%2 h%3 %4 -> %5: output %6 is %7, the float path's %8 rounds to %9")
+                                                         .arg(kk).arg(s).arg(h).arg(cin).arg(cout).arg(i).arg(fromBf16(yb[i])).arg(y[i])
+                                                         .arg(fromBf16(toBf16(y[i])))));
                             ++cases;
                         }
         QCOMPARE(cases, 4 * 2 * 5 * 2 * 5);

@@ -1,7 +1,8 @@
 #pragma once
-// What our own AVX-512 code in nn/onednn shares (DepthwiseConv.cpp, OneDnnInt8Plan.cpp; .cpp files
-// only): the intrinsics, the target attribute its functions carry (the rest of the build stays at the
-// x86-64 baseline), and the run-time check that chooses it.
+// What our own AVX-512 code in nn/onednn shares (DepthwiseConv.cpp, StemConv.cpp, PointwiseConv.cpp,
+// OneDnnInt8Plan.cpp; .cpp files only): the intrinsics, the target attribute its functions carry (the
+// rest of the build stays at the x86-64 baseline), the run-time check that chooses it, and bfloat16
+// rounding.
 #include <immintrin.h>
 
 #include <cstddef>
@@ -45,6 +46,25 @@ inline bool hasAvx512Vnni()
 inline __mmask16 tailMask(std::size_t left)
 {
     return static_cast<__mmask16>(left >= 16 ? 0xFFFFu : (1u << left) - 1u);
+}
+
+// 16 floats' bfloat16 bits in the upper halves, rounded to nearest even (what vcvtneps2bf16 and
+// oneDNN's bf16 reorders and stores give for finite values; AVX-512F integer arithmetic, so no BF16
+// target is needed).
+TS_AVX512 inline __m512i roundedBf16Bits(__m512 v)
+{
+    const __m512i bits = _mm512_castps_si512(v);
+    const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
+    return _mm512_add_epi32(bits, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7FFF)));
+}
+
+// 16 floats as bfloat16 values (rounded to nearest even).
+TS_AVX512 inline __m256i toBf16(__m512 v) { return _mm512_cvtepi32_epi16(_mm512_srli_epi32(roundedBf16Bits(v), 16)); }
+
+// 16 floats rounded to the nearest bfloat16, still as floats (the value a bf16 store then load gives).
+TS_AVX512 inline __m512 roundedToBf16(__m512 v)
+{
+    return _mm512_castsi512_ps(_mm512_and_si512(roundedBf16Bits(v), _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))));
 }
 
 }  // namespace tinyscope::onednn

@@ -26,15 +26,6 @@ constexpr int kMostPixels = 8;  // output pixels per register block
 // 3–7.5 % on the smallest than one, in the same process, turn by turn (the limit was 512 KB).
 constexpr std::size_t kTwoTilesBytes = std::size_t{1} << 20;
 
-// 16 floats as bfloat16, rounded to nearest even (what vcvtneps2bf16 and oneDNN's bf16 stores give
-// for finite values; AVX-512F integer arithmetic, so no BF16 target is needed here).
-TS_AVX512 inline __m256i toBf16(__m512 v)
-{
-    const __m512i bits = _mm512_castps_si512(v);
-    const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
-    return _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_add_epi32(bits, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7FFF))), 16));
-}
-
 // One register block: B output pixels (adjacent, stride S apart in the input) of R output rows
 // (1 or 2, adjacent: the second's taps S tile rows further down) for one channel block. `in` points
 // at the tile row of the block's first tap, `w` at the block's K×K weight vectors. Kernel rows

@@ -195,20 +195,28 @@ struct OneDnnPlan::Impl {
     }
 
     // The first conv + bias + ReLU6 on our kernel (StemConv.h), straight from the caller's NCHW
-    // images, where it applies (fp32, AVX-512, its shapes): true, and h is its output size.
+    // images, where it applies (AVX-512, its shapes): true, and h is its output size. bf16 plans:
+    // the inputs and weights rounded to bfloat16 as their reorders would, float32 sums, bf16 out.
     bool stemConv(const FoldedConv& c, int& h, float* dst)
     {
         const KernelWindow win = kernelWindow(c.kernel, c.stride, h);
-        if (actType != Dt::f32 || c.groups != 1 || !onednn::StemConv::available() ||
-            !onednn::StemConv::supports(c.cin, c.cout, win.size, c.stride))
+        if (c.groups != 1 || !onednn::StemConv::available() || !onednn::StemConv::supports(c.cin, c.cout, win.size, c.stride))
             return false;
         std::vector<float> cropped;
-        auto stem = std::make_shared<onednn::StemConv>(c.cin, c.cout, h, win.size, c.stride, win.pad, croppedWeights(c, win, cropped),
-                                                       c.bias.data());
+        const float* w = croppedWeights(c, win, cropped);
+        std::vector<float> weights(w, w + static_cast<std::size_t>(c.cout) * c.cin * win.size * win.size);
+        if (actType == Dt::bf16)
+            for (float& x : weights) x = roundedToBf16(x);
+        auto stem = std::make_shared<onednn::StemConv>(c.cin, c.cout, h, win.size, c.stride, win.pad, weights.data(), c.bias.data());
         if (stem->outputSize() != (h - 1) / c.stride + 1) return false;
-        addOwn([this, stem, dst, images = n](float* scratch) {
-            stem->run(static_cast<const float*>(input.get_data_handle()), dst, images, scratch);
-        }, stem->scratchFloats());
+        if (actType == Dt::bf16)
+            addOwn([this, stem, out = reinterpret_cast<onednn::Bf16*>(dst), images = n](float* scratch) {
+                stem->run(static_cast<const float*>(input.get_data_handle()), out, images, scratch);
+            }, stem->scratchFloats());
+        else
+            addOwn([this, stem, dst, images = n](float* scratch) {
+                stem->run(static_cast<const float*>(input.get_data_handle()), dst, images, scratch);
+            }, stem->scratchFloats());
         ownStem = true;
         h = stem->outputSize();
         return true;

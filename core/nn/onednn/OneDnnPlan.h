@@ -11,9 +11,9 @@
 //  * the blocks' depthwise convs (+ bias + ReLU6) on our AVX-512 kernel (DepthwiseConv.h) where the
 //    CPU has it, oneDNN's elsewhere (OneDnnDepthwise); the block's 1×1 expansion
 //    (inverted bottleneck + bias + ReLU6) fused into our kernel, which computes its tiles from the
-//    block's input (the expanded map is never stored); fp32 plans' first conv on our AVX-512 stem
-//    kernel (StemConv.h), straight from the NCHW input, where the CPU has it — elsewhere the input is
-//    reordered into NHWC for oneDNN's conv;
+//    block's input (the expanded map is never stored); the first conv on our AVX-512 stem kernel
+//    (StemConv.h; bf16 plans too, rounding as oneDNN's reorders would), straight from the NCHW
+//    input, where the CPU has it — elsewhere the input is reordered into NHWC for oneDNN's conv;
 //  * three activation buffers, the SE vectors and one scratchpad for all primitives, allocated
 //    here; running a batch allocates nothing;
 //  * optionally two stages (OneDnnStages): the layers before block `tailFrom` run on chunks of

@@ -1,6 +1,7 @@
 #include "nn/onednn/StemConv.h"
 
 #include "nn/onednn/Avx512.h"
+#include "nn/onednn/DepthwiseConv.h"
 #include "nn/onednn/OneDnnCommon.h"
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace tinyscope::onednn {
@@ -21,9 +23,10 @@ constexpr int kMostInputs = 4;
 // One register block: P output pixels of one row × V channel vectors, a K × K kernel. `in` points
 // at the tile position of the block's first pixel's first tap (channel 0); taps in order channel,
 // kernel row, kernel column, then the bias — one FMA chain per output value.
-template <int K, int V, int P>
+// Out: float, or Bf16 (bf16 plans: rounded to the nearest bfloat16 as it is stored).
+template <typename Out, int K, int V, int P>
 TS_AVX512 void pixelBlock(const float* in, int cin, int s, std::size_t plane, int rowStride, const float* w, const float* bias,
-                          float* out, int cout, __mmask16 lastMask)
+                          Out* out, int cout, __mmask16 lastMask)
 {
     __m512 acc[P][V];
 #pragma GCC unroll 8
@@ -54,31 +57,51 @@ TS_AVX512 void pixelBlock(const float* in, int cin, int s, std::size_t plane, in
 #pragma GCC unroll 4
         for (int v = 0; v < V; ++v) {
             const __m512 y = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(acc[p][v], _mm512_load_ps(bias + v * kLanes)), lo), hi);
-            _mm512_mask_storeu_ps(out + p * cout + v * kLanes, v == V - 1 ? lastMask : 0xFFFF, y);
+            if constexpr (std::is_same_v<Out, float>)
+                _mm512_mask_storeu_ps(out + p * cout + v * kLanes, v == V - 1 ? lastMask : 0xFFFF, y);
+            else
+                _mm256_mask_storeu_epi16(out + p * cout + v * kLanes, v == V - 1 ? lastMask : 0xFFFF, toBf16(y));
         }
 }
 
-using BlockFn = void (*)(const float*, int, int, std::size_t, int, const float*, const float*, float*, int, __mmask16);
-using Blocks = std::array<BlockFn, 8>;   // [pixels − 1]
+template <typename Out>
+using BlockFn = void (*)(const float*, int, int, std::size_t, int, const float*, const float*, Out*, int, __mmask16);
+template <typename Out>
+using Blocks = std::array<BlockFn<Out>, 8>;   // [pixels − 1]
 
 // Pixels per register block: at most 32 accumulators and 8 pixels.
 constexpr int pixelsFor(int v) { return v <= 2 ? 8 : 4; }
 
-template <int K, int V, std::size_t... I>
-constexpr Blocks blocksOf(std::index_sequence<I...>)
+template <typename Out, int K, int V, std::size_t... I>
+constexpr Blocks<Out> blocksOf(std::index_sequence<I...>)
 {
-    return {&pixelBlock<K, V, static_cast<int>(I) + 1>...};
+    return {&pixelBlock<Out, K, V, static_cast<int>(I) + 1>...};
 }
 
-template <int K>
-constexpr std::array<Blocks, kMostVectors> vectorsOf()
+template <typename Out, int K>
+constexpr std::array<Blocks<Out>, kMostVectors> vectorsOf()
 {
     constexpr auto seq = std::make_index_sequence<8>();
-    return {blocksOf<K, 1>(seq), blocksOf<K, 2>(seq), blocksOf<K, 3>(seq), blocksOf<K, 4>(seq)};
+    return {blocksOf<Out, K, 1>(seq), blocksOf<Out, K, 2>(seq), blocksOf<Out, K, 3>(seq), blocksOf<Out, K, 4>(seq)};
 }
 
 // [kernel / 2][vectors − 1][pixels − 1]; entries beyond pixelsFor(V) unused.
-const std::array<std::array<Blocks, kMostVectors>, 4> kBlocks = {vectorsOf<1>(), vectorsOf<3>(), vectorsOf<5>(), vectorsOf<7>()};
+template <typename Out>
+using Tables = std::array<std::array<Blocks<Out>, kMostVectors>, 4>;
+const Tables<float> kFloatBlocks = {vectorsOf<float, 1>(), vectorsOf<float, 3>(), vectorsOf<float, 5>(), vectorsOf<float, 7>()};
+const Tables<Bf16> kBf16Blocks = {vectorsOf<Bf16, 1>(), vectorsOf<Bf16, 3>(), vectorsOf<Bf16, 5>(), vectorsOf<Bf16, 7>()};
+const Tables<float>& tablesFor(const float*) { return kFloatBlocks; }
+const Tables<Bf16>& tablesFor(const Bf16*) { return kBf16Blocks; }
+
+// `count` floats copied, each rounded to the nearest bfloat16 (bf16 plans: what their input
+// reorder stores).
+TS_AVX512 void copyRoundedToBf16(const float* src, float* dst, int count)
+{
+    for (int i = 0; i < count; i += kLanes) {
+        const __mmask16 m = tailMask(static_cast<std::size_t>(count - i));
+        _mm512_mask_storeu_ps(dst + i, m, roundedToBf16(_mm512_maskz_loadu_ps(m, src + i)));
+    }
+}
 
 }  // namespace
 
@@ -115,11 +138,17 @@ std::size_t StemConv::scratchFloats() const
     return static_cast<std::size_t>(cin_) * hp * hp;
 }
 
-void StemConv::run(const float* src, float* dst, int n, float* scratch) const
+void StemConv::run(const float* src, float* dst, int n, float* scratch) const { runAs(src, dst, n, scratch); }
+
+void StemConv::run(const float* src, Bf16* dst, int n, float* scratch) const { runAs(src, dst, n, scratch); }
+
+template <typename Out>
+void StemConv::runAs(const float* src, Out* dst, int n, float* scratch) const
 {
+    constexpr bool bf16 = std::is_same_v<Out, Bf16>;
     const int hp = h_ + 2 * pad_;   // the tile's side
     const std::size_t plane = static_cast<std::size_t>(hp) * hp;
-    const auto& fns = kBlocks[k_ / 2][vectors_ - 1];
+    const auto& fns = tablesFor(dst)[k_ / 2][vectors_ - 1];
     const int most = pixelsFor(vectors_), nb = (ho_ + most - 1) / most;
     const __mmask16 lastMask = tailMask(static_cast<std::size_t>(cout_ - (vectors_ - 1) * kLanes));
     // The border (pad rows above and below, pad columns beside each image row) once per run; the
@@ -136,10 +165,15 @@ void StemConv::run(const float* src, float* dst, int n, float* scratch) const
     for (int img = 0; img < n; ++img) {
         const float* image = src + static_cast<std::size_t>(img) * cin_ * h_ * h_;
         for (int c = 0; c < cin_; ++c)
-            for (int y = 0; y < h_; ++y)
-                std::memcpy(scratch + c * plane + static_cast<std::size_t>(y + pad_) * hp + pad_, image + (static_cast<std::size_t>(c) * h_ + y) * h_,
-                            static_cast<std::size_t>(h_) * sizeof(float));
-        float* out = dst + static_cast<std::size_t>(img) * ho_ * ho_ * cout_;
+            for (int y = 0; y < h_; ++y) {
+                float* t = scratch + c * plane + static_cast<std::size_t>(y + pad_) * hp + pad_;
+                const float* row = image + (static_cast<std::size_t>(c) * h_ + y) * h_;
+                if constexpr (bf16)
+                    copyRoundedToBf16(row, t, h_);
+                else
+                    std::memcpy(t, row, static_cast<std::size_t>(h_) * sizeof(float));
+            }
+        Out* out = dst + static_cast<std::size_t>(img) * ho_ * ho_ * cout_;
         for (int oh = 0; oh < ho_; ++oh) {
             const float* row = scratch + static_cast<std::size_t>(oh) * s_ * hp;
             int ow = 0;

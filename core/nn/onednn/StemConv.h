@@ -1,5 +1,5 @@
 #pragma once
-// Our own first convolution (the stem) for the fp32 oneDNN plans (docs/ONEDNN.md, "Our stem conv"):
+// Our own first convolution (the stem) for the fp32 and bf16 oneDNN plans (docs/ONEDNN.md, "Our stem conv"):
 // reads the caller's NCHW images as they are — no reorder into NHWC first — and writes NHWC, + bias
 // + ReLU6, on AVX-512. oneDNN 2.6 runs an NCHW-input convolution with an NHWC output only on its
 // reference kernel (30–300× slower, measured), so the plans reordered the input (8.6 µs of the
@@ -10,11 +10,13 @@
 // odd kernels up to 7, stride 1 or 2. Only where the CPU has AVX-512 (available()). Torch- and
 // dnnl-free.
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 namespace tinyscope::onednn {
 
 struct PackedWeights;   // OneDnnCommon.h
+enum class Bf16 : std::uint16_t;   // DepthwiseConv.h
 
 class StemConv {
 public:
@@ -34,8 +36,15 @@ public:
     // n images, NCHW (n × cin × h × h), into dst NHWC (n × ho × ho × cout), ReLU6 applied.
     // `scratch`: scratchFloats() floats, 64-byte aligned. Single-threaded.
     void run(const float* src, float* dst, int n, float* scratch) const;
+    // bf16 plans: each input value rounded to the nearest bfloat16 first (as their input reorder
+    // stores it), float32 sums, the outputs rounded to bfloat16 (as oneDNN's bf16 conv with f32
+    // accumulation). The caller rounds the weights to bfloat16.
+    void run(const float* src, Bf16* dst, int n, float* scratch) const;
 
 private:
+    template <typename Out>
+    void runAs(const float* src, Out* dst, int n, float* scratch) const;
+
     int cin_, cout_, h_, k_, s_, pad_, ho_, vectors_;
     std::unique_ptr<PackedWeights> packed_;   // weights [cin][kh][kw][vectors × 16], bias [vectors × 16], zero-padded
 };
