@@ -35,8 +35,8 @@ public:
     void run(const float* src, float* dst, std::size_t pixels) const;
     // The projection of a squeeze-and-excitation block: input channel k of image i scaled by
     // gates[i · cin + k] first (the SE multiply), folded into the weights once per image — sums of
-    // x · (g · w) for the unfused (x · g) · w, each product rounded once either way — so the gated
-    // map is never written. `images` × `pixelsPerImage` pixels; `scratch`: gatedScratchFloats()
+    // x · (g · w) for the unfused (x · g) · w, one rounding before the sum either way (g · w here,
+    // x · g there) — so the gated map is never written. `images` × `pixelsPerImage` pixels; `scratch`: gatedScratchFloats()
     // floats, 64-byte aligned.
     void runGated(const float* src, float* dst, int images, std::size_t pixelsPerImage, const float* gates, float* scratch) const;
     std::size_t gatedScratchFloats() const;
