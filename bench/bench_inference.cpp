@@ -117,42 +117,33 @@ int main(int argc, char** argv)
                 const float* px = x.data_ptr<float>();
                 std::vector<int> classes(static_cast<std::size_t>(batch));
                 std::vector<double> int8T, int8VsSeparate, int8VsDnn, int8VsTuned, ours, dnnT, tunedT, plainT, vsTuned, vsPlain, dnnVsTuned, dnnVsOurs, dnnVsPlain, bf16T, bf16VsDnn, bf16VsTuned, projectionsT, oursVsTheirProjections;
-                for (int r = 0; r < rounds; ++r) {
-                    auto t = Clock::now();
-                    for (int i = 0; i < reps; ++i) sub.forward(x);
-                    const double o = std::chrono::duration<double>(Clock::now() - t).count() / reps;
-                    ours.push_back(o);
+                // One turn: `reps` calls of f after a pause (it lets the other side's OpenMP threads
+                // stop spinning), seconds per call.
+                auto turn = [&](auto&& f) {
                     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-                    t = Clock::now();
-                    for (int i = 0; i < reps; ++i) dnn.forward(px, batch, logits.data_ptr<float>());
-                    const double d = std::chrono::duration<double>(Clock::now() - t).count() / reps;
+                    const auto t = Clock::now();
+                    for (int i = 0; i < reps; ++i) f();
+                    return std::chrono::duration<double>(Clock::now() - t).count() / reps;
+                };
+                for (int r = 0; r < rounds; ++r) {
+                    const double o = turn([&] { sub.forward(x); });
+                    ours.push_back(o);
+                    const double d = turn([&] { dnn.forward(px, batch, logits.data_ptr<float>()); });
                     dnnT.push_back(d);
                     dnnVsOurs.push_back(o / d);
-                    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-                    t = Clock::now();
-                    for (int i = 0; i < reps; ++i) dnnTheirProjections.forward(px, batch, logits.data_ptr<float>());
-                    const double tp = std::chrono::duration<double>(Clock::now() - t).count() / reps;
+                    const double tp = turn([&] { dnnTheirProjections.forward(px, batch, logits.data_ptr<float>()); });
                     projectionsT.push_back(tp);
                     oursVsTheirProjections.push_back(tp / d);
                     double bt = 0;
                     if (bf16) {
-                        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-                        t = Clock::now();
-                        for (int i = 0; i < reps; ++i) bf16->forward(px, batch, logits.data_ptr<float>());
-                        bt = std::chrono::duration<double>(Clock::now() - t).count() / reps;
+                        bt = turn([&] { bf16->forward(px, batch, logits.data_ptr<float>()); });
                         bf16T.push_back(bt);
                         bf16VsDnn.push_back(d / bt);
                     }
-                    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-                    t = Clock::now();
-                    for (int i = 0; i < reps; ++i) int8Engine.predict(px, batch, threads, classes.data());
-                    const double it8 = std::chrono::duration<double>(Clock::now() - t).count() / reps;
+                    const double it8 = turn([&] { int8Engine.predict(px, batch, threads, classes.data()); });
                     int8T.push_back(it8);
                     int8VsDnn.push_back(d / it8);
-                    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-                    t = Clock::now();
-                    for (int i = 0; i < reps; ++i) int8Separate.predict(px, batch, threads, classes.data());
-                    int8VsSeparate.push_back(std::chrono::duration<double>(Clock::now() - t).count() / reps / it8);
+                    int8VsSeparate.push_back(turn([&] { int8Separate.predict(px, batch, threads, classes.data()); }) / it8);
                     // Pauses let the other side's OpenMP threads stop spinning before a turn starts.
                     std::this_thread::sleep_for(std::chrono::milliseconds(50));
                     const double tt = tuned.secondsPerCall(reps);

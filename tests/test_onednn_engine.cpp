@@ -103,6 +103,25 @@ void perturbBn(Supernet& net, const DesignSpace& space, std::uint64_t seed)
     }
 }
 
+// f(config, subnet) for three folded subnets of the VWW space — the largest at 160 px (cropped 5×5
+// maps), the smallest at 96 px and a random one — of a supernet seeded `seed` with its BN perturbed
+// (seed + 1; the random config from seed + 2). Stops after the first subnet whose checks failed.
+template <class F>
+void forEachFoldedVwwSubnet(std::uint64_t seed, F&& f)
+{
+    const DesignSpace space = presetSpace("mcunet-vww");
+    Supernet net = Supernet::initialize(space, seed);
+    perturbBn(net, space, seed + 1);
+    ArchSampler sampler(space);
+    PyRandom rng(seed + 2);
+    for (const SubnetConfig& config : {sampler.fullMaxConfig(160), sampler.minConfig(96), sampler.random(rng)}) {
+        Subnet sub = net.extract(config);
+        sub.setFolded(true);
+        f(config, sub);
+        if (QTest::currentTestFailed()) return;
+    }
+}
+
 // The subnet's folded-BN forward in float64 (forwardNet on double copies of the weights): the
 // logits both float32 engines approximate.
 at::Tensor float64Logits(const Subnet& sub, const at::Tensor& x)
@@ -531,14 +550,7 @@ private Q_SLOTS:
         // multiplies) within 1e-5 (the sums add the input channels in order and start from the
         // bias) and LibTorch's within 1e-4. bf16 plans keep oneDNN's.
         if (!onednn::PointwiseConv::available()) QSKIP("no AVX-512F: the plan runs every projection on oneDNN here");
-        const DesignSpace space = presetSpace("mcunet-vww");
-        Supernet net = Supernet::initialize(space, 22);
-        perturbBn(net, space, 23);
-        ArchSampler sampler(space);
-        PyRandom rng(24);
-        for (const SubnetConfig& config : {sampler.fullMaxConfig(160), sampler.minConfig(96), sampler.random(rng)}) {
-            Subnet sub = net.extract(config);
-            sub.setFolded(true);
+        forEachFoldedVwwSubnet(22, [](const SubnetConfig& config, Subnet& sub) {
             OneDnnSubnet ours(sub), theirs(sub, OneDnnDtype::Fp32, OneDnnDepthwise::OursFused, OneDnnProjection::OneDnn);
             std::size_t want = 0;
             for (int i = 0; i < sub.weights().layout.n_blocks; ++i) {
@@ -563,7 +575,7 @@ private Q_SLOTS:
             QVERIFY2(d.max <= 1e-5, d.where.c_str());
             QVERIFY2(compare(a, sub.forward(x)).max <= 1e-4, "vs LibTorch");
             if (oneDnnHasBf16()) QCOMPARE(OneDnnSubnet(sub, OneDnnDtype::Bf16).prepare(3).ownProjections(), std::size_t(0));
-        }
+        });
     }
 
     void ownDepthwiseKernelWithItsExpansionEqualsAFloat64Reference()
@@ -793,14 +805,7 @@ private Q_SLOTS:
         // equal the unfused plan's within 1e-5 (the fused 1×1 sums add the input channels in order,
         // oneDNN's in its own order).
         if (!onednn::DepthwiseConv::available()) QSKIP("no AVX-512F: the plan uses oneDNN's depthwise kernel here");
-        const DesignSpace space = presetSpace("mcunet-vww");
-        Supernet net = Supernet::initialize(space, 12);
-        perturbBn(net, space, 13);
-        ArchSampler sampler(space);
-        PyRandom rng(14);
-        for (const SubnetConfig& config : {sampler.fullMaxConfig(160), sampler.minConfig(96), sampler.random(rng)}) {
-            Subnet sub = net.extract(config);
-            sub.setFolded(true);
+        forEachFoldedVwwSubnet(12, [](const SubnetConfig& config, Subnet& sub) {
             OneDnnSubnet fused(sub), ours(sub, OneDnnDtype::Fp32, OneDnnDepthwise::Ours), theirs(sub, OneDnnDtype::Fp32, OneDnnDepthwise::OneDnn);
             int blocks = 0;
             for (int i = 0; i < sub.weights().layout.n_blocks; ++i) blocks += !sub.weights().layout.block(i).fused;
@@ -833,7 +838,7 @@ private Q_SLOTS:
             // oneDNN's, so some expanded values round to the neighbouring bfloat16 and the plans
             // drift apart; held to be no further from LibTorch's fp32 logits than twice the unfused
             // bf16 plan's distance, plus 0.1 % of the largest logit.
-            if (!oneDnnHasBf16()) continue;
+            if (!oneDnnHasBf16()) return;
             OneDnnSubnet fused16(sub, OneDnnDtype::Bf16), ours16(sub, OneDnnDtype::Bf16, OneDnnDepthwise::Ours),
                 theirs16(sub, OneDnnDtype::Bf16, OneDnnDepthwise::OneDnn);
             int even = 0;   // blocks whose expansion is from an even channel count
@@ -857,7 +862,7 @@ private Q_SLOTS:
             const Difference d16 = compare(a16, b16);
             QVERIFY2(d16.max <= 1e-3 * scale, d16.where.c_str());
             QVERIFY2(fd16.max <= 2 * t16.max + 1e-3 * scale, fd16.where.c_str());
-        }
+        });
     }
 
     void aLargeBatchRunsInMicroBatches()

@@ -62,7 +62,7 @@ TS_AVX512 void groupBlock(const float* in, int cin, const float* w, const float*
         }
 }
 
-using BlockFn = void (*)(const float*, int, const float*, const float*, float*);
+using BlockFn = PointwiseConv::BlockFn;
 
 // A channel count's code: blocks of `groups` groups, single groups for the rest, a last lone pixel.
 struct Kernels {
@@ -111,13 +111,17 @@ bool PointwiseConv::available() { return hasAvx512(); }
 bool PointwiseConv::supports(int cout) { return kernelsFor(cout, false).block != nullptr; }
 
 PointwiseConv::PointwiseConv(int cin, int cout, const float* weight, const float* bias, bool addToOutput)
-    : cin_(cin), cout_(cout), add_(addToOutput)
+    : cin_(cin), cout_(cout)
 {
     if (!supports(cout) || cin < 1)
         throw std::invalid_argument("PointwiseConv: no kernel for " + std::to_string(cin) + " -> " + std::to_string(cout) + " channels");
-    const Kernels k = kernelsFor(cout, false);
+    const Kernels k = kernelsFor(cout, addToOutput);
     group_ = k.group;
     vectors_ = k.vectors;
+    groups_ = k.groups;
+    block_ = k.block;
+    one_ = k.one;
+    half_ = k.half;
     const int width = vectors_ * kLanes;
     packed_ = std::make_unique<PackedWeights>(static_cast<std::size_t>(cin) * width, static_cast<std::size_t>(width));
     for (int l = 0; l < width; ++l) {
@@ -147,13 +151,12 @@ void PointwiseConv::runGated(const float* src, float* dst, int images, std::size
 
 void PointwiseConv::runWith(const float* src, float* dst, std::size_t pixels, const float* w) const
 {
-    const Kernels k = kernelsFor(cout_, add_);
-    const std::size_t groups = pixels / group_, blockPixels = static_cast<std::size_t>(k.groups) * group_;
+    const std::size_t groups = pixels / group_, blockGroups = static_cast<std::size_t>(groups_), blockPixels = blockGroups * group_;
     const float* b = packed_->bias.data;
     std::size_t p = 0;
-    for (std::size_t g = 0; g + k.groups <= groups; g += k.groups, p += blockPixels) k.block(src + p * cin_, cin_, w, b, dst + p * cout_);
-    for (; p + group_ <= pixels; p += group_) k.one(src + p * cin_, cin_, w, b, dst + p * cout_);
-    if (p < pixels) k.half(src + p * cin_, cin_, w, b, dst + p * cout_);
+    for (std::size_t g = 0; g + blockGroups <= groups; g += blockGroups, p += blockPixels) block_(src + p * cin_, cin_, w, b, dst + p * cout_);
+    for (; p + group_ <= pixels; p += group_) one_(src + p * cin_, cin_, w, b, dst + p * cout_);
+    if (p < pixels) half_(src + p * cin_, cin_, w, b, dst + p * cout_);
 }
 
 }  // namespace tinyscope::onednn

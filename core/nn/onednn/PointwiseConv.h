@@ -41,10 +41,15 @@ public:
     void runGated(const float* src, float* dst, int images, std::size_t pixelsPerImage, const float* gates, float* scratch) const;
     std::size_t gatedScratchFloats() const;
 
+    // One register block's code (PointwiseConv.cpp): in, cin, weights, bias, out.
+    using BlockFn = void (*)(const float*, int, const float*, const float*, float*);
+
 private:
     void runWith(const float* src, float* dst, std::size_t pixels, const float* weights) const;
     int cin_, cout_, group_, vectors_;   // pixels per group (1 or 2) and the group's 16-lane vectors
-    bool add_;
+    // The count's code, chosen once: blocks of groups_ groups, single groups, a lone last pixel.
+    int groups_ = 0;
+    BlockFn block_ = nullptr, one_ = nullptr, half_ = nullptr;
     std::unique_ptr<PackedWeights> packed_;   // weights [cin][vectors][16], bias [vectors][16]: lane l of vector v is channel (16v + l) mod cout
 };
 
