@@ -148,6 +148,31 @@ TS_AVX512 inline void store64Uint8(std::uint8_t* out, __m512i y0, __m512i y1, __
     _mm512_storeu_si512(out, _mm512_permutexvar_epi32(order, _mm512_packus_epi16(lo, hi)));
 }
 
+// A flat run of `count` results clamped to int8 and stored minus `shiftOut`: y(k, mask, ph) gives
+// the 16 int32 values from value k on (before the clamp; ph = k mod `period`, a multiple of 64). Into
+// a uint8 slot (shift −128) 64 at a time with one pack (store64Uint8: vpmovdb's stores are slow on
+// some CPUs), then 16 at a time, the last masked.
+template <typename T, typename Y>
+TS_AVX512 inline void storeClamped(T* out, std::size_t count, std::int32_t shiftOut, std::size_t period, const Y& y)
+{
+    std::size_t k = 0, ph = 0;
+    if constexpr (std::is_same_v<T, std::uint8_t>) {
+        if (shiftOut == -128)
+            for (; k + 64 <= count; k += 64) {
+                store64Uint8(out + k, y(k, 0xFFFF, ph), y(k + 16, 0xFFFF, ph + 16), y(k + 32, 0xFFFF, ph + 32), y(k + 48, 0xFFFF, ph + 48));
+                ph += 64;
+                if (ph == period) ph = 0;
+            }
+    }
+    const __m512i shift = _mm512_set1_epi32(shiftOut);
+    for (; k < count; k += 16) {
+        const __mmask16 m = onednn::tailMask(count - k);
+        store16(out + k, m, clamp8MinusShift(y(k, m, ph), shift));
+        ph += 16;
+        if (ph == period) ph = 0;
+    }
+}
+
 struct RequantVectors {
     __m512i zy;
     const std::int32_t* comp;   // at k (per position) or at the phase, or null
@@ -168,34 +193,13 @@ template <typename A, typename T>
 TS_AVX512 void requantExactAvx512(const A* acc, const RequantArgs& r, T* out)
 {
     const std::size_t total = r.plane * static_cast<std::size_t>(r.O);   // one image's sums, NHWC: flat
-    const __m512i shift = _mm512_set1_epi32(r.shiftOut);
     // Locals, not loads through `r` in the loop: a uint8 store may alias anything (see TS_REQUANT).
     const bool perPosition = r.comp && r.compStride != 0;
     const RequantVectors v{_mm512_set1_epi32(r.zy), r.comp ? (perPosition ? r.comp : r.compRep) : nullptr, r.biasRep, r.scaleRep};
-    const std::size_t period = r.period;
-    // 64 values at a time with one pack where the slot is uint8 (its shift is −128), then 16.
-    constexpr bool packs = std::is_same_v<T, std::uint8_t>;
-    const std::size_t wide = packs && r.shiftOut == -128 ? total / 64 * 64 : 0;
     for (std::size_t b = 0; b < r.images; ++b) {
         const A* a0 = acc + b * total;
-        T* o0 = out + b * total;
-        std::size_t ph = 0;   // k mod period: the channel phase of value k
-        std::size_t k = 0;
-        if constexpr (packs) {
-            for (; k < wide; k += 64) {
-                const std::size_t c = perPosition ? k : ph;
-                store64Uint8(o0 + k, requant16(a0 + k, 0xFFFF, v, c, ph), requant16(a0 + k + 16, 0xFFFF, v, c + 16, ph + 16),
-                             requant16(a0 + k + 32, 0xFFFF, v, c + 32, ph + 32), requant16(a0 + k + 48, 0xFFFF, v, c + 48, ph + 48));
-                ph += 64;
-                if (ph == period) ph = 0;
-            }
-        }
-        for (; k < total; k += 16) {
-            const __mmask16 m = onednn::tailMask(total - k);
-            store16(o0 + k, m, clamp8MinusShift(requant16(a0 + k, m, v, perPosition ? k : ph, ph), shift));
-            ph += 16;
-            if (ph == period) ph = 0;
-        }
+        storeClamped(out + b * total, total, r.shiftOut, r.period,
+                     [&](std::size_t k, __mmask16 m, std::size_t ph) TS_AVX512 { return requant16(a0 + k, m, v, perPosition ? k : ph, ph); });
     }
 }
 
@@ -211,21 +215,79 @@ struct AddMulArgs {
     float z1, z2, s1, s2, sy, fzy;
     std::int32_t sa, sb, so;
 };
+// The length of gateExactAvx512's repeated gate terms for C channels.
+inline std::size_t gateTermsPeriod(std::size_t C) { return std::lcm(C, std::size_t{64}); }
+struct AddMulVectors {
+    __m512 z1, z2, s1, s2, sy, fzy;
+    __m512i sa, sb;
+    bool mul;
+    TS_AVX512 explicit AddMulVectors(const AddMulArgs& g)
+        : z1(_mm512_set1_ps(g.z1)), z2(_mm512_set1_ps(g.z2)), s1(_mm512_set1_ps(g.s1)), s2(_mm512_set1_ps(g.s2)), sy(_mm512_set1_ps(g.sy)),
+          fzy(_mm512_set1_ps(g.fzy)), sa(_mm512_set1_epi32(g.sa)), sb(_mm512_set1_epi32(g.sb)), mul(g.mul)
+    {
+    }
+    // (float(x + shift) − z) · s of 16 stored values.
+    template <typename T>
+    TS_AVX512 static __m512 term(const T* x, __mmask16 m, __m512i shift, __m512 z, __m512 s)
+    {
+        return _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(int32s16(x, m), shift)), z), s);
+    }
+    // The result before the clamp, from the two terms.
+    TS_AVX512 __m512i result(__m512 t1, __m512 t2) const
+    {
+        const __m512 u = mul ? _mm512_mul_ps(t1, t2) : _mm512_add_ps(t1, t2);
+        return _mm512_cvttps_epi32(_mm512_add_ps(_mm512_roundscale_ps(_mm512_div_ps(u, sy), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), fzy));
+    }
+};
+
 template <typename T>
 TS_AVX512 void addMulExactAvx512(const T* a, const T* b, std::size_t count, const AddMulArgs& g, T* out)
 {
-    const __m512 z1 = _mm512_set1_ps(g.z1), z2 = _mm512_set1_ps(g.z2), s1 = _mm512_set1_ps(g.s1), s2 = _mm512_set1_ps(g.s2),
-                 sy = _mm512_set1_ps(g.sy), fzy = _mm512_set1_ps(g.fzy);
-    const __m512i sa = _mm512_set1_epi32(g.sa), sb = _mm512_set1_epi32(g.sb), so = _mm512_set1_epi32(g.so);
-    for (std::size_t k = 0; k < count; k += 16) {
-        const std::size_t left = count - k;
-        const __mmask16 m = onednn::tailMask(left);
-        const __m512 t1 = _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(int32s16(a + k, m), sa)), z1), s1);
-        const __m512 t2 = _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(int32s16(b + k, m), sb)), z2), s2);
-        const __m512 u = g.mul ? _mm512_mul_ps(t1, t2) : _mm512_add_ps(t1, t2);
-        const __m512 q = _mm512_add_ps(_mm512_roundscale_ps(_mm512_div_ps(u, sy), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), fzy);
-        const __m512i y = _mm512_cvttps_epi32(q);
-        store16(out + k, m, clamp8MinusShift(y, so));
+    const AddMulVectors v(g);
+    storeClamped(out, count, g.so, 64, [&](std::size_t k, __mmask16 m, std::size_t) TS_AVX512 {
+        return v.result(AddMulVectors::term(a + k, m, v.sa, v.z1, v.s1), AddMulVectors::term(b + k, m, v.sb, v.z2, v.s2));
+    });
+}
+
+// A map (pixels × C values, one image) added to or multiplied by a per-channel gate (C values,
+// broadcast over the pixels), and the truncation: element for element addMulExactAvx512 with b the
+// gate — its term (float(b) − z2) · s2 computed once per channel instead of once per element (the
+// same operations, so the same floats), repeated over lcm(C, 64) values in `gateTerms` so the map
+// is one flat run of vectors. t1 · t2 and t1 + t2 are the same floats either way round, so a gate
+// that is the op's first operand is passed as `gate` with its zero point, scale and shift swapped
+// into z2, s2, sb.
+template <typename T>
+TS_AVX512 void gateExactAvx512(const T* map, const T* gate, std::size_t pixels, std::size_t C, const AddMulArgs& g, float* gateTerms, T* out)
+{
+    const AddMulVectors v(g);
+    for (std::size_t c = 0; c < C; c += 16) {
+        const __mmask16 m = onednn::tailMask(C - c);
+        _mm512_mask_storeu_ps(gateTerms + c, m, AddMulVectors::term(gate + c, m, v.sb, v.z2, v.s2));
+    }
+    const std::size_t period = gateTermsPeriod(C);
+    for (std::size_t i = C; i < period; ++i) gateTerms[i] = gateTerms[i - C];
+    storeClamped(out, pixels * C, g.so, period, [&](std::size_t k, __mmask16 m, std::size_t ph) TS_AVX512 {
+        return v.result(AddMulVectors::term(map + k, m, v.sa, v.z1, v.s1), _mm512_loadu_ps(gateTerms + ph));
+    });
+}
+
+// The exact arithmetic's mean over one image's pixels × C stored uint8 values (NHWC), 16 channels
+// at a time down all pixels, the last 16 masked: element for element int8k::meanExact of the
+// integer sum (the stored values in int32, below 255 · pixels, plus pixels · the input's shift) —
+// converted to float (round to nearest even, as the scalar code's int → double → float), ÷ the
+// pixel count (IEEE division), rounded to nearest even (as std::nearbyint) — minus the output's
+// shift. Like Int8Forward, no clamp: a mean of int8 values is one.
+TS_AVX512 void meanExactUint8Avx512(const std::uint8_t* x, std::size_t pixels, std::size_t C, std::int32_t shiftIn, std::int32_t shiftOut,
+                                    std::uint8_t* out)
+{
+    const __m512i shifts = _mm512_set1_epi32(static_cast<std::int32_t>(pixels) * shiftIn), so = _mm512_set1_epi32(shiftOut);
+    const __m512 count = _mm512_set1_ps(static_cast<float>(pixels));
+    for (std::size_t c = 0; c < C; c += 16) {
+        const __mmask16 m = onednn::tailMask(C - c);
+        __m512i sum = _mm512_setzero_si512();
+        for (std::size_t p = 0; p < pixels; ++p) sum = _mm512_add_epi32(sum, int32s16(x + p * C + c, m));
+        const __m512 mean = _mm512_div_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(sum, shifts)), count);
+        store16(out + c, m, _mm512_sub_epi32(_mm512_cvtps_epi32(mean), so));
     }
 }
 
@@ -351,6 +413,7 @@ struct OneDnnInt8Plan::Impl {
     }
     std::vector<std::unique_ptr<Buffer>> buffers;
     std::unique_ptr<Buffer> shifted, acc, scratch;
+    std::vector<float> gateTerms;      // gateExactAvx512's repeated per-channel terms (gateTermsPeriod of the widest)
     std::size_t cap = 0;               // values per activation buffer
     bool keep = false, checkAll = false;
     bool fuse = true;                  // OneDnnInt8Expansion::FusedIntoDepthwise
@@ -477,6 +540,9 @@ struct OneDnnInt8Plan::Impl {
             }
             if (kAvx512 && arith == Int8Arithmetic::Exact) repeatForAvx512(s, c);
         }
+        for (const Op& op : ops)
+            if (op.step->kind == OpKind::McuAdd || op.step->kind == OpKind::McuMultiply)
+                gateTerms.resize(std::max(gateTerms.size(), gateTermsPeriod(static_cast<std::size_t>(dims.at(op.out).C))));
         cap = most * static_cast<std::size_t>(n);
         if (!u8) shifted = std::make_unique<Buffer>(cap);
         acc = std::make_unique<Buffer>(cap);   // float32 or int32 sums
@@ -764,6 +830,14 @@ struct OneDnnInt8Plan::Impl {
         // Integer sums (the stored values plus hw shifts): exact in double in any order, and in
         // int32 as Int8Forward sums them. Stored uint8 values are summed in int32 (below 255 · hw,
         // converted to double exactly: the same value, on vectors), float ones in double.
+        if constexpr (std::is_same_v<T, std::uint8_t>) {
+            if (kAvx512 && !rounded) {
+                for (int b = 0; b < n; ++b)
+                    meanExactUint8Avx512(x + static_cast<std::size_t>(b) * hw * d.C, static_cast<std::size_t>(hw), static_cast<std::size_t>(d.C),
+                                         shiftIn, shiftOut, out + static_cast<std::size_t>(b) * d.C);
+                return;
+            }
+        }
         using Sum = std::conditional_t<std::is_same_v<T, std::uint8_t>, std::int32_t, double>;
         std::vector<Sum> sums(static_cast<std::size_t>(d.C));
         for (int b = 0; b < n; ++b) {
@@ -802,15 +876,14 @@ struct OneDnnInt8Plan::Impl {
                 addMulExactAvx512(a, b, static_cast<std::size_t>(n) * per, g, out);
                 return;
             }
-            // A gate (one value per channel, broadcast over the map) row by row; a gate first is
-            // swapped with its zero point and scale (float + and × commute bit for bit).
+            // A gate (one value per channel, broadcast over the map); a gate first is swapped with
+            // its zero point and scale (float + and × commute bit for bit).
             const AddMulArgs swapped{mul, s.z2, s.z1, s.s2, s.s1, s.sy, s.fzy, shifts[1], shifts[0], shifts[2]};
-            for (int im = 0; im < n; ++im)
-                for (std::size_t p = 0; p < hw; ++p) {
-                    const std::size_t row = static_cast<std::size_t>(im) * per + p * C, gate = static_cast<std::size_t>(im) * C;
-                    if (bGate) addMulExactAvx512(a + row, b + gate, C, g, out + row);
-                    else addMulExactAvx512(b + row, a + gate, C, swapped, out + row);
-                }
+            for (int im = 0; im < n; ++im) {
+                const std::size_t map = static_cast<std::size_t>(im) * per, gate = static_cast<std::size_t>(im) * C;
+                if (bGate) gateExactAvx512(a + map, b + gate, hw, C, g, gateTerms.data(), out + map);
+                else gateExactAvx512(b + map, a + gate, hw, C, swapped, gateTerms.data(), out + map);
+            }
             return;
         }
         for (int im = 0; im < n; ++im)
