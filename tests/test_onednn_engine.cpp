@@ -15,6 +15,7 @@
 #include "graph/ForwardLowering.h"
 #include "nn/onednn/OneDnnInfo.h"
 #include "nn/onednn/OneDnnInt8Accumulator.h"
+#include "nn/onednn/Int8StemConv.h"
 #include "nn/onednn/OneDnnInt8Plan.h"
 #include "nn/quantize/Int8Measurement.h"
 #include "nn/quantize/PostTrainingQuantizer.h"
@@ -540,6 +541,80 @@ private Q_SLOTS:
             }
         }
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, onednn::PointwiseConv(0, 24, w.data(), b.data(), false));
+    }
+
+    void ownInt8StemKernelEqualsIntegerLoops()
+    {
+        // Our VNNI stem kernel against integer loops, exactly: for 1 to 4 input channels, 1 to 64
+        // output channels (one to four vectors, the last partial or whole), kernels 1 to 7, stride
+        // 1 and 2, no padding up to kernel − 1, sizes where the last output pixel's row ends at the
+        // tile's edge; uint8 inputs over the whole range and int8 weights at both ends; the border
+        // value stands for every tap outside the image; two images (the second's tile reuses the
+        // first's border); nothing past the last output is written. Unsupported shapes and weights
+        // outside int8 are refused.
+        if (!onednn::Int8StemConv::available()) QSKIP("no AVX-512 VNNI: the int8 plan runs its stem on oneDNN here");
+        std::mt19937 rng(23);
+        std::uniform_int_distribution<int> byte(0, 255), weight(-128, 127);
+        int cases = 0;
+        for (int cin : {1, 3, 4})
+            for (int cout : {1, 8, 16, 17, 24, 32, 48, 64})
+                for (int k : {1, 3, 5, 7})
+                    for (int stride : {1, 2})
+                        for (int pad : {0, k / 2, k - 1}) {
+                            const int h = 13 + stride + k % 3, ho = (h + 2 * pad - k) / stride + 1, images = 2;
+                            const auto border = static_cast<std::uint8_t>(byte(rng));
+                            std::vector<std::int32_t> w(static_cast<std::size_t>(cout) * cin * k * k);
+                            for (std::int32_t& v : w) v = weight(rng);
+                            w.front() = -128;
+                            w.back() = 127;
+                            std::vector<std::uint8_t> x(static_cast<std::size_t>(images) * h * h * cin);
+                            for (std::uint8_t& v : x) v = static_cast<std::uint8_t>(byte(rng));
+                            const onednn::Int8StemConv stem(cin, cout, h, k, stride, pad, w.data(), border);
+                            QCOMPARE(stem.outputSize(), ho);
+                            std::vector<std::uint8_t> scratch(stem.scratchBytes());
+                            const std::size_t outs = static_cast<std::size_t>(images) * ho * ho * cout;
+                            std::vector<std::int32_t> y(outs + 16, 12345);   // a vector past the end: must stay
+                            stem.run(x.data(), y.data(), images, scratch.data());
+                            for (std::size_t i = 0; i < y.size(); ++i) {
+                                std::int64_t want = 12345;
+                                if (i < outs) {
+                                    const int o = static_cast<int>(i % cout);
+                                    const std::size_t pixel = i / cout;
+                                    const int b = static_cast<int>(pixel / (static_cast<std::size_t>(ho) * ho)),
+                                              oy = static_cast<int>(pixel / ho % ho), ox = static_cast<int>(pixel % ho);
+                                    want = 0;
+                                    for (int c = 0; c < cin; ++c)
+                                        for (int ky = 0; ky < k; ++ky)
+                                            for (int kx = 0; kx < k; ++kx) {
+                                                const int iy = oy * stride - pad + ky, ix = ox * stride - pad + kx;
+                                                const std::int64_t v = iy < 0 || iy >= h || ix < 0 || ix >= h
+                                                                           ? border
+                                                                           : x[((static_cast<std::size_t>(b) * h + iy) * h + ix) * cin + c];
+                                                want += v * w[((static_cast<std::size_t>(o) * cin + c) * k + ky) * k + kx];
+                                            }
+                                }
+                                if (y[i] != want)
+                                    QFAIL(qPrintable(QString("%1 -> %2 channels, kernel %3, stride %4, pad %5, %6 px: value %7 (pixel %8, channel %9): %10 vs %11")
+                                                         .arg(cin).arg(cout).arg(k).arg(stride).arg(pad).arg(h).arg(i).arg(i / cout).arg(i % cout)
+                                                         .arg(y[i]).arg(want)));
+                            }
+                            ++cases;
+                        }
+        QCOMPARE(cases, 3 * 8 * 4 * 2 * 3);
+        const std::vector<std::int32_t> w(65 * 5 * 9, 1);
+        QVERIFY(!onednn::Int8StemConv::supports(5, 16, 3, 2));
+        QVERIFY(!onednn::Int8StemConv::supports(3, 65, 3, 2));
+        QVERIFY(!onednn::Int8StemConv::supports(3, 16, 4, 2));
+        QVERIFY(!onednn::Int8StemConv::supports(3, 16, 3, 3));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, onednn::Int8StemConv(3, 65, 16, 3, 2, 1, w.data(), 0));
+        std::vector<std::int32_t> wide(16 * 3 * 9, 1);
+        wide[40] = 128;
+        try {
+            onednn::Int8StemConv(3, 16, 16, 3, 2, 1, wide.data(), 0);
+            QFAIL("a weight outside int8 was accepted");
+        } catch (const std::invalid_argument& e) {
+            QVERIFY2(QString(e.what()).contains("a weight outside int8: 128"), e.what());
+        }
     }
 
     void ownProjectionsRunTheirBlocksAndAgreeWithOneDnns()
@@ -1130,6 +1205,14 @@ private Q_SLOTS:
             QVERIFY(depthwise > 0);
             QCOMPARE(plan.ownDepthwise(), depthwise);
         }
+        // In uint8 storage on VNNI CPUs the stem (a conv of at most 4 input channels, 64 output) runs
+        // on our kernel (Int8StemConv.h).
+        std::size_t stems = 0;
+        if (storage == OneDnnInt8Storage::Uint8 && onednn::Int8StemConv::available())
+            for (const Int8Step& st : loops.steps())
+                stems += st.kind == OpKind::McuConv2d && st.groups == 1 && st.C <= 4 && st.O <= 64 && st.pt == st.pb && st.pt == st.pl && st.pt == st.pr;
+        QVERIFY(stems >= (storage == OneDnnInt8Storage::Uint8 && onednn::Int8StemConv::available() ? 1u : 0u));
+        QCOMPARE(plan.ownStems(), stems);
         // In uint8 storage with the exact arithmetic (VNNI), each depthwise conv whose input is a 1×1
         // conv's truncation, read by it alone, computes that expansion too; its output is never stored.
         std::size_t expansions = 0;

@@ -4,6 +4,7 @@
 #include "nn/ShardPool.h"
 #include "nn/onednn/Avx512.h"
 #include "nn/onednn/DepthwiseConv.h"
+#include "nn/onednn/Int8StemConv.h"
 #include "nn/onednn/OneDnnCommon.h"
 #include "nn/onednn/OneDnnInfo.h"
 #include "tinyengine/Int8Kernels.h"
@@ -431,6 +432,9 @@ struct OneDnnInt8Plan::Impl {
         bool compPerPosition = false;  // else O values: no padding, every tap meets the image
         // A depthwise conv our kernel sums (DepthwiseConv.h; no oneDNN primitive then).
         std::shared_ptr<onednn::DepthwiseConv> own;
+        // A conv of a few input channels (the stem) on our VNNI kernel (Int8StemConv.h, uint8
+        // storage): its input bordered with the zero point, so one compensation per channel.
+        std::shared_ptr<onednn::Int8StemConv> stem;
         std::vector<float> bias;       // exact arithmetic
         std::vector<std::uint32_t> biasBits;   // TinyEngine / TFLite (the int32 bias's bits)
         // bias, scale and a per-channel comp repeated over lcm(O, 64) values (RequantArgs), 64-byte aligned.
@@ -527,7 +531,8 @@ struct OneDnnInt8Plan::Impl {
         if (fuse && u8 && arith == Int8Arithmetic::Exact && kAvx512 && onednn::DepthwiseConv::int8ExpansionAvailable()) fuseExpansions(readers);
         // oneDNN primitives for the convs that still run (a fused expansion needs none).
         for (const Op& op : ops)
-            if (op.conv >= 0 && !convs[static_cast<std::size_t>(op.conv)].own) makePrimitive(convs[static_cast<std::size_t>(op.conv)], *op.step);
+            if (op.conv >= 0 && !convs[static_cast<std::size_t>(op.conv)].own && !convs[static_cast<std::size_t>(op.conv)].stem)
+                makePrimitive(convs[static_cast<std::size_t>(op.conv)], *op.step);
         for (const Op& op : ops) {
             if (op.conv < 0) continue;
             const Int8Step& s = *op.step;
@@ -535,8 +540,8 @@ struct OneDnnInt8Plan::Impl {
             const double bound = std::max(127 - s.zx, s.zx + 128);
             c.direct = !u8 && shiftOf(s.in[0]) == s.zx && bound * c.sumAbsW < kFloatExact;
             if (u8 && c.expandsFrom < 0 && shiftOf(s.in[0]) != s.zx) {
-                c.compPerPosition = s.pt || s.pl || s.pb || s.pr;
-                c.comp = compensation(s, c.compPerPosition, shiftOf(s.in[0]) - s.zx);
+                c.compPerPosition = !c.stem && (s.pt || s.pl || s.pb || s.pr);
+                c.comp = compensation(s, c.compPerPosition, shiftOf(s.in[0]) - s.zx, c.stem != nullptr);
             }
             if (kAvx512 && arith == Int8Arithmetic::Exact) repeatForAvx512(s, c);
         }
@@ -548,7 +553,10 @@ struct OneDnnInt8Plan::Impl {
         acc = std::make_unique<Buffer>(cap);   // float32 or int32 sums
         std::size_t scratchBytes = 0;
         for (const Conv& c : convs)
-            scratchBytes = std::max(scratchBytes, c.own ? c.own->scratchFloats() * sizeof(float) : c.prim ? c.scratchpad.get_desc().get_size() : 0);
+            scratchBytes = std::max(scratchBytes, c.own    ? c.own->scratchFloats() * sizeof(float)
+                                                  : c.stem ? c.stem->scratchBytes()
+                                                  : c.prim ? c.scratchpad.get_desc().get_size()
+                                                           : 0);
         scratch = std::make_unique<Buffer>((scratchBytes + sizeof(float) - 1) / sizeof(float));
         for (Conv& c : convs) {
             if (!c.prim) continue;
@@ -617,9 +625,18 @@ struct OneDnnInt8Plan::Impl {
     }
 
     // `factor` · Σ w over the taps of output (oy, ox) that meet the image, for every output channel;
-    // without padding every tap meets it everywhere, so position (0, 0) alone.
-    static std::vector<std::int32_t> compensation(const Int8Step& s, bool perPosition, std::int32_t factor)
+    // without padding every tap meets it everywhere, so position (0, 0) alone. `everyTap`: Σ w over
+    // all taps, one per channel (our stem kernel's input is bordered, so every tap meets a value).
+    static std::vector<std::int32_t> compensation(const Int8Step& s, bool perPosition, std::int32_t factor, bool everyTap = false)
     {
+        if (everyTap) {
+            const std::size_t per = static_cast<std::size_t>(s.C / s.groups) * s.KH * s.KW;
+            std::vector<std::int32_t> comp(static_cast<std::size_t>(s.O), 0);
+            for (std::size_t o = 0; o < comp.size(); ++o)
+                comp[o] = factor * std::accumulate(s.weight.begin() + static_cast<std::ptrdiff_t>(o * per),
+                                                   s.weight.begin() + static_cast<std::ptrdiff_t>((o + 1) * per), std::int32_t{0});
+            return comp;
+        }
         const int HO = perPosition ? s.HO : 1, WO = perPosition ? s.WO : 1;
         const int Cg = s.C / s.groups, K = s.KH * s.KW;
         std::vector<std::int32_t> tapSum(static_cast<std::size_t>(s.O) * K, 0);   // Σ over the group's channels, per tap
@@ -689,6 +706,19 @@ struct OneDnnInt8Plan::Impl {
             if (dw->outputSize() == s.HO) {
                 c.own = std::move(dw);
                 return c;
+            }
+        }
+        // A conv of a few input channels (the stem), uint8 storage: our VNNI kernel, its input
+        // bordered with the zero point's stored value (zx + 128).
+        if (u8 && s.groups == 1 && s.KH == s.KW && s.sh == s.sw && s.H == s.W && s.HO == s.WO && s.pt == s.pl && s.pt == s.pb && s.pt == s.pr &&
+            s.zx >= -128 && s.zx <= 127 && onednn::Int8StemConv::available() && onednn::Int8StemConv::supports(s.C, s.O, s.KH, s.sh)) {
+            try {
+                auto stem = std::make_shared<onednn::Int8StemConv>(s.C, s.O, s.H, s.KH, s.sh, s.pt, s.weight.data(), static_cast<std::uint8_t>(s.zx + 128));
+                if (stem->outputSize() == s.HO) {
+                    c.stem = std::move(stem);
+                    return c;
+                }
+            } catch (const std::invalid_argument&) {   // a weight outside int8: oneDNN's conv refuses it by name
             }
         }
         c.where = where;
@@ -768,7 +798,9 @@ struct OneDnnInt8Plan::Impl {
             if (static_cast<double>(most) * c.sumAbsW >= kFloatExact) return false;   // a partial sum might not be exact
             src = shifted->data;
         }
-        if (c.own) {
+        if (c.stem) {
+            c.stem->run(static_cast<const std::uint8_t*>(src), reinterpret_cast<std::int32_t*>(acc->data), n, reinterpret_cast<std::uint8_t*>(scratch->data));
+        } else if (c.own) {
             if (u8) c.own->run(static_cast<const std::uint8_t*>(src), reinterpret_cast<std::int32_t*>(acc->data), n, scratch->data);
             else c.own->run(static_cast<const float*>(src), acc->data, n, scratch->data);
         } else {
@@ -948,6 +980,11 @@ bool OneDnnInt8Plan::uint8Storage() const { return impl_->u8; }
 std::size_t OneDnnInt8Plan::ownDepthwise() const
 {
     return static_cast<std::size_t>(std::count_if(impl_->convs.begin(), impl_->convs.end(), [](const Impl::Conv& c) { return c.own != nullptr; }));
+}
+
+std::size_t OneDnnInt8Plan::ownStems() const
+{
+    return static_cast<std::size_t>(std::count_if(impl_->convs.begin(), impl_->convs.end(), [](const Impl::Conv& c) { return c.stem != nullptr; }));
 }
 
 std::size_t OneDnnInt8Plan::fusedExpansions() const

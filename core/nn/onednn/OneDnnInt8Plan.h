@@ -9,7 +9,8 @@
 //    partial sum stays below 2^24: checked per conv at build time, else per batch); depthwise
 //    convs on our AVX-512 kernel where the CPU has it (DepthwiseConv.h, the same sums), with the
 //    block's 1×1 expansion computed and requantised into its tiles on VNNI CPUs (uint8 storage,
-//    exact arithmetic; OneDnnInt8Expansion);
+//    exact arithmetic; OneDnnInt8Expansion); in uint8 storage on VNNI CPUs the stem (a conv of at
+//    most 4 input channels) on our kernel (Int8StemConv.h);
 //  * everything else — requantisation, truncation, add, multiply, mean, the input's quantisation —
 //    element by element through tinyengine/Int8Kernels.h, the functions Int8Forward's loops call
 //    (the exact arithmetic's with AVX-512 intrinsics where the CPU has them, the same formulas);
@@ -56,6 +57,7 @@ public:
     int batch() const;
     bool uint8Storage() const;
     std::size_t ownDepthwise() const;   // depthwise convs summed by our kernel (DepthwiseConv.h), not oneDNN
+    std::size_t ownStems() const;       // convs of a few input channels on our VNNI kernel (Int8StemConv.h)
     // Depthwise convs that compute their 1×1 expansion too (uint8 storage, exact arithmetic, AVX-512
     // VNNI; DepthwiseConv::runExpanded): the expansion's output is never stored.
     std::size_t fusedExpansions() const;
