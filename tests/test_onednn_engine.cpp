@@ -550,12 +550,14 @@ private Q_SLOTS:
         // 1 and 2, no padding up to kernel − 1, sizes where the last output pixel's row ends at the
         // tile's edge; uint8 inputs over the whole range and int8 weights at both ends; the border
         // value stands for every tap outside the image; two images (the second's tile reuses the
-        // first's border); nothing past the last output is written. Unsupported shapes and weights
-        // outside int8 are refused.
+        // first's border); nothing past the last output is written. Then the same sums requantised
+        // into uint8 (int8k::convExact + 128, both ends of the clamp reached). Unsupported shapes,
+        // weights outside int8 and a uint8 run without a requantisation are refused.
         if (!onednn::Int8StemConv::available()) QSKIP("no AVX-512 VNNI: the int8 plan runs its stem on oneDNN here");
         std::mt19937 rng(23);
         std::uniform_int_distribution<int> byte(0, 255), weight(-128, 127);
         int cases = 0;
+        std::size_t clamped[2] = {0, 0}, values = 0;
         for (int cin : {1, 3, 4})
             for (int cout : {1, 8, 16, 17, 24, 32, 48, 64})
                 for (int k : {1, 3, 5, 7})
@@ -598,9 +600,39 @@ private Q_SLOTS:
                                                          .arg(cin).arg(cout).arg(k).arg(stride).arg(pad).arg(h).arg(i).arg(i / cout).arg(i % cout)
                                                          .arg(y[i]).arg(want)));
                             }
+                            // Requantised into uint8 (the plan's storage): each sum as int8k::convExact
+                            // of sum + comp, clamped, + 128. Scales put about a tenth of the values at
+                            // each end of the clamp.
+                            std::vector<std::int32_t> comp(static_cast<std::size_t>(cout));
+                            std::vector<float> bias(static_cast<std::size_t>(cout)), scale(static_cast<std::size_t>(cout));
+                            for (int o = 0; o < cout; ++o) {
+                                comp[static_cast<std::size_t>(o)] = weight(rng) * 300;
+                                bias[static_cast<std::size_t>(o)] = static_cast<float>(weight(rng) * 1000);
+                                double spread = 1;
+                                for (std::size_t i = static_cast<std::size_t>(o); i < outs; i += static_cast<std::size_t>(cout))
+                                    spread = std::max(spread, std::abs(static_cast<double>(y[i]) + comp[static_cast<std::size_t>(o)] + bias[static_cast<std::size_t>(o)]));
+                                scale[static_cast<std::size_t>(o)] = static_cast<float>(150.0 / spread);
+                            }
+                            onednn::Int8StemConv requantised(cin, cout, h, k, stride, pad, w.data(), border);
+                            QVERIFY_THROWS_EXCEPTION(std::logic_error, requantised.run(x.data(), std::vector<std::uint8_t>(outs).data(), images, scratch.data()));
+                            const std::int32_t zy = weight(rng) / 4;
+                            requantised.setRequant(comp.data(), bias.data(), scale.data(), zy);
+                            std::vector<std::uint8_t> q(outs + 16, 77);
+                            requantised.run(x.data(), q.data(), images, scratch.data());
+                            for (std::size_t i = 0; i < q.size(); ++i) {
+                                const std::size_t o = i % static_cast<std::size_t>(cout);
+                                const int want = i < outs ? int8k::clamp8(int8k::convExact(y[i] + comp[o], bias[o], scale[o], zy)) + 128 : 77;
+                                if (q[i] != want)
+                                    QFAIL(qPrintable(QString("%1 -> %2 channels, kernel %3, stride %4, pad %5, requantised: value %6: %7 vs %8")
+                                                         .arg(cin).arg(cout).arg(k).arg(stride).arg(pad).arg(i).arg(q[i]).arg(want)));
+                                clamped[0] += i < outs && want == 0;
+                                clamped[1] += i < outs && want == 255;
+                                ++values;
+                            }
                             ++cases;
                         }
         QCOMPARE(cases, 3 * 8 * 4 * 2 * 3);
+        QVERIFY2(clamped[0] > values / 50 && clamped[1] > values / 50, qPrintable(QString("%1 / %2 of %3 at the clamp's ends").arg(clamped[0]).arg(clamped[1]).arg(values)));
         const std::vector<std::int32_t> w(65 * 5 * 9, 1);
         QVERIFY(!onednn::Int8StemConv::supports(5, 16, 3, 2));
         QVERIFY(!onednn::Int8StemConv::supports(3, 65, 3, 2));

@@ -3,6 +3,7 @@
 #include "nn/onednn/Avx512.h"
 
 #include <cstring>
+#include <type_traits>
 #include <stdexcept>
 #include <string>
 
@@ -24,9 +25,9 @@ TS_AVX512_VNNI inline void dpbusd(__m512i& acc, __m512i u8, __m512i s8) { asm("v
 // position of the block's first pixel's first tap; its dword t (of `taps`: kernel row by kernel
 // row) is at in + offsets[t], pixel p's `step` · p further. Every dword is broadcast and summed
 // into the P × V accumulators by vpdpbusd.
-template <int V, int P>
-TS_AVX512_VNNI void pixelBlock(const std::uint8_t* in, const std::size_t* offsets, int taps, int step, const std::int32_t* w, std::int32_t* out,
-                               int cout, __mmask16 lastMask)
+template <int V, int P, typename Out>
+TS_AVX512_VNNI void pixelBlock(const std::uint8_t* in, const std::size_t* offsets, int taps, int step, const std::int32_t* w, Out* out, int cout,
+                               __mmask16 lastMask, const Int8StemConv::Requant* q)
 {
     __m512i acc[P][V];
 #pragma GCC unroll 8
@@ -47,27 +48,48 @@ TS_AVX512_VNNI void pixelBlock(const std::uint8_t* in, const std::size_t* offset
             for (int v = 0; v < V; ++v) dpbusd(acc[p][v], x, wv[v]);
         }
     }
+    if constexpr (std::is_same_v<Out, std::int32_t>) {
 #pragma GCC unroll 8
-    for (int p = 0; p < P; ++p) {
-        std::int32_t* o = out + static_cast<std::size_t>(p) * cout;
+        for (int p = 0; p < P; ++p) {
+            std::int32_t* o = out + static_cast<std::size_t>(p) * cout;
 #pragma GCC unroll 4
-        for (int v = 0; v < V - 1; ++v) _mm512_storeu_si512(o + v * kLanes, acc[p][v]);
-        _mm512_mask_storeu_epi32(o + (V - 1) * kLanes, lastMask, acc[p][V - 1]);
+            for (int v = 0; v < V - 1; ++v) _mm512_storeu_si512(o + v * kLanes, acc[p][v]);
+            _mm512_mask_storeu_epi32(o + (V - 1) * kLanes, lastMask, acc[p][V - 1]);
+        }
+    } else {
+        // Requant's formula, 16 channels at a time; clamp8(y) + 128 narrowed in a register and
+        // stored as 16 bytes (vpmovdb's own masked stores are slow on some CPUs), the last vector's
+        // under the mask.
+        const __m512i zy = _mm512_set1_epi32(q->zy), lo = _mm512_set1_epi32(-128), hi = _mm512_set1_epi32(127), up = _mm512_set1_epi32(128);
+#pragma GCC unroll 8
+        for (int p = 0; p < P; ++p) {
+            std::uint8_t* o = out + static_cast<std::size_t>(p) * cout;
+#pragma GCC unroll 4
+            for (int v = 0; v < V; ++v) {
+                const __m512i x = _mm512_add_epi32(acc[p][v], _mm512_load_si512(q->comp + v * kLanes));
+                const __m512 f = _mm512_mul_ps(_mm512_add_ps(_mm512_cvtepi32_ps(x), _mm512_load_ps(q->bias + v * kLanes)),
+                                               _mm512_load_ps(q->scale + v * kLanes));
+                const __m512i y = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(f), zy), lo), hi), up);
+                const __m128i bytes = _mm512_cvtepi32_epi8(y);
+                if (v < V - 1) _mm_storeu_si128(reinterpret_cast<__m128i*>(o + v * kLanes), bytes);
+                else _mm_mask_storeu_epi8(o + v * kLanes, lastMask, bytes);
+            }
+        }
     }
 }
 
 // One output row: blocks of P pixels (P · V accumulators and V weight vectors in registers), then
 // single pixels.
-template <int V>
-TS_AVX512_VNNI void outputRow(const std::uint8_t* in, int ho, const std::size_t* offsets, int taps, int step, const std::int32_t* w,
-                              std::int32_t* out, int cout, __mmask16 lastMask)
+template <int V, typename Out>
+TS_AVX512_VNNI void outputRow(const std::uint8_t* in, int ho, const std::size_t* offsets, int taps, int step, const std::int32_t* w, Out* out,
+                              int cout, __mmask16 lastMask, const Int8StemConv::Requant* q)
 {
     constexpr int P = V == 1 ? 8 : V == 2 ? 6 : 4;
     int x = 0;
     for (; x + P <= ho; x += P)
-        pixelBlock<V, P>(in + static_cast<std::size_t>(x) * step, offsets, taps, step, w, out + static_cast<std::size_t>(x) * cout, cout, lastMask);
+        pixelBlock<V, P>(in + static_cast<std::size_t>(x) * step, offsets, taps, step, w, out + static_cast<std::size_t>(x) * cout, cout, lastMask, q);
     for (; x < ho; ++x)
-        pixelBlock<V, 1>(in + static_cast<std::size_t>(x) * step, offsets, taps, step, w, out + static_cast<std::size_t>(x) * cout, cout, lastMask);
+        pixelBlock<V, 1>(in + static_cast<std::size_t>(x) * step, offsets, taps, step, w, out + static_cast<std::size_t>(x) * cout, cout, lastMask, q);
 }
 
 }  // namespace
@@ -108,7 +130,8 @@ std::size_t Int8StemConv::scratchBytes() const
     return side * side * cin_ + kSlack;
 }
 
-void Int8StemConv::run(const std::uint8_t* src, std::int32_t* dst, int n, std::uint8_t* scratch) const
+template <typename Out>
+void Int8StemConv::runAs(const std::uint8_t* src, Out* dst, int n, std::uint8_t* scratch) const
 {
     const int side = h_ + 2 * pad_;
     const std::size_t rowBytes = static_cast<std::size_t>(side) * cin_, inRow = static_cast<std::size_t>(h_) * cin_,
@@ -131,15 +154,34 @@ void Int8StemConv::run(const std::uint8_t* src, std::int32_t* dst, int n, std::u
         for (int y = 0; y < h_; ++y) std::memcpy(scratch + rowBytes * (pad_ + y) + edge, image + y * inRow, inRow);
         for (int oy = 0; oy < ho_; ++oy) {
             const std::uint8_t* in = scratch + static_cast<std::size_t>(oy) * s_ * rowBytes;
-            std::int32_t* out = dst + b * outPlane + static_cast<std::size_t>(oy) * ho_ * cout_;
+            Out* out = dst + b * outPlane + static_cast<std::size_t>(oy) * ho_ * cout_;
             switch (vectors_) {
-            case 1: outputRow<1>(in, ho_, offsets, taps, step, packed_.data(), out, cout_, lastMask); break;
-            case 2: outputRow<2>(in, ho_, offsets, taps, step, packed_.data(), out, cout_, lastMask); break;
-            case 3: outputRow<3>(in, ho_, offsets, taps, step, packed_.data(), out, cout_, lastMask); break;
-            default: outputRow<4>(in, ho_, offsets, taps, step, packed_.data(), out, cout_, lastMask); break;
+            case 1: outputRow<1>(in, ho_, offsets, taps, step, packed_.data(), out, cout_, lastMask, requant_.get()); break;
+            case 2: outputRow<2>(in, ho_, offsets, taps, step, packed_.data(), out, cout_, lastMask, requant_.get()); break;
+            case 3: outputRow<3>(in, ho_, offsets, taps, step, packed_.data(), out, cout_, lastMask, requant_.get()); break;
+            default: outputRow<4>(in, ho_, offsets, taps, step, packed_.data(), out, cout_, lastMask, requant_.get()); break;
             }
         }
     }
+}
+
+void Int8StemConv::run(const std::uint8_t* src, std::int32_t* dst, int n, std::uint8_t* scratch) const { runAs(src, dst, n, scratch); }
+
+void Int8StemConv::run(const std::uint8_t* src, std::uint8_t* dst, int n, std::uint8_t* scratch) const
+{
+    if (!requant_) throw std::logic_error("int8 stem conv: uint8 output without a requantisation (setRequant)");
+    runAs(src, dst, n, scratch);
+}
+
+void Int8StemConv::setRequant(const std::int32_t* comp, const float* bias, const float* scale, std::int32_t zy)
+{
+    requant_ = std::make_unique<Requant>();
+    for (int o = 0; o < cout_; ++o) {
+        requant_->comp[o] = comp ? comp[o] : 0;
+        requant_->bias[o] = bias[o];
+        requant_->scale[o] = scale[o];
+    }
+    requant_->zy = zy;
 }
 
 }  // namespace tinyscope::onednn

@@ -11,6 +11,7 @@
 // Torch- and dnnl-free.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace tinyscope::onednn {
@@ -34,12 +35,31 @@ public:
     // Single-threaded.
     void run(const std::uint8_t* src, std::int32_t* dst, int n, std::uint8_t* scratch) const;
 
+    // The exact arithmetic's requantisation of every sum, as the int8 plan's (int8k::convExact):
+    // sum + comp[o] in int32, converted to float (round to nearest even), + bias[o], × scale[o]
+    // (two roundings, nothing fused), rounded to nearest even, + zy, clamped to int8. `comp` may
+    // be null (zero).
+    void setRequant(const std::int32_t* comp, const float* bias, const float* scale, std::int32_t zy);
+    // As run() above, each sum requantised (setRequant first, else std::logic_error) and stored
+    // as uint8 (+ 128): the int8 plan's uint8 storage, no int32 map in between.
+    void run(const std::uint8_t* src, std::uint8_t* dst, int n, std::uint8_t* scratch) const;
+
+    struct alignas(64) Requant {
+        std::int32_t comp[64] = {};
+        float bias[64] = {}, scale[64] = {};
+        std::int32_t zy = 0;
+    };
+
 private:
+    template <typename Out>
+    void runAs(const std::uint8_t* src, Out* dst, int n, std::uint8_t* scratch) const;
+
     int cin_, cout_, h_, k_, s_, pad_, ho_, vectors_, dwords_;
     std::uint8_t border_;
     // [ky][dword][vector][16 lanes] int32: lane o's 4 bytes are w[o][c][ky][kx] for the row bytes
     // 4·dword .. 4·dword + 3 (byte j = kx · cin + c), 0 past the row or for o ≥ cout.
     std::vector<std::int32_t> packed_;
+    std::unique_ptr<Requant> requant_;
 };
 
 }  // namespace tinyscope::onednn

@@ -544,6 +544,8 @@ struct OneDnnInt8Plan::Impl {
                 c.comp = compensation(s, c.compPerPosition, shiftOf(s.in[0]) - s.zx, c.stem != nullptr);
             }
             if (kAvx512 && arith == Int8Arithmetic::Exact) repeatForAvx512(s, c);
+            // The exact arithmetic: our stem kernel requantises as it stores (no int32 map).
+            if (c.stem && arith == Int8Arithmetic::Exact) c.stem->setRequant(c.comp.empty() ? nullptr : c.comp.data(), c.bias.data(), s.scale.data(), s.zy);
         }
         for (const Op& op : ops)
             if (op.step->kind == OpKind::McuAdd || op.step->kind == OpKind::McuMultiply)
@@ -799,7 +801,12 @@ struct OneDnnInt8Plan::Impl {
             src = shifted->data;
         }
         if (c.stem) {
-            c.stem->run(static_cast<const std::uint8_t*>(src), reinterpret_cast<std::int32_t*>(acc->data), n, reinterpret_cast<std::uint8_t*>(scratch->data));
+            auto* tile = reinterpret_cast<std::uint8_t*>(scratch->data);
+            if (arith == Int8Arithmetic::Exact) {   // requantised as it stores (setRequant)
+                c.stem->run(static_cast<const std::uint8_t*>(src), at<std::uint8_t>(op.out), n, tile);
+                return true;
+            }
+            c.stem->run(static_cast<const std::uint8_t*>(src), reinterpret_cast<std::int32_t*>(acc->data), n, tile);
         } else if (c.own) {
             if (u8) c.own->run(static_cast<const std::uint8_t*>(src), reinterpret_cast<std::int32_t*>(acc->data), n, scratch->data);
             else c.own->run(static_cast<const float*>(src), acc->data, n, scratch->data);
