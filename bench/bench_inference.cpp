@@ -10,7 +10,8 @@
 // runs the same number of calls, and the table gives the median images/s and the median of the
 // per-round ratios. The logits' checksums of all four must agree. oneDNN's achieved GMAC/s (the
 // cost model's MACs without BN, which is folded) is printed as a share of the FP32 FMA peak measured
-// at the start of the run (bench/FmaPeak.h; the nominal 2.1 GHz x 2 FMA x 16 lanes is printed too).
+// at the start of the run (bench/FmaPeak.h; the nominal 2.1 GHz x 2 FMA x 16 lanes is printed too),
+// and as the median share of the peak measured again just before each round's oneDNN turn.
 // Where oneDNN has native bf16 (AVX-512 BF16 or AMX) a second line per row times the bf16 plan in
 // the same rounds (its checksum differs from fp32's by bf16 rounding), and a third the int8 plan
 // (OneDnnInt8Engine: our PTQ of the subnet, Int8Forward's exact arithmetic, batched on oneDNN),
@@ -116,7 +117,7 @@ int main(int argc, char** argv)
                 at::Tensor logits = at::empty({batch, space.n_classes});
                 const float* px = x.data_ptr<float>();
                 std::vector<int> classes(static_cast<std::size_t>(batch));
-                std::vector<double> int8T, int8VsSeparate, int8VsDnn, int8VsTuned, ours, dnnT, tunedT, plainT, vsTuned, vsPlain, dnnVsTuned, dnnVsOurs, dnnVsPlain, bf16T, bf16VsDnn, bf16VsTuned, projectionsT, oursVsTheirProjections;
+                std::vector<double> int8T, int8VsSeparate, int8VsDnn, int8VsTuned, ours, dnnT, tunedT, plainT, vsTuned, vsPlain, dnnVsTuned, dnnVsOurs, dnnVsPlain, bf16T, bf16VsDnn, bf16VsTuned, projectionsT, oursVsTheirProjections, roundPeak, roundShare;
                 // One turn: `reps` calls of f after a pause (it lets the other side's OpenMP threads
                 // stop spinning), seconds per call.
                 auto turn = [&](auto&& f) {
@@ -128,8 +129,13 @@ int main(int argc, char** argv)
                 for (int r = 0; r < rounds; ++r) {
                     const double o = turn([&] { sub.forward(x); });
                     ours.push_back(o);
+                    // The peak again just before the turn: a VM's speed drifts between phases, and a
+                    // share of a peak measured minutes earlier mixes the two.
+                    const bench::FmaPeak now = bench::measureFmaPeak(threads, 1, 0.05);
                     const double d = turn([&] { dnn.forward(px, batch, logits.data_ptr<float>()); });
                     dnnT.push_back(d);
+                    roundPeak.push_back(threads == 1 ? now.gmacsPerThread : now.gmacsAll);
+                    roundShare.push_back(macs * batch / d / 1e9 / roundPeak.back());
                     dnnVsOurs.push_back(o / d);
                     const double tp = turn([&] { dnnTheirProjections.forward(px, batch, logits.data_ptr<float>()); });
                     projectionsT.push_back(tp);
@@ -172,6 +178,9 @@ int main(int argc, char** argv)
                                 bench::median(dnnVsTuned), bench::median(dnnVsOurs), bench::median(vsTuned), bench::median(dnnVsPlain), rate,
                                 dnnSum, sum, tuned.checksum(), plain.checksum());
                 }
+                std::printf("%-9s %4d %5d %3d | fp32 of the peak measured just before each turn: median %.0f%% (best %.0f%%), that peak %.1f-%.1f GMAC/s\n",
+                            name, res, batch, threads, 100 * bench::median(roundShare), 100 * *std::max_element(roundShare.begin(), roundShare.end()),
+                            *std::min_element(roundPeak.begin(), roundPeak.end()), *std::max_element(roundPeak.begin(), roundPeak.end()));
                 std::printf("%-9s %4d %5d %3d | fp32 with oneDNN's projections %9.1f img/s | our projections (%zu) / oneDNN's %5.2fx\n", name, res, batch,
                             threads, batch / bench::median(projectionsT), dnn.prepare(1).ownProjections(),
                             bench::median(oursVsTheirProjections));
