@@ -1,5 +1,5 @@
 #pragma once
-// The int8 plan's first convolution (the stem) on AVX-512 VNNI (docs/ONEDNN.md, "The int8 stem").
+// The int8 plan's first convolution (the stem) on AVX-512 VNNI (docs/ONEDNN.md, "The SE passes and the stem").
 // oneDNN 2.6's u8 × s8 convolution of a 3-channel input was the largest step of the smallest VWW
 // subnet's int8 plan (19 % of its time at 96 px). Here each output pixel's K kernel rows are K · cin
 // adjacent bytes of the NHWC input, read as dwords: every dword is broadcast and multiplied by a
