@@ -6,8 +6,9 @@
 //   plain  PyTorch's defaults: NCHW, a separate BN after every conv, glibc's default allocator,
 //          no_grad.
 // Ours runs on two engines (EvalEngine): LibTorch's forwardNet and the oneDNN plan
-// (core/nn/onednn, docs/ONEDNN.md). The four take turns, ROUNDS times per configuration; each turn
-// runs the same number of calls, and the table gives the median images/s and the median of the
+// (core/nn/onednn, docs/ONEDNN.md). The four take turns, ROUNDS times per configuration, each
+// round's order rotated by one (a turn right after a memory-heavy one runs slower); each turn runs
+// the same number of calls, and the table gives the median images/s and the median of the
 // per-round ratios. The logits' checksums of all four must agree. oneDNN's achieved GMAC/s (the
 // cost model's MACs without BN, which is folded) is printed as a share of the FP32 FMA peak measured
 // at the start of the run (bench/FmaPeak.h; the nominal 2.1 GHz x 2 FMA x 16 lanes is printed too),
@@ -38,6 +39,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <cstdio>
 #include <cstdlib>
@@ -126,36 +128,49 @@ int main(int argc, char** argv)
                     for (int i = 0; i < reps; ++i) f();
                     return std::chrono::duration<double>(Clock::now() - t).count() / reps;
                 };
+                // The turns of a round start from a different engine each round (rotated): a turn
+                // right after a memory-heavy one runs slower (BENCHMARKS.md, "A lead"), so a fixed
+                // order would always penalise the same engine.
                 for (int r = 0; r < rounds; ++r) {
-                    const double o = turn([&] { sub.forward(x); });
+                    double o = 0, d = 0, tp = 0, bt = 0, it8 = 0, sep = 0, tt = 0, pt = 0;
+                    const std::vector<std::function<void()>> turns = {
+                        [&] { o = turn([&] { sub.forward(x); }); },
+                        [&] {
+                            // The peak again just before the turn: a VM's speed drifts between phases,
+                            // and a share of a peak measured minutes earlier mixes the two.
+                            const bench::FmaPeak now = bench::measureFmaPeak(threads, 1, 0.05);
+                            d = turn([&] { dnn.forward(px, batch, logits.data_ptr<float>()); });
+                            roundPeak.push_back(threads == 1 ? now.gmacsPerThread : now.gmacsAll);
+                        },
+                        [&] { tp = turn([&] { dnnTheirProjections.forward(px, batch, logits.data_ptr<float>()); }); },
+                        [&] {
+                            if (bf16) bt = turn([&] { bf16->forward(px, batch, logits.data_ptr<float>()); });
+                        },
+                        [&] { it8 = turn([&] { int8Engine.predict(px, batch, threads, classes.data()); }); },
+                        [&] { sep = turn([&] { int8Separate.predict(px, batch, threads, classes.data()); }); },
+                        // Pauses let the other side's OpenMP threads stop spinning before a turn starts.
+                        [&] {
+                            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                            tt = tuned.secondsPerCall(reps);
+                            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                        },
+                        [&] {
+                            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                            pt = plain.secondsPerCall(reps);
+                            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                        },
+                    };
+                    for (std::size_t k = 0; k < turns.size(); ++k) turns[(k + static_cast<std::size_t>(r)) % turns.size()]();
                     ours.push_back(o);
-                    // The peak again just before the turn: a VM's speed drifts between phases, and a
-                    // share of a peak measured minutes earlier mixes the two.
-                    const bench::FmaPeak now = bench::measureFmaPeak(threads, 1, 0.05);
-                    const double d = turn([&] { dnn.forward(px, batch, logits.data_ptr<float>()); });
                     dnnT.push_back(d);
-                    roundPeak.push_back(threads == 1 ? now.gmacsPerThread : now.gmacsAll);
                     roundShare.push_back(macs * batch / d / 1e9 / roundPeak.back());
                     dnnVsOurs.push_back(o / d);
-                    const double tp = turn([&] { dnnTheirProjections.forward(px, batch, logits.data_ptr<float>()); });
                     projectionsT.push_back(tp);
                     oursVsTheirProjections.push_back(tp / d);
-                    double bt = 0;
-                    if (bf16) {
-                        bt = turn([&] { bf16->forward(px, batch, logits.data_ptr<float>()); });
-                        bf16T.push_back(bt);
-                        bf16VsDnn.push_back(d / bt);
-                    }
-                    const double it8 = turn([&] { int8Engine.predict(px, batch, threads, classes.data()); });
+                    if (bf16) bf16T.push_back(bt), bf16VsDnn.push_back(d / bt);
                     int8T.push_back(it8);
                     int8VsDnn.push_back(d / it8);
-                    int8VsSeparate.push_back(turn([&] { int8Separate.predict(px, batch, threads, classes.data()); }) / it8);
-                    // Pauses let the other side's OpenMP threads stop spinning before a turn starts.
-                    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-                    const double tt = tuned.secondsPerCall(reps);
-                    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-                    const double pt = plain.secondsPerCall(reps);
-                    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                    int8VsSeparate.push_back(sep / it8);
                     if (tt > 0) tunedT.push_back(tt), vsTuned.push_back(tt / o), dnnVsTuned.push_back(tt / d);
                     if (tt > 0 && bt > 0) bf16VsTuned.push_back(tt / bt);
                     if (tt > 0) int8VsTuned.push_back(tt / it8);
