@@ -482,65 +482,96 @@ private Q_SLOTS:
         // single groups after the blocks, a lone last pixel of a pair), with and without the
         // residual add, plain and gated (runGated: an SE block's gates folded into the weights per
         // image; powers of two, so still exact; two images where the count is even); nothing past
-        // the last pixel is written. Counts without code are refused.
+        // the last pixel is written. Then the same on bfloat16 maps (Storage::Bf16, on CPUs with
+        // AVX-512 BF16; even input counts): inputs, weights, gates and residual bfloat16-exact
+        // integers, so the float32 sum is exact and each output must be its one rounding to bfloat16.
+        // Counts without code, and odd input counts for bf16, are refused.
         if (!onednn::PointwiseConv::available()) QSKIP("no AVX-512F: the plan runs every projection on oneDNN here");
+        using Storage = onednn::PointwiseConv::Storage;
         std::mt19937 rng(21);
         std::uniform_int_distribution<int> small(-8, 8), large(-100, 100);
         int cases = 0;
-        for (int cout : {24, 40, 48, 80})
-            for (int cin : {1, 3, 24, 144})
-                for (int pixels : {1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17, 23, 24, 25, 49})
-                    for (int variant = 0; variant < 4; ++variant) {
-                        const bool add = variant % 2 == 1, gated = variant >= 2;
-                        const int images = gated && pixels % 2 == 0 ? 2 : 1, perImage = pixels / images;
-                        std::vector<float> gates(static_cast<std::size_t>(images) * cin, 1.f);
-                        if (gated)
-                            for (float& g : gates) g = std::ldexp(1.f, small(rng) % 3);   // 1/4 … 4
-                        std::vector<float> x(static_cast<std::size_t>(pixels) * cin), w(static_cast<std::size_t>(cout) * cin), b(cout);
-                        for (float& v : x) v = static_cast<float>(small(rng));
-                        for (float& v : w) v = static_cast<float>(small(rng));
-                        for (float& v : b) v = static_cast<float>(large(rng));
-                        const std::size_t outs = static_cast<std::size_t>(pixels) * cout;
-                        std::vector<float> y(outs + 2 * cout, 12345.f);   // two pixels past the end: must stay
-                        for (std::size_t i = 0; i < outs; ++i) y[i] = add ? static_cast<float>(large(rng)) : NAN;
-                        const std::vector<float> before = y;
-                        const onednn::PointwiseConv pw(cin, cout, w.data(), b.data(), add);
-                        if (gated) {
+        const bool bf16 = onednn::PointwiseConv::availableBf16();
+        if (!bf16) qInfo("no AVX-512 BF16: the bf16 storage is not run here");
+        for (Storage storage : {Storage::Fp32, Storage::Bf16}) {
+            if (storage == Storage::Bf16 && !bf16) continue;
+            const bool b16 = storage == Storage::Bf16;
+            for (int cout : {24, 40, 48, 80})
+                for (int cinOf : {1, 3, 24, 144})
+                    for (int pixels : {1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17, 23, 24, 25, 49})
+                        for (int variant = 0; variant < 4; ++variant) {
+                            const int cin = b16 ? cinOf + cinOf % 2 : cinOf;
+                            const bool add = variant % 2 == 1, gated = variant >= 2;
+                            const int images = gated && pixels % 2 == 0 ? 2 : 1, perImage = pixels / images;
+                            std::vector<float> gates(static_cast<std::size_t>(images) * cin, 1.f);
+                            if (gated)
+                                for (float& g : gates) g = std::ldexp(1.f, small(rng) % 3);   // 1/4 … 4
+                            std::vector<float> x(static_cast<std::size_t>(pixels) * cin), w(static_cast<std::size_t>(cout) * cin), b(cout);
+                            for (float& v : x) v = static_cast<float>(small(rng));
+                            for (float& v : w) v = static_cast<float>(small(rng));
+                            for (float& v : b) v = static_cast<float>(large(rng));
+                            const std::size_t outs = static_cast<std::size_t>(pixels) * cout;
+                            std::vector<float> y(outs + 2 * cout, 12345.f);   // two pixels past the end: must stay
+                            for (std::size_t i = 0; i < outs; ++i) y[i] = add ? static_cast<float>(large(rng)) : NAN;
+                            const std::vector<float> before = y;
+                            const onednn::PointwiseConv pw(cin, cout, w.data(), b.data(), add, storage);
                             std::unique_ptr<float, void (*)(void*)> scratch(
                                 static_cast<float*>(std::aligned_alloc(64, (pw.gatedScratchFloats() * sizeof(float) + 63) / 64 * 64)), std::free);
-                            pw.runGated(x.data(), y.data(), images, static_cast<std::size_t>(perImage), gates.data(), scratch.get());
-                        } else {
-                            pw.run(x.data(), y.data(), static_cast<std::size_t>(pixels));
-                        }
-                        for (int p = 0; p < pixels + 2; ++p)
-                            for (int o = 0; o < cout; ++o) {
-                                const std::size_t at = static_cast<std::size_t>(p) * cout + o;
-                                double want = 12345;
-                                if (p < pixels) {
-                                    want = static_cast<double>(b[o]) + (add ? before[at] : 0.0);
-                                    const float* g = gates.data() + static_cast<std::size_t>(p / perImage) * cin;
-                                    for (int i = 0; i < cin; ++i)
-                                        want += static_cast<double>(w[static_cast<std::size_t>(o) * cin + i]) * x[static_cast<std::size_t>(p) * cin + i] * g[i];
-                                }
-                                if (y[at] != static_cast<float>(want))
-                                    QFAIL(qPrintable(QString("%1 -> %2 channels, %3 pixels%4%5: pixel %6, channel %7: %8 vs %9")
-                                                         .arg(cin).arg(cout).arg(pixels).arg(add ? " + residual" : "").arg(gated ? ", gated" : "")
-                                                         .arg(p).arg(o).arg(y[at]).arg(want)));
+                            if (b16) {
+                                // Every value here is a bfloat16 exactly (integers of at most 8 significant bits).
+                                auto asBf16 = [](const std::vector<float>& v) {
+                                    std::vector<onednn::Bf16> r(v.size());
+                                    for (std::size_t i = 0; i < v.size(); ++i) r[i] = toBf16(v[i]);
+                                    return r;
+                                };
+                                const std::vector<onednn::Bf16> xb = asBf16(x), gb = asBf16(gates);
+                                std::vector<onednn::Bf16> yb = asBf16(y);
+                                if (gated)
+                                    pw.runGated(xb.data(), yb.data(), images, static_cast<std::size_t>(perImage), gb.data(), scratch.get());
+                                else
+                                    pw.run(xb.data(), yb.data(), static_cast<std::size_t>(pixels));
+                                for (std::size_t i = 0; i < y.size(); ++i) y[i] = fromBf16(yb[i]);
+                            } else if (gated) {
+                                pw.runGated(x.data(), y.data(), images, static_cast<std::size_t>(perImage), gates.data(), scratch.get());
+                            } else {
+                                pw.run(x.data(), y.data(), static_cast<std::size_t>(pixels));
                             }
-                        ++cases;
-                    }
-        QCOMPARE(cases, 4 * 4 * 15 * 4);
+                            for (int p = 0; p < pixels + 2; ++p)
+                                for (int o = 0; o < cout; ++o) {
+                                    const std::size_t at = static_cast<std::size_t>(p) * cout + o;
+                                    double want = 12345;
+                                    if (p < pixels) {
+                                        want = static_cast<double>(b[o]) + (add ? before[at] : 0.0);
+                                        const float* g = gates.data() + static_cast<std::size_t>(p / perImage) * cin;
+                                        for (int i = 0; i < cin; ++i)
+                                            want += static_cast<double>(w[static_cast<std::size_t>(o) * cin + i]) * x[static_cast<std::size_t>(p) * cin + i] * g[i];
+                                    }
+                                    const float expected = b16 ? fromBf16(toBf16(static_cast<float>(want))) : static_cast<float>(want);
+                                    if (y[at] != expected)
+                                        QFAIL(qPrintable(QString("%1%2 -> %3 channels, %4 pixels%5%6: pixel %7, channel %8: %9 vs %10")
+                                                             .arg(b16 ? "bf16, " : "").arg(cin).arg(cout).arg(pixels).arg(add ? " + residual" : "")
+                                                             .arg(gated ? ", gated" : "").arg(p).arg(o).arg(y[at]).arg(expected)));
+                                }
+                            ++cases;
+                        }
+        }
+        QCOMPARE(cases, 4 * 4 * 15 * 4 * (bf16 ? 2 : 1));
         const std::vector<float> w(96 * 8, 1.f), b(96, 0.f);
+        auto refused = [&](int cin, int cout, Storage storage, const QString& message) {
+            try {
+                onednn::PointwiseConv(cin, cout, w.data(), b.data(), false, storage);
+                QFAIL(qPrintable("accepted: " + message));
+            } catch (const std::invalid_argument& e) {
+                QVERIFY2(QString(e.what()).contains(message), e.what());
+            }
+        };
         for (int cout : {8, 16, 32, 56, 64, 96}) {
             QVERIFY(!onednn::PointwiseConv::supports(cout));
-            try {
-                onednn::PointwiseConv(8, cout, w.data(), b.data(), false);
-                QFAIL("a channel count without code was accepted");
-            } catch (const std::invalid_argument& e) {
-                QVERIFY2(QString(e.what()).contains(QString("no kernel for 8 -> %1 channels").arg(cout)), e.what());
-            }
+            refused(8, cout, Storage::Fp32, QString("no kernel for 8 -> %1 channels").arg(cout));
         }
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, onednn::PointwiseConv(0, 24, w.data(), b.data(), false));
+        QVERIFY(!onednn::PointwiseConv::supportsBf16(3, 24));
+        refused(3, 24, Storage::Bf16, "no bf16 kernel for 3 -> 24 channels");
     }
 
     void ownInt8StemKernelEqualsIntegerLoops()
@@ -655,7 +686,7 @@ private Q_SLOTS:
         // has code for runs on it, the residual added as it stores, an SE block's gates folded into
         // its weights; the logits equal those of the plan with oneDNN's projections (and SE
         // multiplies) within 1e-5 (the sums add the input channels in order and start from the
-        // bias) and LibTorch's within 1e-4. bf16 plans keep oneDNN's.
+        // bias) and LibTorch's within 1e-4. bf16 plans as well, below.
         if (!onednn::PointwiseConv::available()) QSKIP("no AVX-512F: the plan runs every projection on oneDNN here");
         forEachFoldedVwwSubnet(22, [](const SubnetConfig& config, Subnet& sub) {
             OneDnnSubnet ours(sub), theirs(sub, OneDnnDtype::Fp32, OneDnnDepthwise::OursFused, OneDnnProjection::OneDnn);
@@ -681,7 +712,29 @@ private Q_SLOTS:
             qInfo("%d px: %zu projections on our kernel: largest logit difference to oneDNN's %.3g", config.image_size, want, d.max);
             QVERIFY2(d.max <= 1e-5, d.where.c_str());
             QVERIFY2(compare(a, sub.forward(x)).max <= 1e-4, "vs LibTorch");
-            if (oneDnnHasBf16()) QCOMPARE(OneDnnSubnet(sub, OneDnnDtype::Bf16).prepare(3).ownProjections(), std::size_t(0));
+            if (!onednn::PointwiseConv::availableBf16() || !oneDnnHasBf16()) return;
+            // bf16 plans: the projections from an even channel count, gates folded in the same way;
+            // the logits within 1 % of the largest from the bf16 plan with oneDNN's projections (each
+            // side rounds to bfloat16 in its own places: the SE product, the summation order).
+            OneDnnSubnet ours16(sub, OneDnnDtype::Bf16), theirs16(sub, OneDnnDtype::Bf16, OneDnnDepthwise::OursFused, OneDnnProjection::OneDnn);
+            std::size_t want16 = 0, gated16 = 0;
+            for (int i = 0; i < sub.weights().layout.n_blocks; ++i) {
+                const BlockShape& shape = sub.weights().layout.block(i);
+                const bool own = !shape.fused && onednn::PointwiseConv::supportsBf16(shape.mid, shape.cout);
+                want16 += own;
+                gated16 += own && shape.se_mid > 0;
+            }
+            QVERIFY(want16 >= 3);
+            QCOMPARE(ours16.prepare(3).ownProjections(), want16);
+            QCOMPARE(theirs16.prepare(3).ownProjections(), std::size_t(0));
+            QCOMPARE(ours16.prepare(3).fusedSeSteps(), theirs16.prepare(3).fusedSeSteps() + gated16);
+            QCOMPARE(ours16.prepare(3).primitives() + gated16, theirs16.prepare(3).primitives());
+            const at::Tensor a16 = ours16.forward(x), b16 = theirs16.forward(x);
+            const double scale = b16.abs().max().item<double>();
+            const Difference d16 = compare(a16, b16);
+            qInfo("bf16: largest logit difference to oneDNN's projections %.3g (largest |logit| %.3g)", d16.max, scale);
+            QVERIFY2(d16.max <= 0.01 * scale, d16.where.c_str());
+            QVERIFY(!at::equal(a16, b16));   // really another kernel
         });
     }
 

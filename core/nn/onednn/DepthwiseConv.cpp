@@ -400,13 +400,6 @@ TS_AVX512 void expandTiles(const In* image, int h, int cin, const float* we, Exp
 
 }  // namespace
 
-Bf16 nearestBf16(float v)
-{
-    std::uint32_t bits;
-    std::memcpy(&bits, &v, sizeof bits);
-    return static_cast<Bf16>((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
-}
-
 bool DepthwiseConv::available()
 {
     return hasAvx512();

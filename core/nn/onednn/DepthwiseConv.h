@@ -10,6 +10,8 @@
 // CPU has AVX-512 (available()); the plans keep oneDNN's kernel elsewhere. Also the int8 plan's
 // depthwise sums (uint8 in, int32 out; float in, float out), exact as integers, and bf16 plans' (bfloat16
 // in and out, float32 sums). Torch- and dnnl-free.
+#include "nn/onednn/Bf16.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -19,12 +21,6 @@ namespace tinyscope::onednn {
 
 struct PackedWeights;   // OneDnnCommon.h
 struct Buffer;          // OneDnnCommon.h
-
-// A bfloat16 value's bits (the upper half of a float32's), as oneDNN's bf16 memories hold them.
-enum class Bf16 : std::uint16_t {};
-
-// A float's nearest bfloat16 (ties to even; finite values): what oneDNN's reorder stores for a bf16 weight.
-Bf16 nearestBf16(float v);
 
 // The 1×1 convolution (+ bias + ReLU6) that expands a block's input to the depthwise conv's channels
 // (MBConv's inverted bottleneck), fused into the depthwise conv (DepthwiseConv::runExpanded):

@@ -187,12 +187,7 @@ struct OneDnnPlan::Impl {
     }
 
     // x rounded to the nearest bfloat16 (ties to even), as a float: what a bf16 weight holds.
-    static float roundedToBf16(float x)
-    {
-        const std::uint32_t bits = static_cast<std::uint32_t>(onednn::nearestBf16(x)) << 16;
-        std::memcpy(&x, &bits, sizeof x);
-        return x;
-    }
+    static float roundedToBf16(float x) { return onednn::floatOf(onednn::nearestBf16(x)); }
 
     // The first conv + bias + ReLU6 on our kernel (StemConv.h), straight from the caller's NCHW
     // images, where it applies (AVX-512, its shapes): true, and h is its output size. bf16 plans:
@@ -246,12 +241,14 @@ struct OneDnnPlan::Impl {
         return ho;
     }
 
-    // Our kernel runs this projection: fp32 plans, OneDnnProjection::Ours, AVX-512, a 1×1 stride-1
-    // conv to a channel count it has code for.
+    // Our kernel runs this projection: OneDnnProjection::Ours, a 1×1 stride-1 conv to a channel
+    // count it has code for; fp32 plans on AVX-512, bf16 plans on AVX-512 BF16 from an even count.
     bool ownProjectionFor(const FoldedConv& c) const
     {
-        return projectionBy == OneDnnProjection::Ours && actType == Dt::f32 && c.kernel == 1 && c.stride == 1 && c.groups == 1 &&
-               onednn::PointwiseConv::available() && onednn::PointwiseConv::supports(c.cout);
+        using onednn::PointwiseConv;
+        if (projectionBy != OneDnnProjection::Ours || c.kernel != 1 || c.stride != 1 || c.groups != 1) return false;
+        return actType == Dt::f32 ? PointwiseConv::available() && PointwiseConv::supports(c.cout)
+                                  : PointwiseConv::availableBf16() && PointwiseConv::supportsBf16(c.cin, c.cout);
     }
 
     // A block's projection (1×1, stride 1, no activation) from src into dst (`add`: dst += it, the
@@ -261,13 +258,27 @@ struct OneDnnPlan::Impl {
     void projection(const FoldedConv& c, int h, float* src, float* dst, bool add, const float* gates)
     {
         if (ownProjectionFor(c)) {
-            auto pw = std::make_shared<onednn::PointwiseConv>(c.cin, c.cout, c.weight.data(), c.bias.data(), add);
+            using onednn::PointwiseConv;
+            const bool bf16 = actType == Dt::bf16;
+            auto pw = std::make_shared<PointwiseConv>(c.cin, c.cout, c.weight.data(), c.bias.data(), add,
+                                                      bf16 ? PointwiseConv::Storage::Bf16 : PointwiseConv::Storage::Fp32);
             const std::size_t pixels = static_cast<std::size_t>(h) * h;
-            if (gates)
+            if (bf16) {
+                using onednn::Bf16;
+                auto* s = reinterpret_cast<const Bf16*>(src);
+                auto* d = reinterpret_cast<Bf16*>(dst);
+                auto* g = reinterpret_cast<const Bf16*>(gates);
+                if (gates)
+                    addOwn([pw, s, d, images = n, pixels, g](float* scratch) { pw->runGated(s, d, images, pixels, g, scratch); },
+                           pw->gatedScratchFloats());
+                else
+                    addOwn([pw, s, d, pixels = pixels * n](float*) { pw->run(s, d, pixels); });
+            } else if (gates) {
                 addOwn([pw, src, dst, images = n, pixels, gates](float* scratch) { pw->runGated(src, dst, images, pixels, gates, scratch); },
                        pw->gatedScratchFloats());
-            else
+            } else {
                 addOwn([pw, src, dst, pixels = pixels * n](float*) { pw->run(src, dst, pixels); });
+            }
             ++ownProjections;
             return;
         }

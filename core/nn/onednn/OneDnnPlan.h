@@ -20,9 +20,10 @@
 //    `headBatch` images (their maps are large: a chunk stays in the caches), each chunk's output
 //    copied into the tail's input, then the rest on the whole batch at once (their maps are small
 //    and their weights large: one pass over the weights serves every image). Three more buffers.
-//  * fp32 plans' projections to few channels on our AVX-512 1×1 kernel (PointwiseConv.h), the
-//    residual added as it stores; in fp32 plans an SE block's pooling summed by our depthwise
-//    kernel as it stores and its multiply folded into our projection's weights per image;
+//  * projections to few channels on our AVX-512 1×1 kernel (PointwiseConv.h; bf16 plans with
+//    AVX-512 BF16, from an even channel count), the residual added as it stores, an SE block's
+//    multiply folded into its weights per image; in fp32 plans an SE block's pooling summed by our
+//    depthwise kernel as it stores;
 // Torch- and dnnl-free header.
 #include "nn/onednn/FoldedSubnet.h"
 
@@ -44,10 +45,10 @@ enum class OneDnnDtype { Fp32, Bf16 };
 // `Ours` and `OneDnn` are kept for the benchmarks' comparisons and the equality tests.
 enum class OneDnnDepthwise { OursFused, Ours, OneDnn };
 
-// Who runs the blocks' projections (their last 1×1 conv, + the residual add) in fp32 plans: our
-// AVX-512 kernel (nn/onednn/PointwiseConv.h; to 24, 40, 48 or 80 channels, where the CPU has
-// AVX-512 F/BW/VL) or oneDNN's convolution (every other count, bf16 plans, and `OneDnn`,
-// kept for the benchmark's comparison and the equality tests).
+// Who runs the blocks' projections (their last 1×1 conv, + the residual add): our AVX-512 kernel
+// (nn/onednn/PointwiseConv.h; to 24, 40, 48 or 80 channels, where the CPU has AVX-512 F/BW/VL, and
+// in bf16 plans AVX-512 BF16 and an even input count) or oneDNN's convolution (every other count,
+// and `OneDnn`, kept for the benchmark's comparison and the equality tests).
 enum class OneDnnProjection { Ours, OneDnn };
 
 // Two stages in one plan (above): `headBatch` 0 (or not dividing the batch, or `tailFrom` not
