@@ -401,6 +401,27 @@ private Q_SLOTS:
                             if (yb[i] != toBf16(y[i]))
                                 QFAIL(qPrintable(QString("bf16, k%1 s%2 h%3 c%4: output %5 is %6, the float path's %7 rounds to %8")
                                                      .arg(kk).arg(s).arg(h).arg(c).arg(i).arg(fromBf16(yb[i])).arg(y[i]).arg(fromBf16(toBf16(y[i])))));
+                        // bf16 means (the bf16 plans' SE pooling): of the stored bfloat16 outputs,
+                        // within float rounding and the mean's one rounding to bfloat16 (half a step,
+                        // at most 2^-8 of it); the outputs the same as without them; nothing written
+                        // past n × c.
+                        std::vector<onednn::Bf16> yb2(yb.size()), meansB(static_cast<std::size_t>(n) * c + 1, toBf16(7.f));
+                        dw.run(xb.data(), yb2.data(), n, scratch.get(), meansB.data());
+                        QVERIFY(yb2 == yb);
+                        QCOMPARE(fromBf16(meansB.back()), 7.f);
+                        for (int i = 0; i < n; ++i)
+                            for (int ch = 0; ch < c; ++ch) {
+                                double sum = 0, mag = 0;
+                                for (int p = 0; p < ho * ho; ++p) {
+                                    const double v = fromBf16(yb[(static_cast<std::size_t>(i) * ho * ho + p) * c + ch]);
+                                    sum += v;
+                                    mag += std::fabs(v);
+                                }
+                                const double got = fromBf16(meansB[static_cast<std::size_t>(i) * c + ch]), want = sum / (ho * ho);
+                                if (!(std::fabs(got - want) <= std::ldexp(std::fabs(want), -8) + 1e-6 * mag / (ho * ho) + 1e-7))
+                                    QFAIL(qPrintable(QString("bf16 means, k%1 s%2 h%3 c%4: image %5, channel %6: %7 vs %8")
+                                                         .arg(kk).arg(s).arg(h).arg(c).arg(i).arg(ch).arg(got).arg(want)));
+                            }
                         ++cases;
                     }
         QCOMPARE(cases, 4 * 2 * 6 * 4);

@@ -72,17 +72,20 @@ TS_AVX512 void rowBlock(const float* in, int rowStride, const float* w, const fl
         for (int j = 0; j < B; ++j) {
             __m512 v = _mm512_add_ps(acc[rr][j], b);
             if (relu6) v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
-            if constexpr (std::is_same_v<Out, float>)
-                if (sum) total = _mm512_add_ps(total, v);
             Out* o = out + rr * outRowStride + j * outStride;
-            if constexpr (std::is_same_v<Out, float>)
+            if constexpr (std::is_same_v<Out, float>) {
+                if (sum) total = _mm512_add_ps(total, v);
                 _mm512_mask_storeu_ps(o, mask, v);
-            else if constexpr (std::is_same_v<Out, Bf16>)
-                _mm256_mask_storeu_epi16(o, mask, toBf16(v));
-            else
+            } else if constexpr (std::is_same_v<Out, Bf16>) {
+                // The sum takes the stored (rounded) values, as a pooling of the stored map would.
+                const __m512i bits = roundedBf16Bits(v);
+                if (sum) total = _mm512_add_ps(total, _mm512_castsi512_ps(_mm512_and_si512(bits, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u)))));
+                _mm256_mask_storeu_epi16(o, mask, _mm512_cvtepi32_epi16(_mm512_srli_epi32(bits, 16)));
+            } else {
                 _mm512_mask_storeu_epi32(o, mask, _mm512_cvtps_epi32(v));
+            }
         }
-    if constexpr (std::is_same_v<Out, float>)
+    if constexpr (!std::is_same_v<Out, std::int32_t>)
         if (sum) _mm512_store_ps(sum, _mm512_add_ps(_mm512_load_ps(sum), total));
 }
 
@@ -518,7 +521,7 @@ std::size_t DepthwiseConv::tileFloats() const
 std::size_t DepthwiseConv::scratchFloats() const { return tileFloats() * std::max(1, expansionGroup_); }
 
 template <typename Out, typename Fill>
-void DepthwiseConv::runWith(Out* dst, int n, float* scratch, int group, Fill&& fill, float* means) const
+void DepthwiseConv::runWith(Out* dst, int n, float* scratch, int group, Fill&& fill, Out* means) const
 {
     const int wp = h_ + 2 * pad_, rowStride = wp * kLanes;
     const std::size_t tile = tileFloats();
@@ -557,18 +560,24 @@ void DepthwiseConv::runWith(Out* dst, int n, float* scratch, int group, Fill&& f
                     }
                     oh += rows;
                 }
-                if (means) {
-                    const float inv = 1.f / static_cast<float>(ho_ * ho_);
-                    for (int l = 0; l < kLanes && cb * kLanes + l < c_; ++l)
-                        means[static_cast<std::size_t>(img) * c_ + cb * kLanes + l] = sums[l] * inv;
-                }
+                if constexpr (!std::is_same_v<Out, std::int32_t>)
+                    if (means) {
+                        const float inv = 1.f / static_cast<float>(ho_ * ho_);
+                        for (int l = 0; l < kLanes && cb * kLanes + l < c_; ++l) {
+                            Out& m = means[static_cast<std::size_t>(img) * c_ + cb * kLanes + l];
+                            if constexpr (std::is_same_v<Out, Bf16>)
+                                m = nearestBf16(sums[l] * inv);
+                            else
+                                m = sums[l] * inv;
+                        }
+                    }
             }
         }
     }
 }
 
 template <typename In, typename Out>
-void DepthwiseConv::runAs(const In* src, Out* dst, int n, float* scratch, float* means) const
+void DepthwiseConv::runAs(const In* src, Out* dst, int n, float* scratch, Out* means) const
 {
     const int wp = h_ + 2 * pad_;
     runWith(dst, n, scratch, 1, [&](int img, int cb, int, float* tile) {
@@ -578,13 +587,13 @@ void DepthwiseConv::runAs(const In* src, Out* dst, int n, float* scratch, float*
 
 void DepthwiseConv::run(const float* src, float* dst, int n, float* scratch, float* means) const { runAs(src, dst, n, scratch, means); }
 
-void DepthwiseConv::run(const Bf16* src, Bf16* dst, int n, float* scratch) const { runAs(src, dst, n, scratch); }
+void DepthwiseConv::run(const Bf16* src, Bf16* dst, int n, float* scratch, Bf16* means) const { runAs(src, dst, n, scratch, means); }
 
 bool DepthwiseConv::bf16ExpansionAvailable() { return hasAvx512Bf16(); }
 
 bool DepthwiseConv::expandsBf16() const { return expansionPairs_ != nullptr && bf16ExpansionAvailable(); }
 
-void DepthwiseConv::runExpanded(const Bf16* src, Bf16* dst, int n, float* scratch) const
+void DepthwiseConv::runExpanded(const Bf16* src, Bf16* dst, int n, float* scratch, Bf16* means) const
 {
     if (!expandsBf16()) throw std::logic_error("DepthwiseConv: a bf16 expansion needs an even input channel count and AVX-512 BF16");
     const int wp = h_ + 2 * pad_, cin = expansionCin_;
@@ -593,7 +602,7 @@ void DepthwiseConv::runExpanded(const Bf16* src, Bf16* dst, int n, float* scratc
         expandTiles(src + static_cast<std::size_t>(img) * h_ * h_ * cin, h_, cin,
                         expansionPairs_->data + static_cast<std::size_t>(cb) * (cin / 2) * kLanes, expansion_->bias.data + cb * kLanes, count, tiles,
                         tile, wp, pad_);
-    });
+    }, means);
 }
 
 void DepthwiseConv::runExpanded(const float* src, float* dst, int n, float* scratch, float* means) const

@@ -76,8 +76,9 @@ public:
     // global average pooling of a squeeze-and-excitation block, without reading the map again).
     void run(const float* src, float* dst, int n, float* scratch, float* means = nullptr) const;
     // bf16 plans: bfloat16 in and out, float32 taps and sums (as oneDNN's bf16 kernels: f32
-    // accumulation), the output rounded to nearest even.
-    void run(const Bf16* src, Bf16* dst, int n, float* scratch) const;
+    // accumulation), the output rounded to nearest even. `means`: as run's, of the stored (rounded)
+    // outputs, summed in float32 and rounded to bfloat16.
+    void run(const Bf16* src, Bf16* dst, int n, float* scratch, Bf16* means = nullptr) const;
     // The int8 plan's uint8 storage: uint8 images in, the int32 sums out (no ReLU6; integer
     // weights and a zero or integer bias). Every partial sum is an integer below 255 · Σ|w|, exact in
     // float32 while that stays below 2^24 (the caller checks).
@@ -92,8 +93,8 @@ public:
     // (vdpbf16ps, two input channels per step: channel 2k + 1's product added, then 2k's), + bias,
     // ReLU6, each expanded value rounded to bfloat16 (as a bf16 expansion conv would store it), then
     // the bf16 depthwise conv of run(const Bf16*, …). The caller rounds both layers' weights to
-    // bfloat16, as oneDNN's reorder does. Needs expandsBf16().
-    void runExpanded(const Bf16* src, Bf16* dst, int n, float* scratch) const;
+    // bfloat16, as oneDNN's reorder does. `means`: as run(const Bf16*, …)'s. Needs expandsBf16().
+    void runExpanded(const Bf16* src, Bf16* dst, int n, float* scratch, Bf16* means = nullptr) const;
     // An expansion from an even channel count, on a CPU with AVX-512 BF16 (bf16ExpansionAvailable()).
     bool expandsBf16() const;
     // The int8 plan (uint8 storage): n images of stored values x + 128 (NHWC, n × h × h × cin) into
@@ -114,12 +115,12 @@ public:
 
 private:
     template <typename In, typename Out>
-    void runAs(const In* src, Out* dst, int n, float* scratch, float* means = nullptr) const;
+    void runAs(const In* src, Out* dst, int n, float* scratch, Out* means = nullptr) const;
     // The convolution with the tile interiors of `group` channel blocks at a time (1 or 2; fewer for
     // the last) filled by fill(img, first block, count, tiles: count tiles of tileFloats() each).
-    // `means`: float output only (null otherwise).
+    // `means`: float and bfloat16 output only (null otherwise).
     template <typename Out, typename Fill>
-    void runWith(Out* dst, int n, float* scratch, int group, Fill&& fill, float* means = nullptr) const;
+    void runWith(Out* dst, int n, float* scratch, int group, Fill&& fill, Out* means = nullptr) const;
     std::size_t tileFloats() const;   // one zero-bordered tile
 
     int c_, h_, k_, s_, pad_, ho_, blocks_;

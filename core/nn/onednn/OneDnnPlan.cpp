@@ -135,8 +135,8 @@ struct OneDnnPlan::Impl {
 
     // Our depthwise kernel as a step, from src into dst (`ib`: the block's expansion fused in, src
     // then the block's input); returns the output size. bf16 plans: bfloat16 maps, and the weights
-    // rounded to bfloat16 as oneDNN's reorder rounds them for its bf16 convs. `means` (fp32 plans,
-    // or null): each output channel's mean per image too (the SE block's pooling).
+    // rounded to bfloat16 as oneDNN's reorder rounds them for its bf16 convs. `means` (or null):
+    // each output channel's mean per image too (the SE block's pooling; bf16 plans: bfloat16 means).
     int ourDepthwiseStep(const FoldedConv& c, int h, float* src, float* dst, const FoldedConv* ib, float* means)
     {
         const KernelWindow win = kernelWindow(c.kernel, c.stride, h);
@@ -155,8 +155,9 @@ struct OneDnnPlan::Impl {
         const bool fused = ib != nullptr;
         if (actType == Dt::bf16) {
             using onednn::Bf16;
-            addOwn([dw, in = reinterpret_cast<const Bf16*>(src), out = reinterpret_cast<Bf16*>(dst), images = n, fused](float* scratch) {
-                fused ? dw->runExpanded(in, out, images, scratch) : dw->run(in, out, images, scratch);
+            addOwn([dw, in = reinterpret_cast<const Bf16*>(src), out = reinterpret_cast<Bf16*>(dst), images = n, fused,
+                    m = reinterpret_cast<Bf16*>(means)](float* scratch) {
+                fused ? dw->runExpanded(in, out, images, scratch, m) : dw->run(in, out, images, scratch, m);
             }, dw->scratchFloats());
         } else {
             addOwn([dw, src, dst, images = n, fused, means](float* scratch) {
@@ -397,10 +398,10 @@ struct OneDnnPlan::Impl {
             }
             const int hin = h;
             const bool fuse = fusesExpansion(b, hin);   // then one step for both, from buf[cur]
-            // SE in fp32 plans: the pooling summed by our depthwise kernel as it stores, the multiply
-            // folded into our projection's weights per image (neither map pass then runs).
-            const bool se = !b.se_reduce_w.empty(), f32 = actType == Dt::f32;
-            const bool poolInDepthwise = se && f32 && (fuse || ownDepthwiseFor(b.dw, hin));
+            // SE: the pooling summed by our depthwise kernel as it stores, the multiply folded into
+            // our projection's weights per image (neither map pass then runs).
+            const bool se = !b.se_reduce_w.empty();
+            const bool poolInDepthwise = se && (fuse || ownDepthwiseFor(b.dw, hin));
             const bool gateInProjection = se && ownProjectionFor(b.pl);
             layer(name + ".inverted_bottleneck", [&] {
                 if (!fuse) conv(b.ib, hin, buf[cur], buf[a], relu6());

@@ -22,8 +22,8 @@
 //    and their weights large: one pass over the weights serves every image). Three more buffers.
 //  * projections to few channels on our AVX-512 1×1 kernel (PointwiseConv.h; bf16 plans with
 //    AVX-512 BF16, from an even channel count), the residual added as it stores, an SE block's
-//    multiply folded into its weights per image; in fp32 plans an SE block's pooling summed by our
-//    depthwise kernel as it stores;
+//    multiply folded into its weights per image; an SE block's pooling summed by our depthwise
+//    kernel as it stores;
 // Torch- and dnnl-free header.
 #include "nn/onednn/FoldedSubnet.h"
 
