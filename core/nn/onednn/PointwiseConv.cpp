@@ -16,6 +16,45 @@ namespace {
 constexpr int kLanes = 16;
 constexpr int kMostAccumulators = 24;   // + the group's weight vectors and three broadcasts: ≤ 32 registers
 
+// Every group's V sums start from the bias (V vectors).
+template <int R, int V>
+TS_AVX512 __attribute__((always_inline)) inline void startFromBias(__m512 (&acc)[R][V], const float* bias)
+{
+#pragma GCC unroll 5
+    for (int v = 0; v < V; ++v) {
+        const __m512 b = _mm512_load_ps(bias + v * kLanes);
+#pragma GCC unroll 24
+        for (int r = 0; r < R; ++r) acc[r][v] = b;
+    }
+}
+
+// The groups' sums (+ what `out` holds, Add) stored at `out`: float, or bfloat16 rounded to nearest
+// even once (Avx512.h's toBf16: the rounding vcvtneps2bf16 gives, on AVX-512 F integer ops). Half:
+// the second pixel of the one group (G = 2) is not stored — vectors above S skipped, S masked to
+// its first 8 lanes.
+template <bool Add, bool Half, int R, int V, typename T>
+TS_AVX512 __attribute__((always_inline)) inline void storeGroups(__m512 (&acc)[R][V], T* out)
+{
+    constexpr int S = (V - 1) / 2;
+#pragma GCC unroll 24
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 5
+        for (int v = 0; v < V; ++v) {
+            if (Half && v > S) continue;
+            const __mmask16 mask = Half && v == S ? 0x00FF : 0xFFFF;
+            T* o = out + (r * V + v) * kLanes;
+            __m512 y = acc[r][v];
+            if constexpr (std::is_same_v<T, float>) {
+                if constexpr (Add) y = _mm512_add_ps(y, _mm512_maskz_loadu_ps(mask, o));
+                _mm512_mask_storeu_ps(o, mask, y);
+            } else {
+                if constexpr (Add)
+                    y = _mm512_add_ps(y, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, o)), 16)));
+                _mm256_mask_storeu_epi16(o, mask, toBf16(y));
+            }
+        }
+}
+
 // One register block: R groups of G pixels, each group's output V vectors (G · cout = 16 · V floats,
 // one run in NHWC). `in`: the block's first pixel's input (cin floats per pixel), `out`: its output.
 // Each sum starts from the bias and takes the input channels in order. G = 2: vectors below S hold
@@ -26,10 +65,7 @@ TS_AVX512 void groupBlock(const float* in, int cin, const float* w, const float*
 {
     constexpr int S = (V - 1) / 2;
     __m512 acc[R][V];
-#pragma GCC unroll 24
-    for (int r = 0; r < R; ++r)
-#pragma GCC unroll 5
-        for (int v = 0; v < V; ++v) acc[r][v] = _mm512_load_ps(bias + v * kLanes);
+    startFromBias(acc, bias);
     for (int k = 0; k < cin; ++k, w += V * kLanes) {
         __m512 wv[V];
 #pragma GCC unroll 5
@@ -52,17 +88,7 @@ TS_AVX512 void groupBlock(const float* in, int cin, const float* w, const float*
             }
         }
     }
-#pragma GCC unroll 24
-    for (int r = 0; r < R; ++r)
-#pragma GCC unroll 5
-        for (int v = 0; v < V; ++v) {
-            if (Half && v > S) continue;
-            const __mmask16 mask = Half && v == S ? 0x00FF : 0xFFFF;
-            float* o = out + (r * V + v) * kLanes;
-            __m512 y = acc[r][v];
-            if constexpr (Add) y = _mm512_add_ps(y, _mm512_maskz_loadu_ps(mask, o));
-            _mm512_mask_storeu_ps(o, mask, y);
-        }
+    storeGroups<Add, Half>(acc, out);
 }
 
 // bf16 plans: the same register block on bfloat16 maps with vdpbf16ps. A step takes the input
@@ -76,10 +102,7 @@ TS_AVX512_BF16 void groupBlockBf16(const Bf16* in, int cin, const float* w, cons
 {
     constexpr int S = (V - 1) / 2;
     __m512 acc[R][V];
-#pragma GCC unroll 24
-    for (int r = 0; r < R; ++r)
-#pragma GCC unroll 5
-        for (int v = 0; v < V; ++v) acc[r][v] = _mm512_load_ps(bias + v * kLanes);
+    startFromBias(acc, bias);
     for (int k = 0; k < cin; k += 2, w += V * kLanes) {
         __m512bh wv[V];
 #pragma GCC unroll 5
@@ -105,18 +128,7 @@ TS_AVX512_BF16 void groupBlockBf16(const Bf16* in, int cin, const float* w, cons
             }
         }
     }
-#pragma GCC unroll 24
-    for (int r = 0; r < R; ++r)
-#pragma GCC unroll 5
-        for (int v = 0; v < V; ++v) {
-            if (Half && v > S) continue;
-            const __mmask16 mask = Half && v == S ? 0x00FF : 0xFFFF;
-            Bf16* o = out + (r * V + v) * kLanes;
-            __m512 y = acc[r][v];
-            if constexpr (Add)
-                y = _mm512_add_ps(y, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, o)), 16)));
-            _mm256_mask_storeu_epi16(o, mask, reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(y)));
-        }
+    storeGroups<Add, Half>(acc, out);
 }
 
 // A channel count's code: blocks of `groups` groups, single groups for the rest, a last lone pixel.
