@@ -16,7 +16,7 @@
 namespace tinyscope::onednn {
 
 struct PackedWeights;   // OneDnnCommon.h
-enum class Bf16 : std::uint16_t;   // DepthwiseConv.h
+enum class Bf16 : std::uint16_t;   // Bf16.h
 
 class StemConv {
 public:
