@@ -432,14 +432,15 @@ private Q_SLOTS:
         // Our AVX-512 stem (first conv) kernel against a float64 loop: NCHW images in, NHWC out,
         // + bias, ReLU6; every kernel size and stride it has code for (the plan's cropped kernels
         // included), 1 and 3 input channels, output channels that leave a masked last vector and
-        // that take 1 to 4 vectors, 2 images; and the bf16 path (inputs and outputs rounded).
+        // that take 1 to 4 vectors, 2 images, rows of 1 to 16 pixels per register block (32 px at
+        // stride 1: two blocks of 16); and the bf16 path (inputs and outputs rounded).
         if (!onednn::StemConv::available()) QSKIP("no AVX-512F: the plan reorders the input for oneDNN's first conv here");
         std::mt19937 rng(6);
         std::uniform_real_distribution<float> u(-1.f, 1.f);
         int cases = 0;
         for (int k : {1, 3, 5, 7})
             for (int s : {1, 2})
-                for (int h : {1, 2, 5, 12, 28})
+                for (int h : {1, 2, 5, 12, 28, 32})
                     for (int cin : {1, 3})
                         for (int cout : {8, 16, 24, 40, 64}) {
                             const bool cropped = s == 1 && 2 * h - 1 < k;
@@ -490,7 +491,7 @@ private Q_SLOTS:
                                                          .arg(fromBf16(toBf16(y[i])))));
                             ++cases;
                         }
-        QCOMPARE(cases, 4 * 2 * 5 * 2 * 5);
+        QCOMPARE(cases, 4 * 2 * 6 * 2 * 5);
     }
 
     void ownProjectionKernelEqualsIntegerLoops()
