@@ -30,7 +30,7 @@ TS_AVX512_VNNI void pixelBlock(const std::uint8_t* in, const std::size_t* offset
                                __mmask16 lastMask, const Int8StemConv::Requant* q)
 {
     __m512i acc[P][V];
-#pragma GCC unroll 8
+#pragma GCC unroll 16
     for (int p = 0; p < P; ++p)
 #pragma GCC unroll 4
         for (int v = 0; v < V; ++v) acc[p][v] = _mm512_setzero_si512();
@@ -39,7 +39,7 @@ TS_AVX512_VNNI void pixelBlock(const std::uint8_t* in, const std::size_t* offset
         __m512i wv[V];
 #pragma GCC unroll 4
         for (int v = 0; v < V; ++v) wv[v] = _mm512_loadu_si512(w + v * kLanes);
-#pragma GCC unroll 8
+#pragma GCC unroll 16
         for (int p = 0; p < P; ++p) {
             std::int32_t bytes;
             std::memcpy(&bytes, r + p * step, sizeof bytes);
@@ -49,7 +49,7 @@ TS_AVX512_VNNI void pixelBlock(const std::uint8_t* in, const std::size_t* offset
         }
     }
     if constexpr (std::is_same_v<Out, std::int32_t>) {
-#pragma GCC unroll 8
+#pragma GCC unroll 16
         for (int p = 0; p < P; ++p) {
             std::int32_t* o = out + static_cast<std::size_t>(p) * cout;
 #pragma GCC unroll 4
@@ -61,7 +61,7 @@ TS_AVX512_VNNI void pixelBlock(const std::uint8_t* in, const std::size_t* offset
         // stored as 16 bytes (vpmovdb's own masked stores are slow on some CPUs), the last vector's
         // under the mask.
         const __m512i zy = _mm512_set1_epi32(q->zy), lo = _mm512_set1_epi32(-128), hi = _mm512_set1_epi32(127), up = _mm512_set1_epi32(128);
-#pragma GCC unroll 8
+#pragma GCC unroll 16
         for (int p = 0; p < P; ++p) {
             std::uint8_t* o = out + static_cast<std::size_t>(p) * cout;
 #pragma GCC unroll 4
@@ -84,7 +84,9 @@ template <int V, typename Out>
 TS_AVX512_VNNI void outputRow(const std::uint8_t* in, int ho, const std::size_t* offsets, int taps, int step, const std::int32_t* w, Out* out,
                               int cout, __mmask16 lastMask, const Int8StemConv::Requant* q)
 {
-    constexpr int P = V == 1 ? 8 : V == 2 ? 6 : 4;
+    // One vector: 16 pixels, 16 independent vpdpbusd chains (1.11× the stem of 8 on 3 → 16
+    // channels at 96 and 160 px, alternating turns in one process).
+    constexpr int P = V == 1 ? 16 : V == 2 ? 6 : 4;
     int x = 0;
     for (; x + P <= ho; x += P)
         pixelBlock<V, P>(in + static_cast<std::size_t>(x) * step, offsets, taps, step, w, out + static_cast<std::size_t>(x) * cout, cout, lastMask, q);
