@@ -212,6 +212,7 @@ PointwiseConv::PointwiseConv(int cin, int cout, const float* weight, const float
     if (!supports(cout) || cin < 1 || (bf16 && !supportsBf16(cin, cout)))
         throw std::invalid_argument("PointwiseConv: no " + std::string(bf16 ? "bf16 " : "") + "kernel for " + std::to_string(cin) + " -> " +
                                     std::to_string(cout) + " channels");
+    if (bf16 && !availableBf16()) throw std::invalid_argument("PointwiseConv: the bf16 storage needs AVX-512 BF16, which this CPU lacks");
     const Kernels<BlockFn> k = kernelsFor<BlockFn>(cout, addToOutput);
     group_ = k.group;
     vectors_ = k.vectors;

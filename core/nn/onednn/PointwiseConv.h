@@ -36,7 +36,7 @@ public:
     // `weight`: cout × cin (PyTorch's 1×1 layout), `bias`: cout. `addToOutput`: dst += conv + bias
     // (the residual add, in place on the block's input), else dst = conv + bias. No activation (a
     // projection is linear). Throws std::invalid_argument unless supports(cout) and cin ≥ 1 (bf16:
-    // supportsBf16(cin, cout)).
+    // supportsBf16(cin, cout) and availableBf16()).
     PointwiseConv(int cin, int cout, const float* weight, const float* bias, bool addToOutput, Storage storage = Storage::Fp32);
     ~PointwiseConv();
     PointwiseConv(PointwiseConv&&) noexcept;
