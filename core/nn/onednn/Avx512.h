@@ -1,11 +1,14 @@
 #pragma once
 // What our own AVX-512 code in nn/onednn shares (DepthwiseConv.cpp, StemConv.cpp, PointwiseConv.cpp,
 // OneDnnInt8Plan.cpp; .cpp files only): the intrinsics, the target attribute its functions carry (the
-// rest of the build stays at the x86-64 baseline), the run-time check that chooses it, and bfloat16
-// rounding.
+// rest of the build stays at the x86-64 baseline), the run-time check that chooses it, bfloat16
+// rounding, and loads of 16 channels as floats.
+#include "nn/onednn/Bf16.h"
+
 #include <immintrin.h>
 
 #include <cstddef>
+#include <cstdint>
 
 // GCC 12's _mm512_min_ps, _mm512_max_ps, the conversions and the masked loads start from
 // _mm512_undefined_*() and warn, wrongly, that it may be used uninitialized (GCC bug 105593) where
@@ -58,13 +61,29 @@ TS_AVX512 inline __m512i roundedBf16Bits(__m512 v)
     return _mm512_add_epi32(bits, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7FFF)));
 }
 
+// roundedBf16Bits' result as the 16 bfloat16 values, and as the floats they hold (one rounding
+// serving both: a store and a sum of the stored values).
+TS_AVX512 inline __m256i bf16OfBits(__m512i bits) { return _mm512_cvtepi32_epi16(_mm512_srli_epi32(bits, 16)); }
+TS_AVX512 inline __m512 floatsOfBits(__m512i bits)
+{
+    return _mm512_castsi512_ps(_mm512_and_si512(bits, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))));
+}
+
 // 16 floats as bfloat16 values (rounded to nearest even).
-TS_AVX512 inline __m256i toBf16(__m512 v) { return _mm512_cvtepi32_epi16(_mm512_srli_epi32(roundedBf16Bits(v), 16)); }
+TS_AVX512 inline __m256i toBf16(__m512 v) { return bf16OfBits(roundedBf16Bits(v)); }
 
 // 16 floats rounded to the nearest bfloat16, still as floats (the value a bf16 store then load gives).
-TS_AVX512 inline __m512 roundedToBf16(__m512 v)
+TS_AVX512 inline __m512 roundedToBf16(__m512 v) { return floatsOfBits(roundedBf16Bits(v)); }
+
+// 16 values from p as floats (zero beyond the mask): float, bfloat16 or uint8 widened.
+TS_AVX512 inline __m512 loadChannels(const float* p, __mmask16 mask) { return _mm512_maskz_loadu_ps(mask, p); }
+TS_AVX512 inline __m512 loadChannels(const Bf16* p, __mmask16 mask)
 {
-    return _mm512_castsi512_ps(_mm512_and_si512(roundedBf16Bits(v), _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, p)), 16));
+}
+TS_AVX512 inline __m512 loadChannels(const std::uint8_t* p, __mmask16 mask)
+{
+    return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(mask, p)));
 }
 
 }  // namespace tinyscope::onednn

@@ -79,8 +79,8 @@ TS_AVX512 void rowBlock(const float* in, int rowStride, const float* w, const fl
             } else if constexpr (std::is_same_v<Out, Bf16>) {
                 // The sum takes the stored (rounded) values, as a pooling of the stored map would.
                 const __m512i bits = roundedBf16Bits(v);
-                if (sum) total = _mm512_add_ps(total, _mm512_castsi512_ps(_mm512_and_si512(bits, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u)))));
-                _mm256_mask_storeu_epi16(o, mask, _mm512_cvtepi32_epi16(_mm512_srli_epi32(bits, 16)));
+                if (sum) total = _mm512_add_ps(total, floatsOfBits(bits));
+                _mm256_mask_storeu_epi16(o, mask, bf16OfBits(bits));
             } else {
                 _mm512_mask_storeu_epi32(o, mask, _mm512_cvtps_epi32(v));
             }
@@ -120,17 +120,6 @@ const BlockTables<std::int32_t> kInt32Blocks = makeBlocks<std::int32_t>();
 const BlockTables<float>& blocksFor(const float*) { return kFloatBlocks; }
 const BlockTables<Bf16>& blocksFor(const Bf16*) { return kBf16Blocks; }
 const BlockTables<std::int32_t>& blocksFor(const std::int32_t*) { return kInt32Blocks; }
-
-// 16 channels of one pixel as floats (zero beyond the mask): float, bfloat16 or uint8 widened.
-TS_AVX512 inline __m512 loadChannels(const float* p, __mmask16 mask) { return _mm512_maskz_loadu_ps(mask, p); }
-TS_AVX512 inline __m512 loadChannels(const Bf16* p, __mmask16 mask)
-{
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, p)), 16));
-}
-TS_AVX512 inline __m512 loadChannels(const std::uint8_t* p, __mmask16 mask)
-{
-    return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(mask, p)));
-}
 
 // Copies channel block `cb` of one NHWC image (h × h × c) into the tile's interior; the border
 // (pad rows and columns, zeroBorder) stays zero.
@@ -183,7 +172,7 @@ struct Relu6Of {
     TS_AVX512 __attribute__((always_inline)) inline __m512 operator()(int, __m512 sum) const
     {
         const __m512 v = _mm512_min_ps(_mm512_max_ps(sum, _mm512_setzero_ps()), _mm512_set1_ps(6.f));
-        if constexpr (RoundToBf16) return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(toBf16(v)), 16));
+        if constexpr (RoundToBf16) return roundedToBf16(v);
         return v;
     }
 };

@@ -264,22 +264,19 @@ struct OneDnnPlan::Impl {
             auto pw = std::make_shared<PointwiseConv>(c.cin, c.cout, c.weight.data(), c.bias.data(), add,
                                                       bf16 ? PointwiseConv::Storage::Bf16 : PointwiseConv::Storage::Fp32);
             const std::size_t pixels = static_cast<std::size_t>(h) * h;
-            if (bf16) {
-                using onednn::Bf16;
-                auto* s = reinterpret_cast<const Bf16*>(src);
-                auto* d = reinterpret_cast<Bf16*>(dst);
-                auto* g = reinterpret_cast<const Bf16*>(gates);
-                if (gates)
+            // The maps (and gates) as the plan's data type stores them.
+            auto step = [&](const auto* s, auto* d, const auto* g) {
+                if (g)
                     addOwn([pw, s, d, images = n, pixels, g](float* scratch) { pw->runGated(s, d, images, pixels, g, scratch); },
                            pw->gatedScratchFloats());
                 else
                     addOwn([pw, s, d, pixels = pixels * n](float*) { pw->run(s, d, pixels); });
-            } else if (gates) {
-                addOwn([pw, src, dst, images = n, pixels, gates](float* scratch) { pw->runGated(src, dst, images, pixels, gates, scratch); },
-                       pw->gatedScratchFloats());
-            } else {
-                addOwn([pw, src, dst, pixels = pixels * n](float*) { pw->run(src, dst, pixels); });
-            }
+            };
+            using onednn::Bf16;
+            if (bf16)
+                step(reinterpret_cast<const Bf16*>(src), reinterpret_cast<Bf16*>(dst), reinterpret_cast<const Bf16*>(gates));
+            else
+                step(static_cast<const float*>(src), dst, gates);
             ++ownProjections;
             return;
         }

@@ -44,14 +44,11 @@ TS_AVX512 __attribute__((always_inline)) inline void storeGroups(__m512 (&acc)[R
             const __mmask16 mask = Half && v == S ? 0x00FF : 0xFFFF;
             T* o = out + (r * V + v) * kLanes;
             __m512 y = acc[r][v];
-            if constexpr (std::is_same_v<T, float>) {
-                if constexpr (Add) y = _mm512_add_ps(y, _mm512_maskz_loadu_ps(mask, o));
+            if constexpr (Add) y = _mm512_add_ps(y, loadChannels(o, mask));
+            if constexpr (std::is_same_v<T, float>)
                 _mm512_mask_storeu_ps(o, mask, y);
-            } else {
-                if constexpr (Add)
-                    y = _mm512_add_ps(y, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, o)), 16)));
+            else
                 _mm256_mask_storeu_epi16(o, mask, toBf16(y));
-            }
         }
 }
 
@@ -186,14 +183,14 @@ TS_AVX512 inline __m512 alternating(float a, float b)
     return _mm512_castsi512_ps(_mm512_set1_epi64(static_cast<long long>((static_cast<std::uint64_t>(bb) << 32) | ba)));
 }
 
-// bf16: dst = w · g rounded to bfloat16, w the pairs' floats ([pairs][width / 2][2], width a multiple
-// of 32), channel 2k + e of the pair row k scaled by g[2k + e]; dst in the pairs' layout.
-TS_AVX512 void scalePairRows(const float* w, const Bf16* g, int pairs, std::size_t width, Bf16* dst)
+// bf16: dst = w · g rounded to bfloat16, w the packed pairs ([pairs][width / 2][2] bfloat16, width a
+// multiple of 32), channel 2k + e of the pair row k scaled by g[2k + e]; dst in the same layout.
+TS_AVX512 void scalePairRows(const Bf16* w, const Bf16* g, int pairs, std::size_t width, Bf16* dst)
 {
     for (int k = 0; k < pairs; ++k) {
         const __m512 gk = alternating(floatOf(g[2 * k]), floatOf(g[2 * k + 1]));
         for (std::size_t l = 0; l < width; l += kLanes)
-            _mm256_store_si256(reinterpret_cast<__m256i*>(dst + k * width + l), toBf16(_mm512_mul_ps(_mm512_load_ps(w + k * width + l), gk)));
+            _mm256_store_si256(reinterpret_cast<__m256i*>(dst + k * width + l), toBf16(_mm512_mul_ps(loadChannels(w + k * width + l, 0xFFFF), gk)));
     }
 }
 
@@ -229,9 +226,8 @@ PointwiseConv::PointwiseConv(int cin, int cout, const float* weight, const float
     }
     const int width = vectors_ * kLanes;
     const std::size_t values = static_cast<std::size_t>(cin) * width;
-    // bf16: cin · width bfloat16 in the fp32 layout's first half (the pairs), and their floats apart.
+    // bf16: cin · width bfloat16 in the fp32 layout's first half (the pairs).
     packed_ = std::make_unique<PackedWeights>(bf16 ? values / 2 : values, static_cast<std::size_t>(width));
-    if (bf16) wide_ = std::make_unique<Buffer>(values);
     auto* pairs = reinterpret_cast<Bf16*>(packed_->weights.data);
     for (int l = 0; l < width; ++l) {
         const int o = l % cout;
@@ -239,9 +235,7 @@ PointwiseConv::PointwiseConv(int cin, int cout, const float* weight, const float
             const float w = weight[static_cast<std::size_t>(o) * cin + i];
             if (bf16) {
                 // Pair row i / 2, lane l, element i % 2.
-                const std::size_t at = (static_cast<std::size_t>(i / 2) * width + l) * 2 + i % 2;
-                pairs[at] = nearestBf16(w);
-                wide_->data[at] = floatOf(pairs[at]);
+                pairs[(static_cast<std::size_t>(i / 2) * width + l) * 2 + i % 2] = nearestBf16(w);
             } else {
                 packed_->weights.data[static_cast<std::size_t>(i) * width + l] = w;
             }
@@ -290,7 +284,7 @@ void PointwiseConv::runGated(const Bf16* src, Bf16* dst, int images, std::size_t
     const std::size_t width = static_cast<std::size_t>(vectors_) * kLanes * 2;   // a pair row
     for (int i = 0; i < images; ++i) {
         const Bf16* g = gates + static_cast<std::size_t>(i) * cin_;
-        scalePairRows(wide_->data, g, cin_ / 2, width, reinterpret_cast<Bf16*>(scratch));
+        scalePairRows(reinterpret_cast<const Bf16*>(packed_->weights.data), g, cin_ / 2, width, reinterpret_cast<Bf16*>(scratch));
         runWith(src + i * pixelsPerImage * cin_, dst + i * pixelsPerImage * cout_, pixelsPerImage, scratch, blockBf16_, oneBf16_, halfBf16_);
     }
 }

@@ -19,7 +19,6 @@
 namespace tinyscope::onednn {
 
 struct PackedWeights;   // OneDnnCommon.h
-struct Buffer;          // OneDnnCommon.h
 
 class PointwiseConv {
 public:
@@ -73,10 +72,8 @@ private:
     BlockFn block_ = nullptr, one_ = nullptr, half_ = nullptr;
     BlockFnBf16 blockBf16_ = nullptr, oneBf16_ = nullptr, halfBf16_ = nullptr;
     // fp32: weights [cin][vectors][16]; bf16: [cin / 2][vectors][16][2] bfloat16 (a channel pair per
-    // lane), with the same values as floats in `wide` (what runGated scales). Bias [vectors][16].
-    // Lane l of vector v is channel (16v + l) mod cout.
+    // lane). Bias [vectors][16]. Lane l of vector v is channel (16v + l) mod cout.
     std::unique_ptr<PackedWeights> packed_;
-    std::unique_ptr<Buffer> wide_;   // bf16 only: weights as floats, in the pairs' order
 };
 
 }  // namespace tinyscope::onednn
