@@ -1047,6 +1047,56 @@ private Q_SLOTS:
         });
     }
 
+    void expansionsOnOnePixelMapsRunOverTheBatch()
+    {
+        // On a 1-pixel map a plan of several images runs the block's expansion as oneDNN's 1×1 conv
+        // over the batch's pixels (one matrix product: onednn::batchAsPixels) and our depthwise
+        // kernel after it; a plan of one image keeps it fused into our kernel (docs/ONEDNN.md, "Small
+        // maps: the batch as pixels"). The largest Fashion-MNIST subnet at 28 px ends on 1 × 1 maps.
+        // Both plans equal LibTorch (fp32); bf16 plans of 1 and of 4 images stay within 2 % of the
+        // largest of LibTorch's fp32 logits.
+        if (!onednn::DepthwiseConv::available()) QSKIP("no AVX-512F: the plan uses oneDNN's depthwise kernel here");
+        const std::string path = shippedSupernetPath();
+        if (path.empty()) QSKIP("the shipped supernet is absent");
+        const DesignSpace space = presetSpace("mcunet-fmnist");
+        const Supernet net = Supernet::load(space, path);
+        Subnet sub = net.extract(ArchSampler(space).fullMaxConfig(28));
+        sub.setFolded(true);
+        const SubnetLayout& layout = sub.weights().layout;
+        std::size_t blocks = 0, onePixel = 0;
+        for (int i = 0; i < layout.n_blocks; ++i) {
+            if (layout.block(i).fused) continue;
+            ++blocks;
+            onePixel += layout.block(i).hin == 1;
+        }
+        QVERIFY2(onePixel >= 2, "the largest subnet at 28 px has blocks on 1-pixel maps");
+        const int n = 4;
+        at::Generator g = at::detail::createCPUGenerator(21);
+        const at::Tensor x = at::randn({n, 3, 28, 28}, g).contiguous();
+        const at::Tensor want = sub.forward(x);
+        const double scale = want.abs().max().item<double>();
+        for (OneDnnDtype dtype : {OneDnnDtype::Fp32, OneDnnDtype::Bf16}) {
+            if (dtype == OneDnnDtype::Bf16 && !onednn::DepthwiseConv::bf16ExpansionAvailable()) continue;
+            const bool bf16 = dtype == OneDnnDtype::Bf16;
+            OneDnnSubnet dnn(sub, dtype);
+            OneDnnPlan& one = dnn.prepare(1);
+            OneDnnPlan& four = dnn.prepare(n);
+            QCOMPARE(one.fusedExpansions(), blocks);
+            QCOMPARE(four.fusedExpansions(), blocks - onePixel);
+            QCOMPARE(four.ownDepthwise(), blocks);   // the 1-pixel blocks' depthwise convs still ours
+            at::Tensor batched = at::empty({n, one.classes()}), single = at::empty({n, one.classes()});
+            four.run(x.data_ptr<float>(), batched.data_ptr<float>());
+            for (int i = 0; i < n; ++i) one.run(x[i].contiguous().data_ptr<float>(), single[i].data_ptr<float>());
+            const Difference db = compare(batched, want), ds = compare(single, want);
+            qInfo("%s, 28 px: %zu of %zu expansions unfused on 1-pixel maps at batch %d; largest logit difference to LibTorch %.3g "
+                  "(batch 1, all fused: %.3g; largest |logit| %.3g)",
+                  bf16 ? "bf16" : "fp32", onePixel, blocks, n, db.max, ds.max, scale);
+            const double tolerance = bf16 ? 0.02 * scale : 1e-4;
+            QVERIFY2(db.max <= tolerance, db.where.c_str());
+            QVERIFY2(ds.max <= tolerance, ds.where.c_str());
+        }
+    }
+
     void aLargeBatchRunsInMicroBatches()
     {
         // A part of a batch runs in micro-batches whose largest activation stays within 4 MB: the

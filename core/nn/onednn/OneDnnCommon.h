@@ -34,6 +34,16 @@ inline double largestChannelAbsSum(const std::vector<std::int32_t>& w, int O, in
     return most;
 }
 
+// A convolution of n NHWC maps that is one matrix product over all n · h · w pixels: 1 × 1, no
+// padding, stride 1 (or any stride on a 1-pixel map). The plans describe its memory as one image of
+// n · h · w × 1 pixels (the same bytes), so oneDNN's 1 × 1 kernels block over the batch's pixels
+// together; as n images they block within each image, and a 1 × 1 map at batch 100 ran as 100
+// matrix-vector products at ~20 % of the peak (docs/ONEDNN.md, "Small maps: the batch as pixels").
+inline bool batchAsPixels(int kh, int kw, int pt, int pl, int pb, int pr, int sh, int sw, int h, int w)
+{
+    return kh == 1 && kw == 1 && pt == 0 && pl == 0 && pb == 0 && pr == 0 && (sh == 1 || h == 1) && (sw == 1 || w == 1);
+}
+
 // 64-byte aligned floats (a cache line; oneDNN's kernels load whole vectors), zeroed.
 struct Buffer {
     float* data = nullptr;

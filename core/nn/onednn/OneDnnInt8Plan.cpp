@@ -746,9 +746,13 @@ struct OneDnnInt8Plan::Impl {
             }
             const memory::dims wdims = s.groups == 1 ? memory::dims{s.O, s.C, s.KH, s.KW} : memory::dims{s.groups, s.O / s.groups, Cg, s.KH, s.KW};
             const memory::desc wUser(wdims, wt, s.groups == 1 ? Tag::oihw : Tag::goihw), wAny(wdims, wt, Tag::any);
-            const memory::desc src({n, s.C, s.H, s.W}, act, Tag::nhwc), dst({n, s.O, s.HO, s.WO}, sums, Tag::nhwc);
+            // One matrix product over the batch's pixels where it is one (OneDnnCommon.h).
+            const bool flat = onednn::batchAsPixels(s.KH, s.KW, s.pt, s.pl, s.pb, s.pr, s.sh, s.sw, s.H, s.W);
+            const memory::dims srcDims = flat ? memory::dims{1, s.C, n * s.H * s.W, 1} : memory::dims{n, s.C, s.H, s.W};
+            const memory::dims dstDims = flat ? memory::dims{1, s.O, n * s.HO * s.WO, 1} : memory::dims{n, s.O, s.HO, s.WO};
+            const memory::desc src(srcDims, act, Tag::nhwc), dst(dstDims, sums, Tag::nhwc);
             dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, wAny, dst,
-                                              {s.sh, s.sw}, {s.pt, s.pl}, {s.pb, s.pr});
+                                              flat ? memory::dims{1, 1} : memory::dims{s.sh, s.sw}, {s.pt, s.pl}, {s.pb, s.pr});
             dnnl::primitive_attr attr;
             attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
             dnnl::convolution_forward::primitive_desc pd(d, attr, eng);

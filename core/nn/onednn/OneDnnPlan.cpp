@@ -183,6 +183,10 @@ struct OneDnnPlan::Impl {
     bool fusesExpansion(const FoldedBlock& b, int h) const
     {
         if (actType == Dt::bf16 && (b.ib.cin % 2 != 0 || !onednn::DepthwiseConv::bf16ExpansionAvailable())) return false;
+        // A 1-pixel map in a plan of several images: oneDNN's 1×1 conv over the batch's pixels (one
+        // matrix product, onednn::batchAsPixels) and our depthwise kernel after it are faster than
+        // our fused kernel, which computes one pixel per image (docs/ONEDNN.md, "Small maps").
+        if (h == 1 && n > 1) return false;
         return depthwise == OneDnnDepthwise::OursFused && b.ib.kernel == 1 && b.ib.stride == 1 && b.ib.groups == 1 &&
                b.ib.cout == b.dw.cin && ownDepthwiseFor(b.dw, h);
     }
@@ -231,9 +235,13 @@ struct OneDnnPlan::Impl {
         const memory::desc wUser(wdims, Dt::f32, c.groups == 1 ? Tag::oihw : Tag::goihw);
         const memory::desc wAny(wdims, actType, Tag::any);
         const memory::desc bias({c.cout}, Dt::f32, Tag::x);
-        const memory::desc s = nhwc(c.cin, h), d = nhwc(c.cout, ho);
+        const int all = n * h * h;   // the batch's pixels, when the conv is one matrix product over them
+        const bool flat = onednn::batchAsPixels(k, k, pad, pad, pad, pad, c.stride, c.stride, h, h);
+        const memory::desc s = flat ? memory::desc({1, c.cin, all, 1}, actType, Tag::nhwc) : nhwc(c.cin, h),
+                           d = flat ? memory::desc({1, c.cout, all, 1}, actType, Tag::nhwc) : nhwc(c.cout, ho);
+        const int stride = flat ? 1 : c.stride;
         dnnl::convolution_forward::desc desc(prop_kind::forward_inference, algorithm::convolution_direct, s, wAny, bias, d,
-                                             {c.stride, c.stride}, {pad, pad}, {pad, pad});
+                                             {stride, stride}, {pad, pad}, {pad, pad});
         dnnl::convolution_forward::primitive_desc pd(desc, attrWith(po), eng);
         add<dnnl::convolution_forward>(pd, {{DNNL_ARG_SRC, memory(s, eng, src)},
                  {DNNL_ARG_WEIGHTS, weights(wUser, w, pd.weights_desc())},

@@ -24,6 +24,9 @@
 //    AVX-512 BF16, from an even channel count), the residual added as it stores, an SE block's
 //    multiply folded into its weights per image; an SE block's pooling summed by our depthwise
 //    kernel as it stores;
+//  * oneDNN's 1×1 convs (no padding, stride 1) over the batch's pixels as one matrix product (the
+//    NHWC maps described as one image of n·h·w × 1 pixels, onednn::batchAsPixels); on 1-pixel maps
+//    of a plan of several images the block's expansion is such a conv, not fused into our kernel;
 // Torch- and dnnl-free header.
 #include "nn/onednn/FoldedSubnet.h"
 
