@@ -1076,7 +1076,7 @@ private Q_SLOTS:
         const at::Tensor want = sub.forward(x);
         const double scale = want.abs().max().item<double>();
         for (OneDnnDtype dtype : {OneDnnDtype::Fp32, OneDnnDtype::Bf16}) {
-            if (dtype == OneDnnDtype::Bf16 && !onednn::DepthwiseConv::bf16ExpansionAvailable()) continue;
+            if (dtype == OneDnnDtype::Bf16 && (!oneDnnHasBf16() || !onednn::DepthwiseConv::bf16ExpansionAvailable())) continue;
             const bool bf16 = dtype == OneDnnDtype::Bf16;
             OneDnnSubnet dnn(sub, dtype);
             OneDnnPlan& one = dnn.prepare(1);

@@ -7,8 +7,11 @@
 
 #include <immintrin.h>
 
+#include <cctype>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 
 // GCC 12's _mm512_min_ps, _mm512_max_ps, the conversions and the masked loads start from
 // _mm512_undefined_*() and warn, wrongly, that it may be used uninitialized (GCC bug 105593) where
@@ -24,25 +27,51 @@
 
 namespace tinyscope::onednn {
 
-// This CPU has AVX-512 F, BW and VL (every AVX-512 CPU since Skylake-SP).
+// How far ONEDNN_MAX_CPU_ISA (or DNNL_MAX_CPU_ISA) lets oneDNN go also bounds our kernels, so that
+// one variable makes the whole engine run as on an older CPU — the plans, the int8 plan and the
+// bf16 checks as an AVX2 laptop runs them (the tests run so too: docs/ONEDNN.md, "Older CPUs").
+// Read once, as oneDNN reads it; unset, "ALL" or a name it does not know: no bound.
+enum class IsaBound { BelowAvx512, Avx512Core, Avx512Vnni, Avx512Bf16, None };
+inline IsaBound isaBoundOf(const char* value)
+{
+    if (!value || !*value) return IsaBound::None;
+    std::string v(value);
+    for (char& c : v) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (v == "SSE41" || v == "AVX" || v == "AVX2" || v == "AVX2_VNNI" || v == "AVX512_MIC" || v == "AVX512_MIC_4OPS") return IsaBound::BelowAvx512;
+    if (v == "AVX512_CORE") return IsaBound::Avx512Core;
+    if (v == "AVX512_CORE_VNNI") return IsaBound::Avx512Vnni;
+    if (v == "AVX512_CORE_BF16") return IsaBound::Avx512Bf16;
+    return IsaBound::None;
+}
+inline IsaBound isaBound()
+{
+    static const IsaBound bound = [] {
+        const char* v = std::getenv("ONEDNN_MAX_CPU_ISA");
+        return isaBoundOf(v && *v ? v : std::getenv("DNNL_MAX_CPU_ISA"));
+    }();
+    return bound;
+}
+
+// This CPU has AVX-512 F, BW and VL (every AVX-512 CPU since Skylake-SP), and the bound allows it.
 inline bool hasAvx512()
 {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+    return isaBound() >= IsaBound::Avx512Core && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl");
 }
 
 // This CPU also has AVX-512 BF16 (Cooper Lake, Sapphire Rapids, Zen 4 and later).
 inline bool hasAvx512Bf16()
 {
     __builtin_cpu_init();
-    return hasAvx512() && __builtin_cpu_supports("avx512bf16");
+    return hasAvx512() && isaBound() >= IsaBound::Avx512Bf16 && __builtin_cpu_supports("avx512bf16");
 }
 
 // This CPU also has AVX-512 VNNI (Cascade Lake, Ice Lake, Zen 4 and later).
 inline bool hasAvx512Vnni()
 {
     __builtin_cpu_init();
-    return hasAvx512() && __builtin_cpu_supports("avx512vnni");
+    return hasAvx512() && isaBound() >= IsaBound::Avx512Vnni && __builtin_cpu_supports("avx512vnni");
 }
 
 // The first min(left, 16) lanes of a 16-lane vector: the mask of a run's last, partial vector.
