@@ -64,7 +64,9 @@ int main(int argc, char** argv)
     const std::string script = TINYSCOPE_SOURCE_DIR "/bench/torch_subnet_baseline.py";
     // The FP32 FMA peak, measured (one thread alone, two at once): a VM's nominal clock (2.1 GHz on
     // machine A) is not what its cores run at, and a convolution exceeded the nominal peak there.
-    const bench::FmaPeak peak = bench::measureFmaPeak(2);
+    // The engine's vector width: oneDNN's ISA (ONEDNN_MAX_CPU_ISA bounds it and our kernels alike).
+    const bool avx512 = oneDnnIsa().rfind("avx512", 0) == 0;
+    const bench::FmaPeak peak = bench::measureFmaPeak(2, 5, 0.1, avx512);
     auto peakFor = [&](int threads) { return threads == 1 ? peak.gmacsPerThread : peak.gmacsAll; };
     std::printf("oneDNN %s (%s threads), ISA %s\n", oneDnnVersion().c_str(), oneDnnThreading().c_str(), oneDnnIsa().c_str());
     std::printf("FP32 FMA peak measured (%d-lane FMA loop, best of 5): %.1f GMAC/s on 1 thread, %.1f on 2 at once "
@@ -138,7 +140,7 @@ int main(int argc, char** argv)
                         [&] {
                             // The peak again just before the turn: a VM's speed drifts between phases,
                             // and a share of a peak measured minutes earlier mixes the two.
-                            const bench::FmaPeak now = bench::measureFmaPeak(threads, 1, 0.05);
+                            const bench::FmaPeak now = bench::measureFmaPeak(threads, 1, 0.05, avx512);
                             d = turn([&] { dnn.forward(px, batch, logits.data_ptr<float>()); });
                             roundPeak.push_back(threads == 1 ? now.gmacsPerThread : now.gmacsAll);
                         },
