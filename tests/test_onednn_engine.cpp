@@ -1339,6 +1339,40 @@ private Q_SLOTS:
         QVERIFY2(bad.err.find("--dtype bf16 needs the oneDNN engine") != std::string::npos, bad.err.c_str());
     }
 
+    // Every tensor `plan` materialises for each image of `images` (its batch, NCHW, r × r) against
+    // Int8Forward's loops, and the logits (returned in `logits`); a difference names the tensor and
+    // the element.
+    static void expectPlanTensorsEqualLoops(OneDnnInt8Plan& plan, const Int8Forward& loops, const float* images, int r, const QString& what,
+                                            std::vector<std::int32_t>& logits)
+    {
+        const int batch = plan.batch();
+        plan.keepAll(true);
+        logits.assign(static_cast<std::size_t>(batch) * loops.classes(), 0);
+        QVERIFY(plan.run(images, logits.data()));
+        const std::size_t per = static_cast<std::size_t>(3) * r * r;
+        int compared = 0;
+        for (int image = 0; image < batch; ++image) {
+            const auto want = loops.runAll(loops.quantizeInput(images + image * per));
+            for (std::size_t t = 0; t < want.size(); ++t) {
+                const std::vector<std::int32_t> got = plan.tensor(static_cast<int>(t), image);
+                if (got.empty()) continue;
+                ++compared;
+                const auto diff = std::mismatch(want[t].begin(), want[t].end(), got.begin(), got.end());
+                QVERIFY2(got.size() == want[t].size() && diff.first == want[t].end(),
+                         qPrintable(QStringLiteral("%1, %2 image %3: tensor %4 differs first at element %5: %6 (loops) vs %7 (int8 plan)")
+                                        .arg(what, QString::fromLatin1(int8ArithmeticName(loops.arithmetic())))
+                                        .arg(image)
+                                        .arg(t)
+                                        .arg(diff.first - want[t].begin())
+                                        .arg(diff.first == want[t].end() ? 0 : *diff.first)
+                                        .arg(diff.second == got.end() ? 0 : *diff.second)));
+            }
+            const auto& l = want[static_cast<std::size_t>(loops.logitsTensor())];
+            QVERIFY(std::equal(l.begin(), l.end(), logits.begin() + image * loops.classes()));
+        }
+        QVERIFY(compared > 3 * batch);   // the input, every conv's truncation, means, adds, multiplies
+    }
+
     // The batched int8 plan against Int8Forward's loops: every tensor the plan materialises, for
     // each of 3 images of one batch, and the logits; then the engine's classes on 2 threads (parts
     // of 3 and 2 images) against Int8Forward::predict. A difference names the tensor and element.
@@ -1390,31 +1424,9 @@ private Q_SLOTS:
             QVERIFY(expansions > 0);
         }
         QCOMPARE(plan.fusedExpansions(), expansions);
-        plan.keepAll(true);
-        std::vector<std::int32_t> logits(static_cast<std::size_t>(batch) * loops.classes());
-        QVERIFY(plan.run(x.data_ptr<float>(), logits.data()));
+        std::vector<std::int32_t> logits;
+        expectPlanTensorsEqualLoops(plan, loops, x.data_ptr<float>(), r, what, logits);
         const std::size_t per = static_cast<std::size_t>(3) * r * r;
-        int compared = 0;
-        for (int image = 0; image < batch; ++image) {
-            const auto want = loops.runAll(loops.quantizeInput(x.data_ptr<float>() + image * per));
-            for (std::size_t t = 0; t < want.size(); ++t) {
-                const std::vector<std::int32_t> got = plan.tensor(static_cast<int>(t), image);
-                if (got.empty()) continue;
-                ++compared;
-                const auto diff = std::mismatch(want[t].begin(), want[t].end(), got.begin(), got.end());
-                QVERIFY2(got.size() == want[t].size() && diff.first == want[t].end(),
-                         qPrintable(QStringLiteral("%1, %2 image %3: tensor %4 differs first at element %5: %6 (loops) vs %7 (int8 plan)")
-                                        .arg(what, QString::fromLatin1(int8ArithmeticName(loops.arithmetic())))
-                                        .arg(image)
-                                        .arg(t)
-                                        .arg(diff.first - want[t].begin())
-                                        .arg(diff.first == want[t].end() ? 0 : *diff.first)
-                                        .arg(diff.second == got.end() ? 0 : *diff.second)));
-            }
-            const auto& l = want[static_cast<std::size_t>(loops.logitsTensor())];
-            QVERIFY(std::equal(l.begin(), l.end(), logits.begin() + image * loops.classes()));
-        }
-        QVERIFY(compared > 3 * batch);   // the input, every conv's truncation, means, adds, multiplies
         // With the expansions as their own convs: none fused, the same logits.
         OneDnnInt8Plan separate(loops, batch, storage, OneDnnInt8Expansion::Separate);
         QCOMPARE(separate.fusedExpansions(), std::size_t(0));
@@ -1527,6 +1539,61 @@ private Q_SLOTS:
             for (int i = 0; i < 3; ++i) QCOMPARE(classes[static_cast<std::size_t>(i)], loops.predict(x.data_ptr<float>() + i * per));
             QCOMPARE(engine.imagesOnLoops(), std::size_t(0));
         }
+    }
+
+    void uint8SumsAreExactWhereSixteenBitPairSumsWouldSaturate()
+    {
+        // uint8 storage is offered only where oneDNN's u8 × s8 convs accumulate with VNNI (vpdpbusd:
+        // int32, exact); without VNNI its kernels first add byte products in pairs in 16 bits
+        // (vpmaddubsw), which saturates at ±32,767 (docs/ONEDNN.md, "int8 plan"). Here every conv's
+        // input is 127 (stored 255) and the weights of every conv over several channels repeat 127,
+        // 127, −127, −127 over its input channels: each pair sums to ±64,770, the exact sum is 0
+        // (for a multiple of 4 channels), and with bias 0, scale 1 and output zero point 127 the
+        // output is 127 again, so the next conv meets the same extremes, while a saturating
+        // kernel's −1 per four channels would show in its output. Depthwise weights are all 127
+        // (outputs clamp to 127). Under ONEDNN_MAX_CPU_ISA=AVX2_VNNI (CTest's
+        // test_onednn_engine_avx2_vnni) this checks oneDNN's avx2_vnni kernels, the path of AVX-VNNI
+        // laptops (Alder Lake and later); elsewhere ours and oneDNN's AVX-512 VNNI ones.
+        if (!oneDnnHasVnni()) QSKIP(qPrintable(QStringLiteral("no VNNI (oneDNN ISA %1): the uint8 storage is not offered here").arg(QString::fromStdString(oneDnnIsa()))));
+        const DesignSpace space = presetSpace("mcunet-vww");
+        const Supernet net = Supernet::initialize(space, 41);
+        ArchSampler sampler(space);
+        const SubnetConfig config = sampler.minConfig(96);
+        const Subnet sub = net.extract(config);
+        const Network network = networkFromSubnet(space, config);
+        const int r = config.image_size, batch = 2;
+        at::Generator g = at::detail::createCPUGenerator(42);
+        QuantizedParams params = quantizeModel(floatModelFromSubnet(network, sub), at::randn({2, 3, r, r}, g));
+        std::vector<std::string> convs;
+        for (const auto& [key, a] : params.arrays)
+            if (key.size() > 7 && key.compare(key.size() - 7, 7, "_weight") == 0 && a.shape.size() == 4) convs.push_back(key.substr(0, key.size() - 7));
+        std::size_t paired = 0;
+        for (const std::string& conv : convs) {
+            const NdArray& a = params.array(conv + "_weight");
+            const std::int64_t O = a.shape[0], C = a.shape[1], K = a.shape[2] * a.shape[3];
+            std::vector<std::int8_t> w(static_cast<std::size_t>(O * C * K));
+            for (std::int64_t o = 0; o < O; ++o)
+                for (std::int64_t c = 0; c < C; ++c)
+                    for (std::int64_t k = 0; k < K; ++k) w[static_cast<std::size_t>((o * C + c) * K + k)] = C == 1 || c % 4 < 2 ? 127 : -127;
+            paired += C % 4 == 0 && C > 1;
+            const std::vector<std::int64_t> shape = a.shape;
+            params.set(conv + "_weight", int8Array(w, shape));
+            params.set(conv + "_bias", int32Array(std::vector<std::int32_t>(static_cast<std::size_t>(O), 0), {O}));
+            params.set(conv + "_scale", float32Array(std::vector<float>(static_cast<std::size_t>(O), 1.f), {O}));
+            params.set(conv + "_zero_y", int8Array({127}, {1}));
+        }
+        QVERIFY(paired >= 10);
+        const TrainingGraph graph = lowerForward(network);
+        const Int8Forward loops(graph, params);
+        const at::Tensor x = at::full({batch, 3, r, r}, 1000.f);   // quantized to 127 everywhere
+        // The design holds: the loops' output of a conv over paired channels is 127 everywhere.
+        const auto want = loops.runAll(loops.quantizeInput(x.data_ptr<float>()));
+        std::size_t constant = 0;
+        for (const auto& t : want) constant += t.size() > 1 && std::all_of(t.begin(), t.end(), [](std::int32_t v) { return v == 127; });
+        QVERIFY(constant >= paired);
+        OneDnnInt8Plan plan(loops, batch, OneDnnInt8Storage::Uint8);
+        std::vector<std::int32_t> logits;
+        expectPlanTensorsEqualLoops(plan, loops, x.data_ptr<float>(), r, QStringLiteral("saturating pairs, uint8 storage, oneDNN ISA ") + QString::fromStdString(oneDnnIsa()), logits);
     }
 
     void int8Top1OfASubnetIsInt8ForwardsOnItsLoops()
