@@ -206,6 +206,117 @@ TS_AVX512 void requantExactAvx512(const A* acc, const RequantArgs& r, T* out)
 
 const bool kAvx512 = onednn::hasAvx512();
 
+// The same passes for CPUs with AVX2 but not AVX-512 (AVX2 laptops, with or without AVX-VNNI):
+// 8 values per vector, the same operations in the same order, so the same values as
+// requantExactAvx512 and quantizeInputAvx512 (and as Int8Forward's loops: the test compares every
+// tensor, also bounded to AVX2). The target has no FMA, so nothing is contracted. Run where
+// AVX-512 is not (kAvx512 first); on AVX2 the auto-vectorised loops spent 57 % of an int8 run
+// of the smallest VWW subnet packing and rounding (docs/ONEDNN.md, "AVX2 passes").
+#define TS_AVX2 __attribute__((target("avx2")))
+const bool kAvx2 = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0;
+}();
+
+TS_AVX2 inline __m256i int32s8(const std::int32_t* a) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)); }
+TS_AVX2 inline __m256i int32s8(const float* a) { return _mm256_cvttps_epi32(_mm256_loadu_ps(a)); }
+TS_AVX2 inline __m256i int32s8(const std::uint8_t* p) { return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
+TS_AVX2 inline __m256i clamp8MinusShift8(__m256i y, __m256i shift)
+{
+    return _mm256_sub_epi32(_mm256_min_epi32(_mm256_max_epi32(y, _mm256_set1_epi32(-128)), _mm256_set1_epi32(127)), shift);
+}
+// clamp8(y) + 128 of 4 × 8 int32 values as 32 uint8, in order (store64Uint8's steps on 256-bit
+// vectors: the packs interleave 128-bit lanes, a dword permutation restores the order).
+TS_AVX2 inline void store32Uint8(std::uint8_t* out, __m256i y0, __m256i y1, __m256i y2, __m256i y3)
+{
+    const __m256i up = _mm256_set1_epi16(128);
+    const __m256i lo = _mm256_adds_epi16(_mm256_packs_epi32(y0, y1), up), hi = _mm256_adds_epi16(_mm256_packs_epi32(y2, y3), up);
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm256_permutevar8x32_epi32(_mm256_packus_epi16(lo, hi), order));
+}
+
+// storeClamped on 8-value vectors: y(k, ph) gives 8 int32 results from value k on (before the
+// clamp; ph = k mod `period`, a multiple of 32), one(k, ph) the single result at k. Into a uint8
+// slot (shift −128) 32 at a time; float slots 8 at a time; the last few values one by one.
+template <typename T, typename Y, typename One>
+TS_AVX2 inline void storeClampedAvx2(T* out, std::size_t count, std::int32_t shiftOut, std::size_t period, const Y& y, const One& one)
+{
+    std::size_t k = 0, ph = 0;
+    if constexpr (std::is_same_v<T, std::uint8_t>) {
+        if (shiftOut == -128)
+            for (; k + 32 <= count; k += 32) {
+                store32Uint8(out + k, y(k, ph), y(k + 8, ph + 8), y(k + 16, ph + 16), y(k + 24, ph + 24));
+                ph += 32;
+                if (ph == period) ph = 0;
+            }
+    } else {
+        const __m256i shift = _mm256_set1_epi32(shiftOut);
+        for (; k + 8 <= count; k += 8) {
+            _mm256_storeu_ps(out + k, _mm256_cvtepi32_ps(clamp8MinusShift8(y(k, ph), shift)));
+            ph += 8;
+            if (ph == period) ph = 0;
+        }
+    }
+    for (; k < count; ++k) {
+        out[k] = static_cast<T>(int8k::clamp8(one(k, ph)) - shiftOut);
+        if (++ph == period) ph = 0;
+    }
+}
+
+// requantExactAvx512 on 8-value vectors (the same RequantArgs, its repeated per-channel arrays).
+template <typename A, typename T>
+TS_AVX2 void requantExactAvx2(const A* acc, const RequantArgs& r, T* out)
+{
+    const std::size_t total = r.plane * static_cast<std::size_t>(r.O);
+    const bool perPosition = r.comp && r.compStride != 0;
+    const std::int32_t* comp = r.comp ? (perPosition ? r.comp : r.compRep) : nullptr;
+    const float* bias = r.biasRep;
+    const float* scale = r.scaleRep;
+    const std::int32_t zy = r.zy;
+    const __m256i vzy = _mm256_set1_epi32(zy);
+    for (std::size_t b = 0; b < r.images; ++b) {
+        const A* a0 = acc + b * total;
+        storeClampedAvx2(
+            out + b * total, total, r.shiftOut, r.period,
+            [&](std::size_t k, std::size_t ph) TS_AVX2 {
+                __m256i x = int32s8(a0 + k);
+                if (comp) x = _mm256_add_epi32(x, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(comp + (perPosition ? k : ph))));
+                const __m256 f = _mm256_mul_ps(_mm256_add_ps(_mm256_cvtepi32_ps(x), _mm256_loadu_ps(bias + ph)), _mm256_loadu_ps(scale + ph));
+                return _mm256_add_epi32(_mm256_cvtps_epi32(f), vzy);
+            },
+            [&](std::size_t k, std::size_t ph) {
+                const std::int32_t c = comp ? comp[perPosition ? k : ph] : 0;
+                return int8k::convExact(static_cast<std::int32_t>(a0[k]) + c, bias[ph], scale[ph], zy);
+            });
+    }
+}
+
+// quantizeInputAvx512 on 8 pixels of each channel at a time (C ≤ 4): the same x · inv, rounding
+// (vcvtps2dq, nearest even), + zero, clamp and shift; interleaved into NHWC value by value.
+template <typename T>
+TS_AVX2 void quantizeInputAvx2(const float* images, int n, int C, std::size_t hw, float inv, std::int32_t zero, std::int32_t shift, T* out)
+{
+    const __m256 vinv = _mm256_set1_ps(inv);
+    const __m256i z = _mm256_set1_epi32(zero), sh = _mm256_set1_epi32(shift);
+    alignas(32) std::int32_t q[4][8];
+    for (int b = 0; b < n; ++b) {
+        std::size_t p = 0;
+        for (; p + 8 <= hw; p += 8) {
+            for (int c = 0; c < C; ++c) {
+                const __m256 x = _mm256_loadu_ps(images + (static_cast<std::size_t>(b) * C + c) * hw + p);
+                _mm256_store_si256(reinterpret_cast<__m256i*>(q[c]), clamp8MinusShift8(_mm256_add_epi32(_mm256_cvtps_epi32(_mm256_mul_ps(x, vinv)), z), sh));
+            }
+            T* dst = out + (static_cast<std::size_t>(b) * hw + p) * C;
+            for (int i = 0; i < 8; ++i)
+                for (int c = 0; c < C; ++c) dst[i * C + c] = static_cast<T>(q[c][i]);
+        }
+        for (; p < hw; ++p)
+            for (int c = 0; c < C; ++c)
+                out[(static_cast<std::size_t>(b) * hw + p) * C + c] =
+                    static_cast<T>(int8k::quantizeInput(images[(static_cast<std::size_t>(b) * C + c) * hw + p], inv, zero) - shift);
+    }
+}
+
 // The exact arithmetic's add / multiply and its truncation on `count` adjacent values, 16 at a time:
 // element for element int8k::addMulFloat (Exact) then clamp8 — (float(a) − z1) · s1 and the same
 // for b, their product or sum, ÷ sy (IEEE division), rounded to nearest even (as std::nearbyint),
@@ -270,6 +381,60 @@ TS_AVX512 void gateExactAvx512(const T* map, const T* gate, std::size_t pixels, 
     storeClamped(out, pixels * C, g.so, period, [&](std::size_t k, __mmask16 m, std::size_t ph) TS_AVX512 {
         return v.result(AddMulVectors::term(map + k, m, v.sa, v.z1, v.s1), _mm512_loadu_ps(gateTerms + ph));
     });
+}
+
+// addMulExactAvx512 and gateExactAvx512 on 8-value vectors (CPUs with AVX2 but not AVX-512): the
+// same terms, result and truncation; the last few values one by one through the same operations.
+struct AddMulAvx2 {
+    __m256 z1, z2, s1, s2, sy, fzy;
+    __m256i sa, sb;
+    AddMulArgs g;
+    TS_AVX2 explicit AddMulAvx2(const AddMulArgs& args)
+        : z1(_mm256_set1_ps(args.z1)), z2(_mm256_set1_ps(args.z2)), s1(_mm256_set1_ps(args.s1)), s2(_mm256_set1_ps(args.s2)),
+          sy(_mm256_set1_ps(args.sy)), fzy(_mm256_set1_ps(args.fzy)), sa(_mm256_set1_epi32(args.sa)), sb(_mm256_set1_epi32(args.sb)), g(args)
+    {
+    }
+    template <typename T>
+    TS_AVX2 static __m256 term(const T* x, __m256i shift, __m256 z, __m256 s)
+    {
+        return _mm256_mul_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(int32s8(x), shift)), z), s);
+    }
+    TS_AVX2 __m256i result(__m256 t1, __m256 t2) const
+    {
+        const __m256 u = g.mul ? _mm256_mul_ps(t1, t2) : _mm256_add_ps(t1, t2);
+        return _mm256_cvttps_epi32(_mm256_add_ps(_mm256_round_ps(_mm256_div_ps(u, sy), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), fzy));
+    }
+    // One value: the same operations in scalar float.
+    template <typename T>
+    static float term1(T x, std::int32_t shift, float z, float s) { return (static_cast<float>(static_cast<std::int32_t>(x) + shift) - z) * s; }
+    std::int32_t result1(float t1, float t2) const
+    {
+        const float u = g.mul ? t1 * t2 : t1 + t2;
+        return static_cast<std::int32_t>(std::nearbyint(u / g.sy) + g.fzy);
+    }
+};
+
+template <typename T>
+TS_AVX2 void addMulExactAvx2(const T* a, const T* b, std::size_t count, const AddMulArgs& g, T* out)
+{
+    const AddMulAvx2 v(g);
+    storeClampedAvx2(
+        out, count, g.so, 32,
+        [&](std::size_t k, std::size_t) TS_AVX2 { return v.result(AddMulAvx2::term(a + k, v.sa, v.z1, v.s1), AddMulAvx2::term(b + k, v.sb, v.z2, v.s2)); },
+        [&](std::size_t k, std::size_t) { return v.result1(AddMulAvx2::term1(a[k], g.sa, g.z1, g.s1), AddMulAvx2::term1(b[k], g.sb, g.z2, g.s2)); });
+}
+
+template <typename T>
+TS_AVX2 void gateExactAvx2(const T* map, const T* gate, std::size_t pixels, std::size_t C, const AddMulArgs& g, float* gateTerms, T* out)
+{
+    const AddMulAvx2 v(g);
+    for (std::size_t c = 0; c < C; ++c) gateTerms[c] = AddMulAvx2::term1(gate[c], g.sb, g.z2, g.s2);
+    const std::size_t period = gateTermsPeriod(C);
+    for (std::size_t i = C; i < period; ++i) gateTerms[i] = gateTerms[i - C];
+    storeClampedAvx2(
+        out, pixels * C, g.so, period,
+        [&](std::size_t k, std::size_t ph) TS_AVX2 { return v.result(AddMulAvx2::term(map + k, v.sa, v.z1, v.s1), _mm256_loadu_ps(gateTerms + ph)); },
+        [&](std::size_t k, std::size_t ph) { return v.result1(AddMulAvx2::term1(map[k], g.sa, g.z1, g.s1), gateTerms[ph]); });
 }
 
 // The exact arithmetic's mean over one image's pixels × C stored uint8 values (NHWC), 16 channels
@@ -543,7 +708,7 @@ struct OneDnnInt8Plan::Impl {
                 c.compPerPosition = !c.stem && (s.pt || s.pl || s.pb || s.pr);
                 c.comp = compensation(s, c.compPerPosition, shiftOf(s.in[0]) - s.zx, c.stem != nullptr);
             }
-            if (kAvx512 && arith == Int8Arithmetic::Exact) repeatForAvx512(s, c);
+            if ((kAvx512 || kAvx2) && arith == Int8Arithmetic::Exact) repeatChannelValues(s, c);
             // The exact arithmetic: our stem kernel requantises as it stores (no int32 map).
             if (c.stem && arith == Int8Arithmetic::Exact) c.stem->setRequant(c.comp.empty() ? nullptr : c.comp.data(), c.bias.data(), s.scale.data(), s.zy);
         }
@@ -611,8 +776,8 @@ struct OneDnnInt8Plan::Impl {
         ops.resize(kept);
     }
 
-    // The AVX-512 exact requantisation's per-channel values over lcm(O, 64) (RequantArgs).
-    static void repeatForAvx512(const Int8Step& s, Conv& c)
+    // The AVX-512 / AVX2 exact requantisation's per-channel values over lcm(O, 64) (RequantArgs).
+    static void repeatChannelValues(const Int8Step& s, Conv& c)
     {
         const std::size_t O = static_cast<std::size_t>(s.O);
         c.period = O * 64 / std::gcd(O, std::size_t{64});
@@ -781,6 +946,10 @@ struct OneDnnInt8Plan::Impl {
             quantizeInputAvx512(images, n, d.C, hw, inv, zero, sh, out);
             return;
         }
+        if (kAvx2 && d.C <= 4) {
+            quantizeInputAvx2(images, n, d.C, hw, inv, zero, sh, out);
+            return;
+        }
         for (int b = 0; b < n; ++b)
             for (int c = 0; c < d.C; ++c) {
                 const float* src = images + (static_cast<std::size_t>(b) * d.C + c) * hw;
@@ -848,13 +1017,15 @@ struct OneDnnInt8Plan::Impl {
             auto* out = at<std::uint8_t>(op.out);
             if (arith == Int8Arithmetic::Tflite) requantTflite(a, r, out);
             else if (arith == Int8Arithmetic::TinyEngine) requantTinyEngineU(a, r, out);
-            else if (r.period) requantExactAvx512(a, r, out);
+            else if (r.period && kAvx512) requantExactAvx512(a, r, out);
+            else if (r.period) requantExactAvx2(a, r, out);
             else requantExactU(a, r, out);
         } else {
             float* out = at<float>(op.out);
             if (arith == Int8Arithmetic::Tflite) requantTflite(acc->data, r, out);
             else if (arith == Int8Arithmetic::TinyEngine) requantTinyEngineF(acc->data, r, out);
-            else if (r.period) requantExactAvx512(acc->data, r, out);
+            else if (r.period && kAvx512) requantExactAvx512(acc->data, r, out);
+            else if (r.period) requantExactAvx2(acc->data, r, out);
             else requantExactF(acc->data, r, out);
         }
         return true;
@@ -913,10 +1084,11 @@ struct OneDnnInt8Plan::Impl {
         T* out = at<T>(op.out);
         const bool tflite = arith == Int8Arithmetic::Tflite, tinyEngine = arith == Int8Arithmetic::TinyEngine;
         const std::int32_t shifts[3] = {shiftOf(s.in[0]), shiftOf(s.in[1]), shiftOf(op.out)};
-        if (kAvx512 && arith == Int8Arithmetic::Exact && !(aGate && bGate)) {
+        if ((kAvx512 || kAvx2) && arith == Int8Arithmetic::Exact && !(aGate && bGate)) {
             const AddMulArgs g{mul, s.z1, s.z2, s.s1, s.s2, s.sy, s.fzy, shifts[0], shifts[1], shifts[2]};
             if (!aGate && !bGate) {
-                addMulExactAvx512(a, b, static_cast<std::size_t>(n) * per, g, out);
+                if (kAvx512) addMulExactAvx512(a, b, static_cast<std::size_t>(n) * per, g, out);
+                else addMulExactAvx2(a, b, static_cast<std::size_t>(n) * per, g, out);
                 return;
             }
             // A gate (one value per channel, broadcast over the map); a gate first is swapped with
@@ -924,8 +1096,9 @@ struct OneDnnInt8Plan::Impl {
             const AddMulArgs swapped{mul, s.z2, s.z1, s.s2, s.s1, s.sy, s.fzy, shifts[1], shifts[0], shifts[2]};
             for (int im = 0; im < n; ++im) {
                 const std::size_t map = static_cast<std::size_t>(im) * per, gate = static_cast<std::size_t>(im) * C;
-                if (bGate) gateExactAvx512(a + map, b + gate, hw, C, g, gateTerms.data(), out + map);
-                else gateExactAvx512(b + map, a + gate, hw, C, swapped, gateTerms.data(), out + map);
+                const T *m = bGate ? a + map : b + map, *gt = bGate ? b + gate : a + gate;
+                if (kAvx512) gateExactAvx512(m, gt, hw, C, bGate ? g : swapped, gateTerms.data(), out + map);
+                else gateExactAvx2(m, gt, hw, C, bGate ? g : swapped, gateTerms.data(), out + map);
             }
             return;
         }
