@@ -10,6 +10,7 @@
 #include "io/JsonFile.h"
 #include "nn/TorchRuntime.h"
 #include "nn/measure/Evaluator.h"
+#include "nn/onednn/Avx512.h"
 #include "nn/onednn/DepthwiseConv.h"
 #include "nn/onednn/FoldedSubnet.h"
 #include "graph/ForwardLowering.h"
@@ -1680,6 +1681,28 @@ private Q_SLOTS:
             QCOMPARE(bf.code, 2);
             QVERIFY2(bf.err.find("--dtype bf16 needs") != std::string::npos, bf.err.c_str());
         }
+    }
+
+    void isaBoundReadsOneDnnsNames()
+    {
+        // ONEDNN_MAX_CPU_ISA's names (any case) as the bound our kernels obey (Avx512.h); unset, empty,
+        // ALL or a name oneDNN does not know: no bound.
+        using onednn::IsaBound;
+        QCOMPARE(onednn::isaBoundOf(nullptr), IsaBound::None);
+        QCOMPARE(onednn::isaBoundOf(""), IsaBound::None);
+        QCOMPARE(onednn::isaBoundOf("ALL"), IsaBound::None);
+        QCOMPARE(onednn::isaBoundOf("avx3"), IsaBound::None);
+        QCOMPARE(onednn::isaBoundOf("sse41"), IsaBound::BelowAvx2);
+        QCOMPARE(onednn::isaBoundOf("AVX"), IsaBound::BelowAvx2);
+        QCOMPARE(onednn::isaBoundOf("avx2"), IsaBound::BelowAvx512);
+        QCOMPARE(onednn::isaBoundOf("AVX2_VNNI"), IsaBound::BelowAvx512);
+        QCOMPARE(onednn::isaBoundOf("AVX512_CORE"), IsaBound::Avx512Core);
+        QCOMPARE(onednn::isaBoundOf("avx512_core_vnni"), IsaBound::Avx512Vnni);
+        QCOMPARE(onednn::isaBoundOf("AVX512_CORE_BF16"), IsaBound::Avx512Bf16);
+        QCOMPARE(onednn::isaBoundOf("AVX512_CORE_AMX"), IsaBound::None);
+        // The checks follow this run's bound: our AVX-512 kernels run where oneDNN's ISA is AVX-512.
+        QCOMPARE(onednn::hasAvx512(), oneDnnIsa().rfind("avx512", 0) == 0);
+        QCOMPARE(onednn::hasAvx2(), oneDnnIsa().rfind("avx2", 0) == 0 || oneDnnIsa().rfind("avx512", 0) == 0);
     }
 
     void unknownEngineIsAnInputError()

@@ -1,8 +1,8 @@
 #pragma once
 // What our own AVX-512 code in nn/onednn shares (DepthwiseConv.cpp, StemConv.cpp, PointwiseConv.cpp,
 // OneDnnInt8Plan.cpp; .cpp files only): the intrinsics, the target attribute its functions carry (the
-// rest of the build stays at the x86-64 baseline), the run-time check that chooses it, bfloat16
-// rounding, and loads of 16 channels as floats.
+// rest of the build stays at the x86-64 baseline), the run-time checks that choose it (and the int8
+// plan's AVX2 passes), bfloat16 rounding, and loads of 16 channels as floats.
 #include "nn/onednn/Bf16.h"
 
 #include <immintrin.h>
@@ -31,13 +31,14 @@ namespace tinyscope::onednn {
 // one variable makes the whole engine run as on an older CPU — the plans, the int8 plan and the
 // bf16 checks as an AVX2 laptop runs them (the tests run so too: docs/ONEDNN.md, "Older CPUs").
 // Read once, as oneDNN reads it; unset, "ALL" or a name it does not know: no bound.
-enum class IsaBound { BelowAvx512, Avx512Core, Avx512Vnni, Avx512Bf16, None };
+enum class IsaBound { BelowAvx2, BelowAvx512, Avx512Core, Avx512Vnni, Avx512Bf16, None };
 inline IsaBound isaBoundOf(const char* value)
 {
     if (!value || !*value) return IsaBound::None;
     std::string v(value);
     for (char& c : v) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    if (v == "SSE41" || v == "AVX" || v == "AVX2" || v == "AVX2_VNNI" || v == "AVX512_MIC" || v == "AVX512_MIC_4OPS") return IsaBound::BelowAvx512;
+    if (v == "SSE41" || v == "AVX") return IsaBound::BelowAvx2;
+    if (v == "AVX2" || v == "AVX2_VNNI" || v == "AVX512_MIC" || v == "AVX512_MIC_4OPS") return IsaBound::BelowAvx512;
     if (v == "AVX512_CORE") return IsaBound::Avx512Core;
     if (v == "AVX512_CORE_VNNI") return IsaBound::Avx512Vnni;
     if (v == "AVX512_CORE_BF16") return IsaBound::Avx512Bf16;
@@ -50,6 +51,13 @@ inline IsaBound isaBound()
         return isaBoundOf(v && *v ? v : std::getenv("DNNL_MAX_CPU_ISA"));
     }();
     return bound;
+}
+
+// This CPU has AVX2 (the int8 plan's element passes where AVX-512 is not), and the bound allows it.
+inline bool hasAvx2()
+{
+    __builtin_cpu_init();
+    return isaBound() >= IsaBound::BelowAvx512 && __builtin_cpu_supports("avx2");
 }
 
 // This CPU has AVX-512 F, BW and VL (every AVX-512 CPU since Skylake-SP), and the bound allows it.

@@ -213,10 +213,7 @@ const bool kAvx512 = onednn::hasAvx512();
 // AVX-512 is not (kAvx512 first); on AVX2 the auto-vectorised loops spent 57 % of an int8 run
 // of the smallest VWW subnet packing and rounding (docs/ONEDNN.md, "AVX2 passes").
 #define TS_AVX2 __attribute__((target("avx2")))
-const bool kAvx2 = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") != 0;
-}();
+const bool kAvx2 = onednn::hasAvx2();
 
 TS_AVX2 inline __m256i int32s8(const std::int32_t* a) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)); }
 TS_AVX2 inline __m256i int32s8(const float* a) { return _mm256_cvttps_epi32(_mm256_loadu_ps(a)); }
