@@ -2,6 +2,8 @@
 // What the oneDNN translation units share (included by nn/onednn/*.cpp only; OpenMP's header, no
 // dnnl): aligned buffers, the one-thread scope every primitive is built and run in, and how a
 // batch is split into thread parts.
+#include "space/SubnetLayout.h"
+
 #include <omp.h>
 
 #include <algorithm>
@@ -42,6 +44,22 @@ inline double largestChannelAbsSum(const std::vector<std::int32_t>& w, int O, in
 inline bool batchAsPixels(int kh, int kw, int pt, int pl, int pb, int pr, int sh, int sw, int h, int w)
 {
     return kh == 1 && kw == 1 && pt == 0 && pl == 0 && pb == 0 && pr == 0 && (sh == 1 || h == 1) && (sw == 1 || w == 1);
+}
+
+// The taps of a k × k conv (padding k / 2, any stride) that meet data on an h × h map, for the
+// convs the plans hand to oneDNN: kernelWindow (SubnetLayout.h) for stride 1, and for stride 2 the
+// window of a 7 × 7 conv on a 3 × 3 map (taps 1–5, padding 2), which oneDNN otherwise runs through
+// its im2col GEMM. Cropped only where the window is symmetric (then the output size is unchanged);
+// the cropped taps meet only padding, so the sums are the same terms.
+inline KernelWindow oneDnnWindow(int kernel, int stride, int h)
+{
+    const KernelWindow whole{kernel, 0, kernel / 2};
+    if (stride == 1) return kernelWindow(kernel, 1, h);
+    const int pad = kernel / 2, ho = (h - 1) / stride + 1;
+    const int first = std::max(0, pad - (ho - 1) * stride), last = std::min(kernel - 1, pad + h - 1);
+    if (first != kernel - 1 - last || first == 0) return whole;
+    const KernelWindow win{last - first + 1, first, pad - first};
+    return (h + 2 * win.pad - win.size) / stride + 1 == ho ? win : whole;
 }
 
 // 64-byte aligned floats (a cache line; oneDNN's kernels load whole vectors), zeroed.

@@ -895,14 +895,14 @@ struct OneDnnInt8Plan::Impl {
     {
         const std::string& where = c.where;
         const int Cg = s.C / s.groups;
-        // A square stride-1 conv (padding k/2) on a map so small that its outer taps meet only the
-        // padding (7×7 depthwise convs on 1×1–3×3 maps): the kernel cropped to the taps that meet
-        // data, as the fp32 plan crops it (kernelWindow) — the same sums, and no compensation
-        // changes (it counts taps that meet the image) — where oneDNN would otherwise run the
-        // full kernel through its slow im2col GEMM path (x64:gemm:jit, 5.7 ms for a 2×2 map of
-        // 1,152 channels and 8 images under AVX2).
-        const bool square = s.KH == s.KW && s.sh == 1 && s.sw == 1 && s.H == s.W && s.pt == s.KH / 2 && s.pl == s.pt && s.pb == s.pt && s.pr == s.pt;
-        const KernelWindow win = square ? kernelWindow(s.KH, 1, s.H) : KernelWindow{s.KH, 0, s.pt};
+        // A square conv (padding k/2) on a map so small that its outer taps meet only the padding
+        // (7×7 depthwise convs on 1×1–3×3 maps): the kernel cropped to the taps that meet data, as
+        // the fp32 plan crops it (oneDnnWindow) — the same sums, and no compensation changes (it
+        // counts taps that meet the image) — where oneDNN would otherwise run the full kernel
+        // through its slow im2col GEMM path (x64:gemm:jit, 5.7 ms for a 2×2 map of 1,152 channels
+        // and 8 images under AVX2).
+        const bool square = s.KH == s.KW && s.sh == s.sw && s.H == s.W && s.pt == s.KH / 2 && s.pl == s.pt && s.pb == s.pt && s.pr == s.pt;
+        const KernelWindow win = square ? onednn::oneDnnWindow(s.KH, s.sh, s.H) : KernelWindow{s.KH, 0, s.pt};
         const bool crop = square && win.cropped(s.KH);
         const int KH = crop ? win.size : s.KH, KW = crop ? win.size : s.KW;
         const int pt = crop ? win.pad : s.pt, pl = crop ? win.pad : s.pl, pb = crop ? win.pad : s.pb, pr = crop ? win.pad : s.pr;

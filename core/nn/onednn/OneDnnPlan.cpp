@@ -108,8 +108,8 @@ struct OneDnnPlan::Impl {
         return po;
     }
 
-    // The kernel cropped to the taps that meet data on an h × h map (kernelWindow, SubnetLayout.h):
-    // c's weights, or the cropped copy in `cropped`.
+    // The kernel cropped to the taps that meet data on an h × h map (kernelWindow, SubnetLayout.h,
+    // or oneDnnWindow for oneDNN's convs): c's weights, or the cropped copy in `cropped`.
     static const float* croppedWeights(const FoldedConv& c, const KernelWindow& win, std::vector<float>& cropped)
     {
         if (!win.cropped(c.kernel)) return c.weight.data();
@@ -226,7 +226,7 @@ struct OneDnnPlan::Impl {
     int conv(const FoldedConv& c, int h, float* src, float* dst, const dnnl::post_ops& po)
     {
         const int ho = (h - 1) / c.stride + 1;
-        const KernelWindow win = kernelWindow(c.kernel, c.stride, h);
+        const KernelWindow win = onednn::oneDnnWindow(c.kernel, c.stride, h);
         const int k = win.size, pad = win.pad;
         std::vector<float> cropped;
         const float* w = croppedWeights(c, win, cropped);
