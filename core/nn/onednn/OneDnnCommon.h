@@ -62,6 +62,19 @@ inline KernelWindow oneDnnWindow(int kernel, int stride, int h)
     return (h + 2 * win.pad - win.size) / stride + 1 == ho ? win : whole;
 }
 
+// The weights of `planes` k × k kernel planes (PyTorch's layout) cropped to `win`'s taps.
+template <typename T>
+std::vector<T> croppedKernel(const T* weight, std::size_t planes, int kernel, const KernelWindow& win)
+{
+    const int k = win.size;
+    std::vector<T> out(planes * static_cast<std::size_t>(k) * k);
+    for (std::size_t p = 0; p < planes; ++p)
+        for (int y = 0; y < k; ++y)
+            for (int x = 0; x < k; ++x)
+                out[(p * k + y) * k + x] = weight[(p * kernel + y + win.start) * kernel + x + win.start];
+    return out;
+}
+
 // 64-byte aligned floats (a cache line; oneDNN's kernels load whole vectors), zeroed.
 struct Buffer {
     float* data = nullptr;

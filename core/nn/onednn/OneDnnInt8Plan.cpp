@@ -402,13 +402,11 @@ struct AddMulAvx2 {
         const __m256 u = g.mul ? _mm256_mul_ps(t1, t2) : _mm256_add_ps(t1, t2);
         return _mm256_cvttps_epi32(_mm256_add_ps(_mm256_round_ps(_mm256_div_ps(u, sy), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), fzy));
     }
-    // One value: the same operations in scalar float.
+    // One value (the last few of a run): int8k::addMulFloat, the formula the vectors compute.
     template <typename T>
-    static float term1(T x, std::int32_t shift, float z, float s) { return (static_cast<float>(static_cast<std::int32_t>(x) + shift) - z) * s; }
-    std::int32_t result1(float t1, float t2) const
+    std::int32_t one(T a, T b) const
     {
-        const float u = g.mul ? t1 * t2 : t1 + t2;
-        return static_cast<std::int32_t>(std::nearbyint(u / g.sy) + g.fzy);
+        return int8k::addMulFloat(g.mul, false, static_cast<std::int32_t>(a) + g.sa, static_cast<std::int32_t>(b) + g.sb, g.z1, g.z2, g.s1, g.s2, g.sy, g.fzy);
     }
 };
 
@@ -419,20 +417,20 @@ TS_AVX2 void addMulExactAvx2(const T* a, const T* b, std::size_t count, const Ad
     storeClampedAvx2(
         out, count, g.so, 32,
         [&](std::size_t k, std::size_t) TS_AVX2 { return v.result(AddMulAvx2::term(a + k, v.sa, v.z1, v.s1), AddMulAvx2::term(b + k, v.sb, v.z2, v.s2)); },
-        [&](std::size_t k, std::size_t) { return v.result1(AddMulAvx2::term1(a[k], g.sa, g.z1, g.s1), AddMulAvx2::term1(b[k], g.sb, g.z2, g.s2)); });
+        [&](std::size_t k, std::size_t) { return v.one(a[k], b[k]); });
 }
 
 template <typename T>
 TS_AVX2 void gateExactAvx2(const T* map, const T* gate, std::size_t pixels, std::size_t C, const AddMulArgs& g, float* gateTerms, T* out)
 {
     const AddMulAvx2 v(g);
-    for (std::size_t c = 0; c < C; ++c) gateTerms[c] = AddMulAvx2::term1(gate[c], g.sb, g.z2, g.s2);
+    for (std::size_t c = 0; c < C; ++c) gateTerms[c] = (static_cast<float>(static_cast<std::int32_t>(gate[c]) + g.sb) - g.z2) * g.s2;
     const std::size_t period = gateTermsPeriod(C);
     for (std::size_t i = C; i < period; ++i) gateTerms[i] = gateTerms[i - C];
     storeClampedAvx2(
         out, pixels * C, g.so, period,
         [&](std::size_t k, std::size_t ph) TS_AVX2 { return v.result(AddMulAvx2::term(map + k, v.sa, v.z1, v.s1), _mm256_loadu_ps(gateTerms + ph)); },
-        [&](std::size_t k, std::size_t ph) { return v.result1(AddMulAvx2::term1(map[k], g.sa, g.z1, g.s1), gateTerms[ph]); });
+        [&](std::size_t k, std::size_t ph) { return v.one(map[k], gate[ph % C]); });
 }
 
 // The exact arithmetic's mean over one image's pixels × C stored uint8 values (NHWC), 16 channels
@@ -906,14 +904,8 @@ struct OneDnnInt8Plan::Impl {
         const bool crop = square && win.cropped(s.KH);
         const int KH = crop ? win.size : s.KH, KW = crop ? win.size : s.KW;
         const int pt = crop ? win.pad : s.pt, pl = crop ? win.pad : s.pl, pb = crop ? win.pad : s.pb, pr = crop ? win.pad : s.pr;
-        std::vector<std::int32_t> weights;
-        if (crop) {
-            const std::size_t planes = static_cast<std::size_t>(s.O) * Cg;
-            weights.reserve(planes * KH * KW);
-            for (std::size_t q = 0; q < planes; ++q)
-                for (int y = 0; y < KH; ++y)
-                    for (int x = 0; x < KW; ++x) weights.push_back(s.weight[(q * s.KH + y + win.start) * s.KW + x + win.start]);
-        }
+        const std::vector<std::int32_t> weights =
+            crop ? onednn::croppedKernel(s.weight.data(), static_cast<std::size_t>(s.O) * Cg, s.KH, win) : std::vector<std::int32_t>{};
         const std::vector<std::int32_t>& weight = crop ? weights : s.weight;
         try {
             const Dt act = u8 ? Dt::u8 : Dt::f32, wt = u8 ? Dt::s8 : Dt::f32, sums = u8 ? Dt::s32 : Dt::f32;

@@ -113,13 +113,7 @@ struct OneDnnPlan::Impl {
     static const float* croppedWeights(const FoldedConv& c, const KernelWindow& win, std::vector<float>& cropped)
     {
         if (!win.cropped(c.kernel)) return c.weight.data();
-        const int k = win.size, planes = c.cout * (c.cin / c.groups);
-        cropped.resize(static_cast<std::size_t>(planes) * k * k);
-        for (int p = 0; p < planes; ++p)
-            for (int y = 0; y < k; ++y)
-                for (int x = 0; x < k; ++x)
-                    cropped[(static_cast<std::size_t>(p) * k + y) * k + x] =
-                        c.weight[(static_cast<std::size_t>(p) * c.kernel + y + win.start) * c.kernel + x + win.start];
+        cropped = onednn::croppedKernel(c.weight.data(), static_cast<std::size_t>(c.cout) * (c.cin / c.groups), c.kernel, win);
         return cropped.data();
     }
 
