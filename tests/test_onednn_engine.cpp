@@ -11,6 +11,7 @@
 #include "nn/TorchRuntime.h"
 #include "nn/measure/Evaluator.h"
 #include "nn/onednn/Avx512.h"
+#include "nn/onednn/OneDnnCalibration.h"
 #include "nn/onednn/DepthwiseConv.h"
 #include "nn/onednn/FoldedSubnet.h"
 #include "graph/ForwardLowering.h"
@@ -1264,6 +1265,138 @@ private Q_SLOTS:
         QCOMPARE(j.at("engine").get<std::string>(), std::string("libtorch"));
         QVERIFY2(j.at("engine_note").get<std::string>().find("oneDNN refused first_conv") != std::string::npos, run.out.c_str());
         QVERIFY2(run.err.find("note: oneDNN refused first_conv") != std::string::npos, run.err.c_str());
+        QCOMPARE(j.at("calibration_engine").get<std::string>(), std::string("libtorch"));
+        QVERIFY2(j.at("calibration_note").get<std::string>().find("oneDNN refused first_conv") != std::string::npos, run.out.c_str());
+    }
+
+    void bnRecalibrationOnOneDnnEqualsLibTorchs()
+    {
+        // Once-for-all BN re-calibration on oneDNN (OneDnnCalibration) against LibTorch's
+        // BnMode::Calibrate forward on the same images: every BN's batch mean and biased variance,
+        // summed over two batches weighted by their sizes, within float rounding: 5e-4 of the
+        // channel's spread (mean) or of the variance — LibTorch and oneDNN each reduce in float in
+        // their own order, and each layer's statistics follow the previous layers' normalised
+        // outputs (seen: up to 1.3e-4 on the largest VWW subnet at 160 px, 63 BN layers). Three VWW
+        // subnets with perturbed BN (SE blocks, residual adds, the fused block 0, cropped 7×7
+        // kernels at 160 px) and the shipped Fashion-MNIST supernet's smallest and largest.
+        at::Generator g = at::detail::createCPUGenerator(14);
+        auto check = [&](const std::string& name, Subnet& sub) {
+            sub.setFolded(false);
+            const int r = sub.config().image_size;
+            const std::vector<int> batches = {5, 3};
+            std::vector<at::Tensor> images;
+            for (int b : batches) images.push_back(at::randn({b, 3, r, r}, g).contiguous());
+            BnCalibration torch;
+            ForwardOptions fo;
+            fo.bn = BnMode::Calibrate;
+            fo.calibration = &torch;
+            BnStatisticSums dnn;
+            for (std::size_t i = 0; i < batches.size(); ++i) {
+                at::NoGradGuard guard;
+                sub.forward(images[i], fo);
+                torch.count += batches[i];
+                OneDnnCalibration cal(unfoldedSubnet(sub.weights()), batches[i]);
+                QCOMPARE(cal.resolution(), r);
+                cal.run(images[i].data_ptr<float>(), dnn);
+            }
+            QCOMPARE(dnn.images, torch.count);
+            QCOMPARE(dnn.mean.size(), torch.mean_sum.size());
+            double worst = 0;
+            for (std::size_t k = 0; k < dnn.mean.size(); ++k) {
+                const at::Tensor tm = torch.mean_sum[k].to(at::kDouble).contiguous(), tv = torch.var_sum[k].to(at::kDouble).contiguous();
+                QCOMPARE(dnn.mean[k].size(), static_cast<std::size_t>(tm.numel()));
+                for (std::size_t ch = 0; ch < dnn.mean[k].size(); ++ch) {
+                    const double wantMean = tm.data_ptr<double>()[ch], wantVar = tv.data_ptr<double>()[ch];
+                    const double spread = std::sqrt(std::max(wantVar, 0.0) * torch.count) + 1e-6;   // √(Σ n·var)
+                    const double dm = std::fabs(dnn.mean[k][ch] - wantMean) / spread, dv = std::fabs(dnn.var[k][ch] - wantVar) / (wantVar + 1e-6);
+                    worst = std::max({worst, dm, dv});
+                    if (!(dm <= 5e-4 && dv <= 5e-4))
+                        QFAIL(qPrintable(QString("%1: BN %2 channel %3: mean sum %4 vs LibTorch's %5, variance sum %6 vs %7")
+                                             .arg(QString::fromStdString(name)).arg(k).arg(ch).arg(dnn.mean[k][ch]).arg(wantMean)
+                                             .arg(dnn.var[k][ch]).arg(wantVar)));
+                }
+            }
+            qInfo("%s: %zu BN layers, largest relative difference to LibTorch %.2g", name.c_str(), dnn.mean.size(), worst);
+        };
+        forEachFoldedVwwSubnet(11, [&](const SubnetConfig& config, Subnet& sub) { check("vww " + config.toJson().dump(), sub); });
+        if (shippedSupernetPath().empty()) return;
+        const DesignSpace fm = presetSpace("mcunet-fmnist");
+        const Supernet shipped = Supernet::load(fm, shippedSupernetPath());
+        for (const SubnetConfig& config : {ArchSampler(fm).minConfig(28), ArchSampler(fm).fullMaxConfig(36)}) {
+            Subnet sub = shipped.extract(config);
+            check("fmnist " + config.toJson().dump(), sub);
+            if (QTest::currentTestFailed()) return;
+        }
+    }
+
+    void calibrateBnSaysWhichEngineRanIt()
+    {
+        // calibrateBn on oneDNN writes the running statistics LibTorch's calibration writes (within
+        // float rounding), the same on one thread or two, and reports "onednn"; a refused layer (TINYSCOPE_ONEDNN_REFUSE) or a
+        // resolution other than the subnet's (the lab's swapped calib_bn) re-calibrates with LibTorch
+        // and says why — those statistics are LibTorch's bit for bit.
+        std::unique_ptr<ImageDataset> data;
+        const std::unique_ptr<Supernet> net = shippedSupernetAndTestImages(data);
+        if (!net) QSKIP("the shipped supernet or Fashion-MNIST is absent");
+        const SubnetConfig config = ArchSampler(net->space()).fullMaxConfig(36);
+        CalibrationOptions co;
+        co.images = 60;
+        co.batch = 25;   // batches of 25, 25 and 10: two plans
+        auto statistics = [&](EvalEngine engine, CalibrationReport& report, const CalibrationOptions& options) -> std::vector<at::Tensor> {
+            Subnet sub = net->extract(config);
+            CalibrationOptions o = options;
+            o.engine = engine;
+            if (calibrateBn(sub, *data, o, {}, &report) != 60) return {};
+            std::vector<at::Tensor> stats;
+            forEachConvBn(sub.weights(), [&](ConvBn& c) {
+                stats.push_back(c.bn.running_mean.clone());
+                stats.push_back(c.bn.running_var.clone());
+            });
+            return stats;
+        };
+        CalibrationReport byDnn, byTorch, refused, lab, labTorch, twoThreads;
+        const int threadsBefore = torchThreads();
+        setTorchThreads(1);
+        const auto dnn = statistics(EvalEngine::OneDnn, byDnn, co);
+        // The same statistics bit for bit whatever the caller's thread count (the plans run on one
+        // thread: oneDNN's batch normalisation sums per-thread parts).
+        setTorchThreads(2);
+        const auto dnnTwo = statistics(EvalEngine::OneDnn, twoThreads, co);
+        setTorchThreads(threadsBefore);
+        QCOMPARE(dnnTwo.size(), dnn.size());
+        for (std::size_t i = 0; i < dnn.size(); ++i) QVERIFY(dnnTwo[i].equal(dnn[i]));
+        const auto torch = statistics(EvalEngine::LibTorch, byTorch, co);
+        QCOMPARE(QString::fromStdString(byDnn.engine), QStringLiteral("onednn"));
+        QVERIFY(byDnn.note.empty());
+        QCOMPARE(QString::fromStdString(byTorch.engine), QStringLiteral("libtorch"));
+        QVERIFY(byTorch.note.empty());
+        QCOMPARE(byDnn.images, std::size_t(60));
+        QVERIFY(!torch.empty());
+        QCOMPARE(dnn.size(), torch.size());
+        for (std::size_t i = 0; i + 1 < dnn.size(); i += 2) {   // (running mean, running variance) per BN
+            const at::Tensor spread = torch[i + 1].sqrt() + 1e-6;
+            const double dm = ((dnn[i] - torch[i]).abs() / spread).max().item<double>();
+            const double dv = ((dnn[i + 1] - torch[i + 1]).abs() / (torch[i + 1] + 1e-9)).max().item<double>();
+            QVERIFY2(dm <= 5e-4 && dv <= 5e-4, qPrintable(QString("BN %1: mean %2, variance %3 apart (relative)").arg(i / 2).arg(dm).arg(dv)));
+            QVERIFY(!dnn[i + 1].equal(at::ones_like(dnn[i + 1])));   // re-calibrated, not the initial variance
+        }
+        qputenv("TINYSCOPE_ONEDNN_REFUSE", "blocks.3.depth_conv");
+        const auto fallback = statistics(EvalEngine::OneDnn, refused, co);
+        qunsetenv("TINYSCOPE_ONEDNN_REFUSE");
+        QCOMPARE(QString::fromStdString(refused.engine), QStringLiteral("libtorch"));
+        QVERIFY2(refused.note.find("oneDNN refused blocks.3.depth_conv (batch 25)") != std::string::npos, refused.note.c_str());
+        QVERIFY2(refused.note.find("BN re-calibrated with LibTorch") != std::string::npos, refused.note.c_str());
+        QCOMPARE(fallback.size(), torch.size());
+        for (std::size_t i = 0; i < torch.size(); ++i) QVERIFY(fallback[i].equal(torch[i]));
+        CalibrationOptions labOptions = CalibrationOptions::labCompatible(36);
+        labOptions.images = 60;
+        const auto labStats = statistics(EvalEngine::OneDnn, lab, labOptions);
+        const auto labTorchStats = statistics(EvalEngine::LibTorch, labTorch, labOptions);
+        QCOMPARE(QString::fromStdString(lab.engine), QStringLiteral("libtorch"));
+        QVERIFY2(lab.note.find("at 128 px, not the subnet's 36 px") != std::string::npos, lab.note.c_str());
+        QCOMPARE(labStats.size(), labTorchStats.size());
+        QVERIFY(!labStats.empty());
+        for (std::size_t i = 0; i < labStats.size(); ++i) QVERIFY(labStats[i].equal(labTorchStats[i]));
     }
 
     void evalJsonSaysWhichEngineMeasured()
@@ -1280,6 +1413,8 @@ private Q_SLOTS:
             QCOMPARE(j.at("dtype").get<std::string>(), std::string("fp32"));
             QCOMPARE(j.at("isa").get<std::string>(), oneDnnIsa());
             QVERIFY(j.at("engine_note").is_null());
+            QCOMPARE(j.at("calibration_engine").get<std::string>(), std::string(engine));   // BN re-calibration too
+            QVERIFY(j.at("calibration_note").is_null());
         }
         const test::CliRun bad = test::runTinyscope(common + QStringList{QStringLiteral("--engine"), QStringLiteral("mkl")});
         QCOMPARE(bad.code, 2);

@@ -35,7 +35,9 @@ QString evaluationHtml(const EvalResult& r, const EvaluationRequest& rq)
                        .arg(QString::fromStdString(rq.data).toHtmlEscaped())
                        .arg(r.images_per_second, 0, 'f', 0);
     text += QStringLiteral("<br>%1 at %2 px").arg(QString::fromStdString(rq.space.name)).arg(rq.config.image_size);
-    text += r.calibration_images ? QStringLiteral(", BN re-calibrated on %1 holdout images").arg(r.calibration_images)
+    text += r.calibration_images ? QStringLiteral(", BN re-calibrated on %1 holdout images (%2)")
+                                       .arg(r.calibration_images)
+                                       .arg(r.calibration_engine == "onednn" ? QStringLiteral("oneDNN") : QStringLiteral("LibTorch"))
                                  : QStringLiteral(", BN statistics of the checkpoint");
     if (r.dtype == "int8")
         text += QStringLiteral("<br>measured by oneDNN int8 (%1): our PTQ on %2 calibration images, Int8Forward's exact arithmetic")

@@ -114,6 +114,8 @@ Json evalJson(const EvalResult& r, const std::vector<std::string>& classNames)
             {"correct", r.correct},    {"seconds", r.seconds},
             {"images_per_second", r.images_per_second}, {"skipped", r.skipped},
             {"skipped_examples", skipped}, {"calibration_images", r.calibration_images},
+            {"calibration_engine", r.calibration_engine.empty() ? Json(nullptr) : Json(r.calibration_engine)},
+            {"calibration_note", r.calibration_note.empty() ? Json(nullptr) : Json(r.calibration_note)},
             {"per_class", perClass}, {"confusion", confusion},   // confusion[true][predicted]
             {"engine", r.engine}, {"dtype", r.dtype}, {"isa", r.isa},
             {"engine_note", r.engine_note.empty() ? Json(nullptr) : Json(r.engine_note)}};
@@ -134,8 +136,8 @@ int cmdEval(const Args& argv)
                      "  fashion-mnist:holdout images, top-1 on fashion-mnist:test.\n"
                      "  --lab-calib reproduces the lab's swapped calib_bn arguments (128x128, batch = image size).\n"
                      "  --engine: oneDNN primitives (default; a subnet oneDNN refuses is measured by LibTorch, with a\n"
-                     "  note) or LibTorch's forward (docs/ONEDNN.md). The result says which engine, data type and\n"
-                     "  instruction set measured it. --dtype bf16 (oneDNN only) needs AVX-512 BF16 or AMX.\n"
+                     "  note) or LibTorch's forward (docs/ONEDNN.md); BN re-calibration runs on the same engine. The\n"
+                     "  result says which engine, data type and instruction set measured it. --dtype bf16 (oneDNN only) needs AVX-512 BF16 or AMX.\n"
                      "  --dtype int8: the deployed top-1 — our PTQ calibrated on --int8-calib-images (200) images of\n"
                      "  --calib-data, then Int8Forward's exact arithmetic on oneDNN's int8 plans (as make-accdata --dtype int8).\n";
         return 0;
@@ -173,14 +175,15 @@ int cmdEval(const Args& argv)
     job.progress = [&](std::size_t done, std::size_t total, const std::string& stage) {
         if (tty) std::fprintf(stderr, "\r%s %zu/%zu   ", stage.c_str(), done, total);
     };
-    std::size_t calibrated = 0;
+    CalibrationReport calibrated;
     if (!a.flag("no-calib")) {
         CalibrationOptions co = a.flag("lab-calib") ? CalibrationOptions::labCompatible(config.image_size) : CalibrationOptions{};
         if (calibImages > 0) co.images = static_cast<std::size_t>(calibImages);
         if (calibBatch > 0) co.batch = calibBatch;
         co.seed = seed;
+        co.engine = engine;
         std::unique_ptr<ImageDataset> calib = openDataset(a.value("calib-data", "fashion-mnist:holdout"));
-        calibrated = calibrateBn(subnet, *calib, co, job);
+        calibrateBn(subnet, *calib, co, job, &calibrated);
     }
     subnet.setFolded(true);
     EvalResult r;
@@ -190,8 +193,11 @@ int cmdEval(const Args& argv)
     } else {
         r = evaluateTop1(subnet, *data, items, batch, job, engine, dtype);
     }
-    r.calibration_images = calibrated;
+    r.calibration_images = calibrated.images;
+    r.calibration_engine = calibrated.engine;
+    r.calibration_note = calibrated.note;
     if (tty) std::fprintf(stderr, "\r%40s\r", "");
+    if (!r.calibration_note.empty()) std::fprintf(stderr, "note: %s\n", r.calibration_note.c_str());
     if (!r.engine_note.empty()) std::fprintf(stderr, "note: %s\n", r.engine_note.c_str());
     CostSummary cost = CostModel(sc.space).summary(config);
     if (a.flag("json")) {
@@ -212,7 +218,8 @@ int cmdEval(const Args& argv)
         std::printf("%s%6.2f %%  %s (%zu images)\n", c == 0 ? "per class   " : "            ", r.classTop1(c), className(sc.space.class_names, c).c_str(),
                     r.class_images[i]);
     }
-    std::printf("BN          %s\n", calibrated ? ("re-calibrated on " + std::to_string(calibrated) + " images").c_str() : "running statistics of the checkpoint");
+    std::printf("BN          %s\n", calibrated.images ? ("re-calibrated on " + std::to_string(calibrated.images) + " images (" + calibrated.engine + ")").c_str()
+                                                       : "running statistics of the checkpoint");
     if (r.skipped) {
         std::printf("skipped     %zu unreadable images, e.g.\n", r.skipped);
         for (const auto& s : r.skipped_examples) std::printf("            %s\n", s.second.c_str());

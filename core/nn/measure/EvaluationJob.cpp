@@ -35,14 +35,15 @@ std::shared_ptr<const Supernet> cachedSupernet(const std::string& path, const De
     return net;
 }
 
-Subnet prepared(const EvaluationRequest& rq, const JobControl& job, std::size_t* calibrated)
+Subnet prepared(const EvaluationRequest& rq, const JobControl& job, CalibrationReport* calibrated)
 {
     rq.config.validate(rq.space, "subnet");
     Subnet sub = cachedSupernet(rq.supernet, rq.space)->extract(rq.config);
     if (rq.calibrate) {
         std::unique_ptr<ImageDataset> calib = openDataset(rq.calib_data);
-        const std::size_t n = calibrateBn(sub, *calib, rq.calibration, job);
-        if (calibrated) *calibrated = n;
+        CalibrationOptions co = rq.calibration;
+        co.engine = rq.engine;   // --engine libtorch: the whole measurement on LibTorch
+        calibrateBn(sub, *calib, co, job, calibrated);
     }
     sub.setFolded(true);
     return sub;
@@ -58,7 +59,7 @@ EvalResult runEvaluation(const EvaluationRequest& rq, const JobControl& job)
     if (static_cast<int>(data->classNames().size()) != rq.space.n_classes)
         throw InputError(data->source() + " has " + std::to_string(data->classNames().size()) + " classes; the supernet's space '" +
                          rq.space.name + "' has " + std::to_string(rq.space.n_classes));
-    std::size_t calibrated = 0;
+    CalibrationReport calibrated;
     Subnet sub = prepared(rq, job, &calibrated);
     std::vector<std::size_t> items = splitIndices(data->size(), rq.split);
     if (rq.images > 0 && rq.images < items.size()) items.resize(rq.images);
@@ -69,7 +70,9 @@ EvalResult runEvaluation(const EvaluationRequest& rq, const JobControl& job)
     } else {
         r = evaluateTop1(sub, *data, items, rq.batch, job, rq.engine, rq.dtype);
     }
-    r.calibration_images = calibrated;
+    r.calibration_images = calibrated.images;
+    r.calibration_engine = calibrated.engine;
+    r.calibration_note = calibrated.note;
     return r;
 }
 

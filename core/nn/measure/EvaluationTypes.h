@@ -1,6 +1,8 @@
 #pragma once
 // Plain (torch-free) types of the evaluator's options and results, so the GUI and the CLI can hold
 // them without including LibTorch.
+#include "nn/measure/EvalEngine.h"
+
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -13,6 +15,10 @@ struct CalibrationOptions {
     int batch = 100;
     int resolution = 0;          // 0: the subnet's own image_size
     std::uint64_t seed = 0;
+    // What runs the forward passes: oneDNN (the default; OneDnnCalibration, docs/ONEDNN.md "BN
+    // re-calibration") or LibTorch's BnMode::Calibrate forward (the reference). oneDNN falls back to
+    // LibTorch, with a note, where it refuses the subnet or the resolution is not the subnet's own.
+    EvalEngine engine = EvalEngine::OneDnn;
     // The lab's calib_bn call swaps its arguments: it calibrates at 128x128 with batch size equal
     // to the image size. This reproduces that; the default is the intended behaviour.
     static CalibrationOptions labCompatible(int imageSize)
@@ -24,6 +30,13 @@ struct CalibrationOptions {
     }
 };
 
+// What a BN re-calibration did: images used, the engine that ran it ("onednn" or "libtorch") and,
+// where oneDNN was asked for and not used, why.
+struct CalibrationReport {
+    std::size_t images = 0;
+    std::string engine, note;
+};
+
 struct EvalResult {
     std::size_t images = 0, correct = 0;
     double top1 = 0;                 // percent
@@ -31,6 +44,7 @@ struct EvalResult {
     std::size_t skipped = 0;
     std::vector<std::pair<std::string, std::string>> skipped_examples;   // first few (item, reason)
     std::size_t calibration_images = 0;
+    std::string calibration_engine, calibration_note;   // CalibrationReport's; empty without re-calibration
     // Per class (index = label): images and correct ones; confusion[true * classes + predicted].
     int classes = 0;
     std::vector<std::size_t> class_images, class_correct, confusion;

@@ -1,8 +1,10 @@
 #include "nn/measure/Evaluator.h"
 
 #include "Error.h"
+#include "nn/onednn/OneDnnCalibration.h"
 #include "nn/onednn/OneDnnInfo.h"
 #include "nn/onednn/OneDnnSubnet.h"
+#include "nn/ShardPool.h"
 #include "nn/TorchRuntime.h"
 #include "space/PyRandom.h"
 
@@ -11,6 +13,7 @@
 #include <algorithm>
 #include <chrono>
 #include <future>
+#include <map>
 
 namespace tinyscope {
 
@@ -20,7 +23,70 @@ at::Tensor batchImages(const Batch& b)
     return at::from_blob(const_cast<float*>(b.pixels.data()), {static_cast<std::int64_t>(b.size()), 3, r, r}, at::kFloat);
 }
 
-std::size_t calibrateBn(Subnet& subnet, const ImageDataset& data, const CalibrationOptions& opt, const JobControl& job)
+namespace {
+
+// BN re-calibration on oneDNN (OneDnnCalibration): the batch statistics of `items` in batches of
+// `bs`, then their averages into the running statistics, as applyCalibration does for LibTorch's.
+// Batches are independent (each normalises with its own statistics), so T = torchThreads() of them
+// run side by side, each on a single-threaded plan of its worker (plans per batch size and worker),
+// the next T decoded meanwhile; each batch's sums are added to the total in batch order, so the
+// result is the same bit for bit on any number of threads. Throws OneDnnRefused.
+std::size_t calibrateOnOneDnn(Subnet& subnet, const ImageDataset& data, const std::vector<std::size_t>& items, int res, int bs, const JobControl& job)
+{
+    const UnfoldedSubnet net = unfoldedSubnet(subnet.weights());
+    const std::size_t n = items.size(), step = static_cast<std::size_t>(bs);
+    const int threads = std::max(1, torchThreads());
+    const std::size_t groupStep = step * static_cast<std::size_t>(threads);
+    std::map<std::pair<int, int>, std::unique_ptr<OneDnnCalibration>> plans;   // (images, worker)
+    std::unique_ptr<ShardPool> pool;
+    if (threads > 1 && n > step) pool = std::make_unique<ShardPool>(threads);
+    // The batches of items [start, start + groupStep), decoded.
+    auto group = [&](std::size_t start) {
+        std::vector<Batch> batches;
+        for (std::size_t b = start; b < std::min(n, start + groupStep); b += step)
+            batches.push_back(loadBatch(data, std::vector<std::size_t>(items.begin() + static_cast<std::ptrdiff_t>(b),
+                                                                       items.begin() + static_cast<std::ptrdiff_t>(std::min(n, b + step))),
+                                        res));
+        return batches;
+    };
+    BnStatisticSums sums;
+    std::future<std::vector<Batch>> next = std::async(std::launch::async, group, std::size_t{0});
+    for (std::size_t start = 0; start < n; start += groupStep) {
+        job.check();
+        std::vector<Batch> batches = next.get();
+        if (start + groupStep < n) next = std::async(std::launch::async, group, start + groupStep);
+        const int count = static_cast<int>(batches.size());
+        std::vector<BnStatisticSums> parts(batches.size());
+        for (int k = 0; k < count; ++k) {
+            const int images = static_cast<int>(batches[static_cast<std::size_t>(k)].size());
+            std::unique_ptr<OneDnnCalibration>& plan = plans[{images, k}];
+            if (images > 0 && !plan) plan = std::make_unique<OneDnnCalibration>(net, images);
+        }
+        auto task = [&](int k) {
+            const Batch& b = batches[static_cast<std::size_t>(k)];
+            if (b.size() > 0) plans.at({static_cast<int>(b.size()), k})->run(b.pixels.data(), parts[static_cast<std::size_t>(k)]);
+        };
+        if (pool && count > 1)
+            pool->run(count, task);
+        else
+            for (int k = 0; k < count; ++k) task(k);
+        for (const BnStatisticSums& part : parts) addBnStatistics(sums, part);
+        job.report(std::min(n, start + groupStep), n, "calibrating BN");
+    }
+    BnCalibration cal;
+    cal.count = sums.images;
+    for (std::size_t i = 0; i < sums.mean.size(); ++i) {
+        const auto c = static_cast<std::int64_t>(sums.mean[i].size());
+        cal.mean_sum.push_back(at::from_blob(sums.mean[i].data(), {c}, at::kDouble).clone());
+        cal.var_sum.push_back(at::from_blob(sums.var[i].data(), {c}, at::kDouble).clone());
+    }
+    applyCalibration(subnet.weights(), cal);
+    return static_cast<std::size_t>(cal.count);
+}
+
+}  // namespace
+
+std::size_t calibrateBn(Subnet& subnet, const ImageDataset& data, const CalibrationOptions& opt, const JobControl& job, CalibrationReport* report)
 {
     if (opt.batch < 1) throw InputError("BN re-calibration: batch size must be at least 1, got " + std::to_string(opt.batch));
     if (opt.images < 1 || data.size() < 1)
@@ -37,6 +103,22 @@ std::size_t calibrateBn(Subnet& subnet, const ImageDataset& data, const Calibrat
     const int bs = opt.batch;
 
     subnet.setFolded(false);
+    CalibrationReport done;
+    if (opt.engine == EvalEngine::OneDnn) {
+        if (res != subnet.config().image_size) {
+            done.note = "BN re-calibration at " + std::to_string(res) + " px, not the subnet's " + std::to_string(subnet.config().image_size) +
+                        " px: run with LibTorch";
+        } else {
+            try {
+                done.images = calibrateOnOneDnn(subnet, data, all, res, bs, job);
+                done.engine = "onednn";
+                if (report) *report = done;
+                return done.images;
+            } catch (const OneDnnRefused& e) {
+                done.note = std::string(e.what()) + " — BN re-calibrated with LibTorch";
+            }
+        }
+    }
     BnCalibration cal;
     ForwardOptions fo;
     fo.bn = BnMode::Calibrate;
@@ -53,7 +135,10 @@ std::size_t calibrateBn(Subnet& subnet, const ImageDataset& data, const Calibrat
         job.report(start + items.size(), n, "calibrating BN");
     }
     applyCalibration(subnet.weights(), cal);
-    return static_cast<std::size_t>(cal.count);
+    done.images = static_cast<std::size_t>(cal.count);
+    done.engine = "libtorch";
+    if (report) *report = done;
+    return done.images;
 }
 
 void requireEvalDtype(EvalEngine engine, EvalDtype dtype)

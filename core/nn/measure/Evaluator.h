@@ -9,10 +9,10 @@
 
 namespace tinyscope {
 
-// Re-estimates every BN's running statistics from `data` (once-for-all's set_running_statistics).
-// Returns the number of images used.
+// Re-estimates every BN's running statistics from `data` (once-for-all's set_running_statistics)
+// on options.engine. Returns the number of images used; `report` (or null): that and which engine ran it.
 std::size_t calibrateBn(Subnet& subnet, const ImageDataset& data, const CalibrationOptions& options,
-                        const JobControl& job = {});
+                        const JobControl& job = {}, CalibrationReport* report = nullptr);
 
 // A batch's pixels as an n × 3 × r × r tensor: a view, no copy (the batch must outlive it and the
 // tensor must not be written to).

@@ -34,6 +34,7 @@ Json WinnerMeasurement::toJson() const
                 {"images", evaluation.images},
                 {"correct", evaluation.correct},
                 {"calibration_images", evaluation.calibration_images},
+                {"calibration_engine", evaluation.calibration_engine.empty() ? Json(nullptr) : Json(evaluation.calibration_engine)},
                 {"skipped", evaluation.skipped},
                 {"seconds", evaluation.seconds},
                 {"engine", evaluation.engine},

@@ -44,4 +44,18 @@ std::size_t largestActivation(const FoldedSubnet& net, std::size_t from, std::si
 // when present, folds a copy otherwise (the net is not changed).
 FoldedSubnet foldedSubnet(const NetWeights& net);
 
+// The same subnet with BN left out of its convs, for BN re-calibration on oneDNN
+// (OneDnnCalibration.h): `net`'s convs hold their own weights and a zero bias, `bn` each BN's
+// affine weight and bias in forward order (forEachConvBn's: the first conv, per block ib, dw, pl —
+// pl only for the fused block 0 — then the feature mix), `eps` their epsilon.
+struct BnAffine {
+    std::vector<float> weight, bias;
+};
+struct UnfoldedSubnet {
+    FoldedSubnet net;
+    std::vector<BnAffine> bn;
+    double eps = 1e-3;
+};
+UnfoldedSubnet unfoldedSubnet(const NetWeights& net);
+
 }  // namespace tinyscope

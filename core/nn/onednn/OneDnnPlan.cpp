@@ -4,6 +4,7 @@
 
 #include "nn/onednn/DepthwiseConv.h"
 #include "nn/onednn/OneDnnCommon.h"
+#include "nn/onednn/OneDnnSteps.h"
 #include "nn/onednn/PointwiseConv.h"
 #include "nn/onednn/StemConv.h"
 
@@ -29,21 +30,8 @@ using onednn::Buffer;
 
 }  // namespace
 
-struct OneDnnPlan::Impl {
-    dnnl::engine eng{dnnl::engine::kind::cpu, 0};
-    dnnl::stream stream{eng};
-    int n = 0, resolution = 0, classes = 0;
-    Dt actType = Dt::f32;   // activations and weights (bf16: the convs' and inner products' inputs); bias, logits f32
-
-    memory::desc nhwc(int c, int h) const { return memory::desc({n, c, h, h}, actType, Tag::nhwc); }
-
-    // A oneDNN primitive with its arguments, or one of our kernels (`own`, run on the plan's scratch).
-    struct Step {
-        dnnl::primitive prim;
-        std::unordered_map<int, memory> args;
-        memory::desc scratchpad;
-        std::function<void(float* scratch)> own;
-    };
+struct OneDnnPlan::Impl : onednn::Steps {
+    int resolution = 0, classes = 0;
     OneDnnDepthwise depthwise = OneDnnDepthwise::OursFused;
     std::size_t ownDepthwise = 0;   // depthwise convolutions run by our kernel
     std::size_t fusedExpansions = 0;   // of which with the block's expansion fused in
@@ -51,71 +39,12 @@ struct OneDnnPlan::Impl {
     std::size_t ownProjections = 0;   // projections run by our PointwiseConv
     std::size_t fusedSeSteps = 0;     // SE pools summed by our depthwise kernel, SE multiplies folded into our projections
     bool ownStem = false;           // the first conv on our StemConv, reading the caller's NCHW images
-    std::vector<Step> steps;
-    std::unique_ptr<Buffer> act[3], tailAct[3], sePool, seMid, seGate, pooled, scratch;
+    std::unique_ptr<Buffer> act[3], tailAct[3], sePool, seMid, seGate, pooled;
     // Two stages: steps [0, headSteps) run once per chunk of headBatch images, the rest once.
     int headBatch = 0;
     std::size_t headSteps = 0;
     int chunk = 0;   // the chunk the head is running (the junction's copy reads it)
-    std::size_t scratchBytes = 0;
     memory input, logits;   // user memories; handles set per run
-
-    memory owned(const memory::desc& d, const void* data)
-    {
-        memory m(d, eng);
-        std::memcpy(m.get_data_handle(), data, d.get_size());
-        return m;
-    }
-
-    // Reorders user weights (given layout) into the layout the primitive chose.
-    memory weights(const memory::desc& user, const void* data, const memory::desc& chosen)
-    {
-        memory src(user, eng, const_cast<void*>(data));
-        memory dst(chosen, eng);
-        dnnl::reorder(src, dst).execute(stream, src, dst);
-        stream.wait();
-        return dst;
-    }
-
-    // One of our kernels as a step (run on the plan's scratch, which it needs `scratchFloats` of).
-    void addOwn(std::function<void(float* scratch)> f, std::size_t scratchFloats = 0)
-    {
-        scratchBytes = std::max(scratchBytes, scratchFloats * sizeof(float));
-        Step s;
-        s.own = std::move(f);
-        steps.push_back(std::move(s));
-    }
-
-    template <class Primitive>
-    void add(const typename Primitive::primitive_desc& pd, std::unordered_map<int, memory> args)
-    {
-        scratchBytes = std::max(scratchBytes, pd.scratchpad_desc().get_size());
-        steps.push_back({Primitive(pd), std::move(args), pd.scratchpad_desc(), {}});
-    }
-
-    static dnnl::primitive_attr attrWith(const dnnl::post_ops& po)
-    {
-        dnnl::primitive_attr a;
-        a.set_post_ops(po);
-        a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-        return a;
-    }
-
-    static dnnl::post_ops relu6()
-    {
-        dnnl::post_ops po;
-        po.append_eltwise(1.f, algorithm::eltwise_clip, 0.f, 6.f);
-        return po;
-    }
-
-    // The kernel cropped to the taps that meet data on an h × h map (kernelWindow, SubnetLayout.h,
-    // or oneDnnWindow for oneDNN's convs): c's weights, or the cropped copy in `cropped`.
-    static const float* croppedWeights(const FoldedConv& c, const KernelWindow& win, std::vector<float>& cropped)
-    {
-        if (!win.cropped(c.kernel)) return c.weight.data();
-        cropped = onednn::croppedKernel(c.weight.data(), static_cast<std::size_t>(c.cout) * (c.cin / c.groups), c.kernel, win);
-        return cropped.data();
-    }
 
     // The block's depthwise conv + bias + ReLU6: our kernel (DepthwiseConv.h) where the CPU has
     // AVX-512 and the kernel size has code, otherwise a oneDNN convolution. Returns the output size.
@@ -216,34 +145,6 @@ struct OneDnnPlan::Impl {
         return true;
     }
 
-    // conv + bias (+ post-ops) from src (c.cin × h × h, NHWC) into dst; returns the output size.
-    int conv(const FoldedConv& c, int h, float* src, float* dst, const dnnl::post_ops& po)
-    {
-        const int ho = (h - 1) / c.stride + 1;
-        const KernelWindow win = onednn::oneDnnWindow(c.kernel, c.stride, h);
-        const int k = win.size, pad = win.pad;
-        std::vector<float> cropped;
-        const float* w = croppedWeights(c, win, cropped);
-        memory::dims wdims = c.groups == 1 ? memory::dims{c.cout, c.cin, k, k}
-                                           : memory::dims{c.groups, c.cout / c.groups, c.cin / c.groups, k, k};
-        const memory::desc wUser(wdims, Dt::f32, c.groups == 1 ? Tag::oihw : Tag::goihw);
-        const memory::desc wAny(wdims, actType, Tag::any);
-        const memory::desc bias({c.cout}, Dt::f32, Tag::x);
-        const int all = n * h * h;   // the batch's pixels, when the conv is one matrix product over them
-        const bool flat = onednn::batchAsPixels(k, k, pad, pad, pad, pad, c.stride, c.stride, h, h);
-        const memory::desc s = flat ? memory::desc({1, c.cin, all, 1}, actType, Tag::nhwc) : nhwc(c.cin, h),
-                           d = flat ? memory::desc({1, c.cout, all, 1}, actType, Tag::nhwc) : nhwc(c.cout, ho);
-        const int stride = flat ? 1 : c.stride;
-        dnnl::convolution_forward::desc desc(prop_kind::forward_inference, algorithm::convolution_direct, s, wAny, bias, d,
-                                             {stride, stride}, {pad, pad}, {pad, pad});
-        dnnl::convolution_forward::primitive_desc pd(desc, attrWith(po), eng);
-        add<dnnl::convolution_forward>(pd, {{DNNL_ARG_SRC, memory(s, eng, src)},
-                 {DNNL_ARG_WEIGHTS, weights(wUser, w, pd.weights_desc())},
-                 {DNNL_ARG_BIAS, owned(bias, c.bias.data())},
-                 {DNNL_ARG_DST, memory(d, eng, dst)}});
-        return ho;
-    }
-
     // Our kernel runs this projection: OneDnnProjection::Ours, a 1×1 stride-1 conv to a channel
     // count it has code for; fp32 plans on AVX-512, bf16 plans on AVX-512 BF16 from an even count.
     bool ownProjectionFor(const FoldedConv& c) const
@@ -288,41 +189,6 @@ struct OneDnnPlan::Impl {
         conv(c, h, src, dst, sum);
     }
 
-    // Global average pooling of c × h × h (NHWC) into c values per image.
-    void globalPool(int c, int h, float* src, float* dst)
-    {
-        const memory::desc s = nhwc(c, h), d = nhwc(c, 1);
-        dnnl::pooling_forward::desc desc(prop_kind::forward_inference, algorithm::pooling_avg_exclude_padding, s, d, {1, 1},
-                                         {h, h}, {0, 0}, {0, 0});
-        dnnl::pooling_forward::primitive_desc pd(desc, attrWith({}), eng);
-        add<dnnl::pooling_forward>(pd, {{DNNL_ARG_SRC, memory(s, eng, src)}, {DNNL_ARG_DST, memory(d, eng, dst)}});
-    }
-
-    // y = x Wᵀ + b on n × in values (row-major), W out × in.
-    void innerProduct(int in, int out, const std::vector<float>& w, const std::vector<float>& b, float* src, float* dst,
-                      const dnnl::post_ops& po, Dt dstType)
-    {
-        const memory::desc s({n, in}, actType, Tag::nc), d({n, out}, dstType, Tag::nc);
-        const memory::desc wUser({out, in}, Dt::f32, Tag::oi), wAny({out, in}, actType, Tag::any);
-        const memory::desc bias({out}, Dt::f32, Tag::x);
-        dnnl::inner_product_forward::desc desc(prop_kind::forward_inference, s, wAny, bias, d);
-        dnnl::inner_product_forward::primitive_desc pd(desc, attrWith(po), eng);
-        add<dnnl::inner_product_forward>(pd, {{DNNL_ARG_SRC, memory(s, eng, src)},
-                 {DNNL_ARG_WEIGHTS, weights(wUser, w.data(), pd.weights_desc())},
-                 {DNNL_ARG_BIAS, owned(bias, b.data())},
-                 {DNNL_ARG_DST, memory(d, eng, dst)}});
-    }
-
-    // x *= gate, the gate broadcast over the map (c × h × h NHWC, gate n × c).
-    void scale(int c, int h, float* x, float* gate)
-    {
-        const memory::desc s = nhwc(c, h), g = nhwc(c, 1);
-        dnnl::binary::desc desc(algorithm::binary_mul, s, g, s);
-        dnnl::binary::primitive_desc pd(desc, attrWith({}), eng);
-        memory xm(s, eng, x);
-        add<dnnl::binary>(pd, {{DNNL_ARG_SRC_0, xm}, {DNNL_ARG_SRC_1, memory(g, eng, gate)}, {DNNL_ARG_DST, xm}});
-    }
-
     void build(const FoldedSubnet& net, OneDnnStages stages)
     {
         const SubnetLayout& L = net.layout;
@@ -348,18 +214,6 @@ struct OneDnnPlan::Impl {
         pooled = std::make_unique<Buffer>(static_cast<std::size_t>(net.mix.cout) * batch);
         float* buf[3] = {act[0]->data, act[1]->data, act[2]->data};
 
-        // TINYSCOPE_ONEDNN_REFUSE=LAYER (e.g. blocks.1.depth_conv): a refusal on demand, so the
-        // evaluator's fallback can be exercised (tests, diagnosis); no shipped subnet is refused.
-        const char* refuse = std::getenv("TINYSCOPE_ONEDNN_REFUSE");
-        auto layer = [&](const std::string& where, auto&& f) {
-            if (refuse && where == refuse)
-                throw OneDnnRefused("oneDNN refused " + where + " (batch " + std::to_string(n) + "): TINYSCOPE_ONEDNN_REFUSE names it");
-            try {
-                f();
-            } catch (const dnnl::error& e) {
-                throw OneDnnRefused("oneDNN refused " + where + " (batch " + std::to_string(n) + "): " + e.what());
-            }
-        };
         // Input: the caller's NCHW pixels, read by our stem kernel as they are, or reordered into
         // NHWC for oneDNN's first conv.
         const memory::desc inUser({n, 3, resolution, resolution}, Dt::f32, Tag::nchw), inNhwc = nhwc(3, resolution);
@@ -440,10 +294,7 @@ struct OneDnnPlan::Impl {
             innerProduct(net.mix.cout, classes, net.fc_w, net.fc_b, pooled->data, nullptr, {}, Dt::f32);
         });
         logits = steps.back().args.at(DNNL_ARG_DST);
-        // One scratchpad for all primitives and our kernels (they run one after the other).
-        scratch = std::make_unique<Buffer>((scratchBytes + sizeof(float) - 1) / sizeof(float));
-        for (Step& s : steps)
-            if (!s.own && s.scratchpad.get_size() > 0) s.args.emplace(DNNL_ARG_SCRATCHPAD, memory(s.scratchpad, eng, scratch->data));
+        bindScratchpad();
     }
 };
 
@@ -493,23 +344,14 @@ void OneDnnPlan::run(const float* images, float* logits)
     omp_set_num_threads(1);
     Impl& p = *impl_;
     p.logits.set_data_handle(logits);
-    auto runSteps = [&](std::size_t from, std::size_t to) {
-        for (std::size_t i = from; i < to; ++i) {
-            Impl::Step& s = p.steps[i];
-            if (s.own)
-                s.own(p.scratch->data);
-            else
-                s.prim.execute(p.stream, s.args);
-        }
-    };
     const std::size_t imageFloats = static_cast<std::size_t>(3) * p.resolution * p.resolution;
     // Two stages: the head chunk by chunk (its input handle moved along the batch), then the tail.
     for (p.chunk = 0; p.headSteps > 0 && p.chunk < p.n / p.headBatch; ++p.chunk) {
         p.input.set_data_handle(const_cast<float*>(images) + static_cast<std::size_t>(p.chunk) * p.headBatch * imageFloats);
-        runSteps(0, p.headSteps);
+        p.runSteps(0, p.headSteps);
     }
     if (p.headSteps == 0) p.input.set_data_handle(const_cast<float*>(images));
-    runSteps(p.headSteps, p.steps.size());
+    p.runSteps(p.headSteps, p.steps.size());
     p.stream.wait();
 }
 

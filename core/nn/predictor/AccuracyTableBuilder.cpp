@@ -163,6 +163,7 @@ std::size_t buildAccuracyTable(const Supernet& supernet, const AccuracyTableOpti
                 CalibrationOptions co;
                 co.images = o.calib_images;
                 co.seed = o.seed + todo[k].first;
+                co.engine = o.engine;
                 calibrateBn(sub, *calibData, co);
                 double top1 = 0;
                 if (o.int8) {
