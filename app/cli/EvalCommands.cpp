@@ -193,9 +193,7 @@ int cmdEval(const Args& argv)
     } else {
         r = evaluateTop1(subnet, *data, items, batch, job, engine, dtype);
     }
-    r.calibration_images = calibrated.images;
-    r.calibration_engine = calibrated.engine;
-    r.calibration_note = calibrated.note;
+    r.setCalibration(calibrated);
     if (tty) std::fprintf(stderr, "\r%40s\r", "");
     if (!r.calibration_note.empty()) std::fprintf(stderr, "note: %s\n", r.calibration_note.c_str());
     if (!r.engine_note.empty()) std::fprintf(stderr, "note: %s\n", r.engine_note.c_str());

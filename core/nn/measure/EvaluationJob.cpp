@@ -70,9 +70,7 @@ EvalResult runEvaluation(const EvaluationRequest& rq, const JobControl& job)
     } else {
         r = evaluateTop1(sub, *data, items, rq.batch, job, rq.engine, rq.dtype);
     }
-    r.calibration_images = calibrated.images;
-    r.calibration_engine = calibrated.engine;
-    r.calibration_note = calibrated.note;
+    r.setCalibration(calibrated);
     return r;
 }
 

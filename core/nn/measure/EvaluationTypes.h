@@ -45,6 +45,12 @@ struct EvalResult {
     std::vector<std::pair<std::string, std::string>> skipped_examples;   // first few (item, reason)
     std::size_t calibration_images = 0;
     std::string calibration_engine, calibration_note;   // CalibrationReport's; empty without re-calibration
+    void setCalibration(const CalibrationReport& c)
+    {
+        calibration_images = c.images;
+        calibration_engine = c.engine;
+        calibration_note = c.note;
+    }
     // Per class (index = label): images and correct ones; confusion[true * classes + predicted].
     int classes = 0;
     std::vector<std::size_t> class_images, class_correct, confusion;

@@ -120,16 +120,7 @@ struct OneDnnCalibration::Impl : onednn::Steps {
             layer(name + ".inverted_bottleneck", [&] { convBn(b.ib, bnAt(name + ".inverted_bottleneck"), eps, hin, buf[cur], buf[a], true); });
             layer(name + ".depth_conv", [&] { h = convBn(b.dw, bnAt(name + ".depth_conv"), eps, hin, buf[a], buf[c], true); });
             if (!b.se_reduce_w.empty()) {
-                const int mid = b.dw.cout, seMidC = static_cast<int>(b.se_reduce_b.size());
-                layer(name + ".depth_conv.se", [&] {
-                    globalPool(mid, h, buf[c], sePool->data);
-                    innerProduct(mid, seMidC, b.se_reduce_w, b.se_reduce_b, sePool->data, seMid->data, relu6(), Dt::f32);
-                    dnnl::post_ops hsig;   // h-sigmoid: relu6(x + 3) / 6 = clip(x, -3, 3) / 6 + 1/2
-                    hsig.append_eltwise(1.f, algorithm::eltwise_clip, -3.f, 3.f);
-                    hsig.append_eltwise(1.f, algorithm::eltwise_linear, 1.f / 6.f, 0.5f);
-                    innerProduct(seMidC, mid, b.se_expand_w, b.se_expand_b, seMid->data, seGate->data, hsig, Dt::f32);
-                    scale(mid, h, buf[c], seGate->data);
-                });
+                layer(name + ".depth_conv.se", [&] { squeezeExcite(b, h, buf[c], sePool->data, seMid->data, seGate->data, true, true); });
             }
             layer(name + ".point_linear", [&] {
                 convBn(b.pl, bnAt(name + ".point_linear"), eps, h, buf[c], buf[a], false);

@@ -265,16 +265,8 @@ struct OneDnnPlan::Impl : onednn::Steps {
                 h = fuse ? ourDepthwiseStep(b.dw, hin, buf[cur], buf[c], &b.ib, means) : depthwiseConv(b.dw, hin, buf[a], buf[c], means);
             });
             if (se) {
-                const int mid = b.dw.cout, seMidC = static_cast<int>(b.se_reduce_b.size());
                 layer(name + ".depth_conv.se", [&] {
-                    if (!poolInDepthwise) globalPool(mid, h, buf[c], sePool->data);
-                    innerProduct(mid, seMidC, b.se_reduce_w, b.se_reduce_b, sePool->data, seMid->data, relu6(), actType);
-                    // h-sigmoid: relu6(x + 3) / 6 = clip(x, -3, 3) / 6 + 1/2.
-                    dnnl::post_ops hsig;
-                    hsig.append_eltwise(1.f, algorithm::eltwise_clip, -3.f, 3.f);
-                    hsig.append_eltwise(1.f, algorithm::eltwise_linear, 1.f / 6.f, 0.5f);
-                    innerProduct(seMidC, mid, b.se_expand_w, b.se_expand_b, seMid->data, seGate->data, hsig, actType);
-                    if (!gateInProjection) scale(mid, h, buf[c], seGate->data);
+                    squeezeExcite(b, h, buf[c], sePool->data, seMid->data, seGate->data, !poolInDepthwise, !gateInProjection);
                 });
                 fusedSeSteps += poolInDepthwise + gateInProjection;
             }

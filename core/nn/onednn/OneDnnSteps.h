@@ -181,6 +181,23 @@ struct Steps {
         }
     }
 
+    // The SE block of `b` on its depthwise output `map` (mid × h × h): the channel means into `pool`
+    // (unless `poolMap` is false: something else summed them there), the reduce layer + ReLU6 into
+    // `hidden`, the expand layer + h-sigmoid into `gate` (n × mid), and the map × its gate (unless
+    // `scaleMap` is false: a later kernel folds the gate in).
+    void squeezeExcite(const FoldedBlock& b, int h, float* map, float* pool, float* hidden, float* gate, bool poolMap, bool scaleMap)
+    {
+        const int mid = b.dw.cout, seMidC = static_cast<int>(b.se_reduce_b.size());
+        if (poolMap) globalPool(mid, h, map, pool);
+        innerProduct(mid, seMidC, b.se_reduce_w, b.se_reduce_b, pool, hidden, relu6(), actType);
+        // h-sigmoid: relu6(x + 3) / 6 = clip(x, -3, 3) / 6 + 1/2.
+        dnnl::post_ops hsig;
+        hsig.append_eltwise(1.f, algorithm::eltwise_clip, -3.f, 3.f);
+        hsig.append_eltwise(1.f, algorithm::eltwise_linear, 1.f / 6.f, 0.5f);
+        innerProduct(seMidC, mid, b.se_expand_w, b.se_expand_b, hidden, gate, hsig, actType);
+        if (scaleMap) scale(mid, h, map, gate);
+    }
+
     // After the last step: one scratchpad for all primitives and our kernels (they run one after the other).
     void bindScratchpad()
     {
