@@ -8,6 +8,7 @@
 #include "io/AtomicFile.h"
 #include "io/JsonFile.h"
 #include "io/Text.h"
+#include "tinyengine/BoardProfile.h"
 
 #include <QTemporaryDir>
 
@@ -142,6 +143,23 @@ class TestHostileInput : public QObject {
     }
 
 private Q_SLOTS:
+    // Issue 45: what a message quotes of a user's text. Controls (C0, DEL, C1), bidirectional
+    // overrides and malformed UTF-8 are escaped; readable text in any script is kept; long values
+    // are cut with their length.
+    void messagesQuoteUserTextEscapedAndCut()
+    {
+        QCOMPARE(escapedForMessage("a\nb\tc\\d"), std::string("a\\nb\\tc\\\\d"));
+        QCOMPARE(escapedForMessage("\x1b[31mred\x07"), std::string("\\x1b[31mred\\x07"));
+        QCOMPARE(escapedForMessage("jos\xc3\xa9/\xe6\x95\xb0\xe6\x8d\xae"), std::string("jos\xc3\xa9/\xe6\x95\xb0\xe6\x8d\xae"));
+        QCOMPARE(escapedForMessage("x\xe2\x80\xaey"), std::string("x\\u202ey"));        // right-to-left override
+        QCOMPARE(escapedForMessage("\xc2\x9b" "2J"), std::string("\\u009b2J"));              // C1 CSI
+        QCOMPARE(escapedForMessage("\xff\xc0\xaf\xed\xa0\x80"), std::string("\\xff\\xc0\\xaf\\xed\\xa0\\x80"));   // invalid, overlong, surrogate
+        QCOMPARE(escapedForMessage("\xe6\x95"), std::string("\\xe6\\x95"));             // truncated sequence
+        const std::string big(10u << 20, 'a');
+        QCOMPARE(escapedForMessage(big), std::string(80, 'a') + "... (10,485,760 bytes)");
+        QCOMPARE(escapedForMessage(std::string(80, 'b')), std::string(80, 'b'));
+    }
+
     // --- JSON: depth, size, numbers ----------------------------------------------------------
 
     void deeplyNestedJsonIsRefusedEverywhereItIsRead()
@@ -449,6 +467,62 @@ private Q_SLOTS:
         expectClean(train(table("same", 500, true, true)), QStringLiteral("same"), QStringLiteral("the same subnet"));
         expectClean(train(table("flat", 500, false, true)), QStringLiteral("flat"), QStringLiteral("the same accuracy"));
         QVERIFY(!QFileInfo::exists(path("p.bin")));
+    }
+
+    // --- texts a message prints --------------------------------------------------------------
+
+    // A board's name is printed in every fit line and message: printable ASCII, at most 64
+    // characters. Its title (a line for people) has no control characters and at most 200 bytes;
+    // its core is a short printable name. Values quoted in a refusal are escaped and cut, so an
+    // escape sequence cannot reach the terminal and a 10 MB name does not flood it.
+    void boardTextsAreValidatedAndMessagesEscaped()
+    {
+        const Json board = presetBoard("stm32f746").toJson();
+        auto errorFor = [&](const char* key, const std::string& value) {
+            Json b = board;
+            b[key] = value;
+            return test::inputErrorOf([&] { BoardProfile::fromJson(b, "b.json"); });
+        };
+        auto clean = [](const QString& e) { return !e.isEmpty() && e.size() < 400 && !e.contains(QChar(0x1b)) && !e.contains(QLatin1Char('\n')); };
+        QVERIFY(errorFor("name", std::string(64, 'a')).isEmpty());
+        QVERIFY(errorFor("name", "my board (rev. 2)").isEmpty());
+        const QString long65 = errorFor("name", std::string(65, 'a'));
+        QVERIFY2(long65.startsWith(QStringLiteral("b.json: name: ")) && long65.contains(QStringLiteral("at most 64")), qPrintable(long65));
+        for (const std::string& bad : {std::string("red\x1b[31m"), std::string("two\nlines"), std::string("tab\there"), std::string("caf\xc3\xa9"),
+                                       std::string(10u << 20, 'n')}) {
+            const QString e = errorFor("name", bad);
+            QVERIFY2(clean(e) && e.startsWith(QStringLiteral("b.json: name: ")), qPrintable(e.left(400)));
+        }
+        QVERIFY(errorFor("title", "STM32F746 \xe2\x80\x94 Discovery kit").isEmpty());
+        for (const std::string& bad : {std::string("a\nb"), std::string("\x1b[2J"), std::string("c1 \xc2\x9b" "2J"), std::string(201, 't')}) {
+            const QString e = errorFor("title", bad);
+            QVERIFY2(clean(e) && e.startsWith(QStringLiteral("b.json: title: ")), qPrintable(e));
+        }
+        for (const char* key : {"core", "fpu"}) {
+            const QString e = errorFor(key, "cortex-m7\x1b[2J");
+            QVERIFY2(clean(e) && e.contains(QStringLiteral("\\x1b[2J")), qPrintable(e));
+        }
+        const QString unknown = test::inputErrorOf([] { presetBoard("\x1b[2Jstm32"); });
+        QVERIFY2(clean(unknown) && unknown.contains(QStringLiteral("unknown board '\\x1b[2Jstm32'")), qPrintable(unknown));
+
+        // Through the binary: `deploy --board` reads the board before any work.
+        auto deployWithBoard = [&](const QString& b) {
+            return run({QStringLiteral("deploy"), QStringLiteral("--format"), QStringLiteral("tflite"), QStringLiteral("--out"), path("x.tflite"),
+                        QStringLiteral("--board"), b});
+        };
+        Json evil = board;
+        evil["name"] = "\x1b]0;pwned\x07\x1b[2J";
+        const Run e = deployWithBoard(write("evil-board.json", evil.dump()));
+        expectClean(e, QStringLiteral("evil-board.json"), QStringLiteral("name"));
+        QVERIFY2(e.err.find('\x1b') == std::string::npos && e.err.find('\x07') == std::string::npos, e.err.c_str());
+        evil["name"] = std::string(10u << 20, 'n');
+        const Run big = deployWithBoard(write("huge-name-board.json", evil.dump()));
+        expectClean(big, QStringLiteral("huge-name-board.json"), QStringLiteral("name"));
+        QVERIFY2(big.err.size() < 1000, qPrintable(QString::fromStdString(big.err.substr(0, 300))));
+        const Run preset = deployWithBoard(QString::fromLatin1("\x1b[2Jstm32"));
+        QCOMPARE(preset.code, 2);
+        QVERIFY2(preset.err.find('\x1b') == std::string::npos && test::lineCount(preset.err) == 1, preset.err.c_str());
+        QVERIFY(!QFileInfo::exists(path("x.tflite")));
     }
 };
 

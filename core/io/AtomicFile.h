@@ -9,11 +9,16 @@ namespace tinyscope {
 
 // Temporary name `path.tmp-<pid>-<n>`: unique per process and per call, so threads and
 // processes writing the same target never share one. The folder is flushed after the rename.
+// Refuses what replaceableFileTarget refuses (a device, FIFO, socket or folder at `path`); a
+// symbolic link to a file is written through. Removes the target's stale temporaries first.
 void writeFileAtomic(const std::string& path, const std::string& bytes);
 
 // Removes temporaries of `path` that a killed writer left ("path.tmp-<pid>[-<n>]" of a process
 // no longer running on this machine). Errors are ignored.
 void removeStaleTemporaries(const std::string& path);
+
+// Is process `pid` running on this machine? (Its leftovers are kept; EPERM counts as running.)
+bool processRunning(long pid);
 
 // Creates `path` (which must not exist), writes and fsyncs it; on failure removes it again.
 // Messages name `shownAs` (default: path), e.g. the final name of a file written in a staging folder.

@@ -99,7 +99,8 @@ struct Location {
 
 [[noreturn]] void refuse(const std::string& option, const std::string& dir, const std::string& reason)
 {
-    throw InputError((option.empty() ? dir : option + " " + dir) + ": " + reason);
+    const std::string shown = pathForMessage(dir);
+    throw InputError((option.empty() ? shown : option + " " + shown) + ": " + reason);
 }
 
 // Where the folder really is: a symlink to a folder is followed, so the folder it names is replaced.
@@ -121,20 +122,22 @@ Location locate(const std::string& dir, const std::string& option)
     if (errno != ENOENT) refuse(option, dir, errnoText(errno));
     w.base = lastPathComponent(d);
     if (w.base == "." || w.base == "..") refuse(option, dir, "cannot be resolved");
-    if (!::realpath(parentFolderOf(d).c_str(), buf)) refuse(option, dir, "cannot use its folder " + parentFolderOf(d) + ": " + errnoText(errno));
+    if (!::realpath(parentFolderOf(d).c_str(), buf)) refuse(option, dir, "cannot use its folder " + pathForMessage(parentFolderOf(d)) + ": " + errnoText(errno));
     w.parent = buf;
     return w;
 }
 
-// The checks of an existing folder that the swap depends on.
-void checkExisting(const Location& w, const std::string& option, const std::string& dir)
+// The checks of an existing folder that the swap depends on. An entry named like one of `names`
+// (the files being written) must be a regular file or a link: the new folder drops the old entry,
+// which must not be a device, FIFO or socket (OutputPaths.h: replaceableFileTarget).
+void checkExisting(const Location& w, const std::string& option, const std::string& dir, const std::set<std::string>& names = {})
 {
     if (w.base.size() + kSuffixRoom > kNameMax) refuse(option, dir, "the folder's name is too long (" + std::to_string(w.base.size()) + " bytes)");
     if (::access(w.path().c_str(), W_OK | X_OK) != 0) refuse(option, dir, "cannot write into this folder: " + errnoText(errno));
     if (::access(w.parent.c_str(), W_OK | X_OK) != 0)
-        refuse(option, dir, "the files are swapped in through the parent folder " + w.parent + ", which cannot be written: " + errnoText(errno));
+        refuse(option, dir, "the files are swapped in through the parent folder " + pathForMessage(w.parent) + ", which cannot be written: " + errnoText(errno));
     struct stat ps {};
-    if (::stat(w.parent.c_str(), &ps) != 0) refuse(option, dir, "cannot use its parent folder " + w.parent + ": " + errnoText(errno));
+    if (::stat(w.parent.c_str(), &ps) != 0) refuse(option, dir, "cannot use its parent folder " + pathForMessage(w.parent) + ": " + errnoText(errno));
     if (ps.st_dev != w.st.st_dev) refuse(option, dir, "is a mount point; the files are swapped in as a whole new folder, so give a folder inside it");
     struct stat cwd {};
     if (::stat(".", &cwd) == 0 && cwd.st_dev == w.st.st_dev && cwd.st_ino == w.st.st_ino)
@@ -142,10 +145,13 @@ void checkExisting(const Location& w, const std::string& option, const std::stri
                             "would not see: give another folder (e.g. a new sub-folder)");
     Fd fd(::open(w.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!fd.ok()) refuse(option, dir, "cannot read the folder: " + errnoText(errno));
-    for (const Entry& e : listFolder(fd.get()))
+    for (const Entry& e : listFolder(fd.get())) {
         if (e.type == S_IFDIR)
-            refuse(option, dir, "holds the folder '" + e.name + "'; the files are swapped in as a whole new folder, so this folder "
+            refuse(option, dir, "holds the folder '" + pathForMessage(e.name) + "'; the files are swapped in as a whole new folder, so this folder "
                                 "may hold files only (docs/TINYENGINE_EXPORT.md)");
+        if (names.count(e.name) && e.type != S_IFREG && e.type != S_IFLNK)
+            refuse(option, withoutTrailingSlashes(dir) + "/" + e.name, "is " + fileTypeText(e.type) + "; the output can only replace a regular file");
+    }
 }
 
 // `fd` locked exclusively; errno on failure (NFS without flock on folders: ENOLCK, EBADF, …).
@@ -162,8 +168,7 @@ bool writerAlive(const std::string& name, const std::string& prefix)
     const std::string rest = name.substr(prefix.size());
     char* end = nullptr;
     const long pid = std::strtol(rest.c_str(), &end, 10);
-    if (end == rest.c_str() || pid <= 0) return false;
-    return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+    return end != rest.c_str() && processRunning(pid);
 }
 
 void removeQuietly(const Location& w, const std::string& name)
@@ -285,29 +290,30 @@ void replaceFilesInFolder(const std::string& dir, const std::vector<NamedFile>& 
         if (::stat(d.c_str(), &st) != 0) {
             std::error_code ec;
             std::filesystem::create_directories(parentFolderOf(d), ec);
-            if (ec) throw InputError(dir + ": cannot create the folders above it: " + ec.message());
+            if (ec) throw InputError(pathForMessage(dir) + ": cannot create the folders above it: " + ec.message());
         }
     }
+    const std::string shown = pathForMessage(dir);
     Location w = locate(dir, "");
     Fd parent(::open(w.parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!parent.ok()) throw InputError(dir + ": cannot open its parent folder " + w.parent + ": " + errnoText(errno));
+    if (!parent.ok()) throw InputError(shown + ": cannot open its parent folder " + pathForMessage(w.parent) + ": " + errnoText(errno));
     // Exports into one parent folder take turns; without the lock (a filesystem that refuses
     // flock on folders) only staging folders of processes no longer running are removed.
     const bool locked = lockFolder(parent.get()) == 0;
     removeStaleWriters(parent.get(), w, locked);
     w = locate(dir, "");
-    if (w.exists) checkExisting(w, "", dir);
-
     std::set<std::string> names;
     for (const NamedFile& f : files) names.insert(f.name);
+    if (w.exists) checkExisting(w, "", dir, names);
+
     const std::string tag = randomTag();
     const std::string staging = "." + w.base + kStaging + tag;
     if (::mkdirat(parent.get(), staging.c_str(), 0777) != 0)
-        throw InputError(dir + ": cannot create the staging folder " + w.parent + "/" + staging + ": " + errnoText(errno) + " (nothing was changed)");
+        throw InputError(shown + ": cannot create the staging folder " + pathForMessage(w.parent + "/" + staging) + ": " + errnoText(errno) + " (nothing was changed)");
     std::string oldName;   // where the old folder is after the swap
     try {
         Fd stage(::openat(parent.get(), staging.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-        if (!stage.ok()) throw InputError(dir + ": cannot open the staging folder: " + errnoText(errno));
+        if (!stage.ok()) throw InputError(shown + ": cannot open the staging folder: " + errnoText(errno));
         const std::string shownDir = withoutTrailingSlashes(dir);
         for (const NamedFile& f : files) {
             writeNewFile(w.parent + "/" + staging + "/" + f.name, f.bytes, shownDir + "/" + f.name);
@@ -315,21 +321,21 @@ void replaceFilesInFolder(const std::string& dir, const std::vector<NamedFile>& 
         }
         if (w.exists) {
             Fd old(::openat(parent.get(), w.base.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-            if (!old.ok()) throw InputError(dir + ": cannot read the folder: " + errnoText(errno));
+            if (!old.ok()) throw InputError(shown + ": cannot read the folder: " + errnoText(errno));
             for (const Entry& e : listFolder(old.get())) {
                 if (names.count(e.name) || isEarlierLeftover(e.name)) continue;
-                if (e.type == S_IFDIR) throw InputError(dir + ": a folder '" + e.name + "' appeared in it while writing");
-                carryOver(old.get(), stage.get(), e, shownDir + "/" + e.name);
+                if (e.type == S_IFDIR) throw InputError(shown + ": a folder '" + pathForMessage(e.name) + "' appeared in it while writing");
+                carryOver(old.get(), stage.get(), e, pathForMessage(shownDir + "/" + e.name));
             }
             ::fchmod(stage.get(), w.st.st_mode & 07777);
             if (::geteuid() == 0) (void)!::fchown(stage.get(), w.st.st_uid, w.st.st_gid);
         }
-        if (::fsync(stage.get()) != 0) throw InputError(dir + ": cannot write the staging folder: " + errnoText(errno));
+        if (::fsync(stage.get()) != 0) throw InputError(shown + ": cannot write the staging folder: " + errnoText(errno));
         job.check();
         // The commit: one rename. Before it the folder is the old one, after it the new one.
         if (!w.exists) {
             if (::renameat(parent.get(), staging.c_str(), parent.get(), w.base.c_str()) != 0)
-                throw InputError(dir + ": cannot create the folder: " + errnoText(errno));
+                throw InputError(shown + ": cannot create the folder: " + errnoText(errno));
         } else if (::renameat2(parent.get(), staging.c_str(), parent.get(), w.base.c_str(), RENAME_EXCHANGE) == 0) {
             oldName = staging;
         } else if (errno == EINVAL || errno == ENOSYS || errno == ENOTSUP || errno == EOPNOTSUPP) {
@@ -338,21 +344,21 @@ void replaceFilesInFolder(const std::string& dir, const std::vector<NamedFile>& 
             // writer puts it back (removeStaleWriters).
             const std::string old = "." + w.base + kOld + tag;
             if (::renameat(parent.get(), w.base.c_str(), parent.get(), old.c_str()) != 0)
-                throw InputError(dir + ": cannot replace the folder: " + errnoText(errno));
+                throw InputError(shown + ": cannot replace the folder: " + errnoText(errno));
             if (::renameat(parent.get(), staging.c_str(), parent.get(), w.base.c_str()) != 0) {
                 const int err = errno;
                 if (::renameat(parent.get(), old.c_str(), parent.get(), w.base.c_str()) != 0)
-                    throw InputError(dir + ": cannot replace the folder: " + errnoText(err) + "; the earlier files are in " + w.parent + "/" +
-                                     old + " (the next export puts them back)");
-                throw InputError(dir + ": cannot replace the folder: " + errnoText(err));
+                    throw InputError(shown + ": cannot replace the folder: " + errnoText(err) + "; the earlier files are in " +
+                                     pathForMessage(w.parent + "/" + old) + " (the next export puts them back)");
+                throw InputError(shown + ": cannot replace the folder: " + errnoText(err));
             }
             oldName = old;
         } else {
-            throw InputError(dir + ": cannot replace the folder: " + errnoText(errno));
+            throw InputError(shown + ": cannot replace the folder: " + errnoText(errno));
         }
     } catch (const InputError& e) {
         removeQuietly(w, staging);
-        throw InputError(std::string(e.what()) + " (" + withoutTrailingSlashes(dir) + " is unchanged)");
+        throw InputError(std::string(e.what()) + " (" + pathForMessage(withoutTrailingSlashes(dir)) + " is unchanged)");
     } catch (...) {
         removeQuietly(w, staging);
         throw;

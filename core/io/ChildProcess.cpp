@@ -2,7 +2,10 @@
 
 #include "Error.h"
 #include "io/AtomicFile.h"
+#include "io/OutputPaths.h"
+#include "io/Text.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -11,6 +14,8 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <sstream>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -18,6 +23,72 @@
 extern char** environ;
 
 namespace tinyscope {
+
+namespace {
+
+// Between fork and exec only async-signal-safe calls: the workbench has other threads (Qt,
+// LibTorch), whose locks the child's copy may hold.
+
+// In a child just forked: get `signal` when the thread that forked it (`parent`'s) ends — the whole
+// workbench killed, kill -9 included. Checked once more afterwards: the parent may have died before.
+void dieWithParent(pid_t parent, int signal)
+{
+    ::prctl(PR_SET_PDEATHSIG, signal);
+    if (::getppid() != parent) ::raise(signal);
+}
+
+// The signal a pipeline's supervisor gets when the workbench dies; its handler kills the group.
+constexpr int kWorkbenchDied = SIGTERM;
+
+extern "C" void killOwnProcessGroup(int) { ::kill(0, SIGKILL); }
+
+// Closes every descriptor above stderr: the workbench's locks, pipes and files must not live on in
+// a child that does not exec (close_range, Linux 5.9; else one close per possible descriptor).
+void closeDescriptorsAboveStderr()
+{
+    if (::close_range(3, ~0U, 0) == 0) return;
+    rlimit rl {};
+    const rlim_t limit = ::getrlimit(RLIMIT_NOFILE, &rl) == 0 ? std::min<rlim_t>(rl.rlim_cur, 65536) : 65536;
+    for (int fd = 3; fd < static_cast<int>(limit); ++fd) ::close(fd);
+}
+
+// The child of runProcessGroup. PR_SET_PDEATHSIG reaches only a direct child, and a pipeline's
+// script starts children of its own (QEMU, the compilers), so the direct child is this supervisor:
+// it leads the pipeline's process group, runs the program as its own child and passes on its exit
+// code (128 + signal when a signal ended it); when the workbench dies, it kills the whole group.
+// The workbench's own kills (cancel, hang, the end of the run) still go to the group, as before.
+// PR_SET_PDEATHSIG follows the thread that forked, and runProcessGroup blocks in that thread until
+// the supervisor has ended, so it fires exactly when the workbench dies mid-run.
+[[noreturn]] void superviseProcessGroup(pid_t workbench, int logFd, char* const argv[], char* const envp[], const char* cwd)
+{
+    ::setpgid(0, 0);
+    struct sigaction sa {};
+    sa.sa_handler = killOwnProcessGroup;
+    ::sigemptyset(&sa.sa_mask);
+    ::sigaction(kWorkbenchDied, &sa, nullptr);
+    sigset_t died;
+    ::sigemptyset(&died);
+    ::sigaddset(&died, kWorkbenchDied);
+    ::sigprocmask(SIG_UNBLOCK, &died, nullptr);
+    dieWithParent(workbench, kWorkbenchDied);
+    ::dup2(logFd, 1);
+    ::dup2(logFd, 2);
+    const int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull >= 0) ::dup2(devnull, 0);
+    closeDescriptorsAboveStderr();
+    if (cwd && ::chdir(cwd) != 0) ::_exit(127);
+    const pid_t program = ::fork();
+    if (program == 0) {
+        ::execve(argv[0], argv, envp);   // handlers are reset to the default by the exec
+        ::_exit(127);
+    }
+    int status = 0;
+    while (program > 0 && ::waitpid(program, &status, 0) < 0)
+        if (errno != EINTR) ::_exit(127);
+    ::_exit(program < 0 ? 127 : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+}
+
+}  // namespace
 
 bool onPath(const std::string& exe)
 {
@@ -38,10 +109,11 @@ bool onPath(const std::string& exe)
 int runCapture(const std::vector<std::string>& argv, std::string* out)
 {
     int fds[2];
-    if (::pipe(fds) != 0) return -1;
+    if (::pipe2(fds, O_CLOEXEC) != 0) return -1;   // no other child inherits it (it would hold the pipe open)
     std::vector<char*> args;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
+    const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) {
         ::close(fds[0]);
@@ -49,6 +121,7 @@ int runCapture(const std::vector<std::string>& argv, std::string* out)
         return -1;
     }
     if (pid == 0) {
+        dieWithParent(parent, SIGKILL);
         ::dup2(fds[1], 1);
         const int devnull = ::open("/dev/null", O_WRONLY);
         if (devnull >= 0) ::dup2(devnull, 2);
@@ -105,7 +178,7 @@ TemporaryFolder::TemporaryFolder(const std::string& stem)
 {
     const char* tmp = std::getenv("TMPDIR");
     std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/" + stem + "-XXXXXX";
-    if (!::mkdtemp(templ.data())) throw InputError("cannot create a temporary folder under '" + templ + "': " + std::strerror(errno));
+    if (!::mkdtemp(templ.data())) throw InputError("cannot create a temporary folder under '" + pathForMessage(templ) + "': " + std::strerror(errno));
     path_ = templ;
 }
 
@@ -140,22 +213,14 @@ int runProcessGroup(const ProcessGroupRun& run, const JobControl& job)
     envp.push_back(nullptr);
 
     const int logFd = ::open(logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (logFd < 0) throw InputError("cannot write '" + logPath + "': " + std::strerror(errno));
+    if (logFd < 0) throw InputError("cannot write '" + pathForMessage(logPath) + "': " + std::strerror(errno));
+    const pid_t workbench = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) {
         ::close(logFd);
         throw InputError("cannot start " + run.what + ": " + std::strerror(errno));
     }
-    if (pid == 0) {
-        ::setpgid(0, 0);
-        ::dup2(logFd, 1);
-        ::dup2(logFd, 2);
-        if (!run.cwd.empty() && ::chdir(run.cwd.c_str()) != 0) ::_exit(127);
-        const int devnull = ::open("/dev/null", O_RDONLY);
-        if (devnull >= 0) ::dup2(devnull, 0);
-        ::execve(argv[0], argv.data(), envp.data());
-        ::_exit(127);
-    }
+    if (pid == 0) superviseProcessGroup(workbench, logFd, argv.data(), envp.data(), run.cwd.empty() ? nullptr : run.cwd.c_str());
     ::close(logFd);
     ::setpgid(pid, pid);   // also from the parent, so the group exists before any kill
     const auto start = std::chrono::steady_clock::now();
@@ -184,7 +249,7 @@ int runProcessGroup(const ProcessGroupRun& run, const JobControl& job)
             } catch (const std::exception&) {
             }
             throw InputError(run.what + " did not finish within " + std::to_string(static_cast<long long>(timeout_s)) +
-                             " s (hang), killed; last output: " + (lastLine(log).empty() ? "(none)" : lastLine(log)));
+                             " s (hang), killed; last output: " + (lastLine(log).empty() ? "(none)" : escapedForMessage(lastLine(log), 300)));
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }

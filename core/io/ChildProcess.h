@@ -14,7 +14,7 @@ namespace tinyscope {
 bool onPath(const std::string& exe);
 
 // Runs argv (PATH lookup) with stdout captured into `out` (at most 1 MB kept; stderr discarded);
-// returns the exit code, -1 if it could not run.
+// returns the exit code, -1 if it could not run. The child is killed if the workbench dies.
 int runCapture(const std::vector<std::string>& argv, std::string* out);
 
 // The last non-empty line of `text` (trailing newlines dropped).
@@ -53,8 +53,9 @@ struct ProcessGroupRun {
 
 // Runs `run` in its own process group, polling every 0.1 s: job.cancel kills the whole group and
 // throws CancelledError; passing the timeout kills it and throws InputError ("… did not finish within
-// S s (hang), killed; last output: …"). Nothing of the group outlives the call. Returns the exit
-// code (128 + signal when killed by a signal).
+// S s (hang), killed; last output: …"). Nothing of the group outlives the call, nor the workbench:
+// killed (kill -9 too), it takes the whole group with it (a supervisor child, ChildProcess.cpp).
+// Returns the exit code (128 + signal when killed by a signal).
 int runProcessGroup(const ProcessGroupRun& run, const JobControl& job = {});
 
 }  // namespace tinyscope

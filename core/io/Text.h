@@ -32,4 +32,12 @@ std::string kilobytesText(std::int64_t bytes);
 // cryptographic hash) — predictor cards' space fingerprints, ranks comparing what they run.
 std::uint64_t fnv1a64(const std::string& text);
 
+// A user-given string as a message may quote it (file names, board names, host names, keys of
+// untrusted files): control characters (C0, DEL, C1), bidirectional overrides and bytes that are not
+// well-formed UTF-8 are written as escapes (\n, \t, \x1b, \u202e, …); readable UTF-8 text (a
+// folder called "josé") stays as it is. A value longer than `maxChars` is cut, with its length said:
+// "abc\ndef", "aaaa... (10,485,760 bytes)". No quotes are added. A terminal shows exactly what the
+// value holds and a hostile value cannot move the cursor, recolour the screen or flood the log.
+std::string escapedForMessage(const std::string& value, std::size_t maxChars = 80);
+
 }  // namespace tinyscope

@@ -2,7 +2,10 @@
 
 #include "Error.h"
 #include "io/EmbeddedText.h"
+#include "io/OutputPaths.h"
 #include "io/Text.h"
+
+#include <algorithm>
 
 namespace tinyscope {
 
@@ -10,22 +13,51 @@ namespace tinyscope {
 extern const EmbeddedText kEmbeddedBoards[];
 extern const int kEmbeddedBoardsCount;
 
+namespace {
+
+// A board's name is printed in every fit line and message, its core beside it: printable ASCII,
+// bounded (docs/INPUT_LIMITS.md).
+std::string printableName(const JsonPath& at, std::size_t maxChars)
+{
+    const std::string s = at.asString();
+    if (s.empty()) at.fail("must not be empty");
+    const bool printable = std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+    if (s.size() > maxChars || !printable)
+        at.fail("expected at most " + std::to_string(maxChars) + " printable ASCII characters, got \"" + escapedForMessage(s) + "\"");
+    return s;
+}
+
+// The title is a line for people: any UTF-8 text without control characters (C0, DEL, C1), bounded.
+std::string titleLine(const JsonPath& at)
+{
+    const std::string s = at.asString();
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const unsigned char c = static_cast<unsigned char>(s[i]);
+        const bool c1 = c == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) < 0xa0;   // U+0080..U+009F
+        if (c < 0x20 || c == 0x7f || c1) at.fail("expected one line of text without control characters, got \"" + escapedForMessage(s) + "\"");
+    }
+    if (s.size() > kMaxBoardTitleBytes)
+        at.fail("expected at most " + std::to_string(kMaxBoardTitleBytes) + " bytes, got " + std::to_string(s.size()));
+    return s;
+}
+
+}  // namespace
+
 BoardProfile BoardProfile::fromJson(const Json& j, const std::string& source)
 {
     const JsonPath root(source, j);
     if (!j.is_object()) root.fail("expected an object with name, core, sram_bytes, flash_bytes, dsp, fpu");
     BoardProfile b;
-    b.name = root["name"].asString();
-    if (b.name.empty()) root["name"].fail("must not be empty");
-    b.title = root.has("title") ? root["title"].asString() : b.name;
-    b.core = root["core"].asString();
+    b.name = printableName(root["name"], kMaxBoardNameChars);
+    b.title = root.has("title") ? titleLine(root["title"]) : b.name;
+    b.core = printableName(root["core"], 32);
     if (b.core.rfind("cortex-m", 0) != 0) root["core"].fail("expected an Arm Cortex-M core such as \"cortex-m7\", got \"" + b.core + "\"");
     b.sram_bytes = root["sram_bytes"].asInt64In(1024, 64LL << 20);
     b.flash_bytes = root["flash_bytes"].asInt64In(1024, 256LL << 20);
     b.dsp = root["dsp"].asBool();
     b.fpu = root["fpu"].asString();
     if (b.fpu != "none" && b.fpu != "single" && b.fpu != "double")
-        root["fpu"].fail("expected \"none\", \"single\" or \"double\", got \"" + b.fpu + "\"");
+        root["fpu"].fail("expected \"none\", \"single\" or \"double\", got \"" + escapedForMessage(b.fpu) + "\"");
     return b;
 }
 
@@ -44,13 +76,13 @@ BoardProfile presetBoard(const std::string& name)
 {
     if (const char* text = findEmbedded(kEmbeddedBoards, kEmbeddedBoardsCount, name))
         return BoardProfile::fromJson(parseJson(text, "board " + name), "board " + name);
-    throw InputError("unknown board '" + name + "' (presets: " + formatList(presetBoardNames()) + "; or give a path to a board JSON file)");
+    throw InputError("unknown board '" + escapedForMessage(name) + "' (presets: " + formatList(presetBoardNames()) + "; or give a path to a board JSON file)");
 }
 
 BoardProfile loadBoard(const std::string& nameOrPath)
 {
     if (nameOrPath.find('/') != std::string::npos || (nameOrPath.size() > 5 && nameOrPath.compare(nameOrPath.size() - 5, 5, ".json") == 0))
-        return BoardProfile::fromJson(readJsonFile(nameOrPath), nameOrPath);
+        return BoardProfile::fromJson(readJsonFile(nameOrPath), pathForMessage(nameOrPath));   // the name its messages quote
     return presetBoard(nameOrPath);
 }
 

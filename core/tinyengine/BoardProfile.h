@@ -11,6 +11,10 @@
 
 namespace tinyscope {
 
+// Bounds of a board's texts, which messages and fit lines print (docs/INPUT_LIMITS.md).
+constexpr std::size_t kMaxBoardNameChars = 64;     // printable ASCII
+constexpr std::size_t kMaxBoardTitleBytes = 200;   // UTF-8 without control characters
+
 struct BoardProfile {
     std::string name;            // "stm32f746"
     std::string title;           // a line for people
@@ -21,7 +25,8 @@ struct BoardProfile {
     std::string fpu = "single";  // "none", "single", "double"
 
     // Keys: name, core, sram_bytes, flash_bytes, dsp, fpu, optional title. Throws InputError
-    // naming the file and the key.
+    // naming the file and the key (a name beyond kMaxBoardNameChars or with a control character,
+    // a title beyond kMaxBoardTitleBytes or with one, a core not "cortex-m…").
     static BoardProfile fromJson(const Json& j, const std::string& source);
     Json toJson() const;
 };
