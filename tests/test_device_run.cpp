@@ -7,6 +7,7 @@
 #include "io/JsonFile.h"
 
 #include <QDirIterator>
+#include <QMap>
 #include <QFile>
 #include <QProcessEnvironment>
 #include <QStandardPaths>
@@ -156,6 +157,56 @@ private Q_SLOTS:
         QVERIFY2(err.find("did not finish within 1 s (hang), killed; last output: ") != std::string::npos, err.c_str());
         QVERIFY(test::noProcessMentions(exportDir));
         QCOMPARE(QDir(tmp).entryList(QDir::AllEntries | QDir::NoDotAndDotDot), QStringList());
+
+        // Issue 45: a run killed with SIGKILL leaves its temporary folder; the next run removes it once
+        // its process is gone, and leaves a running one's (and anything else) alone.
+        QProcess dead;
+        dead.start(QStringLiteral("/bin/sleep"), {QStringLiteral("0.2")});
+        QVERIFY(dead.waitForStarted());
+        const qint64 deadPid = dead.processId();
+        QVERIFY(dead.waitForFinished());
+        const QString stale = tmp + QStringLiteral("/tinyscope-device-Stale1"), live = tmp + QStringLiteral("/tinyscope-device-Live01"),
+                      other = tmp + QStringLiteral("/tinyscope-device-NoMark");
+        for (const QString& d : {stale, live, other}) QVERIFY(QDir().mkpath(d + QStringLiteral("/build")));
+        writeFile(stale + QStringLiteral("/.tinyscope-device-run"), QByteArray::number(deadPid));
+        writeFile(live + QStringLiteral("/.tinyscope-device-run"), QByteArray::number(QCoreApplication::applicationPid()));
+        QProcess q;
+        withTmpdir(q, tmp);
+        q.start(test::tinyscopeBinary(), {QStringLiteral("device-run"), QStringLiteral("--export"), exportDir, QStringLiteral("--timeout"), QStringLiteral("1")});
+        QVERIFY(q.waitForFinished(60000));
+        QCOMPARE(q.exitCode(), 2);
+        QCOMPARE(QDir(tmp).entryList(QDir::AllEntries | QDir::NoDotAndDotDot),
+                 QStringList({QStringLiteral("tinyscope-device-Live01"), QStringLiteral("tinyscope-device-NoMark")}));
+    }
+
+    // Issue 45: --keep DIR may only be a folder device-run owns — new, empty, or one it made before —
+    // since the pipeline replaces build/, gen/ and run/ inside it. Another folder is refused and
+    // nothing in it is touched. A label of the wrong shape is refused before the compile.
+    void keepRefusesAFolderItDidNotMakeAndChecksComeFirst()
+    {
+        QTemporaryDir dir;
+        const QString exportDir = dir.path() + QStringLiteral("/export"), mine = dir.path() + QStringLiteral("/mine");
+        if (!exportForDevice(exportDir)) return;
+        QVERIFY(QDir().mkpath(mine + QStringLiteral("/build")));
+        writeFile(mine + QStringLiteral("/build/thesis.tex"), "years of work\n");
+        const test::CliRun r = test::runTinyscope({QStringLiteral("device-run"), QStringLiteral("--export"), exportDir, QStringLiteral("--keep"), mine});
+        QCOMPARE(r.code, 2);
+        QCOMPARE(test::lineCount(r.err), 1);
+        QVERIFY2(r.err.find("a folder that holds files and was not made by device-run") != std::string::npos, r.err.c_str());
+        QVERIFY(QFileInfo::exists(mine + QStringLiteral("/build/thesis.tex")));
+        QCOMPARE(QDir(mine).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden), QStringList({QStringLiteral("build")}));
+
+        // A label that does not fit the classifier: refused in a moment, nothing built.
+        const QString graphPath = exportDir + QStringLiteral("/mcunet-5fps-graph.json"), keep = dir.path() + QStringLiteral("/keep");
+        Json g = readJsonFile(graphPath.toStdString());
+        for (Json& op : g)
+            for (Json& t : op["inputs"])
+                if (t["name"] == "label") t["shape"] = Json::array({1, 7});
+        writeFile(graphPath, QByteArray::fromStdString(g.dump()));
+        const test::CliRun l = test::runTinyscope({QStringLiteral("device-run"), QStringLiteral("--export"), exportDir, QStringLiteral("--keep"), keep});
+        QCOMPARE(l.code, 2);
+        QVERIFY2(l.err.find("parameter 'label' has shape [1, 7], the classifier's output needs [1, 10]") != std::string::npos, l.err.c_str());
+        QVERIFY(!QFileInfo::exists(keep + QStringLiteral("/gen")));
     }
 
     // Ctrl-C while the pipeline runs in its own process group: the runner kills the group (the seam's
@@ -206,6 +257,127 @@ private Q_SLOTS:
                  r.err.c_str());
         QVERIFY(QFileInfo::exists(keep + QStringLiteral("/gen/codegen.log")));
         QVERIFY(!QFileInfo::exists(keep + QStringLiteral("/summary.json")));
+    }
+
+    // Issue 45: the program on the emulated board reaches the host only through QEMU's semihosting,
+    // and QEMU runs under a Landlock ruleset: the program can create and write files in its run
+    // folder, nothing else (tests/device/escape_guest.c tries: create beside and above, append, read,
+    // remove, rename out). The same program run unconfined (TINYSCOPE_DEVICE_SANDBOX=off) does
+    // escape, so the check can fail.
+    void theEmulatedProgramIsConfinedToItsRunFolder()
+    {
+        if (const QString why = test::deviceUnavailable(); !why.isEmpty()) QSKIP(qPrintable(why));
+        QTemporaryDir dir;
+        const QString d = dir.path(), outside = d + QStringLiteral("/outside.txt"), elf = d + QStringLiteral("/guest.elf");
+        const QString board = test::sourceDir() + QStringLiteral("/resources/device/mps2-an500");
+        QProcess cc;
+        cc.start(QStringLiteral("arm-none-eabi-gcc"),
+                 {QStringLiteral("-mcpu=cortex-m7"), QStringLiteral("-mthumb"), QStringLiteral("-mfpu=fpv5-sp-d16"), QStringLiteral("-mfloat-abi=hard"),
+                  QStringLiteral("-O1"), QStringLiteral("--specs=rdimon.specs"), QStringLiteral("-nostartfiles"), QStringLiteral("-T"), board + QStringLiteral("/link.ld"),
+                  QStringLiteral("-I"), board, QStringLiteral("-DOUTSIDE=\"%1\"").arg(outside), board + QStringLiteral("/startup.c"),
+                  test::sourceDir() + QStringLiteral("/tests/device/escape_guest.c"), QStringLiteral("-o"), elf});
+        QVERIFY(cc.waitForFinished(120000));
+        QVERIFY2(cc.exitCode() == 0, cc.readAllStandardError().constData());
+
+        const auto runGuest = [&](const QString& work, bool confined) {
+            writeFile(outside, "original\n");
+            QProcess p;
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert(QStringLiteral("TS_KERNEL_CACHE"), d + QStringLiteral("/cache"));
+            env.insert(QStringLiteral("TS_QEMU_TIMEOUT"), QStringLiteral("60"));
+            env.insert(QStringLiteral("TINYSCOPE_SHARED"), test::sharedDir());
+            if (!confined) env.insert(QStringLiteral("TINYSCOPE_DEVICE_SANDBOX"), QStringLiteral("off"));
+            p.setProcessEnvironment(env);
+            p.start(QStringLiteral("/bin/bash"), {test::sourceDir() + QStringLiteral("/resources/device/run_export.sh"), QStringLiteral("--run-elf"), elf, work});
+            if (!p.waitForFinished(120000)) p.kill();
+            const QByteArray err = p.readAllStandardError();
+            QFile f(work + QStringLiteral("/run/result.txt"));
+            QMap<QString, int> result;
+            if (p.exitCode() == 0 && f.open(QIODevice::ReadOnly))
+                for (const QByteArray& line : f.readAll().split('\n'))
+                    if (const QList<QByteArray> kv = line.split(' '); kv.size() == 2) result[QString::fromLatin1(kv[0])] = kv[1].toInt();
+            if (result.isEmpty()) qWarning("run_export.sh --run-elf: exit %d: %s", p.exitCode(), err.constData());
+            return result;
+        };
+
+        const QString work = d + QStringLiteral("/work");
+        const QMap<QString, int> confined = runGuest(work, true);
+        QCOMPARE(confined.size(), 8);
+        QCOMPARE(confined.value(QStringLiteral("create_inside")), 1);   // the run folder is the program's
+        for (const char* attempt : {"create_parent", "create_absolute", "append_existing", "read_outside", "read_etc", "remove_outside", "rename_out"})
+            QVERIFY2(confined.value(QLatin1String(attempt), -1) == 0, attempt);
+        QFile o(outside);
+        QVERIFY(o.open(QIODevice::ReadOnly));
+        QCOMPARE(o.readAll(), QByteArray("original\n"));
+        o.close();
+        for (const QString& p : {work + QStringLiteral("/escape-relative.txt"), outside + QStringLiteral(".new"), work + QStringLiteral("/moved-out.txt")})
+            QVERIFY2(!QFileInfo::exists(p), qPrintable(p));
+        QVERIFY(QFileInfo::exists(work + QStringLiteral("/run/inside.txt")));
+
+        // Unconfined, the same program writes beside its run folder: what the sandbox prevents.
+        const QString open = d + QStringLiteral("/open");
+        const QMap<QString, int> unconfined = runGuest(open, false);
+        QCOMPARE(unconfined.value(QStringLiteral("create_parent")), 1);
+        QVERIFY(QFileInfo::exists(open + QStringLiteral("/escape-relative.txt")));
+    }
+
+    // Issue 45: names that TinyEngine's generator would paste into C are refused when the export is
+    // read, before any code is generated or compiled: a newline and code, an #include, a comment end,
+    // a quote — in a parameter name of the graph, a key of the params pickle and of scale.json. One
+    // line, exit 2, the key named and the value escaped; nothing is built and no file appears outside.
+    void injectedNamesAreRefusedBeforeAnythingIsBuilt()
+    {
+        QTemporaryDir dir;
+        const QString exportDir = dir.path() + QStringLiteral("/export");
+        if (!exportForDevice(exportDir)) return;
+        const QString graphPath = exportDir + QStringLiteral("/mcunet-5fps-graph.json"), scalePath = exportDir + QStringLiteral("/scale.json");
+        const QString paramsPath = exportDir + QStringLiteral("/mcunet-5fps-params.pkl");
+        QFile gf(graphPath), sf(scalePath), pf(paramsPath);
+        QVERIFY(gf.open(QIODevice::ReadOnly) && sf.open(QIODevice::ReadOnly) && pf.open(QIODevice::ReadOnly));
+        const QByteArray graph = gf.readAll(), scale = sf.readAll(), params = pf.readAll();
+        const QString marker = dir.path() + QStringLiteral("/pwned");
+        // The same length as "v15_bias" where the pickle is patched in place (its key length is in the bytes before it).
+        const std::vector<std::pair<std::string, std::string>> names = {
+            {"newline and code", "v15_bias;\n__attribute__((constructor)) static void p(void){fopen(\"" + marker.toStdString() + "\",\"w\");}\nint x"},
+            {"#include", "v15_bias\n#include \"/etc/passwd\"\n"},
+            {"comment end", "v15_bias*/ int y; /*"},
+            {"quote", "v15_bias\"x"},
+        };
+        const std::string keep = (dir.path() + QStringLiteral("/build")).toStdString();
+        for (const auto& [shape, name] : names) {
+            // In the graph (a parameter name, every use), then in scale.json (a key).
+            Json g = Json::parse(graph.toStdString());
+            for (Json& op : g)
+                for (Json& t : op["inputs"])
+                    if (t["name"] == "v15_bias") t["name"] = name;
+            writeFile(graphPath, QByteArray::fromStdString(g.dump()));
+            test::CliRun r = test::runTinyscope({QStringLiteral("device-run"), QStringLiteral("--export"), exportDir, QStringLiteral("--keep"), QString::fromStdString(keep)});
+            QVERIFY2(r.code == 2 && test::lineCount(r.err) == 1, (shape + ": " + r.err).c_str());
+            QVERIFY2(r.err.find("mcunet-5fps-graph.json") != std::string::npos && r.err.find("not a name TinyEngine's code generator can emit safely") != std::string::npos,
+                     r.err.c_str());
+            QVERIFY2(r.err.find('\n') == r.err.size() - 1, r.err.c_str());   // the name's newline is escaped
+            writeFile(graphPath, graph);
+
+            Json s = Json::parse(scale.toStdString());
+            s[name] = 0.5;
+            writeFile(scalePath, QByteArray::fromStdString(s.dump()));
+            r = test::runTinyscope({QStringLiteral("device-run"), QStringLiteral("--export"), exportDir, QStringLiteral("--keep"), QString::fromStdString(keep)});
+            QVERIFY2(r.code == 2 && test::lineCount(r.err) == 1, (shape + ": " + r.err).c_str());
+            QVERIFY2(r.err.find("scale.json: key '") != std::string::npos, r.err.c_str());
+            writeFile(scalePath, scale);
+            QVERIFY(!QFileInfo::exists(marker));
+            QVERIFY(!QFileInfo::exists(QString::fromStdString(keep) + QStringLiteral("/gen")));
+        }
+        // A pickle key: "v15_bias" replaced by a name of the same length holding a newline.
+        QByteArray bad = params;
+        const int at = bad.indexOf("v15_bias");
+        QVERIFY(at > 0);
+        bad.replace(at, 8, "v15\n#inc");
+        writeFile(paramsPath, bad);
+        const test::CliRun p = test::runTinyscope({QStringLiteral("device-run"), QStringLiteral("--export"), exportDir, QStringLiteral("--keep"), QString::fromStdString(keep)});
+        QVERIFY2(p.code == 2 && test::lineCount(p.err) == 1, p.err.c_str());
+        QVERIFY2(p.err.find("mcunet-5fps-params.pkl: key 'v15\\n#inc'") != std::string::npos, p.err.c_str());
+        QVERIFY(!QFileInfo::exists(QString::fromStdString(keep) + QStringLiteral("/gen")));
     }
 
     void syntheticImagesContinueOneLcgStream()

@@ -8,6 +8,7 @@
 #include "graph/Autodiff.h"
 #include "graph/MemoryLedger.h"
 #include "graph/PublishedSchemes.h"
+#include "io/AtomicFile.h"
 #include "io/JsonFile.h"
 #include "tinyengine/ExportChecker.h"
 #include "tinyengine/GraphImport.h"
@@ -184,6 +185,114 @@ private Q_SLOTS:
         // Without a scale.json the checker says the scales are missing.
         QuantizedParams noScales = readParamsPickle(ref("example/tiny-params.pkl"));
         QVERIFY(errorRules(checkForTinyEngine(tiny.graph, tiny.network, &noScales)).count("missing-scales"));
+    }
+
+    // Issue 45: every name that TinyEngine's generator pastes into C fits its grammar on the way in,
+    // or the file is refused naming the op and field (or the file and key), with the value escaped
+    // and cut: a newline and code, an #include, a comment end, a quote, a long name.
+    void namesOutsideTheGrammarAreRefusedWhereTheyComeIn()
+    {
+        REQUIRE_SHARED();
+        const Json good = readJsonFile(ref("example/tiny-graph.json"));
+        QCOMPARE(importError(good, [](Json&) {}), std::string("no error"));
+        const std::string code = "v1_bias;\n__attribute__((constructor)) static void p(void){}\nint x";
+        const std::string safe = "not a name TinyEngine's code generator can emit safely";
+        auto refused = [&](const std::string& m, std::initializer_list<std::string> parts) {
+            bool ok = m.find(safe) != std::string::npos && m.find('\n') == std::string::npos;
+            for (const std::string& p : parts) ok = ok && m.find(p) != std::string::npos;
+            return ok;
+        };
+        // A parameter name (every use of v1_bias renamed).
+        for (const std::string& bad : {code, std::string("v1_bias\n#include \"/etc/passwd\""), std::string("v1_bias*/ int y; /*"),
+                                        std::string("v1_bias\"x"), std::string("v1.bias"), std::string(129, 'v')}) {
+            const std::string m = importError(good, [&](Json& j) {
+                for (Json& op : j)
+                    for (Json& t : op["inputs"])
+                        if (t["name"] == "v1_bias") t["name"] = bad;
+            });
+            QVERIFY2(refused(m, {"g.json: op 2", "inputs[2].name"}), m.c_str());
+        }
+        std::string m = importError(good, [&](Json& j) {
+            for (Json& op : j)
+                for (Json& t : op["inputs"])
+                    if (t["name"] == "v1_bias") t["name"] = code;
+        });
+        QVERIFY2(m.find("'v1_bias;\\n__attribute__((constructor)) static void p(void){}... (65 bytes)'") != std::string::npos, m.c_str());
+        QVERIFY2(m.find("(';' at byte 7; expected a C identifier") != std::string::npos, m.c_str());
+        // An activation's name (the producer's and its consumers'), an op's name, output_info, a string attribute.
+        m = importError(good, [](Json& j) {
+            j[1]["outputs"][0]["name"] = "out\"; system(\"x";
+            for (Json& op : j)
+                for (Json& t : op["inputs"])
+                    if (t["name"] == "out_nn.mcutruncate@1") t["name"] = "out\"; system(\"x";
+        });
+        QVERIFY2(refused(m, {"op 1", "outputs[0].name", "a double quote at byte 3"}), m.c_str());
+        m = importError(good, [](Json& j) { j[3]["name"] = "x */ #include <y>"; });
+        QVERIFY2(refused(m, {"op 3", ": name:"}), m.c_str());
+        m = importError(good, [](Json& j) {
+            for (Json& op : j)
+                if (op["outputs"][0]["meta"].contains("output_info") && op["outputs"][0]["meta"]["output_info"] == "v1_bias")
+                    op["outputs"][0]["meta"]["output_info"] = "v1_bias\n";
+        });
+        QVERIFY2(refused(m, {"outputs[0].meta.output_info"}), m.c_str());
+        m = importError(good, [](Json& j) { j[0]["attrs"]["data_layout"] = "NCHW\n#define x"; });
+        QVERIFY2(refused(m, {"op 0", "attrs.data_layout"}), m.c_str());
+        // The names MIT's compiler writes are all accepted (the real 49kb file reads).
+        importTinyEngineGraph(ref("49kb-int8-graph.json"), ref("full-int8-params.pkl"), ref("scale.json"));
+
+        // scale.json keys, and a zero scale (QAS divides by it) before anything compiles.
+        QTemporaryDir dir;
+        const std::string scalePath = (dir.path() + QStringLiteral("/scale.json")).toStdString();
+        writeJsonFile(scalePath, Json{{"v0_x_scale", 0.5}, {"v1\n#include <z>", 0.5}});
+        m = test::errorOf([&] { readScaleJson(scalePath); });
+        QVERIFY2(m.find("scale.json: key 'v1\\n#include <z>': " + safe) != std::string::npos, m.c_str());
+        writeJsonFile(scalePath, Json{{"v0_x_scale", 0.0}});
+        m = test::errorOf([&] { readScaleJson(scalePath); });
+        QVERIFY2(m.find("v0_x_scale: expected a positive scale, got 0.0") != std::string::npos, m.c_str());
+
+        // A params pickle key: the example's v1_bias renamed in place (the same length) to hold a newline.
+        std::string pickle = readFileBytes(ref("example/tiny-params.pkl"));
+        const std::size_t at = pickle.find("v1_bias");
+        QVERIFY(at != std::string::npos);
+        pickle.replace(at, 7, "v1\n/*x*");
+        const std::string pklPath = (dir.path() + QStringLiteral("/p.pkl")).toStdString();
+        writeFileAtomic(pklPath, pickle);
+        m = test::errorOf([&] { readParamsPickle(pklPath); });
+        QVERIFY2(m.find("p.pkl: key 'v1\\n/*x*': " + safe) != std::string::npos, m.c_str());
+
+        // Our own exporter checks the names it writes: a layer name from a user's network cannot carry code.
+        Network net = zooModel("mcunet-5fps");
+        for (Layer& l : net.layers)
+            if (l.ir_prefix == "v3_conv_1") l.ir_prefix = "v3\n#include";
+        m = test::errorOf([&] { planExport(net, QuantizedParams{}, SparseScheme{}, ExportForm::Reference, "x"); });
+        QVERIFY2(m.find(safe) != std::string::npos, m.c_str());
+    }
+
+    // Issue 45: a dilation is computed only where the graph's semantics use it (the weight-gradient
+    // nn.conv2d, §5.4); on a forward or transposed conv it was range-checked and then ignored.
+    void dilationIsRefusedWhereNothingComputesIt()
+    {
+        REQUIRE_SHARED();
+        const Json good = readJsonFile(ref("example/tiny-graph.json"));
+        std::string m = importError(good, [](Json& j) { j[0]["attrs"]["dilation"] = Json::array({4096, 4096}); });
+        QVERIFY2(m.find("op 0") != std::string::npos && m.find("attrs.dilation: dilation 4096 is not supported on 'nn.mcuconv2d'") != std::string::npos, m.c_str());
+        bool transposed = false;
+        for (std::size_t i = 0; i < good.size() && !transposed; ++i)
+            if (good[i]["type"] == "nn.conv2d_transpose") {
+                transposed = true;
+                m = importError(good, [i](Json& j) { j[i]["attrs"]["dilation"] = Json::array({1, 2}); });
+                QVERIFY2(m.find("is not supported on 'nn.conv2d_transpose'") != std::string::npos, m.c_str());
+            }
+        QVERIFY(transposed);
+    }
+
+    // Issue 45: a graph of more ops than any real one is refused before its ops are read.
+    void aGraphOverTheOpBoundIsRefusedAtOnce()
+    {
+        Json ops = Json::array();
+        for (std::size_t i = 0; i <= kMaxGraphOps; ++i) ops.push_back(nullptr);
+        const std::string m = test::errorOf([&] { readGraphJson(ops, "big.json"); });
+        QVERIFY2(m == "big.json: 100,001 ops, more than the 100,000 a training graph may have", m.c_str());
     }
 
     void malformedFilesNameTheOpAndTheField()

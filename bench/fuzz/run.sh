@@ -7,7 +7,7 @@ set -eu
 build=${1:?usage: run.sh BUILD_DIR [SECONDS] [TARGET...]}
 secs=${2:-600}
 shift; [ $# -gt 0 ] && shift
-targets=${*:-"fuzz_json fuzz_graph fuzz_image fuzz_params fuzz_checkpoint"}
+targets=${*:-"fuzz_json fuzz_graph fuzz_image fuzz_params fuzz_checkpoint fuzz_names"}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 shared=$root/../shared/reference
 seed() {   # seed TARGET FILE...
@@ -19,6 +19,11 @@ seed fuzz_json "$root"/models/spaces/*.json "$shared"/mcunet-vww/acc_datasets/sr
 seed fuzz_graph "$shared"/tinyengine/example/tiny-graph.json "$shared"/tinyengine/49kb-int8-graph.json
 seed fuzz_params "$shared"/tinyengine/example/tiny-params.pkl
 seed fuzz_checkpoint "$shared"/mcunet-vww/*.pth
+mkdir -p "$build/corpus/fuzz_names"   # first byte: 0 grammar, 1 scale.json key, 2 graph parameter name
+printf '\000v15_bias' > "$build/corpus/fuzz_names/grammar"
+printf '\001v0_x_scale' > "$build/corpus/fuzz_names/scale"
+printf '\002v1_bias\n#include "x"' > "$build/corpus/fuzz_names/graph"
+export TINYSCOPE_FUZZ_GRAPH="$shared/tinyengine/example/tiny-graph.json"
 mkdir -p "$build/corpus/fuzz_image"
 if [ -f /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz ]; then
   cp /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz "$build/corpus/fuzz_image/labels.gz"

@@ -7,6 +7,7 @@
 #include "io/ChildProcess.h"
 #include "io/DataPaths.h"
 #include "io/JsonFile.h"
+#include "io/Text.h"
 #include "tinyengine/BoardFit.h"
 #include "tinyengine/GraphImport.h"
 #include "tinyengine/Int8Forward.h"
@@ -15,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -62,23 +64,68 @@ ExportFiles findExportFiles(const std::string& dir)
     return {one(graphs, "*-graph.json"), one(pickles, "*.pkl (params pickle)"), one(scales, "scale.json")};
 }
 
-// The build folder: `keep` (created) when given, else a temporary folder removed on every way out.
+// The build folder: `keep` when given, else a temporary folder removed on every way out. The
+// pipeline replaces build/, gen/ and run/ inside it, so a kept folder must be ours: one that did not
+// exist, was empty, or holds the marker a previous run left there (kKeepMarker); any other folder
+// is refused, never emptied (issue 45). A temporary folder holds the marker too, with this
+// process's id: a run killed with SIGKILL leaves its folder, which the next run removes once that
+// process is gone.
+constexpr const char* kKeepMarker = ".tinyscope-device-run";
+constexpr const char* kTemporaryStem = "tinyscope-device";
+
 struct WorkDir {
     std::optional<TemporaryFolder> temporary;
     std::string dir;
 };
 
+// Removes temporary work folders of this user whose marker names a process that no longer runs.
+void removeStaleWorkDirs()
+{
+    const char* tmp = std::getenv("TMPDIR");
+    const std::string root = tmp && *tmp ? tmp : "/tmp";
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(root, ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.rfind(std::string(kTemporaryStem) + "-", 0) != 0) continue;
+        struct stat st {};
+        if (::lstat(e.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid()) continue;
+        std::string owner;
+        try {
+            owner = readFileBytes(e.path().string() + "/" + kKeepMarker, 64);
+        } catch (const InputError&) {
+            continue;   // not ours, or still being set up
+        }
+        char* end = nullptr;
+        const long pid = std::strtol(owner.c_str(), &end, 10);
+        if (pid <= 0 || end == owner.c_str()) continue;
+        if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM) continue;   // its run is still going
+        std::error_code rm;
+        fs::remove_all(e.path(), rm);
+    }
+}
+
 void makeWorkDir(const std::string& keep, WorkDir& w)
 {
     if (keep.empty()) {
-        w.temporary.emplace("tinyscope-device");
+        removeStaleWorkDirs();
+        w.temporary.emplace(kTemporaryStem);
         w.dir = w.temporary->path();
+        writeNewFile(w.dir + "/" + kKeepMarker, std::to_string(::getpid()));
         return;
     }
     std::error_code ec;
+    const bool existed = fs::exists(keep, ec);
+    if (existed) {
+        if (!fs::is_directory(keep, ec)) throw InputError("--keep " + escapedForMessage(keep) + ": exists and is not a folder");
+        const bool empty = fs::is_empty(keep, ec);
+        if (!empty && !fs::exists(fs::path(keep) / kKeepMarker, ec))
+            throw InputError("--keep " + escapedForMessage(keep) + ": a folder that holds files and was not made by device-run (no " +
+                             kKeepMarker + "); give a new or empty folder, nothing in it is replaced");
+    }
     fs::create_directories(keep, ec);
-    if (ec || !fs::is_directory(keep)) throw InputError("cannot create the keep folder '" + keep + "': " + ec.message());
+    if (ec || !fs::is_directory(keep)) throw InputError("cannot create the keep folder '" + escapedForMessage(keep) + "': " + ec.message());
     w.dir = fs::absolute(keep).string();
+    if (!fs::exists(fs::path(w.dir) / kKeepMarker, ec)) writeNewFile(w.dir + "/" + kKeepMarker, "device-run work folder\n");
 }
 
 std::int64_t jsonInt(const Json& j, const char* key, const std::string& source)
@@ -345,6 +392,12 @@ DeviceRunResult runOnDevice(const DeviceRunOptions& o, const JobControl& job)
     if (o.steps < 0 || o.steps > 65536) throw InputError("steps " + std::to_string(o.steps) + " outside 0..65536");
     if (labelValues.empty())
         for (int k = 0; k < o.steps; ++k) labelValues.push_back((3 + k) % forward.classes());
+    // What the generated code and the harness take from the graph, checked before the compile: the
+    // label is one row of the classifier's classes (the harness writes a one-hot of that length).
+    if (g.label < 0) throw InputError(files.graph + ": no parameter 'label' (the generated training code reads one)");
+    if (const TensorShape& ls = g.tensor(g.label).shape; ls.size() != 2 || ls[0] != 1 || ls[1] != forward.classes())
+        throw InputError(files.graph + ": parameter 'label' has shape " + formatList(ls) + ", the classifier's output needs [1, " +
+                         std::to_string(forward.classes()) + "]");
     std::string inputs;
     for (std::size_t k = 0; k < images.size(); ++k) {
         const auto& img = images[k];

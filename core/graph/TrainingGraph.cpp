@@ -120,4 +120,12 @@ int TrainingGraph::findParameter(const std::string& name) const
     return -1;
 }
 
+std::unordered_map<std::string, int> TrainingGraph::parameterIndex() const
+{
+    std::unordered_map<std::string, int> index;
+    for (std::size_t i = 0; i < tensors.size(); ++i)
+        if (tensors[i].kind == TensorKind::Parameter) index.emplace(tensors[i].name, static_cast<int>(i));
+    return index;
+}
+
 }  // namespace tinyscope

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace tinyscope {
@@ -120,7 +121,10 @@ struct TrainingGraph {
     const Op& op(int i) const { return ops[static_cast<std::size_t>(i)]; }
     int liveOps() const { return static_cast<int>(order.size()); }
     int prunedOps() const { return static_cast<int>(ops.size()) - liveOps(); }
-    int findParameter(const std::string& name) const;   // tensor id or -1
+    int findParameter(const std::string& name) const;   // tensor id or -1 (a linear scan)
+    // Every parameter's name -> tensor id, in one pass: for lookups in a loop over the outputs or ops
+    // (findParameter in such a loop made importing a large graph quadratic).
+    std::unordered_map<std::string, int> parameterIndex() const;
 };
 
 }  // namespace tinyscope

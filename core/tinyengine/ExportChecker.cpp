@@ -4,6 +4,7 @@
 
 #include <map>
 #include <set>
+#include <unordered_map>
 
 namespace tinyscope {
 
@@ -30,12 +31,19 @@ bool contains(const std::string& s, const char* part) { return s.find(part) != s
 
 class Checker {
 public:
-    Checker(const TrainingGraph& g, const Network& net, const QuantizedParams* params) : g_(g), net_(net), params_(params)
+    Checker(const TrainingGraph& g, const Network& net, const QuantizedParams* params)
+        : g_(g), net_(net), params_(params), parameters_(g.parameterIndex())
     {
         consumers_ = liveConsumerCounts(g);
         for (int op : g.order) {
             for (int t : g.op(op).inputs) readers_[t].push_back(op);
         }
+    }
+
+    int parameter(const std::string& name) const
+    {
+        const auto it = parameters_.find(name);
+        return it == parameters_.end() ? -1 : it->second;
     }
 
     std::vector<Finding> run()
@@ -55,6 +63,7 @@ private:
     const TrainingGraph& g_;
     const Network& net_;
     const QuantizedParams* params_;
+    std::unordered_map<std::string, int> parameters_;   // name -> tensor id (findParameter in the loops was quadratic)
     std::vector<int> consumers_;
     std::map<int, std::vector<int>> readers_;   // tensor -> live ops reading it
     std::vector<Finding> out_;
@@ -205,7 +214,7 @@ private:
     {
         for (const GraphOutput& out : g_.outputs) {
             if (out.kind != GradientKind::Bias && out.kind != GradientKind::Weight) continue;
-            const int p = g_.findParameter(out.info);
+            const int p = parameter(out.info);
             if (p < 0 || g_.tensor(p).layer < 0) continue;
             const Layer& l = net_.layer(g_.tensor(p).layer);
             if (!l.isConv()) continue;
@@ -297,7 +306,7 @@ private:
                 error("idiom", "§6", opWhere(leaf), "a bias-gradient leaf must be a sum (it becomes SUM + BIAS_UPDATE)");
             if (out.kind == GradientKind::Weight && k != OpKind::Transpose)
                 error("idiom", "§6", opWhere(leaf), "a weight-gradient leaf must be the transpose ending the chain (it becomes the in-place GROUP_CONV)");
-            if (out.kind != GradientKind::Loss && g_.findParameter(out.info) < 0)
+            if (out.kind != GradientKind::Loss && parameter(out.info) < 0)
                 error("naming", "§4", opWhere(leaf), "output_info '" + out.info + "' names no parameter of the graph");
         }
     }
@@ -350,7 +359,7 @@ private:
         std::set<int> updated;
         for (const GraphOutput& out : g_.outputs) {
             if (out.kind != GradientKind::Bias && out.kind != GradientKind::Weight) continue;
-            const int p = g_.findParameter(out.info);
+            const int p = parameter(out.info);
             if (p >= 0 && g_.tensor(p).layer >= 0) updated.insert(g_.tensor(p).layer);
         }
         for (int layer : updated) {

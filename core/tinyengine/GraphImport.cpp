@@ -74,6 +74,7 @@ Network recoverNetwork(TrainingGraph& g, const std::string& name, const Quantize
     if (convOps.empty()) throw InputError(name + ": the graph has no nn.mcuconv2d");
     int layers = 0;
     std::vector<int> opLayer(g.ops.size(), -1);
+    std::size_t nextConv = 0;
     for (int i = 0; i < g.forward_ops; ++i) {
         const Op& op = g.op(i);
         const Tensor& out = g.tensor(op.output);
@@ -84,7 +85,7 @@ Network recoverNetwork(TrainingGraph& g, const std::string& name, const Quantize
             const std::string prefix = stripSuffix(paramName(i, 1, "_weight"), "_weight");
             const TensorShape& ws = g.tensor(op.inputs[1]).shape;
             if (ws.size() != 4) throw InputError(name + ": op " + std::to_string(i) + ": inputs[1].shape: a weight is OIHW");
-            const std::size_t ci = static_cast<std::size_t>(std::find(convOps.begin(), convOps.end(), i) - convOps.begin());
+            const std::size_t ci = nextConv++;   // convOps holds the conv ops in this loop's order
             const int from = src(i, op.inputs[0]);
             const Shape3 xin = b.shape(from);
             const int groups = op.attrs.value("groups", 1);
@@ -209,9 +210,11 @@ SparseScheme recoverScheme(const TrainingGraph& g, const Network& net, std::vect
     const int nb = net.numBackboneConvs();
     std::vector<char> bias(static_cast<std::size_t>(nb), 0);
     std::map<int, double> weights;
+    const auto parameters = g.parameterIndex();
     for (const GraphOutput& o : g.outputs) {
         if (o.kind != GradientKind::Bias && o.kind != GradientKind::Weight) continue;
-        const int p = g.findParameter(o.info);
+        const auto found = parameters.find(o.info);
+        const int p = found == parameters.end() ? -1 : found->second;
         if (p < 0) {
             if (notes) notes->push_back("gradient output '" + o.info + "' names no parameter of the graph");
             continue;
@@ -256,12 +259,14 @@ Json ImportedGraph::summaryJson() const
     j["backward_ops"] = static_cast<int>(g.ops.size()) - g.forward_ops;
     j["mode"] = autodiffModeName(g.mode);
     Json outs = Json::array();
+    const auto parameters = g.parameterIndex();
     for (const GraphOutput& o : g.outputs) {
         const Tensor& t = g.tensor(o.tensor);
         const char* kind = o.kind == GradientKind::Loss ? "loss" : o.kind == GradientKind::Bias ? "bias" : o.kind == GradientKind::Weight ? "weight" : "zero";
         Json e{{"op", t.producer}, {"type", opTypeName(g.op(t.producer).kind)}, {"output_info", o.info}, {"kind", kind},
                {"shape", t.shape}, {"dtype", dtypeName(t.dtype)}};
-        const int p = g.findParameter(o.info);
+        const auto found = parameters.find(o.info);
+        const int p = found == parameters.end() ? -1 : found->second;
         if (p >= 0 && g.tensor(p).layer >= 0 && network.layer(g.tensor(p).layer).isConv())
             e["conv_index"] = network.layer(g.tensor(p).layer).conv_index;
         outs.push_back(e);

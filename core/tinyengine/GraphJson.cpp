@@ -3,6 +3,7 @@
 #include "Error.h"
 #include "io/Text.h"
 #include "graph/DeadCodeElimination.h"
+#include "tinyengine/TinyEngineNames.h"
 
 #include <algorithm>
 #include <map>
@@ -160,6 +161,9 @@ public:
     {
         if (!ops_.is_array()) throw InputError(src_ + ": expected a JSON array of ops (TinyEngine's graph layout), got " + typeName(ops_));
         if (ops_.empty()) throw InputError(src_ + ": the graph has no ops");
+        if (ops_.size() > kMaxGraphOps)
+            throw InputError(src_ + ": " + groupThousands(static_cast<std::int64_t>(ops_.size())) + " ops, more than the " +
+                             groupThousands(static_cast<std::int64_t>(kMaxGraphOps)) + " a training graph may have");
         for (std::size_t i = 0; i < ops_.size(); ++i) readOp(i);
         finish();
         return std::move(g_);
@@ -179,7 +183,7 @@ private:
     [[noreturn]] void fail(std::size_t op, const std::string& field, const std::string& reason) const
     {
         std::string where = src_ + ": op " + std::to_string(op);
-        if (op < opNames_.size() && !opNames_[op].empty()) where += " (" + opNames_[op] + ")";
+        if (op < opNames_.size() && !opNames_[op].empty()) where += " (" + escapedForMessage(opNames_[op], 60) + ")";
         throw InputError(where + ": " + field + ": " + reason);
     }
 
@@ -221,6 +225,16 @@ private:
         return j.get<std::string>();
     }
 
+    // A name that TinyEngine's code generator pastes into C (TinyEngineNames.h): parameters are C
+    // identifiers, op and tensor names and output_info labels.
+    std::string readName(std::size_t op, const Json& j, const std::string& field, bool identifier) const
+    {
+        std::string name = readString(op, j, field);
+        const std::string refusal = tinyEngineNameRefusal(name, identifier);
+        if (!refusal.empty()) fail(op, field, refusal);
+        return name;
+    }
+
     // The attributes later passes read without checking (conv geometry, axes, slices), validated
     // once here so that an imported graph cannot make them index out of range or divide by zero.
     std::vector<int> intList(std::size_t op, const Json& attrs, const char* key, std::size_t size, int lo, int hi) const
@@ -252,15 +266,44 @@ private:
         else intAttr(op, attrs, key, -static_cast<int>(kMaxRank), static_cast<int>(kMaxRank) - 1);
     }
 
+    // String attributes (layouts, dtypes, slice modes: "NCHW", "int8", "end", "") reach the code
+    // generator too: each is empty or a C identifier.
+    void checkAttrStrings(std::size_t i, const Json& v, const std::string& field) const
+    {
+        if (v.is_string()) {
+            const std::string& s = v.get_ref<const std::string&>();
+            if (!s.empty()) {
+                const std::string refusal = tinyEngineNameRefusal(s, true);
+                if (!refusal.empty()) fail(i, field, refusal);
+            }
+        } else if (v.is_array()) {
+            for (std::size_t k = 0; k < v.size(); ++k) checkAttrStrings(i, v[k], field + "[" + std::to_string(k) + "]");
+        } else if (v.is_object()) {
+            for (auto it = v.begin(); it != v.end(); ++it) {
+                const std::string refusal = tinyEngineNameRefusal(it.key(), true);
+                if (!refusal.empty()) fail(i, field, "key " + refusal);
+                checkAttrStrings(i, it.value(), field + "." + it.key());
+            }
+        }
+    }
+
     void checkAttrs(std::size_t i, const Op& op) const
     {
         const Json& a = op.attrs;
+        checkAttrStrings(i, a, "attrs");
         constexpr int kMaxGeometry = 1 << 12;
         switch (op.kind) {
         case OpKind::McuConv2d: case OpKind::Conv2d: case OpKind::Conv2dTranspose:
             intList(i, a, "strides", 2, 1, kMaxGeometry);
             intList(i, a, "padding", 4, 0, kMaxGeometry);
-            intList(i, a, "dilation", 2, 1, kMaxGeometry);
+            // Only the weight-gradient conv (nn.conv2d, where the forward conv's stride becomes the
+            // dilation, §5.4) is dilated; the forward conv and the transposed conv are computed
+            // undilated everywhere (Int8Forward, the network recovered for the ledger, the
+            // interpreter's transposed conv, TinyEngine's kernels), so any other dilation is refused.
+            for (int d : intList(i, a, "dilation", 2, 1, kMaxGeometry))
+                if (d != 1 && op.kind != OpKind::Conv2d)
+                    fail(i, "attrs.dilation", "dilation " + std::to_string(d) + " is not supported on '" + opTypeName(op.kind) +
+                                                  "': TinyEngine's kernels and the workbench compute it undilated (expected [1, 1])");
             intAttr(i, a, "groups", 1, 1 << 20);
             if (op.kind == OpKind::Conv2dTranspose) intList(i, a, "output_padding", 2, 0, kMaxGeometry);
             break;
@@ -290,8 +333,8 @@ private:
 
     int readInput(std::size_t op, const Json& d, const std::string& field)
     {
-        const std::string name = readString(op, member(op, d, "name", field), field + ".name");
         const std::string vt = readString(op, member(op, d, "var_type", field), field + ".var_type");
+        const std::string name = readName(op, member(op, d, "name", field), field + ".name", vt == "parameter");
         const TensorShape shape = readShape(op, member(op, d, "shape", field), field + ".shape");
         const DType dtype = readDtype(op, member(op, d, "dtype", field), field + ".dtype");
         const Json& meta = member(op, d, "meta", field);
@@ -337,7 +380,7 @@ private:
             declaredChildren_.push_back(-1);
             return static_cast<int>(g_.tensors.size()) - 1;
         }
-        fail(op, field + ".var_type", "expected activation, parameter or constant, got '" + vt + "'");
+        fail(op, field + ".var_type", "expected activation, parameter or constant, got '" + escapedForMessage(vt, 60) + "'");
     }
 
     void readOp(std::size_t i)
@@ -345,9 +388,11 @@ private:
         const Json& j = ops_[i];
         opNames_.push_back(j.is_object() && j.contains("name") && j["name"].is_string() ? j["name"].get<std::string>() : "");
         if (!j.is_object()) fail(i, "op", "expected an object, got " + typeName(j));
+        if (j.contains("name")) readName(i, j["name"], "name", false);
         const std::string type = readString(i, member(i, j, "type", ""), "type");
         Op op;
-        if (!opKindFromName(type, op.kind)) fail(i, "type", "'" + type + "' is not an op of TinyEngine's training graphs");
+        if (!opKindFromName(type, op.kind))
+            fail(i, "type", "'" + escapedForMessage(type, 60) + "' is not an op of TinyEngine's training graphs");
         const Json& attrs = member(i, j, "attrs", "");
         if (!attrs.is_object()) fail(i, "attrs", "expected an object, got " + typeName(attrs));
         op.attrs = attrs;
@@ -358,11 +403,11 @@ private:
         if (!outputs.is_array() || outputs.size() != 1)
             fail(i, "outputs", "expected exactly one output descriptor, got " + (outputs.is_array() ? std::to_string(outputs.size()) : typeName(outputs)));
         const Json& o = outputs[0];
-        const std::string name = readString(i, member(i, o, "name", "outputs[0]"), "outputs[0].name");
+        const std::string name = readName(i, member(i, o, "name", "outputs[0]"), "outputs[0].name", false);
         if (produced_.count(name)) fail(i, "outputs[0].name", "'" + name + "' is already produced by an earlier op");
         if (parameters_.count(name)) fail(i, "outputs[0].name", "'" + name + "' is already a parameter name");
         const std::string vt = readString(i, member(i, o, "var_type", "outputs[0]"), "outputs[0].var_type");
-        if (vt != "activation") fail(i, "outputs[0].var_type", "an op output is an activation, got '" + vt + "'");
+        if (vt != "activation") fail(i, "outputs[0].var_type", "an op output is an activation, got '" + escapedForMessage(vt, 60) + "'");
         Tensor t;
         t.kind = TensorKind::Activation;
         t.shape = readShape(i, member(i, o, "shape", "outputs[0]"), "outputs[0].shape");
@@ -383,7 +428,7 @@ private:
             if (children != 0) fail(i, "outputs[0].meta.output_info", "only graph outputs (children 0) carry output_info");
             GraphOutput out;
             out.tensor = id;
-            out.info = meta["output_info"].get<std::string>();
+            out.info = readName(i, meta["output_info"], "outputs[0].meta.output_info", false);
             g_.outputs.push_back(out);
         } else if (children == 0) {
             fail(i, "outputs[0].meta", "a graph output (children 0) needs output_info");

@@ -5,6 +5,7 @@
 // whose `order` is the file's order. Torch-free.
 #include "graph/TrainingGraph.h"
 
+#include <cstddef>
 #include <string>
 
 namespace tinyscope {
@@ -17,6 +18,11 @@ enum class ChildrenCount { Exact, Compiler };
 // The JSON text (indent 2, Relay's attribute order, names "<type>@<index>", activations
 // "out_<producer>", constants "<consumer>-constant"), as MIT's compiler writes it.
 std::string graphJsonText(const TrainingGraph& g, ChildrenCount children = ChildrenCount::Exact);
+
+// The most ops a graph file may have (docs/INPUT_LIMITS.md): MIT's published graphs have hundreds
+// (the 49kb MCUNet graph 423); reading is linear in the ops, so the bound only keeps a hostile
+// file from taking minutes and gigabytes.
+constexpr std::size_t kMaxGraphOps = 100000;
 
 // Parses the file's ops into a TrainingGraph: tensors, ops (kind, attrs, inputs, output), phases
 // (forward + loss up to the loss op, backward after), roles inferred from the idioms, outputs

@@ -3,6 +3,7 @@
 #include "Error.h"
 #include "io/AtomicFile.h"
 #include "io/JsonFile.h"
+#include "tinyengine/TinyEngineNames.h"
 
 #include <algorithm>
 #include <cctype>
@@ -141,9 +142,11 @@ QuantizedParams readParamsPickle(const std::string& path)
     p.source = path;
     for (const auto& [k, v] : root->dict) {
         if (k->kind != PyValue::Kind::Str) throw InputError(path + ": a key is a " + k->kindName() + ", expected a string");
+        // The name the generator writes into C is the key with TTEParser's 'v' prefix.
+        const std::string name = !k->s.empty() && k->s[0] == 'v' ? k->s : "v" + k->s;   // TTEParser's rule
+        requireTinyEngineName(name, true, path, "key");
         if (v->kind != PyValue::Kind::Array)
             throw InputError(path + ": '" + k->s + "': expected a numpy.ndarray, got " + v->kindName());
-        const std::string name = !k->s.empty() && k->s[0] == 'v' ? k->s : "v" + k->s;   // TTEParser's rule
         if (p.arrays.count(name)) throw InputError(path + ": '" + k->s + "' collides with '" + name + "' (TTEParser prefixes 'v')");
         if (static_cast<std::int64_t>(v->array.data.size()) != v->array.numel() * scalarSize(v->array.dtype))
             throw InputError(path + ": '" + k->s + "': " + std::to_string(v->array.data.size()) + " bytes for shape " +
@@ -182,8 +185,13 @@ std::map<std::string, double> readScaleJson(const std::string& path)
     if (!j.is_object()) throw InputError(path + ": expected an object {\"<prefix>_x_scale\": number, ...}");
     std::map<std::string, double> s;
     for (auto it = j.begin(); it != j.end(); ++it) {
+        requireTinyEngineName(it.key(), true, path, "key");
         if (!it.value().is_number()) throw InputError(path + ": " + it.key() + ": expected a number, got " + jsonBrief(it.value()));
-        s[it.key()] = it.value().get<double>();
+        const double v = it.value().get<double>();
+        // QAS divides by these (TinyEngine's generated code too): zero, negative or non-finite
+        // scales make every update meaningless.
+        if (!std::isfinite(v) || v <= 0) throw InputError(path + ": " + it.key() + ": expected a positive scale, got " + jsonBrief(it.value()));
+        s[it.key()] = v;
     }
     return s;
 }

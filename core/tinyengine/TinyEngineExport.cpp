@@ -7,6 +7,7 @@
 #include "io/AtomicFolder.h"
 #include "io/OutputPaths.h"
 #include "tinyengine/GraphJson.h"
+#include "tinyengine/TinyEngineNames.h"
 
 
 namespace tinyscope {
@@ -62,6 +63,11 @@ ExportPlan planExport(const Network& net, const QuantizedParams& params, const S
     p.scheme = scheme.resolve(net, "scheme");
     p.graph = buildTrainingGraph(net, p.scheme, form == ExportForm::Reference ? AutodiffMode::Reference : AutodiffMode::Correct);
     p.identity_slices = insertIdentitySlices(p.graph, net);
+    // Every name the files will carry fits what TinyEngine's generator can emit safely (a layer name
+    // from a user's file must not reach generated C as code).
+    for (const Tensor& t : p.graph.tensors)
+        if (t.kind == TensorKind::Parameter) requireTinyEngineName(t.name, true, "export " + name, "parameter");
+    for (const auto& [key, value] : params.scales) requireTinyEngineName(key, true, "export " + name, "scale key");
     // The pickle holds every parameter of the forward graph in first-use order (as the real file).
     p.params.source = params.source;
     p.params.scales = params.scales;

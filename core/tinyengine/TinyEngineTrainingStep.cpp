@@ -124,9 +124,11 @@ TrainingStepResult tinyEngineTrainingStep(const TrainingGraph& g, QuantizedParam
     const std::vector<std::int32_t>& logits = fwd[static_cast<std::size_t>(forward.logitsTensor())];
     r.logits.assign(logits.begin(), logits.end());
     r.loss = run.loss();
+    const auto parameters = g.parameterIndex();
     for (const GraphOutput& out : g.outputs) {
         if (out.kind != GradientKind::Bias && out.kind != GradientKind::Weight) continue;
-        const int pt = g.findParameter(out.info);
+        const auto found = parameters.find(out.info);
+        const int pt = found == parameters.end() ? -1 : found->second;
         if (pt < 0) throw InputError("gradient output '" + out.info + "' names no parameter of the graph");
         const Tensor& P = g.tensor(pt);
         if (!params.has(out.info)) throw InputError(params.source + ": no array '" + out.info + "' for the parameter the step updates");

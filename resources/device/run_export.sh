@@ -5,9 +5,14 @@
 # (semihosting, -icount shift=0, instruction counts from the project's QEMU plugin).
 #
 # Usage: resources/device/run_export.sh EXPORT_DIR WORKDIR
+#        resources/device/run_export.sh --run-elf ELF WORKDIR   (only the last stage: ELF on the board, confined)
 #   (run by core/device/DeviceRunner for `tinyscope device-run`; bench/device/run_tinyengine_export.sh wraps it)
 #   EXPORT_DIR holds exactly one <name>-graph.json, one params pickle (*.pkl) and one scale.json (or <name>-scale.json).
 #   WORKDIR    is created if needed; everything is written below it (see docs/DEVICE_RUNNER.md).
+# QEMU runs under a Landlock ruleset (resources/device/sandbox/landlock_exec.c): through semihosting the
+# emulated program can create, write or remove files only in WORKDIR/run, and read nothing of the host
+# but that folder, its ELF and the system's programs and libraries (/usr). A kernel without Landlock
+# stops the run, unless TINYSCOPE_DEVICE_SANDBOX=off says to run unconfined (docs/DEVICE_RUNNER.md).
 # Environment (all optional):
 #   TINYSCOPE_SHARED        the shared reference folder (default: <repo>/../shared)
 #   TS_INPUTS               a file of N int8 images (default: two synthetic images, see the docs)
@@ -23,8 +28,16 @@ set -euo pipefail
 
 die() { echo "device-run: $*" >&2; exit 2; }
 
-[[ $# -eq 2 ]] || die "usage: $0 EXPORT_DIR WORKDIR"
-EXPORT_DIR=$(cd "$1" 2>/dev/null && pwd) || die "export folder '$1' does not exist"
+RUN_ELF=""
+if [[ ${1:-} == --run-elf ]]; then
+  [[ $# -eq 3 ]] || die "usage: $0 --run-elf ELF WORKDIR"
+  [[ -f $2 ]] || die "ELF '$2' does not exist"
+  RUN_ELF=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+  shift
+else
+  [[ $# -eq 2 ]] || die "usage: $0 EXPORT_DIR WORKDIR"
+  EXPORT_DIR=$(cd "$1" 2>/dev/null && pwd) || die "export folder '$1' does not exist"
+fi
 mkdir -p "$2" || die "cannot create work folder '$2'"
 WORK=$(cd "$2" && pwd)
 
@@ -50,6 +63,48 @@ for mod in numpy:python3-numpy matplotlib:python3-matplotlib tqdm:python3-tqdm; 
   "$PY" -c "import ${mod%%:*}" 2>/dev/null || die "python module '${mod%%:*}' missing: install the Debian package ${mod##*:}"
 done
 
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+
+# The cache is shared by every run of this user (tinyscope device-run's default) and runs may be
+# concurrent. Readers take an entry only once it is complete: an archive or plugin is built under a
+# private name and appears by one rename(2) (mv -T / mv -f within the folder). Builders of the same
+# entry take turns on a flock of ENTRY.lock (released by the kernel however the holder ends, even
+# SIGKILL), so the second run waits, finds the first one's entry and reuses it instead of compiling
+# it again; it then re-checks under the lock. Lock files stay (removing one would let two holders in).
+CACHE_ROOT=${TS_KERNEL_CACHE:-$WORK/kernel-cache}
+mkdir -p "$CACHE_ROOT" || die "cannot create the kernel cache folder '$CACHE_ROOT'"
+LOCK_WAIT=${TS_QEMU_TIMEOUT:-900}
+lock_entry() { # LOCKFILE WHAT: opens LOCKFILE on fd $LOCK_FD and waits for its exclusive lock
+  exec {LOCK_FD}>"$1" || die "cannot open the lock file '$1'"
+  flock -w "$LOCK_WAIT" "$LOCK_FD" || die "waited $LOCK_WAIT s for another run building $2 (lock file '$1')"
+}
+unlock_entry() { exec {LOCK_FD}>&-; }
+
+# A host program or plugin built from one of our C files, keyed by its source and the host compiler
+# (two checkouts sharing the cache never replace each other's), built and published like the kernel
+# archive. Prints its path.
+host_tool() { # SOURCE NAME SUFFIX WHAT GCC_FLAGS...
+  local src=$1 name=$2 suffix=$3 what=$4 key out tmp
+  shift 4
+  key=$( (cat "$src"; gcc --version | head -n1; echo "$*") | sha256sum | cut -c1-16)
+  out=$CACHE_ROOT/$name-$key$suffix
+  if [[ ! -f $out ]]; then
+    lock_entry "$out.lock" "$what"
+    if [[ ! -f $out ]]; then
+      rm -f "$out".tmp.*
+      tmp=$(mktemp "$out.tmp.XXXXXX")
+      gcc "$@" -o "$tmp" "$src" >&2 || { rm -f "$tmp"; die "cannot build $what"; }
+      sync "$tmp" 2>/dev/null || true
+      mv -f "$tmp" "$out" || { rm -f "$tmp"; die "cannot publish $what as '$out'"; }
+    fi
+    unlock_entry
+  fi
+  echo "$out"
+}
+
+ELF=$RUN_ELF
+if [[ -z $RUN_ELF ]]; then   # the export's codegen, compile and plugin
 one() { # one FILE matching a glob in EXPORT_DIR, or a one-line error
   local matches=("$EXPORT_DIR"/$1)
   [[ -e ${matches[0]} ]] || die "no $1 in '$EXPORT_DIR'"
@@ -60,8 +115,6 @@ GRAPH=$(one '*-graph.json')
 PARAMS=$(one '*.pkl')
 SCALE=$(one '*scale.json')
 
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 
 # ---------------------------------------------------------------------------------------------- codegen
 GEN=$WORK/gen
@@ -134,20 +187,6 @@ compile() { # SRC OBJ
     || die "compile error in $1: $(grep -m1 'error' "$2.log")"
 }
 
-# The cache is shared by every run of this user (tinyscope device-run's default) and runs may be
-# concurrent. Readers take an entry only once it is complete: an archive or plugin is built under a
-# private name and appears by one rename(2) (mv -T / mv -f within the folder). Builders of the same
-# entry take turns on a flock of ENTRY.lock (released by the kernel however the holder ends, even
-# SIGKILL), so the second run waits, finds the first one's entry and reuses it instead of compiling
-# it again; it then re-checks under the lock. Lock files stay (removing one would let two holders in).
-CACHE_ROOT=${TS_KERNEL_CACHE:-$WORK/kernel-cache}
-mkdir -p "$CACHE_ROOT" || die "cannot create the kernel cache folder '$CACHE_ROOT'"
-LOCK_WAIT=${TS_QEMU_TIMEOUT:-900}
-lock_entry() { # LOCKFILE WHAT: opens LOCKFILE on fd $LOCK_FD and waits for its exclusive lock
-  exec {LOCK_FD}>"$1" || die "cannot open the lock file '$1'"
-  flock -w "$LOCK_WAIT" "$LOCK_FD" || die "waited $LOCK_WAIT s for another run building $2 (lock file '$1')"
-}
-unlock_entry() { exec {LOCK_FD}>&-; }
 
 t0=$(now)
 # TinyEngine's kernels include the generated genInclude.h, so their objects are per model; an archive
@@ -206,30 +245,17 @@ print("\n".join(u.replace("__", "/") + ".c" for u in used))
 EOF
 
 # ---------------------------------------------------------------------------------------------- plugin
-# Keyed by its source and the host compiler (two checkouts sharing the cache never replace each
-# other's plugin); built and published like the kernel archive.
-PLUGIN_KEY=$( (cat "$DEV/qemu-plugin/insn_marks.c"; gcc --version | head -n1) | sha256sum | cut -c1-16)
-PLUGIN=$CACHE_ROOT/insn_marks-$PLUGIN_KEY.so
-if [[ ! -f $PLUGIN ]]; then
-  lock_entry "$PLUGIN.lock" "the QEMU plugin"
-  if [[ ! -f $PLUGIN ]]; then
-    rm -f "$PLUGIN".tmp.*
-    tmp=$(mktemp "$PLUGIN.tmp.XXXXXX")
-    gcc -shared -fPIC -O2 -o "$tmp" "$DEV/qemu-plugin/insn_marks.c" || { rm -f "$tmp"; die "cannot build the QEMU plugin"; }
-    sync "$tmp" 2>/dev/null || true
-    mv -f "$tmp" "$PLUGIN" || { rm -f "$tmp"; die "cannot publish the QEMU plugin as '$PLUGIN'"; }
-  fi
-  unlock_entry
-fi
+PLUGIN=$(host_tool "$DEV/qemu-plugin/insn_marks.c" insn_marks .so "the QEMU plugin" -shared -fPIC -O2)
 MARK=$(arm-none-eabi-nm "$ELF" | awk '$3 == "tinyscope_mark" { print $1 }')
 [[ -n $MARK ]] || die "tinyscope_mark not found in $ELF"
+fi   # the export's codegen, compile and plugin
 
 # ---------------------------------------------------------------------------------------------- run
 RUN=$WORK/run
 rm -rf "$RUN" && mkdir -p "$RUN"
 if [[ -n ${TS_INPUTS:-} ]]; then
   cp "$TS_INPUTS" "$RUN/inputs.bin"
-else
+elif [[ -z $RUN_ELF ]]; then
   # Image 0: bytes of a 32-bit LCG (x = 1664525 x + 1013904223 mod 2^32, x0 = 1; each byte = x >> 24).
   # Image 1: all zeros.
   "$PY" - "$RUN/inputs.bin" "$TS_INPUT_BYTES" <<'EOF'
@@ -242,18 +268,39 @@ for _ in range(n):
 open(path, "wb").write(bytes(out) + bytes(n))
 EOF
 fi
-if [[ -n ${TS_LABELS:-} ]]; then cp "$TS_LABELS" "$RUN/labels.bin"; else printf '\x03' > "$RUN/labels.bin"; fi
+if [[ -n ${TS_LABELS:-} ]]; then cp "$TS_LABELS" "$RUN/labels.bin"; elif [[ -z $RUN_ELF ]]; then printf '\x03' > "$RUN/labels.bin"; fi
+
+# The emulated program reaches the host only through semihosting, relative to QEMU's working folder
+# $RUN; the Landlock ruleset lets QEMU (and so the program) write only there, and read only there,
+# its ELF, the plugin and the system's programs and libraries.
+QEMU=$(command -v qemu-system-arm)
+CONFINE=()
+if [[ ${TINYSCOPE_DEVICE_SANDBOX:-on} != off ]]; then
+  LANDLOCK=$(host_tool "$DEV/sandbox/landlock_exec.c" landlock_exec "" "the sandbox launcher" -O2 -Wall)
+  CONFINE=("$LANDLOCK" --rw "$RUN" --rx /usr --ro "$ELF")
+  for d in /lib /lib64 /lib32 /libx32; do if [[ -e $d ]]; then CONFINE+=(--rx "$d"); fi; done
+  if [[ -e /etc/ld.so.cache ]]; then CONFINE+=(--ro /etc/ld.so.cache); fi
+  if [[ ${QEMU#/usr/} == "$QEMU" ]]; then CONFINE+=(--rx "$QEMU"); fi
+  if [[ -z $RUN_ELF ]]; then CONFINE+=(--ro "$PLUGIN"); fi
+  CONFINE+=(--)
+fi
+QEMU_ARGS=(-machine mps2-an500 -nographic -semihosting -icount shift=0)
+if [[ -z $RUN_ELF ]]; then QEMU_ARGS+=(-plugin "$PLUGIN,mark=0x$MARK,out=$RUN/insns.txt"); fi
 
 t0=$(now)
 set +e
-(cd "$RUN" && timeout "${TS_QEMU_TIMEOUT:-900}" qemu-system-arm -machine mps2-an500 -nographic -semihosting \
-   -icount shift=0 -plugin "$PLUGIN,mark=0x$MARK,out=$RUN/insns.txt" -kernel "$ELF" >qemu.log 2>&1)
+(cd "$RUN" && timeout "${TS_QEMU_TIMEOUT:-900}" "${CONFINE[@]}" "$QEMU" "${QEMU_ARGS[@]}" -kernel "$ELF" >qemu.log 2>&1)
 rc=$?
 set -e
 t1=$(now)
 EMULATION_S=$(elapsed "$t0" "$t1")
 [[ $rc -ne 124 ]] || die "QEMU did not finish within ${TS_QEMU_TIMEOUT:-900} s (hang); last output: $(tail -n1 "$RUN/qemu.log")"
+[[ $rc -ne 125 ]] || die "$(grep -m1 '^landlock_exec: ' "$RUN/qemu.log" || tail -n1 "$RUN/qemu.log") (TINYSCOPE_DEVICE_SANDBOX=off runs it unconfined; docs/DEVICE_RUNNER.md)"
 [[ $rc -eq 0 ]] || die "the program on the emulated board failed (exit $rc): $(tail -n1 "$RUN/qemu.log")"
+if [[ -n $RUN_ELF ]]; then
+  echo "{\"emulation_s\": $EMULATION_S}"
+  exit 0
+fi
 
 # ---------------------------------------------------------------------------------------------- summary
 arm-none-eabi-size -A "$ELF" > "$BUILD/size.txt"
