@@ -85,10 +85,12 @@ int cmdTrainSupernet(const Args& argv)
     }
     if (!a.has("out")) throw InputError("--out DIR is required");
     const std::string out = a.value("out");
-    requireWritableFolder(out, "--out");
-    createFolders(out, "--out");
+    // Every option and variable is read before anything is made (the --out folder, a rendezvous file).
+    const int every = a.intValue("print-every", isatty(1) ? 1 : 20, 1, 1'000'000'000);
+    const long long maxSteps = a.int64Value("max-steps", 0, 0, kMaxImages);   // 0: train to the end
     const DistributedEnv env = DistributedEnv::fromProcess(a.flag("distributed"), a.value("rendezvous", "tcp"),
                                                            static_cast<double>(a.intValue("dist-timeout", 600, 1, 86400)));
+    requireWritableFolder(out, "--out");
     std::unique_ptr<DistributedContext> dist;
     if (env.enabled) try {
         dist = std::make_unique<DistributedContext>(env);
@@ -103,9 +105,8 @@ int cmdTrainSupernet(const Args& argv)
         std::cerr << "tinyscope train-supernet: " << e.what() << "\n";
         return 1;
     }
+    createFolders(out, "--out");   // after the ranks agree: a refused run leaves nothing behind
     const bool logs = !dist || dist->isRoot();   // rank 0 alone logs
-    const int every = a.intValue("print-every", isatty(1) ? 1 : 20, 1, 1'000'000'000);
-    const long long maxSteps = a.int64Value("max-steps", 0, 0, kMaxImages);   // 0: train to the end
     JobControl job;
     job.cancel = cancelOnSignals();
     SupernetTrainer trainer(space, recipe, out);

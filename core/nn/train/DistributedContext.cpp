@@ -1,8 +1,10 @@
 #include "nn/train/DistributedContext.h"
 
 #include "Error.h"
+#include "io/Text.h"
 
 #include <ATen/ATen.h>
+#include <c10/util/Logging.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -10,15 +12,19 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <arpa/inet.h>
+#include <fcntl.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <random>
 #include <sstream>
-#include <thread>
 
 namespace tinyscope {
 
@@ -46,6 +52,64 @@ bool portFree(int port, std::string& why)
 }
 
 bool isLoopback(const std::string& host) { return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1"; }
+
+// The first line of a c10d or Gloo message, as ours quote it (it may repeat a host name or path).
+std::string firstLine(const std::string& what) { return escapedForMessage(what.substr(0, what.find('\n')), 300); }
+
+std::string fileRendezvous(const std::string& path) { return "--rendezvous file:" + escapedForMessage(path); }
+
+// c10d logs a warning every second while a rank retries rank 0's store and an error line per
+// failed step; our one-line messages say what happened. PyTorch's TORCH_CPP_LOG_LEVEL, when set,
+// keeps c10d's own lines.
+void quietC10dLogs()
+{
+    if (const char* level = std::getenv("TORCH_CPP_LOG_LEVEL"); level && *level) return;
+    FLAGS_caffe2_log_level = std::max(FLAGS_caffe2_log_level, 3);   // FATAL: c10d's warnings and errors off
+}
+
+// The first record of a rendezvous file tinyscope makes, in c10d::FileStore's format (key, then
+// value, each a 32-bit length and its bytes). A file that does not begin with it is not ours:
+// FileStore would append to it and read its bytes as records (and hang on a length past the end).
+std::string rendezvousFileHeader()
+{
+    auto field = [](const std::string& text) {
+        const std::uint32_t n = static_cast<std::uint32_t>(text.size());
+        std::string out(sizeof n, '\0');
+        std::memcpy(out.data(), &n, sizeof n);
+        return out + text;
+    };
+    return field("tinyscope-rendezvous") + field("tinyscope train-supernet rendezvous file, format 1");
+}
+
+// The rendezvous file, created with the header by the first rank to arrive, or one that holds the
+// header (another rank of the run made it). Anything else at the path is refused: an existing file
+// may be the user's. Written beside the path and hard-linked into place, so that the file appears
+// whole or not at all and exactly one rank creates it.
+void claimRendezvousFile(const std::string& path)
+{
+    const std::string header = rendezvousFileHeader();
+    const std::string tmp = path + ".tmp" + std::to_string(::getpid()) + "-" + std::to_string(std::random_device{}());
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) throw InputError(fileRendezvous(path) + ": cannot create the file: " + std::strerror(errno));
+    const bool written = ::write(fd, header.data(), header.size()) == static_cast<ssize_t>(header.size());
+    const int writeErr = errno;
+    ::close(fd);
+    const int linked = written ? ::link(tmp.c_str(), path.c_str()) : -1;
+    const int linkErr = written ? errno : writeErr;
+    ::unlink(tmp.c_str());
+    if (linked == 0) return;
+    if (linkErr != EEXIST) throw InputError(fileRendezvous(path) + ": cannot create the file: " + std::strerror(linkErr));
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+        throw InputError(fileRendezvous(path) + ": exists and is not a regular file; give a path that does not exist");
+    std::string start(header.size(), '\0');
+    const int in = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    const ssize_t got = in < 0 ? -1 : ::read(in, start.data(), start.size());
+    if (in >= 0) ::close(in);
+    if (got != static_cast<ssize_t>(header.size()) || start != header)
+        throw InputError(fileRendezvous(path) + ": the file exists and is not a rendezvous file of tinyscope (it may be yours): "
+                                                "give a path that does not exist; the first rank creates it and the last one deletes it");
+}
 
 }  // namespace
 
@@ -82,9 +146,43 @@ struct DistributedContext::Impl {
     {
         std::ostringstream m;
         m << "rank " << self.env_.rank << " of " << self.env_.world_size
-          << ": another rank died or stopped answering (Gloo timeout " << self.env_.timeout_seconds << " s): " << what;
+          << ": another rank died or stopped answering (Gloo timeout " << self.env_.timeout_seconds << " s): " << firstLine(what);
         if (self.failure_.empty()) self.failure_ = m.str();
         throw DistributedError(m.str());
+    }
+
+    // Every rank joins once, then all wait for the last until `deadline`, before Gloo opens a
+    // socket per peer. A rank number that joins twice is a second process with the same RANK or,
+    // in a rendezvous file, a rank of an earlier run that did not finish.
+    void meet(Clock::time_point deadline)
+    {
+        const DistributedEnv& env = self.env_;
+        const std::string where = "rank " + std::to_string(env.rank) + " of " + std::to_string(env.world_size);
+        bool twice = false;
+        try {
+            twice = store->add("join/" + std::to_string(env.rank), 1) > 1;
+            if (!twice) {
+                if (store->add("joined", 1) == env.world_size) store->set("all-joined", {'1'});
+                const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+                store->wait({"all-joined"}, std::max(left, std::chrono::milliseconds(1)));
+            }
+        } catch (const std::exception& e) {
+            std::int64_t arrived = -1;
+            try {
+                arrived = store->add("joined", 0);
+            } catch (const std::exception&) {
+            }
+            if (arrived < 0)
+                throw DistributedError(where + ": the rendezvous failed: " + firstLine(e.what()));
+            throw DistributedError(where + ": " + std::to_string(arrived) + " of " + std::to_string(env.world_size) +
+                                   " ranks arrived at the rendezvous within " + std::to_string(static_cast<int>(env.timeout_seconds)) +
+                                   " s (are all " + std::to_string(env.world_size) + " ranks started?)");
+        }
+        if (twice && !env.store_file.empty())
+            throw InputError(fileRendezvous(env.store_file) + ": rank " + std::to_string(env.rank) +
+                             " has already joined through this file: it is left from an earlier run (delete it, then start every"
+                             " rank again) or two processes have rank " + std::to_string(env.rank));
+        if (twice) throw InputError("two processes have rank " + std::to_string(env.rank) + ": every rank number must be started once");
     }
 
     c10::intrusive_ptr<c10d::Work> allreduce(at::Tensor& t, c10d::ReduceOp op = c10d::ReduceOp::SUM)
@@ -128,12 +226,23 @@ DistributedContext::DistributedContext(const DistributedEnv& env) : env_(env), i
 {
     if (!env_.enabled) throw InputError("DistributedContext needs a distributed environment (WORLD_SIZE > 1)");
     const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(env_.timeout_seconds * 1000));
+    // Inputs first, before c10d is touched: a name that cannot resolve or an interface that does
+    // not exist is refused at once instead of being retried until the timeout.
+    env_.requireResolvableMaster();
+    const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
+    if (ifname && *ifname && ::if_nametoindex(ifname) == 0)
+        throw InputError("GLOO_SOCKET_IFNAME='" + escapedForMessage(ifname) + "': no such network interface on this host");
+    quietC10dLogs();
+    const auto deadline = Clock::now() + timeout;
+    const std::string rank = "rank " + std::to_string(env_.rank) + " of " + std::to_string(env_.world_size);
+    const std::string seconds = std::to_string(static_cast<int>(env_.timeout_seconds)) + " s";
     c10::intrusive_ptr<c10d::Store> base;
     if (!env_.store_file.empty()) {
+        claimRendezvousFile(env_.store_file);
         try {
             base = c10::make_intrusive<c10d::FileStore>(env_.store_file, env_.world_size);
         } catch (const std::exception& e) {
-            throw InputError("--rendezvous file:" + env_.store_file + ": cannot use the file: " + e.what());
+            throw InputError(fileRendezvous(env_.store_file) + ": cannot use the file: " + firstLine(e.what()));
         }
         base->setTimeout(timeout);
     } else {
@@ -145,7 +254,7 @@ DistributedContext::DistributedContext(const DistributedEnv& env) : env_(env), i
         o.port = static_cast<std::uint16_t>(env_.master_port);
         o.isServer = env_.rank == 0;
         o.numWorkers = static_cast<std::size_t>(env_.world_size);
-        o.waitWorkers = true;
+        o.waitWorkers = false;   // the ranks meet below, on one deadline for both kinds of store
         o.timeout = timeout;
         try {
             base = c10::make_intrusive<c10d::TCPStore>(env_.master_addr, o);
@@ -153,18 +262,18 @@ DistributedContext::DistributedContext(const DistributedEnv& env) : env_(env), i
             const std::string what = e.what();
             if (env_.rank == 0 && what.find("in use") != std::string::npos)
                 throw InputError("MASTER_PORT " + std::to_string(env_.master_port) + " is in use on this host: pick a free port");
-            throw DistributedError("rank " + std::to_string(env_.rank) + ": the rendezvous at " + env_.master_addr + ":" +
-                                   std::to_string(env_.master_port) + " did not complete within " +
-                                   std::to_string(static_cast<int>(env_.timeout_seconds)) + " s (are all " +
-                                   std::to_string(env_.world_size) + " ranks started?): " + what.substr(0, what.find('\n')));
+            throw DistributedError(rank + ": rank 0's rendezvous at " + escapedForMessage(env_.master_addr) + ":" +
+                                   std::to_string(env_.master_port) + " did not answer within " + seconds +
+                                   " (is rank 0 started?): " + firstLine(what));
         }
     }
     impl_->store = c10::make_intrusive<c10d::PrefixStore>("tinyscope", base);
+    impl_->meet(deadline);
     auto opts = c10d::ProcessGroupGloo::Options::create(timeout);
     // Gloo listens on the interface GLOO_SOCKET_IFNAME names, else on the address of the host name
     // (PyTorch's rule); a loopback rendezvous keeps everything on loopback.
     try {
-        if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"); ifname && *ifname)
+        if (ifname && *ifname)
             opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(ifname));
         else if (isLoopback(env_.master_addr))
             opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
@@ -172,9 +281,7 @@ DistributedContext::DistributedContext(const DistributedEnv& env) : env_(env), i
             opts->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
         impl_->pg = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, env_.rank, env_.world_size, opts);
     } catch (const std::exception& e) {
-        const std::string what = e.what();
-        throw DistributedError("rank " + std::to_string(env_.rank) + ": could not connect the Gloo process group: " +
-                               what.substr(0, what.find('\n')));
+        throw DistributedError(rank + ": could not connect the Gloo process group: " + firstLine(e.what()));
     }
 }
 
@@ -185,32 +292,41 @@ void DistributedContext::requireSameRun(const std::vector<std::pair<std::string,
     std::string mine;
     for (const auto& [k, v] : facts) mine += k + "=" + v + "\n";
     auto bytes = [](const std::string& s) { return std::vector<std::uint8_t>(s.begin(), s.end()); };
+    auto text = [](const std::vector<std::uint8_t>& v) { return std::string(v.begin(), v.end()); };
+    // The first of my facts that rank r's differ in, as the message every rank prints; "" if none.
+    auto differenceWith = [&](int r, const std::string& published) {
+        std::map<std::string, std::string> theirs;
+        std::istringstream in(published);
+        for (std::string line; std::getline(in, line);) {
+            const std::size_t eq = line.find('=');
+            if (eq != std::string::npos) theirs[line.substr(0, eq)] = line.substr(eq + 1);
+        }
+        for (const auto& [k, val] : facts)
+            if (theirs[k] != val)
+                return "ranks disagree on the " + k + ": rank " + std::to_string(rank()) + " has '" + escapedForMessage(val) + "', rank " +
+                       std::to_string(r) + " has '" + escapedForMessage(theirs[k]) + "'; every rank must run the same command";
+        return std::string();
+    };
+    const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(env_.timeout_seconds * 1000));
     std::string mismatch;
     try {
+        // Rank 0 compares every rank with itself and publishes the first difference (the verdict);
+        // the others compare with rank 0 and read the verdict: N store reads in all, not N².
         impl_->store->set("run/" + std::to_string(rank()), bytes(mine));
-        for (int r = 0; r < worldSize() && mismatch.empty(); ++r) {
-            if (r == rank()) continue;
-            const std::vector<std::uint8_t> v = impl_->store->get("run/" + std::to_string(r));
-            std::map<std::string, std::string> theirs;
-            std::istringstream in(std::string(v.begin(), v.end()));
-            for (std::string line; std::getline(in, line);) {
-                const std::size_t eq = line.find('=');
-                if (eq != std::string::npos) theirs[line.substr(0, eq)] = line.substr(eq + 1);
-            }
-            for (const auto& [k, val] : facts)
-                if (theirs[k] != val) {
-                    mismatch = "ranks disagree on the " + k + ": rank " + std::to_string(rank()) + " has '" + val + "', rank " +
-                               std::to_string(r) + " has '" + theirs[k] + "'; every rank must run the same command";
-                    break;
-                }
-        }
-        // Rank 0 serves the store: it stays until every rank has read what it needs.
-        impl_->store->add("run/checked", 1);
         if (isRoot()) {
-            const auto until = Clock::now() + std::chrono::milliseconds(static_cast<std::int64_t>(env_.timeout_seconds * 1000));
-            while (impl_->store->add("run/checked", 0) < worldSize() && Clock::now() < until)
-                std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            std::vector<std::string> others;
+            for (int r = 1; r < worldSize(); ++r) others.push_back("run/" + std::to_string(r));
+            impl_->store->wait(others, timeout);
+            for (int r = 1; r < worldSize() && mismatch.empty(); ++r) mismatch = differenceWith(r, text(impl_->store->get(others[r - 1])));
+            impl_->store->set("run/verdict", bytes(mismatch));
+        } else {
+            mismatch = differenceWith(0, text(impl_->store->get("run/0")));
+            const std::string verdict = text(impl_->store->get("run/verdict"));
+            if (mismatch.empty()) mismatch = verdict;
         }
+        // Rank 0 serves the store: it stays until every rank has read the verdict.
+        if (impl_->store->add("run/checked", 1) == worldSize()) impl_->store->set("run/all-checked", bytes("1"));
+        if (isRoot()) impl_->store->wait({"run/all-checked"}, timeout);
     } catch (const std::exception& e) {
         if (!mismatch.empty()) throw InputError(mismatch);
         impl_->fail(e.what());

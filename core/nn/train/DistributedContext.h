@@ -20,8 +20,12 @@ namespace tinyscope {
 
 class DistributedContext {
 public:
-    // Meets the other ranks and creates the Gloo process group. InputError (exit 2) for a port
-    // that rank 0 cannot bind; DistributedError when the others do not arrive within the timeout.
+    // Meets the other ranks and creates the Gloo process group. InputError (exit 2), before c10d
+    // is touched, for a host name that does not resolve, a GLOO_SOCKET_IFNAME that names no
+    // interface, a port that rank 0 cannot bind, a rendezvous file tinyscope did not make; and for
+    // a rank number that joins twice (two processes with one RANK, or a rendezvous file left by an
+    // earlier run). DistributedError when the others do not all arrive within the timeout (one
+    // deadline for connecting to rank 0's store and for the last rank to join).
     explicit DistributedContext(const DistributedEnv& env);
     ~DistributedContext();
     DistributedContext(const DistributedContext&) = delete;
@@ -32,8 +36,9 @@ public:
     bool isRoot() const { return env_.rank == 0; }
     const DistributedEnv& env() const { return env_; }
 
-    // Every rank publishes `facts` (name, value) in the store and compares them with every other
-    // rank's; InputError naming the first fact that differs, on every rank.
+    // Every rank publishes `facts` (name, value) in the store; rank 0 compares every rank's with
+    // its own, the others compare theirs with rank 0's. InputError naming the first fact that
+    // differs, on every rank; each wait lasts at most the timeout.
     void requireSameRun(const std::vector<std::pair<std::string, std::string>>& facts);
 
     // Rows [first, last) of a global batch of `rows` rows: this rank's contiguous, disjoint shard.
