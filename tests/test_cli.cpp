@@ -181,6 +181,58 @@ private Q_SLOTS:
             QVERIFY(r.out.empty());
         }
     }
+
+    // Issue 45: "--epochs 1 … --epochs 50" silently took the last; every command refuses an option
+    // given twice, valued or flag, before doing anything.
+    void anOptionGivenTwiceIsRefused()
+    {
+        const std::pair<QStringList, std::string> cases[] = {
+            {{"cost", "--min", "--resolution", "96", "--resolution=128"}, "--resolution"},
+            {{"cost", "--min", "--json", "--json"}, "--json"},
+            {{"finetune", "--model", "mcunet-5fps", "--epochs", "1", "--epochs", "50"}, "--epochs"},
+        };
+        for (const auto& [args, option] : cases) {
+            const Run r = run(args);
+            QVERIFY2(r.code == 2, qPrintable(args.join(QLatin1Char(' ')) + QStringLiteral(" exit %1").arg(r.code)));
+            QVERIFY2(r.err.find("option " + option + " is given twice; give it once") != std::string::npos, r.err.c_str());
+            QCOMPARE(lines(r.err), 1);
+            QVERIFY(r.out.empty());
+        }
+    }
+
+    // Issue 45: finetune / finetune-table with --out a file ended as "internal error (please report)"
+    // (exit 1) after loading the model; "--schemes ," gave an empty table with exit 0; a scheme given
+    // twice ran twice into one folder. Each is refused first, naming what is wrong (exit 2).
+    void fineTuneRefusesABadOutOrSchemeListFirst()
+    {
+        const QString file = tmp.path() + QStringLiteral("/ft-file"), dir = tmp.path() + QStringLiteral("/ft-table");
+        writeFileAtomic(file.toStdString(), "x");
+        const QStringList model{"--model", "mcunet-5fps"};
+        struct Case {
+            QStringList args;
+            std::string expect;
+        } cases[] = {
+            {QStringList{"finetune"} + model + QStringList{"--out", file}, "--out " + file.toStdString() + ": exists and is not a folder"},
+            {QStringList{"finetune", "--budget", "49"} + model + QStringList{"--out", file + "/sub"},
+             "--out " + file.toStdString() + "/sub: cannot create it: " + file.toStdString() + " is not a folder"},
+            {QStringList{"finetune-table", "--schemes", "bias-only"} + model + QStringList{"--out", file}, "--out " + file.toStdString() + ": exists and is not a folder"},
+            {QStringList{"finetune-table", "--schemes", ","} + model + QStringList{"--out", dir}, "--schemes ',': entry 1 is empty (give S1,S2,…)"},
+            {QStringList{"finetune-table", "--schemes", "full,,bias-only"} + model + QStringList{"--out", dir}, "--schemes 'full,,bias-only': entry 2 is empty"},
+            {QStringList{"finetune-table", "--schemes", "bias-only,full,bias-only"} + model + QStringList{"--out", dir}, "--schemes: 'bias-only' is given twice"},
+            {QStringList{"finetune-table", "--schemes", "full", "--no-qas-for", "full,full"} + model + QStringList{"--out", dir},
+             "--no-qas-for: 'full' is given twice"},
+            {QStringList{"finetune-table", "--schemes", "a/49kb,b/49kb"} + model + QStringList{"--out", dir},
+             "--schemes: 'a/49kb' and 'b/49kb' would share the run folder 49kb"},
+        };
+        for (const Case& c : cases) {
+            const Run r = run(c.args);
+            QVERIFY2(r.code == 2, qPrintable(c.args.join(QLatin1Char(' ')) + QStringLiteral(" exit %1: ").arg(r.code) + QString::fromStdString(r.err)));
+            QVERIFY2(r.err.find(c.expect) != std::string::npos, r.err.c_str());
+            QCOMPARE(lines(r.err), 1);
+            QVERIFY(r.out.empty());
+        }
+        QVERIFY(!QFileInfo::exists(dir));   // refused before any work
+    }
 };
 
 QTEST_GUILESS_MAIN(TestCli)

@@ -13,6 +13,7 @@
 #include <QTemporaryDir>
 
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 using namespace tinyscope;
@@ -115,6 +116,76 @@ private Q_SLOTS:
         // Normalised with mean = std = 0.5: a uniform 30 red channel becomes 30/255*2-1.
         QVERIFY(std::fabs(b.pixels[0] - (30.0f / 255.0f - 0.5f) / 0.5f) < 1e-6f);
         QVERIFY(errorOf([&] { ImageFolderDataset((tmp.path() + QStringLiteral("/nothing")).toStdString()); }).find("not a folder") != std::string::npos);
+    }
+
+    // Issue 45: "b/self -> ." made 140 images count as 2,940 (the walk went round the cycle until
+    // the path was too long). Each folder is read once: a link back to a folder already read is
+    // refused naming both; a link to a folder outside the tree is followed once.
+    void aFolderReachedTwiceIsRefused()
+    {
+        const QString root = tmp.path() + QStringLiteral("/cycle");
+        const QString outside = tmp.path() + QStringLiteral("/outside");
+        for (const QString& d : {root + QStringLiteral("/a"), root + QStringLiteral("/b"), outside}) QDir().mkpath(d);
+        QImage img(8, 8, QImage::Format_RGB888);
+        img.fill(QColor(10, 20, 30));
+        for (int i = 0; i < 4; ++i) {
+            img.save(root + QStringLiteral("/a/%1.png").arg(i));
+            img.save(root + QStringLiteral("/b/%1.png").arg(i));
+        }
+        img.save(outside + QStringLiteral("/extra.png"));
+        const std::string r = root.toStdString();
+        QVERIFY(::symlink("../../outside", (r + "/b/more").c_str()) == 0);   // followed: one more image
+        QCOMPARE(ImageFolderDataset(r).size(), std::size_t(9));
+
+        QVERIFY(::symlink(".", (r + "/b/self").c_str()) == 0);
+        std::string msg = errorOf([&] { ImageFolderDataset d(r); });
+        QVERIFY2(msg.find(r + "/b/self: the folder " + r + "/b again (a symbolic link cycle") != std::string::npos, msg.c_str());
+        QVERIFY2(msg.find("counted more than once") != std::string::npos, msg.c_str());
+        ::unlink((r + "/b/self").c_str());
+
+        QVERIFY(::symlink("..", (r + "/a/up").c_str()) == 0);   // back to the root: its classes again
+        msg = errorOf([&] { ImageFolderDataset d(r); });
+        QVERIFY2(msg.find(r + "/a/up: the folder " + r + " again") != std::string::npos, msg.c_str());
+        ::unlink((r + "/a/up").c_str());
+
+        QVERIFY(::symlink("../a", (r + "/b/twin").c_str()) == 0);   // class a's images under class b too
+        msg = errorOf([&] { ImageFolderDataset d(r); });
+        QVERIFY2(msg.find(r + "/b/twin: the folder " + r + "/a again") != std::string::npos, msg.c_str());
+        ::unlink((r + "/b/twin").c_str());
+        QCOMPARE(ImageFolderDataset(r).size(), std::size_t(9));
+    }
+
+    // The data's fingerprint (a fine-tuning checkpoint's): contents and labels, not paths.
+    void contentFingerprintFollowsContentsNotPaths()
+    {
+        const QString one = tmp.path() + QStringLiteral("/print1"), two = tmp.path() + QStringLiteral("/print2");
+        for (const QString& root : {one, two})
+            for (int c = 0; c < 2; ++c) {
+                QDir().mkpath(root + QStringLiteral("/c%1").arg(c));
+                for (int i = 0; i < 3; ++i) {
+                    QImage img(6, 6, QImage::Format_RGB888);
+                    img.fill(QColor(40 * c, 30 * i, 7));
+                    img.save(root + QStringLiteral("/c%1/%2.png").arg(c).arg(i));
+                }
+            }
+        auto print = [](const QString& root, const std::vector<std::size_t>& items) {
+            return contentFingerprint(ImageFolderDataset(root.toStdString()), items);
+        };
+        const std::vector<std::size_t> all = splitIndices(6, -1);
+        QCOMPARE(print(one, all), print(two, all));   // a copy elsewhere is the same data
+        QVERIFY(print(one, all) != print(one, {0, 1, 2}));
+        QVERIFY(print(one, {0, 1}) != print(one, {1, 0}));
+        // An edited image, and an image moved to the other class, are other data.
+        QImage edited(6, 6, QImage::Format_RGB888);
+        edited.fill(QColor(1, 2, 3));
+        edited.save(two + QStringLiteral("/c0/1.png"));
+        const std::uint64_t before = print(one, all);
+        QVERIFY(print(two, all) != before);
+        QVERIFY(QFile::remove(two + QStringLiteral("/c0/1.png")));
+        QVERIFY(QFile::copy(one + QStringLiteral("/c0/1.png"), two + QStringLiteral("/c0/1.png")));
+        QCOMPARE(print(two, all), before);
+        QVERIFY(QFile::rename(two + QStringLiteral("/c0/2.png"), two + QStringLiteral("/c1/9.png")));
+        QVERIFY(print(two, all) != before);
     }
 
     void greyImagesBecomeThreeChannels()

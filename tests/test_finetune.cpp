@@ -15,6 +15,8 @@
 #include "nn/finetune/FineTuneJob.h"
 #include "nn/finetune/FineTuneModel.h"
 #include "nn/quantize/FakeQuantAutograd.h"
+#include "space/ArchSampler.h"
+#include "space/SpacePresets.h"
 #include "tinyengine/QasFactors.h"
 #include "tinyengine/TinyEngineExport.h"
 #include "zoo/ZooCatalog.h"
@@ -22,6 +24,7 @@
 #include <QTemporaryDir>
 
 #include <cmath>
+#include <filesystem>
 #include <random>
 
 using namespace tinyscope;
@@ -70,6 +73,36 @@ int labelOf(const ParameterStore& store)
 {
     const std::vector<float>& v = store.get("label");
     return static_cast<int>(std::max_element(v.begin(), v.end()) - v.begin());
+}
+
+// A run of seconds: a subnet of the shipped Fashion-MNIST supernet (28 px; no ../shared files),
+// quantized on few images, 16 training images in batches of 8, top-1 on 8.
+FineTuneRequest tinySubnetRun(const std::string& config, const std::string& out)
+{
+    FineTuneRequest rq;
+    rq.model.supernet = (test::sourceDir() + QStringLiteral("/models/supernets/mcunet-fmnist.pth")).toStdString();
+    rq.model.space = "mcunet-fmnist";
+    rq.model.config = config;
+    rq.quantize.bn_images = 32;
+    rq.quantize.calib_images = 16;
+    rq.quantize.threads = 1;
+    rq.scheme = "bias-only:2";
+    rq.recipe.epochs = 2;
+    rq.recipe.batch = 8;
+    rq.recipe.train_images = 16;
+    rq.recipe.test_images = 8;
+    rq.recipe.threads = 1;
+    rq.recipe.evaluate_initial = false;
+    rq.out = out;
+    return rq;
+}
+
+std::string subnetJson(int kernel)
+{
+    const DesignSpace space = loadSpace("mcunet-fmnist");
+    SubnetConfig c = ArchSampler(space).minConfig(28);
+    std::fill(c.ks.begin(), c.ks.end(), kernel);
+    return c.toJson().dump();
 }
 
 std::map<std::string, std::vector<float>> valuesOf(const FineTuneModel& m)
@@ -290,6 +323,96 @@ private Q_SLOTS:
         rq.scheme = "bias-only:4";
         const std::string msg = test::errorOf([&] { fineTune(rq); });
         QVERIFY2(msg.find("a checkpoint of another run") != std::string::npos, msg.c_str());
+    }
+
+    // Issue 45: the checkpoint's fingerprint held the config's path, so a config edited in place
+    // resumed the old subnet's trained biases as the new subnet's result. It holds contents now: the
+    // same subnet from another path resumes, an edited config at the same path is refused.
+    void aCheckpointIsResumedByContentNotByPath()
+    {
+        if (fashionMnistDir().empty()) QSKIP("dataset-fashion-mnist is not installed");
+        QTemporaryDir tmp;
+        const std::string dir = tmp.path().toStdString(), config = dir + "/subnet.json", moved = dir + "/copy/subnet.json";
+        writeFileAtomic(config, subnetJson(3));
+        FineTuneRequest rq = tinySubnetRun(config, dir + "/run");
+        const FineTuneResult first = fineTune(rq);
+        QVERIFY(!first.resumed);
+        QCOMPARE(int(first.epochs.size()), 2);
+
+        std::filesystem::create_directories(dir + "/copy");
+        writeFileAtomic(moved, subnetJson(3));
+        rq.model.config = moved;
+        const FineTuneResult again = fineTune(rq);   // the same run: read back
+        QVERIFY(again.resumed);
+        QCOMPARE(again.final_top1, first.final_top1);
+
+        writeFileAtomic(config, subnetJson(5));   // edited in place: another subnet (same bias shapes)
+        rq.model.config = config;
+        const std::string msg = test::errorOf([&] { fineTune(rq); });
+        QVERIFY2(msg.find(dir + "/run/finetune-state.json: a checkpoint of another run: the model differs") == 0, msg.c_str());
+        QVERIFY2(msg.find("same name, other contents") != std::string::npos, msg.c_str());
+        QVERIFY2(msg.find("recipe") == std::string::npos, msg.c_str());   // only what differs is named
+
+        // Another recipe is named with both values.
+        writeFileAtomic(config, subnetJson(3));
+        rq.recipe.epochs = 3;
+        const std::string recipeMsg = test::errorOf([&] { fineTune(rq); });
+        QVERIFY2(recipeMsg.find("a checkpoint of another run: recipe epochs 2 in the checkpoint, 3 now") != std::string::npos, recipeMsg.c_str());
+    }
+
+    // Issue 45: a state file saying epochs_done 99 made a 2-epoch run report "finished" after fewer
+    // epochs. Every figure is checked against the run's own bounds, naming the file and the key.
+    void aDamagedCheckpointIsRefusedNamingTheKey()
+    {
+        if (fashionMnistDir().empty()) QSKIP("dataset-fashion-mnist is not installed");
+        QTemporaryDir tmp;
+        const std::string dir = tmp.path().toStdString();
+        writeFileAtomic(dir + "/subnet.json", subnetJson(3));
+        FineTuneRequest rq = tinySubnetRun(dir + "/subnet.json", dir + "/run");
+        rq.prepared = std::make_shared<const PreparedModel>(prepareModel(rq.model, rq.quantize));
+        QCOMPARE(int(fineTune(rq).epochs.size()), 2);
+        const std::string statePath = dir + "/run/finetune-state.json";
+        const Json good = readJsonFile(statePath);
+        QCOMPARE(good["epochs_done"].get<int>(), 2);
+        struct Case {
+            Json patch;
+            const char* expect;
+        } cases[] = {
+            {{{"epochs_done", 99}, {"next_batch", 1000000}}, "epochs_done: must be in 0..2, got 99"},
+            {{{"epochs_done", 1}, {"next_batch", 1000000}}, "next_batch: must be in 0..1, got 1000000"},   // 16 images / 8 = 2 batches
+            {{{"next_batch", 1}}, "next_batch: must be in 0..0, got 1"},                                   // a finished run is at batch 0
+            {{{"epochs_done", 1}}, "history: holds 2 epochs, epochs_done says 1"},
+            {{{"step", 7}}, "step: is not the step of epochs_done and next_batch (2000000)"},
+            {{{"loss_sum", -1}}, "loss_sum: must be in 0"},
+            {{{"initial_top1", 250}}, "initial_top1: must be in -1"},
+        };
+        for (const Case& c : cases) {
+            Json state = good;
+            state.merge_patch(c.patch);
+            writeJsonFile(statePath, state);
+            const std::string msg = test::errorOf([&] { fineTune(rq); });
+            QVERIFY2(msg.rfind(statePath + ": " + c.expect, 0) == 0, msg.c_str());
+        }
+        Json state = good;
+        state["history"][1]["top1"] = 250;
+        writeJsonFile(statePath, state);
+        const std::string msg = test::errorOf([&] { fineTune(rq); });
+        QVERIFY2(msg.rfind(statePath + ": history[1].top1: must be in 0", 0) == 0, msg.c_str());
+        writeJsonFile(statePath, good);
+        QVERIFY(fineTune(rq).resumed);
+    }
+
+    // Issue 45: an --out that is a file (or under one) ended as "internal error" after the model was
+    // prepared; it is refused first, naming the path.
+    void aCheckpointFolderThatIsAFileIsRefusedFirst()
+    {
+        QTemporaryDir tmp;
+        const std::string file = tmp.path().toStdString() + "/file";
+        writeFileAtomic(file, "x");
+        FineTuneRequest rq = tinySubnetRun("/no/such/config.json", file);   // the model would fail later
+        QCOMPARE(test::errorOf([&] { fineTune(rq); }), "the checkpoint folder " + file + ": exists and is not a folder");
+        rq.out = file + "/run";
+        QCOMPARE(test::errorOf([&] { fineTune(rq); }), "the checkpoint folder " + file + "/run: cannot create it: " + file + " is not a folder");
     }
 
     void paramsOfAnotherModelAreNamedWithBothShapes()

@@ -136,6 +136,48 @@ private Q_SLOTS:
         }
     }
 
+    // Values are checked as the commands they drive would check them (issue 45): a highlight target
+    // the window does not have, a workspace that is not shipped, search options and limits outside
+    // the search's ranges, a budget outside the inspector's field; quoted values are escaped.
+    void valuesAreCheckedAsTheCommandsWould()
+    {
+        QCOMPARE(tourError(withStep(R"({"action": "highlight", "target": "nowhere"})")),
+                 std::string("t.json: steps[0].do[0].target: expected one of [subnet-controls, cost-totals, subnet-diagram, layer-costs, "
+                             "peak-chart, evaluation, predictor-card, predictor-scatter, search-limits, search-options, pareto-chart, "
+                             "convergence-chart, winner-card, run-history, inspector-toolbar, memory-cards, memory-chart, scheme-table, "
+                             "training-graph, fine-tune], got 'nowhere'"));
+        QCOMPARE(tourError(withStep(R"({"action": "workspace", "name": "../../../etc/passwd"})")),
+                 std::string("t.json: steps[0].do[0].name: expected one of [fashion-mnist, lab3-vww], got '../../../etc/passwd'"));
+        QCOMPARE(tourError(withStep(R"({"action": "search", "population": 1e9, "generations": 1e9})")),
+                 std::string("t.json: steps[0].do[0]: search options: population must be in 1..100000, got 1000000000"));
+        QCOMPARE(tourError(withStep(R"({"action": "search", "generations": 1e9})")),
+                 std::string("t.json: steps[0].do[0]: search options: generations must be in 0..1000000, got 1000000000"));
+        QCOMPARE(tourError(withStep(R"({"action": "search", "population": 100000, "generations": 1000000})")),
+                 std::string("t.json: steps[0].do[0]: search options: population × (generations + 1) exceeds 100,000,000 subnets"));
+        QCOMPARE(tourError(withStep(R"({"action": "search", "population": 1e12})")), std::string("t.json: steps[0].do[0].population: integer out of range: 1000000000000"));
+        QCOMPARE(tourError(withStep(R"({"action": "search", "seed": -1})")), std::string("t.json: steps[0].do[0].seed: must be in 0..4294967295, got -1"));
+        QCOMPARE(tourError(withStep(R"({"action": "search", "seed": 4294967296})")),
+                 std::string("t.json: steps[0].do[0].seed: must be in 0..4294967295, got 4294967296"));
+        QCOMPARE(tourError(withStep(R"({"action": "search", "macs_m": -5})")),
+                 std::string("t.json: steps[0].do[0]: millionMACs: a limit must be a positive number, got -5"));
+        QCOMPARE(tourError(withStep(R"({"action": "budget", "kb": -1})")), std::string("t.json: steps[0].do[0].kb: must be in 1..100000, got -1"));
+        QCOMPARE(tourError(withStep(R"({"action": "budget", "kb": 1e9})")), std::string("t.json: steps[0].do[0].kb: must be in 1..100000, got 1000000000.0"));
+        QCOMPARE(tourError(withStep(R"({"action": "subnet-edit", "ks": -3})")), std::string("t.json: steps[0].do[0].ks: must be at least 1, got -3"));
+        QCOMPARE(tourError(withStep(R"({"action": "scheme", "bias_only": -4})")), std::string("t.json: steps[0].do[0].bias_only: must be at least 0, got -4"));
+        // What the shipped tours use stays valid.
+        QCOMPARE(tourError(withStep(R"({"action": "search", "algorithm": "evolution", "macs_m": 60, "sram_kb": 250, "population": 50, "generations": 20, "seed": 0})")),
+                 std::string());
+        QCOMPARE(tourError(withStep(R"({"action": "budget", "kb": 256})")), std::string());
+        // A hostile value is quoted escaped: no control character reaches the terminal.
+        const std::string hostile = tourError(withStep(R"({"action": "pa\u001bnel"})"));
+        QVERIFY2(hostile.find("unknown action 'pa\\x1bnel'") != std::string::npos, hostile.c_str());
+        QCOMPARE(tourError(withStep(R"({"action": "panel", "panel": "x\ny"})")), std::string("t.json: steps[0].do[0].panel: expected one of [design-space, predictor, search, training], got 'x\\ny'"));
+        // The driver finds exactly the targets the core accepts.
+        QStringList core;
+        for (const std::string& t : tourHighlightTargets()) core << QString::fromStdString(t);
+        QCOMPARE(ui::TourDriver::targetNames(), core);
+    }
+
     // Lab 3: each step leaves the subnet, the costs and the search as the text says.
     void lab3PlaysToTheEnd()
     {
@@ -257,8 +299,12 @@ private Q_SLOTS:
         if (panel->busy()) QSignalSpy(panel, &ui::TourPanel::stepDone).wait(10000);
         QVERIFY(!panel->lastStepOk());
         QCOMPARE(panel->statusText().contains(path + QStringLiteral(": steps[0].do[1] (model): the Training inspector has no model 'resnet-1000'")), true);
-        writeText(path, withStep(R"({"action": "highlight", "target": "nowhere"})"));
-        QVERIFY(w.startTourFile(path));
+        // An unknown highlight target is refused when the file is read (valuesAreCheckedAsTheCommandsWould);
+        // the driver still names one that reaches it another way.
+        Tour t = parseTour(parseJson(withStep(R"({"action": "highlight", "target": "winner-card"})"), "t.json"), "t.json", "t");
+        t.steps[0].actions[0].args["target"] = "nowhere";
+        w.startTour(t);
+        if (panel->busy()) QSignalSpy(panel, &ui::TourPanel::stepDone).wait(10000);
         QVERIFY(!panel->lastStepOk());
         QVERIFY2(panel->statusText().contains(QStringLiteral("no part of the window is called 'nowhere'")), qPrintable(panel->statusText()));
     }

@@ -1,6 +1,7 @@
 #include "cli/CliArgs.h"
 
 #include "Error.h"
+#include "io/Text.h"
 
 #include <cerrno>
 #include <cmath>
@@ -8,6 +9,14 @@
 #include <cstdlib>
 
 namespace tinyscope::cli {
+
+namespace {
+
+// Every option is given at most once: with "--epochs 1 … --epochs 50" (a script's default and a
+// user's override) it is not clear which one the user meant, so neither is taken.
+InputError givenTwice(const std::string& name) { return InputError("option --" + name + " is given twice; give it once"); }
+
+}  // namespace
 
 CliArgs::CliArgs(const std::vector<std::string>& args, const std::set<std::string>& valued,
                  const std::set<std::string>& flags)
@@ -28,15 +37,15 @@ CliArgs::CliArgs(const std::vector<std::string>& args, const std::set<std::strin
                     if (i + 1 >= args.size()) throw InputError("option --" + name + " needs a value");
                     val = args[++i];
                 }
-                values_.emplace(name, val);
+                if (!values_.emplace(name, val).second) throw givenTwice(name);
             } else if (flags.count(name)) {
                 if (inlineValue) throw InputError("option --" + name + " takes no value");
-                flags_.insert(name);
+                if (!flags_.insert(name).second) throw givenTwice(name);
             } else {
                 std::string known;
                 for (const auto& v : valued) known += " --" + v;
                 for (const auto& f : flags) known += " --" + f;
-                throw InputError("unknown option --" + name + (known.empty() ? "" : " (accepted:" + known + ")"));
+                throw InputError("unknown option --" + escapedForMessage(name) + (known.empty() ? "" : " (accepted:" + known + ")"));
             }
         } else {
             positionals_.push_back(a);
@@ -47,19 +56,7 @@ CliArgs::CliArgs(const std::vector<std::string>& args, const std::set<std::strin
 std::string CliArgs::value(const std::string& name, const std::string& fallback) const
 {
     auto it = values_.find(name);
-    if (it == values_.end()) return fallback;
-    auto range = values_.equal_range(name);
-    std::string last = fallback;
-    for (auto r = range.first; r != range.second; ++r) last = r->second;
-    return last;
-}
-
-std::vector<std::string> CliArgs::values(const std::string& name) const
-{
-    std::vector<std::string> out;
-    auto range = values_.equal_range(name);
-    for (auto r = range.first; r != range.second; ++r) out.push_back(r->second);
-    return out;
+    return it == values_.end() ? fallback : it->second;
 }
 
 long long CliArgs::int64Value(const std::string& name, long long fallback, long long min, long long max) const
@@ -71,8 +68,8 @@ long long CliArgs::int64Value(const std::string& name, long long fallback, long 
     const long long x = std::strtoll(v.c_str(), &end, 10);
     const std::string range = std::to_string(min) + ".." + std::to_string(max);
     if (v.empty() || *end != '\0' || errno == ERANGE)
-        throw InputError("option --" + name + ": expected an integer in " + range + ", got '" + v.substr(0, 40) + "'");
-    if (x < min || x > max) throw InputError("option --" + name + ": expected an integer in " + range + ", got " + v);
+        throw InputError("option --" + name + ": expected an integer in " + range + ", got '" + escapedForMessage(v, 40) + "'");
+    if (x < min || x > max) throw InputError("option --" + name + ": expected an integer in " + range + ", got " + escapedForMessage(v, 40));
     return x;
 }
 
@@ -91,8 +88,8 @@ double CliArgs::doubleValue(const std::string& name, double fallback, double min
     char range[96];
     std::snprintf(range, sizeof range, "%g..%g", min, max);
     if (v.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(x))
-        throw InputError("option --" + name + ": expected a number in " + range + ", got '" + v.substr(0, 40) + "'");
-    if (x < min || x > max) throw InputError("option --" + name + ": expected a number in " + range + ", got " + v);
+        throw InputError("option --" + name + ": expected a number in " + range + ", got '" + escapedForMessage(v, 40) + "'");
+    if (x < min || x > max) throw InputError("option --" + name + ": expected a number in " + range + ", got " + escapedForMessage(v, 40));
     return x;
 }
 

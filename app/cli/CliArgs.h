@@ -1,6 +1,7 @@
 #pragma once
 // A small command-line parser: positionals plus --options, each command declaring what it
-// accepts, so that a typo is an error ("unknown option --macz") rather than silently ignored.
+// accepts, so that a typo is an error ("unknown option --macz") rather than silently ignored, and
+// an option given twice is an error rather than one of the two values silently winning.
 #include <map>
 #include <set>
 #include <string>
@@ -22,7 +23,6 @@ public:
     bool flag(const std::string& name) const { return flags_.count(name) > 0; }
     bool has(const std::string& name) const { return values_.count(name) > 0; }
     std::string value(const std::string& name, const std::string& fallback = "") const;
-    std::vector<std::string> values(const std::string& name) const;   // repeated option
     // Numbers always come with the range the command accepts: "--batch -1" or "--print-every 0"
     // is refused with the range instead of running with a value nothing was meant for. The
     // fallback (used when the option is absent) is not range-checked.
@@ -32,7 +32,7 @@ public:
     const std::vector<std::string>& positionals() const { return positionals_; }
 
 private:
-    std::multimap<std::string, std::string> values_;
+    std::map<std::string, std::string> values_;
     std::set<std::string> flags_;
     std::vector<std::string> positionals_;
 };

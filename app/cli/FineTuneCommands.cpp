@@ -7,6 +7,7 @@
 #include "Error.h"
 #include "io/AtomicFile.h"
 #include "io/JsonFile.h"
+#include "io/OutputPaths.h"
 #include "io/Text.h"
 #include "nn/finetune/ContributionAnalysis.h"
 #include "nn/finetune/FineTuneJob.h"
@@ -16,6 +17,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 namespace tinyscope::cli {
@@ -75,6 +77,7 @@ FineTuneRequest requestFromArgs(const CliArgs& a)
     rq.data = a.value("data", rq.data);
     rq.recipe = recipeFromArgs(a);
     rq.out = a.value("out");
+    if (a.has("out")) requireWritableFolder(rq.out, "--out");   // before any work
     return rq;
 }
 
@@ -136,6 +139,7 @@ int cmdFineTune(const Args& argv)
                      "  by SGD (with QAS unless --no-qas); top-1 on the test split after every epoch; the scheme's memory\n"
                      "  from the ledger. With --out DIR the run checkpoints every epoch (and on Ctrl-C / cancel) and a\n"
                      "  second call with the same arguments resumes it (Ctrl-C checkpoints where the run is and exits 4);\n"
+                     "  a checkpoint of another run (the model, scheme, data or recipe differ in content) is refused (exit 2).\n"
                      "  DIR gets finetuned-params.pkl, scale.json, result.json.\n"
                   << kModelOptions
                   << "  --scheme S            MODEL/49kb … (published), bias-only[:N], last:K, full, classifier, or a\n"
@@ -174,7 +178,8 @@ int cmdFineTune(const Args& argv)
     return 0;
 }
 
-// A folder name for a scheme run: "mcunet-5fps/49kb" -> "mcunet-5fps_49kb".
+// A folder name for a scheme run: its last path component, letters, digits and '-' kept
+// ("mcunet-5fps/49kb" -> "49kb", "runs/a.json" -> "a_json"), "-noqas" appended without QAS.
 std::string runFolder(const std::string& scheme, bool qas)
 {
     std::string s;
@@ -182,13 +187,21 @@ std::string runFolder(const std::string& scheme, bool qas)
     return s + (qas ? "" : "-noqas");
 }
 
-std::vector<std::string> splitList(const std::string& text)
+// The entries of a comma-separated list option (--schemes S1,S2,…): an empty entry (",", "a,,b")
+// is refused, not skipped — "--schemes ," would otherwise be an empty table with exit 0.
+std::vector<std::string> listOption(const CliArgs& a, const std::string& name)
 {
     std::vector<std::string> out;
-    std::stringstream ss(text);
-    for (std::string item; std::getline(ss, item, ',');)
-        if (!item.empty()) out.push_back(item);
-    return out;
+    if (!a.has(name)) return out;
+    const std::string text = a.value(name);
+    for (std::size_t start = 0;;) {
+        const std::size_t comma = text.find(',', start);
+        out.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+        if (out.back().empty())
+            throw InputError("--" + name + " '" + escapedForMessage(text) + "': entry " + std::to_string(out.size()) + " is empty (give S1,S2,…)");
+        if (comma == std::string::npos) return out;
+        start = comma + 1;
+    }
 }
 
 int cmdFineTuneTable(const Args& argv)
@@ -208,11 +221,21 @@ int cmdFineTuneTable(const Args& argv)
     }
     if (!a.has("out")) throw InputError("give the output folder: --out DIR");
     if (!a.has("schemes")) throw InputError("give the schemes: --schemes S1,S2,… (e.g. bias-only,mcunet-5fps/49kb,full)");
+    // Each run has its own folder: a scheme given twice, or two schemes with one folder name, is refused.
+    std::vector<std::pair<std::string, bool>> runs;
+    std::map<std::string, std::string> byFolder;
+    for (const auto& [option, qas] : {std::pair<const char*, bool>{"schemes", true}, {"no-qas-for", false}})
+        for (const std::string& scheme : listOption(a, option)) {
+            const auto [at, isNew] = byFolder.emplace(runFolder(scheme, qas), scheme);
+            if (!isNew)
+                throw InputError(std::string("--") + option + ": " +
+                                 (at->second == scheme ? "'" + escapedForMessage(scheme) + "' is given twice"
+                                                       : "'" + escapedForMessage(at->second) + "' and '" + escapedForMessage(scheme) +
+                                                             "' would share the run folder " + escapedForMessage(at->first)));
+            runs.emplace_back(scheme, qas);
+        }
     const FineTuneRequest base = requestFromArgs(a);
     const std::string out = base.out;
-    std::vector<std::pair<std::string, bool>> runs;
-    for (const std::string& s : splitList(a.value("schemes"))) runs.emplace_back(s, true);
-    for (const std::string& s : splitList(a.value("no-qas-for"))) runs.emplace_back(s, false);
     Json rows = Json::array();
     std::ostringstream md;
     md << "| scheme | QAS | extra memory | inference peak + extra | top-1 | epochs | time |\n|---|---|---:|---:|---:|---:|---:|\n";

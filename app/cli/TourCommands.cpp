@@ -44,13 +44,18 @@ int cmdTour(const Args& argv)
         Json all = Json::array();
         for (const TourActionSpec& s : tourActionSpecs()) {
             Json args = Json::array();
-            for (const TourArgSpec& g : s.args)
-                args.push_back({{"name", g.name}, {"type", g.type}, {"required", g.required}, {"meaning", g.meaning}});
+            for (const TourArgSpec& g : s.args) {
+                Json arg{{"name", g.name}, {"type", g.type}, {"required", g.required}, {"meaning", g.meaning}};
+                if (g.min) arg["min"] = *g.min;
+                if (g.max) arg["max"] = *g.max;
+                args.push_back(arg);
+            }
             all.push_back({{"action", s.name}, {"meaning", s.meaning}, {"args", args}});
             if (a.flag("json")) continue;
             std::cout << s.name << ": " << s.meaning << "\n";
             for (const TourArgSpec& g : s.args)
-                std::cout << "    " << g.name << " (" << g.type << (g.required ? ", required" : "") << "): " << g.meaning << "\n";
+                std::cout << "    " << g.name << " (" << g.type << (g.rangeText().empty() ? "" : ", " + g.rangeText())
+                          << (g.required ? ", required" : "") << "): " << g.meaning << "\n";
         }
         if (a.flag("json")) std::cout << all.dump(2) << "\n";
         return 0;

@@ -3,13 +3,17 @@
 #include "Error.h"
 #include "io/AtomicFile.h"
 #include "io/DataPaths.h"
+#include "io/OutputPaths.h"
+#include "io/Text.h"
 
 #include <zlib.h>
 
 #include <algorithm>
 #include <cctype>
 #include <dirent.h>
+#include <map>
 #include <sys/stat.h>
+#include <utility>
 
 namespace tinyscope {
 
@@ -46,12 +50,29 @@ bool hasImageExtension(const std::string& name)
     return false;
 }
 
-// Recursive, sorted, as torchvision's os.walk-based make_dataset.
-void collect(const std::string& dir, std::vector<std::string>& out)
+// The folders read so far, by (device, inode): the path each was first read under.
+using VisitedFolders = std::map<std::pair<dev_t, ino_t>, std::string>;
+
+// Marks `dir` (which exists) as read; a folder read before is refused.
+void visit(const std::string& dir, VisitedFolders& visited)
 {
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0) return;
+    const auto [at, isNew] = visited.emplace(std::make_pair(st.st_dev, st.st_ino), dir);
+    if (!isNew)
+        throw InputError(pathForMessage(dir) + ": the folder " + pathForMessage(at->second) +
+                         " again (a symbolic link cycle, or a second link to one folder): its images would be counted more than once; "
+                         "remove the link");
+}
+
+// Recursive, sorted, as torchvision's os.walk-based make_dataset (which follows links), each
+// folder read once.
+void collect(const std::string& dir, std::vector<std::string>& out, VisitedFolders& visited)
+{
+    visit(dir, visited);
     for (const std::string& n : listDir(dir)) {
         const std::string p = dir + "/" + n;
-        if (isDir(p)) collect(p, out);
+        if (isDir(p)) collect(p, out, visited);
         else if (hasImageExtension(n)) out.push_back(p);
     }
 }
@@ -135,24 +156,31 @@ std::string readIdx(const std::string& path)
 ImageFolderDataset::ImageFolderDataset(const std::string& root)
 {
     source_ = root;
-    if (!isDir(root)) throw InputError(root + ": not a folder");
+    if (!isDir(root)) throw InputError(pathForMessage(root) + ": not a folder");
     for (const std::string& n : listDir(root))
         if (isDir(root + "/" + n)) classes_.push_back(n);
-    if (classes_.empty()) throw InputError(root + ": no class sub-folders (expected ROOT/<class>/<image files>)");
+    if (classes_.empty()) throw InputError(pathForMessage(root) + ": no class sub-folders (expected ROOT/<class>/<image files>)");
+    VisitedFolders visited;
+    visit(root, visited);   // a link back to the root is a cycle too
     for (std::size_t c = 0; c < classes_.size(); ++c) {
         std::vector<std::string> files;
-        collect(root + "/" + classes_[c], files);
+        collect(root + "/" + classes_[c], files, visited);
         for (auto& f : files) {
             files_.push_back(std::move(f));
             labels_.push_back(static_cast<int>(c));
         }
     }
-    if (files_.empty()) throw InputError(root + ": the class folders hold no PNG or JPEG images");
+    if (files_.empty()) throw InputError(pathForMessage(root) + ": the class folders hold no PNG or JPEG images");
 }
 
 Image ImageFolderDataset::image(std::size_t i) const
 {
     return decodeImageFile(files_[i]);
+}
+
+std::string ImageFolderDataset::itemBytes(std::size_t i) const
+{
+    return readFileBytes(files_[i], kMaxImageFileBytes, "image");
 }
 
 IdxDataset::IdxDataset(const std::string& imagesPath, const std::string& labelsPath, std::vector<std::string> classNames)
@@ -204,6 +232,12 @@ std::string IdxDataset::itemName(std::size_t i) const
     return source_ + "[" + std::to_string(i) + "]";
 }
 
+std::string IdxDataset::itemBytes(std::size_t i) const
+{
+    const std::uint8_t* p = pixels(i);
+    return std::to_string(w_) + "x" + std::to_string(h_) + ":" + std::string(p, p + static_cast<std::size_t>(w_ * h_));
+}
+
 SubsetDataset::SubsetDataset(std::shared_ptr<const ImageDataset> base, std::vector<std::size_t> indices, std::string name)
     : base_(std::move(base)), idx_(std::move(indices))
 {
@@ -236,9 +270,9 @@ std::unique_ptr<ImageDataset> openDataset(const std::string& spec)
                              "(apt-get install dataset-fashion-mnist)");
         const std::string part = spec.size() > 14 ? spec.substr(14) : "test";
         if (spec.size() > 13 && spec[13] != ':')
-            throw InputError("unknown dataset '" + spec + "' (use fashion-mnist:fit, :holdout, :train or :test)");
+            throw InputError("unknown dataset '" + escapedForMessage(spec) + "' (use fashion-mnist:fit, :holdout, :train or :test)");
         if (part != "train" && part != "test" && part != "fit" && part != "holdout")
-            throw InputError("unknown part '" + part + "' of fashion-mnist (use fit, holdout, train or test)");
+            throw InputError("unknown part '" + escapedForMessage(part) + "' of fashion-mnist (use fit, holdout, train or test)");
         const std::string p = dir + (part == "test" ? "/t10k" : "/train");
         auto full = std::make_unique<IdxDataset>(p + "-images-idx3-ubyte.gz", p + "-labels-idx1-ubyte.gz", fashionMnistClasses());
         if (part == "train" || part == "test") return full;
@@ -247,7 +281,7 @@ std::unique_ptr<ImageDataset> openDataset(const std::string& spec)
         for (std::size_t i = part == "fit" ? 0 : cut; i < (part == "fit" ? cut : n); ++i) idx.push_back(i);
         return std::make_unique<SubsetDataset>(std::shared_ptr<const ImageDataset>(std::move(full)), std::move(idx), spec);
     }
-    if (!isDir(spec)) throw InputError(spec + ": no such dataset folder");
+    if (!isDir(spec)) throw InputError(pathForMessage(spec) + ": no such dataset folder");
     for (const char* stem : {"t10k", "test", "train"}) {
         for (const char* gz : {".gz", ""}) {
             const std::string im = spec + "/" + stem + "-images-idx3-ubyte" + gz;
@@ -256,6 +290,22 @@ std::unique_ptr<ImageDataset> openDataset(const std::string& spec)
         }
     }
     return std::make_unique<ImageFolderDataset>(spec);
+}
+
+std::uint64_t contentFingerprint(const ImageDataset& data, const std::vector<std::size_t>& items)
+{
+    std::string summary;
+    for (const std::string& c : data.classNames()) summary += c + '\n';
+    for (std::size_t i : items) {
+        std::string bytes;
+        try {
+            bytes = data.itemBytes(i);
+        } catch (const InputError&) {
+            bytes = "unreadable";
+        }
+        summary += std::to_string(data.label(i)) + ':' + std::to_string(fnv1a64(bytes)) + '\n';
+    }
+    return fnv1a64(summary);
 }
 
 std::vector<std::size_t> splitIndices(std::size_t n, int split)

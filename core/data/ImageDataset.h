@@ -5,6 +5,7 @@
 // and accuracy datasets) takes 1, 3, 5, ....
 #include "data/Image.h"
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +20,9 @@ public:
     // Decodes image i; throws InputError naming the file for unreadable images.
     virtual Image image(std::size_t i) const = 0;
     virtual std::string itemName(std::size_t i) const = 0;   // path or "train-images[17]"
+    // Item i as stored (the image file's bytes, or the IDX pixels with their size): what a
+    // fingerprint of the data hashes. Throws InputError naming the file when it cannot be read.
+    virtual std::string itemBytes(std::size_t i) const = 0;
     const std::vector<std::string>& classNames() const { return classes_; }
     const std::string& source() const { return source_; }
 
@@ -30,11 +34,15 @@ protected:
 class ImageFolderDataset : public ImageDataset {
 public:
     // The formats the decoder reads (torchvision's IMG_EXTENSIONS minus BMP/PNM/TIFF/WebP): .jpg .jpeg .png
+    // Symbolic links are followed, but a folder is read once: one reached a second time (a link
+    // cycle such as class/self -> ., or two links to one folder) is refused with both paths, as
+    // its images would otherwise be counted again (issue 45: 140 images became 2,940).
     explicit ImageFolderDataset(const std::string& root);
     std::size_t size() const override { return files_.size(); }
     int label(std::size_t i) const override { return labels_[i]; }
     Image image(std::size_t i) const override;
     std::string itemName(std::size_t i) const override { return files_[i]; }
+    std::string itemBytes(std::size_t i) const override;
 
 private:
     std::vector<std::string> files_;
@@ -49,6 +57,7 @@ public:
     int label(std::size_t i) const override { return labels_[i]; }
     Image image(std::size_t i) const override;
     std::string itemName(std::size_t i) const override;
+    std::string itemBytes(std::size_t i) const override;
     int width() const { return w_; }
     int height() const { return h_; }
     const std::uint8_t* pixels(std::size_t i) const { return &pixels_[i * static_cast<std::size_t>(w_ * h_)]; }
@@ -67,6 +76,7 @@ public:
     int label(std::size_t i) const override { return base_->label(idx_[i]); }
     Image image(std::size_t i) const override { return base_->image(idx_[i]); }
     std::string itemName(std::size_t i) const override { return base_->itemName(idx_[i]); }
+    std::string itemBytes(std::size_t i) const override { return base_->itemBytes(idx_[i]); }
 
 private:
     std::shared_ptr<const ImageDataset> base_;
@@ -86,6 +96,12 @@ std::unique_ptr<ImageDataset> openDataset(const std::string& spec);
 // Where Debian's dataset-fashion-mnist installs its files; empty if the package is missing.
 std::string fashionMnistDir();
 const std::vector<std::string>& fashionMnistClasses();
+
+// A fingerprint (FNV-1a, 64 bit) of `items` of `data`, in that order: the class names and each
+// item's label and stored bytes — contents, not paths, so a moved folder is the same data and an
+// edited image or label is not. An unreadable item counts as "unreadable" (training skips it).
+// Reads every item once: about an epoch's file reads without the decoding.
+std::uint64_t contentFingerprint(const ImageDataset& data, const std::vector<std::size_t>& items);
 
 // Indices of the lab's split: split 0 = 0, 2, 4, ...; split 1 = 1, 3, 5, ...; -1 = all.
 std::vector<std::size_t> splitIndices(std::size_t n, int split);

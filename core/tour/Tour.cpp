@@ -3,8 +3,13 @@
 #include "Error.h"
 #include "io/EmbeddedText.h"
 #include "io/Text.h"
+#include "search/Constraints.h"
+#include "search/SearchOptions.h"
+#include "workspace/Workspace.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <limits>
 
 namespace tinyscope {
 
@@ -12,48 +17,110 @@ extern const EmbeddedText kEmbeddedTours[];
 extern const int kEmbeddedToursCount;
 
 namespace {
+
 constexpr const char* kFormat = "tinyscope-tour/1";
+
+// The type "one of a|b|c" over `names`.
+std::string oneOf(const std::vector<std::string>& names)
+{
+    std::string type = "one of ";
+    for (std::size_t i = 0; i < names.size(); ++i) type += (i ? "|" : "") + names[i];
+    return type;
+}
+
+// The search's options and limits as the Search panel's search checks them (SearchOptions::validate
+// on the default options with the values given; a limit must be positive). The panel's current
+// options may differ when the step runs: the search checks again then.
+void checkSearch(const JsonPath& at)
+{
+    SearchOptions o;
+    if (at.has("algorithm")) o.algorithm = at["algorithm"].asString();
+    if (at.has("population")) o.population = at["population"].asInt();
+    if (at.has("generations")) o.generations = at["generations"].asInt();
+    if (at.has("seed")) o.seed = static_cast<std::uint64_t>(at["seed"].asInt64());   // not negative: its spec's range
+    try {
+        o.validate();
+        Constraints limits;
+        if (at.has("macs_m")) limits.set("millionMACs", at["macs_m"].asDouble());
+        if (at.has("sram_kb")) limits.set("KBPeakMemory", at["sram_kb"].asDouble());
+    } catch (const InputError& e) {
+        at.fail(e.what());
+    }
+}
+
+std::string numberText(double v)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%.15g", v);
+    return text;
+}
+
+}  // namespace
+
+std::string TourArgSpec::rangeText() const
+{
+    if (min && max) return "in " + numberText(*min) + ".." + numberText(*max);
+    if (min) return "at least " + numberText(*min);
+    if (max) return "at most " + numberText(*max);
+    return "";
+}
+
+const std::vector<std::string>& tourHighlightTargets()
+{
+    static const std::vector<std::string> names = {
+        "subnet-controls", "cost-totals", "subnet-diagram", "layer-costs", "peak-chart", "evaluation",                  // Design space
+        "predictor-card", "predictor-scatter",                                                                         // Predictor
+        "search-limits", "search-options", "pareto-chart", "convergence-chart", "winner-card", "run-history",          // Search
+        "inspector-toolbar", "memory-cards", "memory-chart", "scheme-table", "training-graph", "fine-tune"};           // Training inspector
+    return names;
 }
 
 const std::vector<TourActionSpec>& tourActionSpecs()
 {
     static const std::vector<TourActionSpec> specs = {
-        {"workspace", "opens a shipped workspace (space, supernet, predictor, data, limits)", {{"name", "string", true, "e.g. fashion-mnist, lab3-vww"}}},
+        {"workspace",
+         "opens a shipped workspace (space, supernet, predictor, data, limits)",
+         {{"name", oneOf(shippedWorkspaceNames()), true, "a shipped workspace"}}},
         {"panel", "shows a panel", {{"panel", "one of design-space|predictor|search|training", true, "the panel"}}},
         {"subnet",
          "selects a subnet of the design space by its preset button",
          {{"preset", "one of min|lab-max|full-max|random", true, "which one"}}},
         {"subnet-edit",
-         "changes the current subnet (each value given is set everywhere it applies)",
-         {{"image_size", "integer", false, "input resolution"},
-          {"wid", "integer", false, "width setting (index into the space's widths)"},
-          {"ks", "integer", false, "kernel size of every block"},
-          {"e", "integer", false, "expand ratio of every block"},
-          {"d", "integer", false, "extra depth of every elastic stage"}},
+         "changes the current subnet (each value given is set everywhere it applies; the result must be in the space)",
+         {{"image_size", "integer", false, "input resolution", 1},
+          {"wid", "integer", false, "width setting (index into the space's widths)", 0},
+          {"ks", "integer", false, "kernel size of every block", 1},
+          {"e", "integer", false, "expand ratio of every block", 1},
+          {"d", "integer", false, "extra depth of every elastic stage", 0}},
          1},
-        {"highlight", "points at a part of the window (a frame flashes around it)", {{"target", "string", true, "a name from docs/TOURS.md"}}},
+        {"highlight",
+         "points at a part of the window (a frame flashes around it)",
+         {{"target", oneOf(tourHighlightTargets()), true, "a part of the window (docs/TOURS.md)"}}},
         {"search",
-         "runs a search on the Search panel and waits for it",
+         "runs a search on the Search panel and waits for it (options and limits as the search checks them)",
          {{"algorithm", "one of evolution|random", false, "default: the panel's"},
           {"macs_m", "number", false, "MAC limit in millions (enables the limit)"},
           {"sram_kb", "number", false, "peak SRAM limit in KB (enables the limit)"},
           {"population", "integer", false, "population / batch size"},
           {"generations", "integer", false, "generations / batches"},
-          {"seed", "integer", false, "random seed"}}},
+          {"seed", "integer", false, "random seed (numpy's range)", 0, 4294967295.0}},
+         0,
+         99,
+         checkSearch},
         {"use-winner", "selects the last search's winner in the other panels", {}},
         {"deploy-dialog", "opens the Deploy dialog for the last search's winner", {}},
         {"model", "picks the Training inspector's model", {{"model", "string", true, "a zoo model or design-space"}}},
         {"scheme",
          "applies a sparse-update scheme in the Training inspector",
          {{"published", "string", false, "a published scheme of the model, e.g. 49kb"},
-          {"bias_only", "integer", false, "update the biases of the last N convs"},
-          {"last_layers", "integer", false, "update weights and biases of the last k convs"},
+          {"bias_only", "integer", false, "update the biases of the last N convs", 0},
+          {"last_layers", "integer", false, "update weights and biases of the last k convs", 0},
           {"classifier_only", "boolean", false, "update the classifier only"},
           {"full", "boolean", false, "update every weight and bias (full back-propagation)"}},
          1,
          1},
         {"inspector-tab", "shows a tab on the Training inspector's right side", {{"tab", "one of graph|fine-tune", true, "which tab"}}},
-        {"budget", "sets the Training inspector's SRAM budget", {{"kb", "number", true, "the budget in KB"}}},
+        {"budget", "sets the Training inspector's SRAM budget", {{"kb", "number", true, "the budget in KB (the inspector's field)", 1, 100000}}},
         {"export-dialog", "opens the TinyEngine export dialog for the inspector's model and scheme", {}},
         {"close-dialogs", "closes the dialogs earlier steps opened", {}},
     };
@@ -78,19 +145,20 @@ std::vector<std::string> specNames()
 
 void checkArg(const JsonPath& v, const TourArgSpec& a)
 {
-    const std::string oneOf = "one of ";
+    const std::string choice = "one of ";
     if (a.type == "string") {
         if (v.asString().empty()) v.fail("expected a non-empty string");
-    } else if (a.type == "integer") {
-        v.asInt64();
-    } else if (a.type == "number") {
-        v.asDouble();
+    } else if (a.type == "integer" || a.type == "number") {
+        // An integer fits an int (the driver reads it as one) unless its range says more (a seed).
+        const bool wide = a.max && *a.max > std::numeric_limits<int>::max();
+        const double x = a.type == "number" ? v.asDouble() : static_cast<double>(wide ? v.asInt64() : v.asInt());
+        if ((a.min && x < *a.min) || (a.max && x > *a.max)) v.fail("must be " + a.rangeText() + ", got " + jsonBrief(v.node()));
     } else if (a.type == "boolean") {
         v.asBool();
-    } else if (a.type.compare(0, oneOf.size(), oneOf) == 0) {
+    } else if (a.type.compare(0, choice.size(), choice) == 0) {
         const std::string got = v.asString();
         std::vector<std::string> allowed;
-        std::string rest = a.type.substr(oneOf.size());
+        std::string rest = a.type.substr(choice.size());
         for (std::size_t start = 0;;) {
             const std::size_t bar = rest.find('|', start);
             allowed.push_back(rest.substr(start, bar == std::string::npos ? std::string::npos : bar - start));
@@ -98,7 +166,7 @@ void checkArg(const JsonPath& v, const TourArgSpec& a)
             start = bar + 1;
         }
         if (std::find(allowed.begin(), allowed.end(), got) == allowed.end())
-            v.fail("expected one of " + formatList(allowed) + ", got '" + got + "'");
+            v.fail("expected one of " + formatList(allowed) + ", got '" + escapedForMessage(got) + "'");
     }
 }
 
@@ -109,7 +177,7 @@ TourAction parseAction(const JsonPath& at)
     a.action = at["action"].asString();
     a.where = at.where();
     const TourActionSpec* spec = findSpec(a.action);
-    if (!spec) at["action"].fail("unknown action '" + a.action + "' (actions: " + formatList(specNames()) + ")");
+    if (!spec) at["action"].fail("unknown action '" + escapedForMessage(a.action) + "' (actions: " + formatList(specNames()) + ")");
     int given = 0;
     for (const auto& [key, value] : at.node().items()) {
         if (key == "action") continue;
@@ -117,7 +185,7 @@ TourAction parseAction(const JsonPath& at)
         if (arg == spec->args.end()) {
             std::vector<std::string> names;
             for (const TourArgSpec& s : spec->args) names.push_back(s.name);
-            at.fail("action '" + a.action + "' has no argument '" + key + "'" +
+            at.fail("action '" + a.action + "' has no argument '" + escapedForMessage(key) + "'" +
                     (names.empty() ? std::string(" (it takes none)") : " (arguments: " + formatList(names) + ")"));
         }
         checkArg(at[key.c_str()], *arg);
@@ -130,6 +198,7 @@ TourAction parseAction(const JsonPath& at)
         at.fail("action '" + a.action + "' takes " +
                 (spec->min_given == spec->max_given ? "exactly " + std::to_string(spec->min_given) : "at least " + std::to_string(spec->min_given)) +
                 " of its arguments, got " + std::to_string(given));
+    if (spec->check) spec->check(at);
     return a;
 }
 
@@ -187,7 +256,7 @@ Tour shippedTour(const std::string& name)
 {
     if (const char* text = findEmbedded(kEmbeddedTours, kEmbeddedToursCount, name))
         return parseTour(parseJson(text, "tour " + name), "tour " + name, name);
-    throw InputError("unknown tour '" + name + "' (shipped: " + formatList(embeddedNames(kEmbeddedTours, kEmbeddedToursCount)) + "; or give a path to a tour JSON file)");
+    throw InputError("unknown tour '" + escapedForMessage(name) + "' (shipped: " + formatList(embeddedNames(kEmbeddedTours, kEmbeddedToursCount)) + "; or give a path to a tour JSON file)");
 }
 
 Tour loadTour(const std::string& nameOrPath)

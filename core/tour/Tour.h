@@ -6,6 +6,8 @@
 // them; the GUI (ui/TourDriver) performs the actions.
 #include "io/JsonFile.h"
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +40,8 @@ struct TourArgSpec {
     std::string type;     // "string", "integer", "number", "boolean", or "one of a|b|c"
     bool required = false;
     std::string meaning;
+    std::optional<double> min = std::nullopt, max = std::nullopt;   // integers and numbers: the range of the control they set
+    std::string rangeText() const;    // "in 1..100000", "at least 0", "" without bounds
 };
 struct TourActionSpec {
     std::string name;
@@ -45,11 +49,19 @@ struct TourActionSpec {
     std::vector<TourArgSpec> args;
     int min_given = 0;    // how many of the arguments a step must give (e.g. "scheme": exactly one)
     int max_given = 99;
+    // What the command the action drives would refuse beyond each argument's type and range (the
+    // search's options and limits, by the search's own checks); throws InputError. May be empty.
+    std::function<void(const JsonPath& action)> check = nullptr;
 };
 const std::vector<TourActionSpec>& tourActionSpecs();
 
-// Validates the whole document (format, fields, every action's name and arguments) and throws an
-// InputError naming the source, the JSON path and the reason.
+// The parts of the window a "highlight" can point at (docs/TOURS.md); the GUI's driver finds each
+// (test_tours: the driver's names are exactly these).
+const std::vector<std::string>& tourHighlightTargets();
+
+// Validates the whole document (format, fields, every action's name and arguments, each value as
+// the command it drives would: known workspaces and highlight targets, the search's ranges) and
+// throws an InputError naming the source, the JSON path and the reason.
 Tour parseTour(const Json& j, const std::string& source, const std::string& id);
 Tour readTourFile(const std::string& path);
 

@@ -8,13 +8,17 @@
 #include "graph/SchemeEdit.h"
 #include "io/AtomicFile.h"
 #include "io/DataPaths.h"
+#include "io/OutputPaths.h"
+#include "io/Text.h"
 #include "nn/TorchRuntime.h"
 #include "nn/measure/Evaluator.h"
 #include "nn/finetune/FineTuneModel.h"
 #include "space/PyRandom.h"
 
 #include <chrono>
+#include <cinttypes>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <numeric>
 
@@ -22,7 +26,7 @@ namespace tinyscope {
 
 namespace {
 
-constexpr int kStateVersion = 1;
+constexpr int kStateVersion = 2;   // 2: the fingerprint hashes contents (issue 45)
 constexpr const char* kStateFile = "finetune-state.json";
 constexpr const char* kValuesFile = "finetune-values.pkl";
 constexpr const char* kStepKey = "v_checkpoint_step";   // in the values pickle: the checkpoint it belongs to
@@ -53,20 +57,20 @@ TaskData openTask(const std::string& spec)
     }
     namespace fs = std::filesystem;
     if (!fs::is_directory(spec))
-        throw InputError(spec + ": not a dataset (give fashion-mnist or a folder of class sub-folders with .png/.jpg images)");
+        throw InputError(pathForMessage(spec) + ": not a dataset (give fashion-mnist or a folder of class sub-folders with .png/.jpg images)");
     for (const char* held : {"test", "val"})
         if (fs::is_directory(fs::path(spec) / "train") && fs::is_directory(fs::path(spec) / held)) {
             d.train = openDataset((fs::path(spec) / "train").string());
             d.test = openDataset((fs::path(spec) / held).string());
             if (d.train->classNames() != d.test->classNames())
-                throw InputError(spec + ": train/ and " + held + "/ have different class folders");
+                throw InputError(pathForMessage(spec) + ": train/ and " + held + "/ have different class folders");
             d.describe = spec + " (train/ and " + held + "/)";
             return d;
         }
     std::shared_ptr<const ImageDataset> all = openDataset(spec);
     std::vector<std::size_t> tr, te;
     for (std::size_t i = 0; i < all->size(); ++i) (i % 5 == 4 ? te : tr).push_back(i);
-    if (tr.empty() || te.empty()) throw InputError(spec + ": too few images to hold out a test split (" + std::to_string(all->size()) + ")");
+    if (tr.empty() || te.empty()) throw InputError(pathForMessage(spec) + ": too few images to hold out a test split (" + std::to_string(all->size()) + ")");
     d.train = std::make_shared<SubsetDataset>(all, tr, spec + " (4 of 5)");
     d.test = std::make_shared<SubsetDataset>(all, te, spec + " (every 5th)");
     d.describe = spec + " (every 5th image held out)";
@@ -82,75 +86,141 @@ struct RunCheckpoint {
     std::vector<FineTuneEpoch> history;
 };
 
+// The checkpoint's step, stored in both files so that a state and a values file of different
+// checkpoints are not combined.
+std::int64_t stepOf(const RunCheckpoint& c) { return (static_cast<std::int64_t>(c.epochs_done) * 1000000 + c.next_batch) % 2000000000; }
+
 Json epochJson(const FineTuneEpoch& e)
 {
     return Json{{"epoch", e.epoch}, {"loss", e.loss}, {"top1", e.top1}, {"lr", e.lr}, {"seconds", e.seconds}};
 }
 
-FineTuneEpoch epochFrom(const JsonPath& j)
+// A loss as saved: not negative; a diverged run's NaN is written as null.
+double lossFrom(const JsonPath& j, double max) { return j.node().is_null() ? std::nan("") : j.asDoubleIn(0, max); }
+
+FineTuneEpoch epochFrom(const JsonPath& j, int epoch)
 {
     FineTuneEpoch e;
-    e.epoch = j["epoch"].asInt();
-    e.loss = j["loss"].asDouble();
-    e.top1 = j["top1"].asDouble();
-    e.lr = j["lr"].asDouble();
-    e.seconds = j["seconds"].asDouble();
+    e.epoch = j["epoch"].asIntIn(epoch, epoch);
+    e.loss = lossFrom(j["loss"], 1e9);
+    e.top1 = j["top1"].asDoubleIn(0, 100);
+    e.lr = j["lr"].asDoubleIn(0, 1e9);
+    e.seconds = j["seconds"].asDoubleIn(0, 1e12);
     return e;
 }
 
-// What a checkpoint must agree on to be resumed.
-Json fingerprint(const FineTuneRequest& rq, const std::string& schemeText)
+std::string hex64(std::uint64_t h)
 {
-    Json r = rq.recipe.toJson();
-    r.erase("threads");   // speed only
-    Json print{{"model", rq.model.describe()}, {"scheme", schemeText}, {"data", rq.data}, {"recipe", r}};
-    // A subnet is quantized (and BN re-calibrated) on these: another calibration is another model.
-    // (A params pickle is read as it is: they do not matter then.)
-    if (!rq.model.supernet.empty())
-        print["quantize"] = {{"calib_data", rq.quantize.calib_data}, {"calib_images", rq.quantize.calib_images}, {"bn_images", rq.quantize.bn_images}};
-    return print;
+    char text[17];
+    std::snprintf(text, sizeof text, "%016" PRIx64, h);
+    return text;
 }
 
-void saveCheckpoint(const std::string& dir, const Json& print, const RunCheckpoint& c, const FineTuneModel& m)
+// The model as given, by content: its layer table, int8 parameters and scales — whichever files,
+// subnet config, space and calibration made them.
+std::string modelFingerprint(const Network& net, const QuantizedParams& params)
+{
+    Json layers = net.toJson();
+    layers.erase("description");   // words and where it came from: not the model
+    layers.erase("source");
+    return hex64(fnv1a64(layers.dump() + '\n' + paramsPickleBytes(params) + '\n' + scaleJsonText(params.scales)));
+}
+
+// What defines a run, by content, never by path (issue 45: a subnet config edited in place was
+// resumed as the old subnet): the model (modelFingerprint), the scheme, the data items it trains and
+// tests on, the recipe. `described` says the same in words, for messages; only `print` is compared.
+struct RunIdentity {
+    Json print, described;
+};
+
+RunIdentity runIdentity(const std::string& modelPrint, const SparseScheme& scheme, const TaskData& task, const std::vector<std::size_t>& trainItems,
+                        std::size_t nTest, const FineTuneRecipe& r, const FineTuneRequest& rq, const std::string& schemeText)
+{
+    std::vector<std::size_t> testItems(nTest);
+    std::iota(testItems.begin(), testItems.end(), std::size_t{0});
+    Json recipe = r.toJson();
+    recipe.erase("threads");   // speed only
+    RunIdentity id;
+    id.print = Json{{"model", modelPrint},
+                    {"scheme", scheme.toJson()},
+                    {"data", hex64(fnv1a64(hex64(contentFingerprint(*task.train, trainItems)) + hex64(contentFingerprint(*task.test, testItems))))},
+                    {"recipe", recipe}};
+    id.described = Json{{"model", rq.model.describe()}, {"scheme", rq.scheme + " (" + schemeText + ")"}, {"data", task.describe}};
+    return id;
+}
+
+// What differs between a checkpoint's identity and this run's, in words ("" when nothing does).
+std::string identityDifference(const JsonPath& saved, const RunIdentity& now)
+{
+    std::string diff;
+    auto add = [&](const std::string& what) { diff += (diff.empty() ? "" : "; ") + what; };
+    const Json& print = saved["fingerprint"].node();
+    const Json was = saved.has("described") ? saved["described"].node() : Json::object();
+    for (const char* part : {"model", "scheme", "data"}) {
+        if (print.contains(part) && print[part] == now.print[part]) continue;
+        const std::string before = was.contains(part) && was[part].is_string() ? was[part].get<std::string>() : "?";
+        const std::string after = now.described[part].get<std::string>();
+        add(std::string("the ") + part + " differs (checkpoint: " + pathForMessage(before) + "; this run: " + pathForMessage(after) +
+            (before == after ? "; same name, other contents" : "") + ")");
+    }
+    const Json recipe = print.contains("recipe") && print["recipe"].is_object() ? print["recipe"] : Json::object();
+    for (const auto& [key, value] : now.print["recipe"].items())
+        if (!recipe.contains(key) || recipe[key] != value)
+            add("recipe " + key + " " + (recipe.contains(key) ? jsonBrief(recipe[key]) : "absent") + " in the checkpoint, " + jsonBrief(value) + " now");
+    for (const auto& [key, value] : recipe.items())
+        if (!now.print["recipe"].contains(key)) add("recipe " + escapedForMessage(key) + " " + jsonBrief(value) + " in the checkpoint, absent now");
+    return diff;
+}
+
+void saveCheckpoint(const std::string& dir, const RunIdentity& id, const RunCheckpoint& c, const FineTuneModel& m)
 {
     std::filesystem::create_directories(dir);
-    const std::int64_t step = static_cast<std::int64_t>(c.epochs_done) * 1000000 + c.next_batch;
     QuantizedParams v;
     for (const auto& [name, values] : m.values()) v.set(name, float32Array(values, {static_cast<std::int64_t>(values.size())}));
-    v.set(kStepKey, int32Array({static_cast<std::int32_t>(step % 2000000000)}, {1}));
+    v.set(kStepKey, int32Array({static_cast<std::int32_t>(stepOf(c))}, {1}));
     writeFileAtomic(dir + "/" + kValuesFile, paramsPickleBytes(v));
     Json hist = Json::array();
     for (const FineTuneEpoch& e : c.history) hist.push_back(epochJson(e));
-    const Json state{{"version", kStateVersion}, {"fingerprint", print},     {"epochs_done", c.epochs_done},
-                     {"next_batch", c.next_batch}, {"loss_sum", c.loss_sum}, {"partial_seconds", c.partial_seconds},
-                     {"initial_top1", c.initial_top1}, {"history", hist}, {"step", step % 2000000000}};
+    const Json state{{"version", kStateVersion},         {"fingerprint", id.print},  {"described", id.described},
+                     {"epochs_done", c.epochs_done},     {"next_batch", c.next_batch}, {"loss_sum", c.loss_sum},
+                     {"partial_seconds", c.partial_seconds}, {"initial_top1", c.initial_top1}, {"history", hist},
+                     {"step", stepOf(c)}};
     writeJsonFile(dir + "/" + kStateFile, state);
 }
 
-// The checkpoint in `dir`, or none; InputError when it belongs to another run or is damaged.
-std::optional<RunCheckpoint> loadCheckpoint(const std::string& dir, const Json& print, FineTuneModel& m)
+// The checkpoint in `dir`, or none; InputError when it belongs to another run (saying what differs)
+// or is damaged: every figure is checked against this run's own bounds (issue 45: epochs_done 99
+// made a 2-epoch run "finished" after 1), naming the file and the key.
+std::optional<RunCheckpoint> loadCheckpoint(const std::string& dir, const RunIdentity& id, int epochs, std::int64_t batchesPerEpoch,
+                                            FineTuneModel& m)
 {
     const std::string statePath = dir + "/" + kStateFile;
     if (!fileExists(statePath)) return std::nullopt;
     const Json state = readJsonFile(statePath);
-    const JsonPath s(statePath, state);
-    if (s["version"].asInt() != kStateVersion) s["version"].fail("written by another version of the simulator");
-    if (state["fingerprint"] != print)
-        throw InputError(statePath + ": a checkpoint of another run (" + state["fingerprint"].dump() + "); this run is " + print.dump() +
-                         " — use another --out folder or delete the checkpoint");
+    const JsonPath s(pathForMessage(statePath), state);
+    if (!state.is_object()) s.fail("expected a fine-tuning checkpoint (an object)");
+    if (s["version"].asInt() != kStateVersion)
+        s["version"].fail("written by another version of the simulator (delete the folder to start afresh)");
+    if (const std::string diff = identityDifference(s, id); !diff.empty())
+        throw InputError(s.where() + ": a checkpoint of another run: " + diff + " — use another output folder, or delete this one to start afresh");
     RunCheckpoint c;
-    c.epochs_done = s["epochs_done"].asIntIn(0, 1000000);
-    c.next_batch = s["next_batch"].asInt64In(0, 1LL << 40);
-    c.loss_sum = s["loss_sum"].asDouble();
-    c.partial_seconds = s["partial_seconds"].asDouble();
-    c.initial_top1 = s["initial_top1"].asDouble();
-    for (std::size_t i = 0; i < s["history"].size(); ++i) c.history.push_back(epochFrom(s["history"][i]));
+    c.epochs_done = s["epochs_done"].asIntIn(0, epochs);
+    c.next_batch = s["next_batch"].asInt64In(0, c.epochs_done == epochs ? 0 : batchesPerEpoch - 1);
+    c.loss_sum = lossFrom(s["loss_sum"], 1e9 * static_cast<double>(batchesPerEpoch));
+    c.partial_seconds = s["partial_seconds"].asDoubleIn(0, 1e12);
+    c.initial_top1 = s["initial_top1"].asDoubleIn(-1, 100);
+    const JsonPath history = s["history"];
+    if (history.size() != static_cast<std::size_t>(c.epochs_done))
+        history.fail("holds " + std::to_string(history.size()) + " epochs, epochs_done says " + std::to_string(c.epochs_done));
+    for (std::size_t i = 0; i < history.size(); ++i) c.history.push_back(epochFrom(history[i], static_cast<int>(i) + 1));
+    if (s["step"].asInt64() != stepOf(c)) s["step"].fail("is not the step of epochs_done and next_batch (" + std::to_string(stepOf(c)) + ")");
+    const std::string valuesPath = pathForMessage(dir + "/" + kValuesFile);
     const QuantizedParams v = readParamsPickle(dir + "/" + kValuesFile);
-    if (!v.has(kStepKey) || static_cast<std::int64_t>(v.value(kStepKey)) != s["step"].asInt64())
-        throw InputError(dir + "/" + kValuesFile + ": does not belong to " + statePath + " (different step)");
+    if (!v.has(kStepKey) || static_cast<std::int64_t>(v.value(kStepKey)) != stepOf(c))
+        throw InputError(valuesPath + ": does not belong to " + s.where() + " (different step)");
     for (const FineTuneParameter& p : m.parameters()) {
         const std::string key = v.has(p.name) ? p.name : "v" + p.name;   // the reader's 'v' prefix rule
-        if (!v.has(key)) throw InputError(dir + "/" + kValuesFile + ": no values for " + p.name);
+        if (!v.has(key)) throw InputError(valuesPath + ": no values for " + p.name);
         m.setValues(p.name, v.floats(key));
     }
     return c;
@@ -265,6 +335,8 @@ FineTuneResult fineTune(const FineTuneRequest& rq, const JobControl& job, const 
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
     };
     FineTuneRecipe r = rq.recipe;
+    const bool checkpointed = !rq.out.empty();
+    if (checkpointed) requireWritableFolder(rq.out, "the checkpoint folder");   // before any work
     const int previousThreads = torchThreads();
     setTorchThreads(r.threads);
     struct RestoreThreads {
@@ -283,8 +355,10 @@ FineTuneResult fineTune(const FineTuneRequest& rq, const JobControl& job, const 
     if (net.input.h != r.resolution || net.input.w != r.resolution)
         throw InputError(net.name + " takes " + std::to_string(net.input.h) + "×" + std::to_string(net.input.w) + " images; the recipe asks for " +
                          std::to_string(r.resolution) + " (give --resolution " + std::to_string(net.input.h) + ")");
+    const std::string modelPrint = checkpointed ? modelFingerprint(net, pm.params) : "";   // as given, before the new head
     replaceClassifier(net, pm.params, classes, seedStream(r.seed, 0x68656164), r.head_scale);
-    const ResolvedScheme scheme = loadScheme(rq.scheme, &net).resolve(net, rq.scheme);
+    const SparseScheme sparse = loadScheme(rq.scheme, &net);
+    const ResolvedScheme scheme = sparse.resolve(net, rq.scheme);
     FineTuneModel model(net, pm.params, scheme);
 
     FineTuneResult res;
@@ -313,10 +387,12 @@ FineTuneResult fineTune(const FineTuneRequest& rq, const JobControl& job, const 
     if (ipe == 0)
         throw InputError("the training split has " + std::to_string(trainItems.size()) + " images, fewer than one batch of " + std::to_string(r.batch));
 
-    const Json print = fingerprint(rq, res.scheme_text);
+    // Only a checkpointed run needs its identity (it reads each item it trains and tests on once).
+    if (checkpointed) job.report(0, 1, "fingerprinting the data");
+    const RunIdentity id = checkpointed ? runIdentity(modelPrint, sparse, task, trainItems, nTest, r, rq, res.scheme_text) : RunIdentity{};
     RunCheckpoint ck;
-    if (!rq.out.empty())
-        if (auto loaded = loadCheckpoint(rq.out, print, model)) {
+    if (checkpointed)
+        if (auto loaded = loadCheckpoint(rq.out, id, r.epochs, ipe, model)) {
             ck = *loaded;
             res.resumed = true;
         }
@@ -346,9 +422,9 @@ FineTuneResult fineTune(const FineTuneRequest& rq, const JobControl& job, const 
                            "epoch " + std::to_string(epoch + 1) + "/" + std::to_string(r.epochs));
             }
         } catch (const CancelledError&) {
-            if (!rq.out.empty()) {
+            if (checkpointed) {
                 ck.partial_seconds += elapsed(epochStart);
-                saveCheckpoint(rq.out, print, ck, model);
+                saveCheckpoint(rq.out, id, ck, model);
             }
             throw;
         }
@@ -363,18 +439,18 @@ FineTuneResult fineTune(const FineTuneRequest& rq, const JobControl& job, const 
         ck.next_batch = 0;
         ck.loss_sum = 0;
         ck.partial_seconds = 0;
-        if (!rq.out.empty()) saveCheckpoint(rq.out, print, ck, model);
+        if (checkpointed) saveCheckpoint(rq.out, id, ck, model);
         if (onEpoch) onEpoch(e);
     }
     res.epochs = ck.history;
     res.final_top1 = res.epochs.empty() ? res.initial_top1 : res.epochs.back().top1;
-    if (!rq.out.empty()) {
+    if (checkpointed) {
         const QuantizedParams q = model.quantizedParams();
         writeFileAtomic(rq.out + "/finetuned-params.pkl", paramsPickleBytes(q));
         writeFileAtomic(rq.out + "/scale.json", scaleJsonText(q.scales));
     }
     res.seconds = elapsed(started);
-    if (!rq.out.empty()) writeJsonFile(rq.out + "/result.json", res.toJson());
+    if (checkpointed) writeJsonFile(rq.out + "/result.json", res.toJson());
     return res;
 }
 

@@ -47,7 +47,10 @@ struct FineTuneRequest {
     std::string scheme = "bias-only";   // a file, a published name ("mcunet-5fps/49kb") or a pattern
     std::string data = "fashion-mnist"; // Debian's Fashion-MNIST, or an image folder (class/*.png|jpg)
     FineTuneRecipe recipe;
-    std::string out;                 // checkpoint folder ("" = none, not resumable)
+    // Checkpoint folder ("" = none, not resumable). A run there resumes only a checkpoint of the
+    // same run by content — the model's layers and int8 parameters, the scheme, the data items, the
+    // recipe (not paths, not threads); another is refused, saying what differs.
+    std::string out;
     // The model already prepared from `model` and `quantize` (many runs on one model: the
     // contribution analysis); null: fineTune prepares it.
     std::shared_ptr<const PreparedModel> prepared;
