@@ -8,10 +8,15 @@
 #include "space/SpaceTransfer.h"
 #include "space/SubnetConfig.h"
 #include "space/ArchSampler.h"
+#include "tinyengine/ExportChecker.h"
+#include "tinyengine/TinyEngineExport.h"
+#include "zoo/SubnetNetwork.h"
 #include "workspace/ShippedModels.h"
 #include "workspace/Workspace.h"
 
 #include <QTemporaryDir>
+
+#include <set>
 
 using namespace tinyscope;
 
@@ -42,6 +47,57 @@ private Q_SLOTS:
         QCOMPARE(space.stages[5].max_blocks, 1);
         QCOMPARE(space.widths[2].stages, (std::vector<int>{24, 40, 80, 96, 192, 320}));
         QCOMPARE(space.sampler_width_indices, (std::vector<int>{0, 1}));
+    }
+
+    // Issue 46: the TinyEngine-trainable preset (docs/DESIGN_SPACE.md). Its smallest, largest and
+    // random subnets export with every bias but the stem's updated and the weights of every 1x1 conv
+    // on a 4x4 or 8x8 map updated at ratio 1/2 without a §9 error that does not need the params
+    // (kernel coverage, uint16 counts, no squeeze-excite gate); the same scheme on the SE space's
+    // subnets hits the gate and the maps the kernels lack, so the check can fail.
+    void trainablePresetPassesTinyEnginesKernelRules()
+    {
+        const DesignSpace te = presetSpace("mcunet-fmnist-te");
+        QCOMPARE(te.resolutions, (std::vector<int>{28, 32}));
+        for (const StageSpec& s : te.stages)
+            for (bool se : s.se) QVERIFY(!se);
+        auto errorsOf = [](const DesignSpace& sp, const SubnetConfig& c, int* weightUpdates) {
+            const Network net = networkFromSubnet(sp, c);
+            SparseScheme scheme;
+            scheme.n_bias_update = net.numBackboneConvs() - 1;   // the stem cannot be trained (§9.7)
+            for (int ci = 1; ci < net.numBackboneConvs(); ++ci) {
+                const Layer& l = net.conv(ci);
+                if (l.kh == 1 && l.stride_h == 1 && !l.depthwise() && (l.out.h == 4 || l.out.h == 8) && l.out.h == l.out.w) {
+                    scheme.manual_weight_idx.push_back(ci);
+                    scheme.weight_update_ratio.push_back(0.5);
+                }
+            }
+            *weightUpdates = static_cast<int>(scheme.manual_weight_idx.size());
+            std::set<std::string> rules;
+            for (const Finding& f : planExport(net, QuantizedParams{}, scheme, ExportForm::Reference, "te").findings)
+                if (f.error() && f.rule != "params" && f.rule != "missing-scales") rules.insert(f.rule + ": " + f.text());
+            return rules;
+        };
+        ArchSampler sampler(te);
+        PyRandom rng(7);
+        std::vector<SubnetConfig> configs{sampler.minConfig(28), sampler.minConfig(32), sampler.fullMaxConfig(28), sampler.fullMaxConfig(32)};
+        for (int i = 0; i < 4; ++i) configs.push_back(sampler.random(rng));
+        for (const SubnetConfig& c : configs) {
+            int updates = 0;
+            const std::set<std::string> errors = errorsOf(te, c, &updates);
+            QVERIFY2(errors.empty(), errors.begin()->c_str());
+            QVERIFY2(updates >= 2, "the last blocks' 1x1 convs are trainable");   // at 28 px the 4x4 stages, at 32 px also the 8x8 ones
+        }
+        int updates32 = 0, updates28 = 0;
+        errorsOf(te, sampler.fullMaxConfig(32), &updates32);
+        errorsOf(te, sampler.fullMaxConfig(28), &updates28);
+        QVERIFY(updates32 > updates28);
+
+        const DesignSpace se = presetSpace("mcunet-fmnist");
+        int unused = 0;
+        const std::set<std::string> seErrors = errorsOf(se, ArchSampler(se).fullMaxConfig(36), &unused);
+        bool gate = false;
+        for (const std::string& e : seErrors) gate |= e.find("nn.mcumultiply") != std::string::npos;
+        QVERIFY(gate);
     }
 
     void presetFileEqualsEmbeddedCopy()

@@ -217,6 +217,50 @@ private Q_SLOTS:
         QVERIFY2(msg.find("classifier.linear.linear.weight: checkpoint has [2, 384], space 'mcunet-vww' needs [10, 384]") != std::string::npos, msg.c_str());
     }
 
+    // Issue 46: --init-from takes another space's supernet where the layers agree. The shipped
+    // Fashion-MNIST supernet starts its squeeze-and-excite-free variant (mcunet-fmnist-te): every
+    // weight of the new space comes from the file, bit for bit, and the SE layers are left unused; a
+    // file whose shared layers differ in shape (VWW's 2-class head in a 10-class space) is refused.
+    // A file of the space itself gives what load() gives.
+    void initializeFromTakesARelatedSpacesWeights()
+    {
+        const std::string shipped = (test::sourceDir() + QStringLiteral("/models/supernets/mcunet-fmnist.pth")).toStdString();
+        const DesignSpace te = presetSpace("mcunet-fmnist-te");
+        WeightTransfer w;
+        const Supernet s = Supernet::initializeFrom(te, 1, shipped, &w);
+        const StateDict file = loadStateDict(shipped);
+        int weights = 0;
+        for (const SchemaEntry& e : supernetSchema(te).entries) weights += e.is_int64 ? 0 : 1;
+        QCOMPARE(w.taken, weights);
+        QVERIFY(w.fresh.empty());
+        QVERIFY(!w.unused.empty());
+        for (const std::string& k : w.unused) QVERIFY2(k.find(".se.") != std::string::npos, k.c_str());
+        for (const auto& [key, t] : file)
+            if (key.find(".se.") == std::string::npos && key.find("num_batches_tracked") == std::string::npos)
+                QVERIFY2(at::equal(s.tensor(key), t.to(at::kFloat)), key.c_str());
+        QVERIFY2(w.summary().find(std::to_string(weights) + " tensors taken from ") == 0, w.summary().c_str());
+
+        // The other way round: the SE layers start fresh.
+        const DesignSpace fm = presetSpace("mcunet-fmnist");
+        const std::string dir = tmp.path().toStdString();
+        Supernet::initializeFrom(te, 1, shipped).save(dir + "/te.pth");
+        WeightTransfer back;
+        const Supernet withSe = Supernet::initializeFrom(fm, 3, dir + "/te.pth", &back);
+        QCOMPARE(back.fresh.size(), w.unused.size());
+        QVERIFY(back.unused.empty());
+        QVERIFY(at::equal(withSe.tensor(back.fresh.front()), Supernet::initialize(fm, 3).tensor(back.fresh.front())));
+
+        // Same space: what load() gives.
+        const Supernet loaded = Supernet::load(fm, shipped), taken = Supernet::initializeFrom(fm, 9, shipped);
+        for (const SchemaEntry& e : supernetSchema(fm).entries) QVERIFY2(at::equal(loaded.tensor(e.key), taken.tensor(e.key)), e.key.c_str());
+
+        // Shared layers of another shape: refused with the key and both shapes.
+        const std::string msg = errorOf([&] { Supernet::initializeFrom(fm, 1, test::sharedPath(kCkpt)); });
+        QVERIFY2(msg.find("not the weights of a related space of 'mcunet-fmnist'") != std::string::npos &&
+                     msg.find("checkpoint has [2, 384], space 'mcunet-fmnist' needs [10, 384]") != std::string::npos,
+                 msg.c_str());
+    }
+
     void savedFilesRoundTripAndLoadInPython()
     {
         Supernet net = Supernet::load(space, test::sharedPath(kCkpt));

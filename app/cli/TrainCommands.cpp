@@ -130,6 +130,8 @@ int cmdTrainSupernet(const Args& argv)
         } else if (s.event == "epoch") {
             std::printf("%sepoch done: %s epoch %d, holdout top-1 %s (elapsed %s)\n", tty ? "\n" : "", s.phase.c_str(), s.epoch + 1,
                         s.monitor.is_null() ? "n/a" : s.monitor.dump().c_str(), hms(s.elapsed_seconds).c_str());
+        } else if (s.event == "initialised") {
+            std::printf("initialised: %s\n", s.note.c_str());
         } else if (s.event == "resumed") {
             std::printf("resuming %s at phase %s, epoch %d, step %zu (%zu of %zu steps done, %s already spent)\n", out.c_str(),
                         s.phase.c_str(), s.epoch + 1, s.step, s.completed_steps, s.total_steps, hms(s.elapsed_seconds).c_str());

@@ -33,9 +33,60 @@ void registerPath(torch::nn::Module& root, const std::string& dotted, const at::
     else m->register_parameter(leaf, t, t.requires_grad());
 }
 
+// At most eight entries of `v`, then how many more: "a; b; … and 52 more" (messages).
+std::string firstEntries(const std::vector<std::string>& v)
+{
+    std::string out;
+    for (std::size_t i = 0; i < v.size() && i < 8; ++i) out += (i ? "; " : "") + v[i];
+    if (v.size() > 8) out += "; and " + std::to_string(v.size() - 8) + " more";
+    return out;
+}
+
+// The tensor a checkpoint holds for schema entry `e` as the supernet stores it (float32 or int64),
+// or an empty tensor with the reason in `problem` (a shape or type mismatch, named).
+at::Tensor schemaTensor(const SchemaEntry& e, const at::Tensor& t, const DesignSpace& space, const std::string& source, std::string* problem)
+{
+    if (t.sizes().vec() != e.shape) {
+        *problem = e.key + ": checkpoint has " + shapeString(t) + ", space '" + space.name + "' needs " + shapeString(e.shape);
+        return {};
+    }
+    if (e.is_int64) return t.to(at::kLong).clone();
+    if (!at::isFloatingType(t.scalar_type())) {
+        *problem = e.key + ": expected floating-point values, checkpoint has " + std::string(c10::toString(t.scalar_type()));
+        return {};
+    }
+    checkTensorValues(source, e.key, t);
+    at::Tensor f = t.to(at::kFloat).contiguous().clone();
+    if (!e.is_buffer) f.set_requires_grad(true);
+    return f;
+}
+
+// What a reader of the space's supernet may take: every schema tensor in float64 (the widest type
+// a checkpoint may store), so that a file declaring more is refused before it is extracted.
+CheckpointReadOptions readOptionsFor(const DesignSpace& space)
+{
+    CheckpointReadOptions options;
+    std::uint64_t elements = 0;
+    for (const SchemaEntry& e : supernetSchema(space).entries) {
+        std::int64_t n = 0;
+        if (elementCount(e.shape, n)) elements += static_cast<std::uint64_t>(n);
+    }
+    options.max_tensor_bytes = elements * 8 + (std::uint64_t(1) << 20);
+    options.limit_reason = "a supernet of space '" + space.name + "' needs at most " + std::to_string(elements) + " elements of 8 bytes";
+    return options;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
+
+std::string WeightTransfer::summary() const
+{
+    std::string s = std::to_string(taken) + " tensors taken from " + source;
+    s += fresh.empty() ? ", none new" : ", " + std::to_string(fresh.size()) + " new (initialised fresh: " + firstEntries(fresh) + ")";
+    if (!unused.empty()) s += ", " + std::to_string(unused.size()) + " of the file unused (" + firstEntries(unused) + ")";
+    return s;
+}
 
 Supernet Supernet::fromStateDict(const DesignSpace& space, const StateDict& sd, const std::string& source)
 {
@@ -58,37 +109,18 @@ Supernet Supernet::fromStateDict(const DesignSpace& space, const StateDict& sd, 
             missing.push_back(e.key + " " + shapeString(e.shape));
             continue;
         }
-        const at::Tensor& t = *it->second;
-        if (t.sizes().vec() != e.shape) {
-            mismatched.push_back(e.key + ": checkpoint has " + shapeString(t) + ", space '" + space.name + "' needs " +
-                                 shapeString(e.shape));
-            continue;
-        }
-        if (e.is_int64) {
-            s.t_[e.key] = t.to(at::kLong).clone();
-        } else {
-            if (!at::isFloatingType(t.scalar_type()))
-                mismatched.push_back(e.key + ": expected floating-point values, checkpoint has " +
-                                     std::string(c10::toString(t.scalar_type())));
-            checkTensorValues(source, e.key, t);
-            at::Tensor f = t.to(at::kFloat).contiguous().clone();
-            if (!e.is_buffer) f.set_requires_grad(true);
-            s.t_[e.key] = f;
-        }
+        std::string problem;
+        at::Tensor t = schemaTensor(e, *it->second, space, source, &problem);
+        if (!problem.empty()) mismatched.push_back(problem);
+        else s.t_[e.key] = t;
     }
     for (const auto& kv : sd)
         if (!known.count(kv.first)) unexpected.push_back(kv.first + " " + shapeString(kv.second));
     if (!missing.empty() || !unexpected.empty() || !mismatched.empty()) {
-        auto list = [](const std::vector<std::string>& v) {
-            std::string out;
-            for (std::size_t i = 0; i < v.size() && i < 8; ++i) out += (i ? "; " : "") + v[i];
-            if (v.size() > 8) out += "; and " + std::to_string(v.size() - 8) + " more";
-            return out;
-        };
         std::string msg = source + ": not a supernet of space '" + space.name + "'";
-        if (!mismatched.empty()) msg += " — shape mismatch: " + list(mismatched);
-        if (!missing.empty()) msg += " — missing keys: " + list(missing);
-        if (!unexpected.empty()) msg += " — unexpected keys: " + list(unexpected);
+        if (!mismatched.empty()) msg += " — shape mismatch: " + firstEntries(mismatched);
+        if (!missing.empty()) msg += " — missing keys: " + firstEntries(missing);
+        if (!unexpected.empty()) msg += " — unexpected keys: " + firstEntries(unexpected);
         throw InputError(msg);
     }
     return s;
@@ -96,17 +128,43 @@ Supernet Supernet::fromStateDict(const DesignSpace& space, const StateDict& sd, 
 
 Supernet Supernet::load(const DesignSpace& space, const std::string& path)
 {
-    // What the space's supernet can need: every schema tensor in float64 (the widest type a
-    // checkpoint may store), so that a file declaring more is refused before it is extracted.
-    CheckpointReadOptions options;
-    std::uint64_t elements = 0;
-    for (const SchemaEntry& e : supernetSchema(space).entries) {
-        std::int64_t n = 0;
-        if (elementCount(e.shape, n)) elements += static_cast<std::uint64_t>(n);
+    return fromStateDict(space, loadStateDict(path, readOptionsFor(space)), path);
+}
+
+Supernet Supernet::initializeFrom(const DesignSpace& space, std::uint64_t seed, const std::string& path, WeightTransfer* transfer)
+{
+    Supernet s = initialize(space, seed);
+    const StateDict sd = loadStateDict(path, readOptionsFor(space));
+    std::map<std::string, const at::Tensor*> given;
+    for (const auto& kv : sd) given[kv.first] = &kv.second;
+    WeightTransfer w;
+    w.source = path;
+    std::vector<std::string> mismatched;
+    std::set<std::string> known;
+    for (const SchemaEntry& e : s.schema_.entries) {
+        known.insert(e.key);
+        auto it = given.find(e.key);
+        if (it == given.end()) {
+            if (!e.is_int64) w.fresh.push_back(e.key);   // a BN's step counter is not a weight
+            continue;
+        }
+        std::string problem;
+        at::Tensor t = schemaTensor(e, *it->second, space, path, &problem);
+        if (!problem.empty()) {
+            mismatched.push_back(problem);
+            continue;
+        }
+        s.t_[e.key] = t;
+        if (!e.is_int64) ++w.taken;
     }
-    options.max_tensor_bytes = elements * 8 + (std::uint64_t(1) << 20);
-    options.limit_reason = "a supernet of space '" + space.name + "' needs at most " + std::to_string(elements) + " elements of 8 bytes";
-    return fromStateDict(space, loadStateDict(path, options), path);
+    for (const auto& kv : sd)
+        if (!known.count(kv.first)) w.unused.push_back(kv.first);
+    if (!mismatched.empty())
+        throw InputError(path + ": not the weights of a related space of '" + space.name +
+                         "' (a layer both have must have one shape) — shape mismatch: " + firstEntries(mismatched));
+    if (w.taken == 0) throw InputError(path + ": holds no weight of space '" + space.name + "' (keys: " + firstEntries(w.unused) + ")");
+    if (transfer) *transfer = std::move(w);
+    return s;
 }
 
 Supernet Supernet::initialize(const DesignSpace& space, std::uint64_t seed)

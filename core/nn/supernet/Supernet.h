@@ -10,6 +10,8 @@
 
 #include <map>
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace torch::nn {
 class Module;
@@ -18,6 +20,16 @@ class Module;
 namespace tinyscope {
 
 class Subnet;
+
+// What Supernet::initializeFrom took from another supernet's file.
+struct WeightTransfer {
+    std::string source;
+    int taken = 0;                     // weights and buffers of the space found in the file with their shape
+    std::vector<std::string> fresh;    // keys of the space the file lacks: initialised fresh
+    std::vector<std::string> unused;   // keys of the file the space lacks (e.g. squeeze-excite layers)
+    // "312 tensors taken from F, none new, 72 of the file unused (blocks.5.….se.fc.reduce.weight; …)"
+    std::string summary() const;
+};
 
 class Supernet {
 public:
@@ -28,6 +40,13 @@ public:
     // Fresh weights as once-for-all initialises them (He-normal convs, BN γ=1 β=0, identity-free
     // kernel-transform matrices = I), seeded.
     static Supernet initialize(const DesignSpace& space, std::uint64_t seed);
+    // initialize(space, seed), then every tensor the supernet file at `path` holds under a key of
+    // this space with the same shape: the weights of a related space (issue 46: the SE space's
+    // supernet starts its squeeze-excite-free variant). Keys only the file has are ignored, keys only
+    // the space has stay fresh (both listed in `transfer`); a key both have with different shapes,
+    // or a file with no key of the space, is refused naming them. With a file of the space itself
+    // the result equals load().
+    static Supernet initializeFrom(const DesignSpace& space, std::uint64_t seed, const std::string& path, WeightTransfer* transfer = nullptr);
 
     const DesignSpace& space() const { return *space_; }
     StateDict stateDict() const;                        // schema order, supernet key names

@@ -308,6 +308,7 @@ private:
     std::vector<std::size_t> phaseImages_, phaseSteps_;
     std::size_t totalSteps_ = 0;
     std::unique_ptr<Supernet> net_;
+    std::string initNote_;   // what --init-from took, said once when a fresh run starts
     std::unique_ptr<Subnet> teacher_;               // frozen teacher (eval mode, folded BN)
     std::unique_ptr<TeacherLogitCache> cache_;      // its cached top-k predictions
     std::vector<std::pair<std::string, at::Tensor>> params_;   // trainable, with names
@@ -361,8 +362,14 @@ void Run::resumeOrInit()
         }
         return;
     }
-    net_ = std::make_unique<Supernet>(r_.init_from.empty() ? Supernet::initialize(space_, r_.seed)
-                                                           : Supernet::load(space_, r_.init_from));
+    if (r_.init_from.empty()) {
+        net_ = std::make_unique<Supernet>(Supernet::initialize(space_, r_.seed));
+    } else {
+        // The weights of a related space are taken where the layers agree (issue 46).
+        WeightTransfer transfer;
+        net_ = std::make_unique<Supernet>(Supernet::initializeFrom(space_, r_.seed, r_.init_from, &transfer));
+        initNote_ = transfer.summary();
+    }
     for (const SchemaEntry& e : supernetSchema(space_).entries) {
         if (e.is_buffer) continue;
         params_.emplace_back(e.key, net_->tensor(e.key));
@@ -675,6 +682,11 @@ bool Run::run(const JobControl& job, const std::function<void(const TrainStatus&
         if (onStatus) onStatus(st);
     };
     if (pos_.global_step > 0) emit("resumed", pos_.global_step);
+    else if (!initNote_.empty()) {
+        st.note = initNote_;
+        emit("initialised", 0);
+        st.note.clear();
+    }
     prepareTeacher(job, [&](std::size_t doneImages, std::size_t totalImages) {
         st.step = doneImages;
         st.steps_per_epoch = totalImages;

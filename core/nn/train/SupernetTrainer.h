@@ -70,7 +70,8 @@ struct TrainStatus {
     double elapsed_seconds = 0;                // including earlier sessions
     double cpu_seconds = 0;                    // process CPU time, including earlier sessions
     double eta_seconds = 0;
-    std::string event;                         // "step", "checkpoint", "epoch", "resumed", "done"
+    std::string event;                         // "initialised", "step", "checkpoint", "epoch", "resumed", "done"
+    std::string note;                          // "initialised": what --init-from took (WeightTransfer::summary)
     Json monitor;                              // end-of-epoch top-1 of largest / smallest on holdout
 };
 
