@@ -129,23 +129,25 @@ private Q_SLOTS:
         // One run compiled the kernels, the other waited for its archive and took it.
         QCOMPARE(int(out[0]["kernel_archive_reused"].get<bool>()) + int(out[1]["kernel_archive_reused"].get<bool>()), 1);
 
-        // The plugin was built once; the cache holds one complete archive, one plugin, the lock files,
-        // and nothing temporary.
+        // The plugin was built once; the cache holds one complete archive, one plugin, one sandbox
+        // launcher (docs/DEVICE_RUNNER.md: QEMU runs under it), the lock files, and nothing temporary.
         QFile builds(log);
         QVERIFY(builds.open(QIODevice::ReadOnly));
         QCOMPARE(builds.readAll().count('\n'), 1);
         const QString cache = state + QStringLiteral("/tinyscope/device-kernels");
-        QStringList archives, plugins, other;
+        QStringList archives, plugins, launchers, other;
         QDirIterator it(cache, QDir::Files | QDir::Dirs | QDir::NoDotAndDotDot, QDirIterator::Subdirectories);
         while (it.hasNext()) {
             const QString rel = QDir(cache).relativeFilePath(it.next());
             if (rel.endsWith(QStringLiteral("/libtinyengine_kernels.a"))) archives << rel;
             else if (rel.startsWith(QStringLiteral("insn_marks-")) && rel.endsWith(QStringLiteral(".so"))) plugins << rel;
+            else if (rel.startsWith(QStringLiteral("landlock_exec-")) && !rel.contains(QLatin1Char('.'))) launchers << rel;
             else if (!rel.endsWith(QStringLiteral(".lock")) && !it.fileInfo().isDir() && !rel.endsWith(QStringLiteral("/sources.txt"))) other << rel;
             if (rel.contains(QStringLiteral(".tmp."))) other << rel;
         }
         QCOMPARE(archives.size(), 1);
         QCOMPARE(plugins.size(), 1);
+        QCOMPARE(launchers.size(), 1);
         QVERIFY2(other.isEmpty(), qPrintable(other.join(QLatin1Char(' '))));
         QCOMPARE(QDir(dir.path()).entryList({QStringLiteral("tinyscope-device-*")}, QDir::Dirs), QStringList());
     }
