@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cerrno>
-#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -97,8 +96,7 @@ void removeStaleWorkDirs()
         }
         char* end = nullptr;
         const long pid = std::strtol(owner.c_str(), &end, 10);
-        if (pid <= 0 || end == owner.c_str()) continue;
-        if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM) continue;   // its run is still going
+        if (pid <= 0 || end == owner.c_str() || processRunning(pid)) continue;   // unreadable, or its run is still going
         std::error_code rm;
         fs::remove_all(e.path(), rm);
     }

@@ -1,6 +1,7 @@
 #include "tinyengine/GraphJson.h"
 
 #include "Error.h"
+#include "io/OutputPaths.h"
 #include "io/Text.h"
 #include "graph/DeadCodeElimination.h"
 #include "tinyengine/TinyEngineNames.h"
@@ -155,7 +156,7 @@ constexpr std::int64_t kMaxElements = std::int64_t(1) << 31;
 
 class Reader {
 public:
-    Reader(const Json& ops, std::string source) : ops_(ops), src_(std::move(source)) {}
+    Reader(const Json& ops, const std::string& source) : ops_(ops), src_(pathForMessage(source)) {}
 
     TrainingGraph run()
     {
@@ -171,7 +172,7 @@ public:
 
 private:
     const Json& ops_;
-    std::string src_;
+    std::string src_;   // the file, as messages show it (escaped)
     TrainingGraph g_;
     std::unordered_map<std::string, int> produced_;     // activation name -> tensor
     std::unordered_map<std::string, int> parameters_;   // parameter name -> tensor

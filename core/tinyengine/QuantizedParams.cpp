@@ -3,6 +3,7 @@
 #include "Error.h"
 #include "io/AtomicFile.h"
 #include "io/JsonFile.h"
+#include "io/OutputPaths.h"
 #include "tinyengine/TinyEngineNames.h"
 
 #include <algorithm>
@@ -144,7 +145,7 @@ QuantizedParams readParamsPickle(const std::string& path)
         if (k->kind != PyValue::Kind::Str) throw InputError(path + ": a key is a " + k->kindName() + ", expected a string");
         // The name the generator writes into C is the key with TTEParser's 'v' prefix.
         const std::string name = !k->s.empty() && k->s[0] == 'v' ? k->s : "v" + k->s;   // TTEParser's rule
-        requireTinyEngineName(name, true, path, "key");
+        requireTinyEngineName(name, true, pathForMessage(path), "key");
         if (v->kind != PyValue::Kind::Array)
             throw InputError(path + ": '" + k->s + "': expected a numpy.ndarray, got " + v->kindName());
         if (p.arrays.count(name)) throw InputError(path + ": '" + k->s + "' collides with '" + name + "' (TTEParser prefixes 'v')");
@@ -185,7 +186,7 @@ std::map<std::string, double> readScaleJson(const std::string& path)
     if (!j.is_object()) throw InputError(path + ": expected an object {\"<prefix>_x_scale\": number, ...}");
     std::map<std::string, double> s;
     for (auto it = j.begin(); it != j.end(); ++it) {
-        requireTinyEngineName(it.key(), true, path, "key");
+        requireTinyEngineName(it.key(), true, pathForMessage(path), "key");
         if (!it.value().is_number()) throw InputError(path + ": " + it.key() + ": expected a number, got " + jsonBrief(it.value()));
         const double v = it.value().get<double>();
         // QAS divides by these (TinyEngine's generated code too): zero, negative or non-finite
