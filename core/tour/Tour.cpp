@@ -179,7 +179,10 @@ TourAction parseAction(const JsonPath& at)
     const TourActionSpec* spec = findSpec(a.action);
     if (!spec) at["action"].fail("unknown action '" + escapedForMessage(a.action) + "' (actions: " + formatList(specNames()) + ")");
     int given = 0;
-    for (const auto& [key, value] : at.node().items()) {
+    for (const auto& item : at.node().items()) {
+        // Named, not a structured binding: C++17 lambdas cannot capture those (clang refuses).
+        const std::string& key = item.key();
+        const Json& value = item.value();
         if (key == "action") continue;
         auto arg = std::find_if(spec->args.begin(), spec->args.end(), [&](const TourArgSpec& s) { return s.name == key; });
         if (arg == spec->args.end()) {
