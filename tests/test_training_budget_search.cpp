@@ -2,11 +2,23 @@
 // returns or evaluates meets both the inference limits and "inference peak + extra memory of the
 // pattern <= budget" (checked with the independent full pricing of graph/TrainingBudget.h), the
 // budget binds, an impossible budget is refused at once with the space's exact minimum and its
-// breakdown, and a stored result restores its limits, pattern included.
+// breakdown, and a stored result restores its limits, pattern included. With --train-on tinyengine
+// (search/TinyEngineTrainingLimit.h) every subnet it evaluates also passes the export checker and
+// the board for its scheme (checked here through export's own path: the scheme by its pattern,
+// the reference-form graph, the checker, the ledger), the chosen scheme is the best of its family
+// (brute force), and what no subnet can train is refused naming the least budget or the rule.
 #include "TestSupport.h"
 
 #include "Error.h"
+#include "graph/Autodiff.h"
+#include "graph/KernelCoverage.h"
+#include "graph/MemoryLedger.h"
+#include "graph/PublishedSchemes.h"
 #include "graph/TrainingBudget.h"
+#include "search/TinyEngineTrainingLimit.h"
+#include "tinyengine/BoardFit.h"
+#include "tinyengine/TinyEngineExport.h"
+#include "zoo/SubnetNetwork.h"
 #include "search/ArchitectureSearch.h"
 #include "search/Feasibility.h"
 #include "search/SearchResult.h"
@@ -39,6 +51,45 @@ Constraints labLimits()
     c.set("millionMACs", 60);
     c.set("KBPeakMemory", 250);
     return c;
+}
+
+// Export's path, independent of the limit's shortcuts: the scheme by its name (loadScheme), the
+// reference-form graph with identity slices, the checker's errors, the ledger against the board.
+struct ExportVerdict {
+    int errors = 0;
+    std::string first;
+    std::int64_t ledger = 0, total = 0, updated = 0;
+};
+
+// `graph` false: the geometric coverage only (a brute force's first pass; its winner is then checked in full).
+ExportVerdict exportVerdict(const DesignSpace& s, const SubnetConfig& c, const std::string& scheme, bool graph = true)
+{
+    const Network net = networkFromSubnet(s, c);
+    const ResolvedScheme r = loadScheme(scheme, &net).resolve(net);
+    ExportVerdict v;
+    if (graph) {
+        TrainingGraph g = buildTrainingGraph(net, r, AutodiffMode::Reference);
+        insertIdentitySlices(g, net);
+        for (const Finding& f : checkForTinyEngine(g, net, nullptr))
+            if (f.error()) {
+                if (!v.errors) v.first = f.text();
+                ++v.errors;
+            }
+    } else {
+        for (const CoverageFinding& f : kernelCoverageFindings(net, r)) {
+            if (!v.errors) v.first = f.message;
+            ++v.errors;
+        }
+    }
+    const MemoryLedger m = TrainingMemoryModel(net).ledger(r, AutodiffMode::Reference);
+    v.ledger = m.peak_bytes;
+    v.total = m.inference_peak_bytes + m.extra.total();
+    for (int ci = 0; ci < net.numConvs(); ++ci) {
+        const Layer& l = net.conv(ci);
+        if (r.conv(ci).bias) v.updated += l.cout;
+        if (r.conv(ci).weight()) v.updated += static_cast<std::int64_t>(l.cout) * r.conv(ci).k * l.kh * l.kw;
+    }
+    return v;
 }
 
 std::int64_t trainingTotal(const DesignSpace& s, const SubnetConfig& c, const char* pattern = kPattern)
@@ -152,6 +203,142 @@ private Q_SLOTS:
                  std::string("runs.json: KBTrainingMemory needs constraint_definitions.KBTrainingMemory.pattern (the scheme pattern)"));
         // Results without a training limit restore as before.
         QCOMPARE(TrainingMemoryLimit::restore(space, labLimits().toJson(), Json(), "x").toJson(), labLimits().toJson());
+    }
+
+    void tinyEngineSearchReturnsOnlySubnetsTheCheckerAndTheBoardAccept()
+    {
+        const DesignSpace te = presetSpace("mcunet-fmnist-te");
+        const BoardProfile board = presetBoard("stm32f746");
+        for (const char* pattern : {"", "bias-only:6+pw1:2@1"}) {
+            Constraints c;
+            c.set("millionMACs", 60);
+            TinyEngineTrainingLimit limit(te, board, pattern, 96);
+            c.set(limit.quantity(), 96);
+            MacsOracle oracle;
+            SearchOptions o;
+            o.population = 20;
+            o.generations = 5;
+            o.seed = 5;
+            const SearchResult r = runSearch(te, oracle, c, o);
+            QVERIFY(r.found);
+            int weightSchemes = 0;
+            for (const SearchCandidate& s : r.evaluated) {
+                const TinyEngineTrainingPlan p = limit.plan(s.config);
+                QVERIFY2(p.trainable, p.refusal.c_str());
+                const ExportVerdict v = exportVerdict(te, s.config, p.scheme);
+                QVERIFY2(v.errors == 0, (p.scheme + ": " + v.first).c_str());
+                QCOMPARE(v.total, p.totalBytes());
+                QVERIFY(v.total <= 96 * 1024);
+                QCOMPARE(v.ledger, p.ledger_peak_bytes);
+                QVERIFY(v.ledger + kBoardSramMargin <= board.sram_bytes);
+                QCOMPARE(v.updated, p.updated_parameters);
+                weightSchemes += p.scheme.find("pw1") != std::string::npos;
+            }
+            // The budget leaves room for weight updates: the search finds schemes with them.
+            QVERIFY(weightSchemes > 0);
+            const Json& t = r.best_reports[TinyEngineTrainingLimit::kReportKey];
+            QCOMPARE(t["scheme"].get<std::string>(), limit.plan(r.best.config).scheme);
+            QCOMPARE(t["device_sram_estimate_bytes"].get<std::int64_t>(), limit.plan(r.best.config).ledger_peak_bytes + kBoardSramMargin);
+            // A stored result restores the limit, pattern and board included.
+            const Json j = toJson(r, false);
+            const Constraints back = TrainingMemoryLimit::restore(te, j["constraints"], j["constraint_definitions"], "history");
+            QCOMPARE(back.toJson(), c.toJson());
+            QCOMPARE(back.describe(), c.describe());
+        }
+    }
+
+    // The chosen scheme is the best bias-only:T+pw1:W@R by brute force over every (T, W, R): the
+    // most parameters among the ones export accepts within the budget, ties to the smaller total
+    // (R one of 1/8..1 for all W convs, each slice a multiple of 4 channels unless whole).
+    void theChosenSchemeIsTheBestOfItsFamily()
+    {
+        const DesignSpace te = presetSpace("mcunet-fmnist-te");
+        const BoardProfile board = presetBoard("stm32f746");
+        ArchSampler sampler(te);
+        PyRandom rng(11);
+        int withWeights = 0, partial = 0;
+        for (int i = 0; i < 2; ++i) {
+            SubnetConfig c = sampler.random(rng);
+            c.image_size = 32;
+            const Network net = networkFromSubnet(te, c);
+            std::vector<int> pw1;
+            for (int ci = 0; ci < net.numBackboneConvs(); ++ci)
+                if (net.conv(ci).role == "pw1") pw1.push_back(ci);
+            struct Member {
+                std::string scheme;
+                ExportVerdict v;
+            };
+            std::vector<Member> family;   // every (T, W, R), priced and covered once
+            for (int t = 0; t < net.numBackboneConvs(); ++t)
+                for (int w = 0; w <= static_cast<int>(pw1.size()); ++w)
+                    for (const char* r : {"1/8", "1/4", "1/2", "1"}) {
+                        if (w == 0 && std::string(r) != "1") continue;
+                        bool slices = true;
+                        for (int j = 0; j < w; ++j) {
+                            const Layer& l = net.conv(pw1[pw1.size() - 1 - static_cast<std::size_t>(j)]);
+                            for (bool compiler : {false, true}) {
+                                const int k = updatedChannels(l, parseRatio(r, "ratio"), compiler);
+                                slices &= k > 0 && (k == l.cin || k % 4 == 0);
+                            }
+                        }
+                        if (!slices) continue;
+                        const std::string scheme = w ? "bias-only:" + std::to_string(t) + "+pw1:" + std::to_string(w) + "@" + r
+                                                     : "bias-only:" + std::to_string(t);
+                        family.push_back({scheme, exportVerdict(te, c, scheme, false)});
+                    }
+            for (double budget : {24.0, 48.0, 96.0}) {
+                const Member* best = nullptr;
+                for (const Member& m : family) {
+                    const ExportVerdict& v = m.v;
+                    if (v.errors || v.total > static_cast<std::int64_t>(budget * 1024) || v.ledger + kBoardSramMargin > board.sram_bytes) continue;
+                    if (!best || v.updated > best->v.updated || (v.updated == best->v.updated && v.total < best->v.total)) best = &m;
+                }
+                const TinyEngineTrainingPlan p = TinyEngineTrainingLimit(te, board, "", budget).plan(c);
+                if (!best) {
+                    QVERIFY2(!p.trainable, p.scheme.c_str());
+                    continue;
+                }
+                QVERIFY2(p.trainable, p.refusal.c_str());
+                QCOMPARE(p.updated_parameters, best->v.updated);
+                QCOMPARE(p.totalBytes(), best->v.total);
+                const ExportVerdict full = exportVerdict(te, c, p.scheme);   // the whole checker on the choice
+                QVERIFY2(full.errors == 0, full.first.c_str());
+                withWeights += p.scheme.find("pw1") != std::string::npos;
+                partial += p.scheme.find("@1/") != std::string::npos;
+            }
+        }
+        // The family's weights and partial slices are reached, not only bias tails.
+        QVERIFY(withWeights > 0);
+        QVERIFY(partial > 0);
+    }
+
+    void whatTinyEngineCannotTrainIsRefusedBeforeSearching()
+    {
+        const BoardProfile board = presetBoard("stm32f746");
+        // Squeeze-excite in every subnet: no budget helps, and the message says why.
+        const DesignSpace se = presetSpace("mcunet-fmnist");
+        std::string e = test::errorOf([&] { TinyEngineTrainingLimit(se, board, "", 500).requireFeasible(Constraints()); });
+        QVERIFY2(e.find("no subnet of mcunet-fmnist can be trained on TinyEngine (stm32f746, scheme chosen per subnet) at any budget: "
+                        "squeeze-excite gates") != std::string::npos, e.c_str());
+        // A pattern no subnet can compile (depthwise weights): its rule.
+        const DesignSpace te = presetSpace("mcunet-fmnist-te");
+        e = test::errorOf([&] { TinyEngineTrainingLimit(te, board, "last:3", 500).requireFeasible(Constraints()); });
+        QVERIFY2(e.find("at any budget: conv 30 (blocks.10.dw): depthwise weight update") != std::string::npos, e.c_str());
+        // A budget below the least: the least, exactly (the smallest subnet with the classifier alone), and the rule.
+        const SubnetConfig smallest = ArchSampler(te).minConfig(28);
+        const ExportVerdict least = exportVerdict(te, smallest, "classifier");
+        QCOMPARE(least.errors, 0);
+        const double justBelow = (static_cast<double>(least.total) - 1) / 1024.0;
+        e = test::errorOf([&] { TinyEngineTrainingLimit(te, board, "", justBelow).requireFeasible(Constraints()); });
+        QVERIFY2(e.find("the least any needs is " + formatQuantity(static_cast<double>(least.total) / 1024.0) + " KB") != std::string::npos, e.c_str());
+        QVERIFY2(e.find("the rule that binds: the budget") != std::string::npos, e.c_str());
+        TinyEngineTrainingLimit(te, board, "", static_cast<double>(least.total) / 1024.0).requireFeasible(Constraints());
+        // A board too small for the generated code's margin: nothing fits, the board's rule says so.
+        BoardProfile tiny = board;
+        tiny.name = "tiny-board";
+        tiny.sram_bytes = 64 * 1024;
+        e = test::errorOf([&] { TinyEngineTrainingLimit(te, tiny, "", 500).requireFeasible(Constraints()); });
+        QVERIFY2(e.find("at any budget") != std::string::npos && e.find("board-sram") != std::string::npos, e.c_str());
     }
 
     void aBadPatternNamesTheTerm()

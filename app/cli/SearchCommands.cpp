@@ -16,7 +16,9 @@
 #include "space/ArchSampler.h"
 #include "search/ArchitectureSearch.h"
 #include "search/Feasibility.h"
+#include "search/TinyEngineTrainingLimit.h"
 #include "search/TrainingMemoryLimit.h"
+#include "tinyengine/BoardProfile.h"
 #include "space/SpacePresets.h"
 #include "viz/ArchDiagram.h"
 #include "viz/GraphvizRenderer.h"
@@ -228,12 +230,31 @@ int cmdPredict(const Args& argv)
 // the cheap limits reject a draw before the training memory is priced.
 std::unique_ptr<TrainingMemoryLimit> trainingLimitFromArgs(const CliArgs& a, const DesignSpace& space, Constraints& c)
 {
+    if (a.has("train-on")) return nullptr;   // tinyEngineLimitFromArgs
+    if (a.has("board")) throw InputError("--board applies with --train-on tinyengine");
     if (!a.has("train-budget") && !a.has("train-scheme")) return nullptr;
     if (!a.has("train-scheme"))
-        throw InputError("--train-budget needs --train-scheme PATTERN (e.g. bias-only:12, last:4, bias-only:12+pw1:3@1/4)");
+        throw InputError("--train-budget needs --train-scheme PATTERN (e.g. bias-only:12, last:4, bias-only:12+pw1:3@1/4), "
+                         "or --train-on tinyengine to choose the scheme per subnet");
     if (!a.has("train-budget")) throw InputError("--train-scheme needs --train-budget KB (inference peak + extra memory)");
     const double kb = a.doubleValue("train-budget", 0, 1e-6, 1e9);
     auto limit = std::make_unique<TrainingMemoryLimit>(space, a.value("train-scheme"));
+    c.set(limit->quantity(), kb);
+    return limit;
+}
+
+// --train-on tinyengine --train-budget KB [--train-scheme PATTERN] [--board NAME|FILE]: only subnets
+// TinyEngine can fine-tune on the board with their scheme (search/TinyEngineTrainingLimit.h), last in
+// the list like the plain training limit.
+std::unique_ptr<TinyEngineTrainingLimit> tinyEngineLimitFromArgs(const CliArgs& a, const DesignSpace& space, Constraints& c)
+{
+    if (!a.has("train-on")) return nullptr;
+    if (a.value("train-on") != "tinyengine")
+        throw InputError("--train-on: expected tinyengine, got '" + escapedForMessage(a.value("train-on")) + "'");
+    if (!a.has("train-budget")) throw InputError("--train-on tinyengine needs --train-budget KB (inference peak + extra memory)");
+    const double kb = a.doubleValue("train-budget", 0, 1e-6, 1e9);
+    const BoardProfile board = loadBoard(a.value("board", "stm32f746"));
+    auto limit = std::make_unique<TinyEngineTrainingLimit>(space, board, a.value("train-scheme"), kb);
     c.set(limit->quantity(), kb);
     return limit;
 }
@@ -313,8 +334,8 @@ int cmdSearch(const Args& argv)
     CliArgs a(argv,
               {"algo", "macs", "sram", "params", "flash", "constraints", "population", "generations", "parent-ratio",
                "mutation-ratio", "arch-mutate-prob", "resolution-mutate-prob", "seed", "predictor", "space", "out",
-               "train-budget", "train-scheme", "supernet", "supernet-space", "data", "calib-data", "images", "calib-images", "engine", "dtype",
-               "int8-calib-images", "threads", "diagram"},
+               "train-budget", "train-scheme", "train-on", "board", "supernet", "supernet-space", "data", "calib-data", "images", "calib-images",
+               "engine", "dtype", "int8-calib-images", "threads", "diagram"},
               {"json", "no-evaluated", "no-cache", "help", "measure"});
     if (a.flag("help")) {
         std::cout
@@ -323,6 +344,7 @@ int cmdSearch(const Args& argv)
                "           [--mutation-ratio R] [--arch-mutate-prob p] [--resolution-mutate-prob p] [--seed S]\n"
                "           [--predictor FILE] [--space NAME|FILE] [--json] [--no-evaluated] [--out FILE] [--no-cache]\n"
                "           [--train-budget KB --train-scheme PATTERN] [--diagram FILE]\n"
+               "           [--train-budget KB --train-on tinyengine [--train-scheme PATTERN] [--board NAME|FILE]]\n"
                "           [--measure [--supernet CKPT] [--supernet-space NAME|FILE] [--data DATASET] [--calib-data DATASET]\n"
                "                      [--images N] [--calib-images N] [--threads T] [--engine onednn|libtorch]\n"
                "                      [--dtype fp32|bf16|int8 [--int8-calib-images N]]]\n"
@@ -332,6 +354,11 @@ int cmdSearch(const Args& argv)
                "  --train-budget KB --train-scheme PATTERN\n"
                "                 inference peak + extra memory of fine-tuning with PATTERN <= KB, e.g.\n"
                "                 bias-only:12, last:4, bias-only:12+pw1:3@1/4 (docs/TRAINING_INSPECTOR.md)\n"
+               "  --train-on tinyengine\n"
+               "                 only subnets TinyEngine can fine-tune on --board (default stm32f746) with their scheme:\n"
+               "                 the export checker's rules on the reference-form graph, the ledger's training peak + 80 KB\n"
+               "                 within the board's SRAM, and the budget. Without --train-scheme each subnet gets the\n"
+               "                 bias-only:T+pw1:W@1 updating the most parameters within them (docs/SEARCH.md)\n"
                "  defaults: evolution, population 50, 20 generations, parent ratio 0.25, mutation ratio 0.5,\n"
                "            arch (and width) mutate prob 0.1, resolution mutate prob 0.5, seed 0.\n"
                "  --out FILE     also write the full JSON result (with every evaluated point) to FILE\n"
@@ -353,6 +380,8 @@ int cmdSearch(const Args& argv)
         if (a.has(option)) requireWritableFile(a.value(option), std::string("--") + option);
     Constraints constraints = constraintsFromArgs(a);
     std::unique_ptr<TrainingMemoryLimit> trainLimit = trainingLimitFromArgs(a, space, constraints);
+    const Constraints withoutTinyEngine = constraints;
+    std::unique_ptr<TinyEngineTrainingLimit> engineLimit = tinyEngineLimitFromArgs(a, space, constraints);
     std::unique_ptr<SupernetAccuracyOracle> measurer = measuringOracleFromArgs(a, space);
     SearchOptions o;
     o.algorithm = a.value("algo", o.algorithm);
@@ -366,6 +395,7 @@ int cmdSearch(const Args& argv)
     o.validate();
     // Prove infeasible limits before loading the predictor: the answer does not depend on it.
     requireFeasible(space, constraints);
+    if (engineLimit) engineLimit->requireFeasible(withoutTinyEngine);
     AccuracyPredictor pred = loadPredictor(a, space);
     pred.setCaching(!a.flag("no-cache"));
     SearchResult r = runSearch(space, pred, constraints, o);
@@ -400,6 +430,15 @@ int cmdSearch(const Args& argv)
         std::printf("training   %s: inference working set %.1f KB + extra %.1f KB = %.1f KB (budget %s KB)\n",
                     t["pattern"].get<std::string>().c_str(), kb("inference_peak_bytes"), kb("extra_bytes"), kb("total_bytes"),
                     formatQuantity(constraints.find(TrainingMemoryLimit::kKey)->max).c_str());
+    }
+    if (engineLimit) {
+        const Json& t = r.best_reports[TinyEngineTrainingLimit::kReportKey];
+        auto kb = [&t](const char* k) { return t[k].get<double>() / 1024.0; };
+        std::printf("training   on TinyEngine (%s) with %s: inference working set %.1f KB + extra %.1f KB = %.1f KB (budget %s KB);\n"
+                    "           ledger's training peak %.1f KB + 80 KB for the binary = %.1f of %.1f KB SRAM; %s parameters updated\n",
+                    engineLimit->board().name.c_str(), t["scheme"].get<std::string>().c_str(), kb("inference_peak_bytes"), kb("extra_bytes"),
+                    kb("total_bytes"), formatQuantity(engineLimit->budgetKB()).c_str(), kb("ledger_peak_bytes"), kb("device_sram_estimate_bytes"),
+                    kb("board_sram_bytes"), groupThousands(t["updated_parameters"].get<std::int64_t>()).c_str());
     }
     std::printf("config     %s\n\n", r.best.config.toJson().dump().c_str());
     std::printf("generation   best %%    mean %%\n");

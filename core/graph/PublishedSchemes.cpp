@@ -1,4 +1,5 @@
 #include "graph/PublishedSchemes.h"
+#include "graph/TrainingBudget.h"
 
 #include "Error.h"
 #include "io/DataPaths.h"
@@ -69,6 +70,9 @@ SparseScheme schemeByName(const std::string& name, const Network* model)
     for (const PublishedScheme& p : publishedSchemes())
         if (name == p.id() || (model && model->name == p.model && name == p.name)) return p.scheme;
 
+    // A pattern of several terms or with pw1 weights (graph/TrainingBudget.h), as search reports them.
+    if (model && (name.find('+') != std::string::npos || name.rfind("pw1:", 0) == 0))
+        return TrainingSchemePattern::parse(name).schemeFor(*model);
     auto count = [&](const std::string& text) {
         char* end = nullptr;
         long v = std::strtol(text.c_str(), &end, 10);
@@ -89,7 +93,7 @@ SparseScheme schemeByName(const std::string& name, const Network* model)
     std::string list;
     for (const PublishedScheme& p : publishedSchemes()) list += (list.empty() ? "" : ", ") + p.id();
     throw InputError("unknown scheme '" + name + "' (not a file; published: " + list +
-                     "; patterns: bias-only, bias-only:N, last:K, full, classifier)");
+                     "; patterns: bias-only, bias-only:N, last:K, full, classifier, pw1:K@R, TERM+TERM)");
 }
 
 SparseScheme loadScheme(const std::string& spec, const Network* model)

@@ -3,6 +3,7 @@
 #include "Error.h"
 #include "predict/PredictionCache.h"
 #include "search/SearchResult.h"
+#include "search/TinyEngineTrainingLimit.h"
 
 #include <cmath>
 #include <mutex>
@@ -96,16 +97,26 @@ std::int64_t TrainingMemoryLimit::budgetBytes(double budgetKB) { return static_c
 Constraints TrainingMemoryLimit::restore(const DesignSpace& space, const Json& constraints, const Json& definitions,
                                          const std::string& source)
 {
-    if (!constraints.is_object() || !constraints.contains(kKey)) return Constraints::fromJson(constraints, source);
+    const char* engineKey = TinyEngineTrainingLimit::kKey;
+    if (!constraints.is_object() || (!constraints.contains(kKey) && !constraints.contains(engineKey)))
+        return Constraints::fromJson(constraints, source);
     Json builtin = constraints;
     builtin.erase(kKey);
+    builtin.erase(engineKey);
     Constraints c = Constraints::fromJson(builtin, source);
-    const Json& v = constraints[kKey];
-    if (!v.is_number()) throw InputError(source + ": " + kKey + ": expected a number of KB, got " + jsonBrief(v));
-    if (!definitions.is_object() || !definitions.contains(kKey) || !definitions[kKey].is_object() ||
-        !definitions[kKey].contains("pattern") || !definitions[kKey]["pattern"].is_string())
-        throw InputError(source + ": " + kKey + " needs constraint_definitions." + kKey + ".pattern (the scheme pattern)");
-    c.set(TrainingMemoryLimit(space, definitions[kKey]["pattern"].get<std::string>()).quantity(), v.get<double>());
+    for (const char* key : {kKey, engineKey}) {
+        if (!constraints.contains(key)) continue;
+        const Json& v = constraints[key];
+        if (!v.is_number()) throw InputError(source + ": " + key + ": expected a number of KB, got " + jsonBrief(v));
+        const bool engine = key == engineKey;
+        if (!definitions.is_object() || !definitions.contains(key) || !definitions[key].is_object() ||
+            !definitions[key].contains("pattern") || !definitions[key]["pattern"].is_string())
+            throw InputError(source + ": " + key + " needs constraint_definitions." + key + ".pattern (the scheme pattern)");
+        if (engine)
+            c.set(TinyEngineTrainingLimit::restore(space, definitions[key], v.get<double>(), source), v.get<double>());
+        else
+            c.set(TrainingMemoryLimit(space, definitions[key]["pattern"].get<std::string>()).quantity(), v.get<double>());
+    }
     return c;
 }
 

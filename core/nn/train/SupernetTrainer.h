@@ -53,7 +53,7 @@ struct TrainRecipe {
     std::vector<TrainPhase> phases;
 
     static TrainRecipe preset(const std::string& name);
-    static const std::vector<std::string>& presetNames();   // demo, demo-finetune, demo2, demo3-teacher, demo3, demo4-teacher, demo4, tiny
+    static const std::vector<std::string>& presetNames();   // demo, demo-finetune, demo2, demo3-teacher, demo3, demo4-teacher, demo4, transfer-teacher, transfer, tiny
     static TrainRecipe fromJson(const Json& j, const std::string& source);
     Json toJson() const;
 };
