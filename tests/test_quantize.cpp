@@ -8,6 +8,7 @@
 #include "TestSupport.h"
 
 #include "Error.h"
+#include "tinyengine/BoardFit.h"
 #include "data/BatchLoader.h"
 #include "graph/ForwardLowering.h"
 #include "graph/GraphInterpreter.h"
@@ -222,6 +223,8 @@ private Q_SLOTS:
         const ExportPlan plan = planModelExport(rq);
         QCOMPARE(plan.name, std::string("subnet"));
         QVERIFY(plan.graph.liveOps() > plan.graph.forward_ops);
+        // The search's flash figure (no quantization) is the export's, to the byte (SE gates included).
+        QCOMPARE(quantizedParameterBytes(plan.network), boardUse(plan).flash_bytes);
     }
 
     void zooModelWithAForeignPickleIsRefused()

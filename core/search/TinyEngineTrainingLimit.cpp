@@ -97,6 +97,12 @@ struct TinyEngineTrainingLimit::Memo {
     std::pair<std::string, std::string> refusal(const TrainingMemoryModel& model, const ResolvedScheme& s, std::int64_t* ledgerPeak) const
     {
         const Network& net = model.network();
+        BoardUse use;
+        use.flash_bytes = quantizedParameterBytes(net);
+        if (use.flash_bytes + kBoardFlashMargin > board.flash_bytes)
+            return {"board-flash", "the int8 parameters take " + kb(use.flash_bytes) + " + " + kb(kBoardFlashMargin) +
+                                       " for TinyEngine's code and tables (measured on the emulated M7) exceeds the " + board.name + "'s " +
+                                       kb(board.flash_bytes) + " of flash"};
         for (const CoverageFinding& f : kernelCoverageFindings(net, s))
             return {"kernel-coverage", (f.conv_index < 0 ? std::string() : "conv " + std::to_string(f.conv_index) + " (" + net.conv(f.conv_index).name + "): ") + f.message};
         if (needsGraphCheck(net, s)) {
@@ -105,7 +111,6 @@ struct TinyEngineTrainingLimit::Memo {
             for (const Finding& f : checkForTinyEngine(g, net, nullptr))
                 if (f.error()) return {f.rule, f.where + ": " + f.message};
         }
-        BoardUse use;
         use.sram_bytes = model.ledger(s, AutodiffMode::Reference).peak_bytes;
         if (ledgerPeak) *ledgerPeak = use.sram_bytes;
         for (const Finding& f : checkBoardFit(board, use))

@@ -6,7 +6,8 @@
 //    and gradient kernel coverage, the stem, uint16 element counts, the classifier's 10 classes,
 //    squeeze-excite and the other ops outside the vocabulary);
 //  * the board: the memory ledger's training peak plus kBoardSramMargin (what the linked binary
-//    needed beyond the ledger on the emulated M7) within the board's SRAM, DSP and FPU present;
+//    needed beyond the ledger on the emulated M7) within the board's SRAM, the int8 parameters
+//    plus kBoardFlashMargin (code, kernels, tables) within its flash, DSP and FPU present;
 //  * the budget: inference peak + the scheme's extra memory ≤ KB, as --train-budget means without
 //    TinyEngine (TrainingMemoryLimit).
 // Its value is that total in KB for a trainable subnet and +inf for one that is not, so the

@@ -29,6 +29,18 @@ BoardUse boardUse(const ImportedGraph& im)
     return u;
 }
 
+std::int64_t quantizedParameterBytes(const Network& net)
+{
+    std::int64_t bytes = 0;
+    for (const Layer& l : net.layers) {
+        if (l.isConv())
+            bytes += static_cast<std::int64_t>(l.cout) * (l.cin / l.groups) * l.kh * l.kw + 8LL * l.cout + 2;
+        else if (l.kind == LayerKind::Add || l.kind == LayerKind::ChannelScale)
+            bytes += 3 + 3 * 4;
+    }
+    return bytes;
+}
+
 std::vector<Finding> checkBoardFit(const BoardProfile& board, const BoardUse& use)
 {
     std::vector<Finding> out;

@@ -29,6 +29,10 @@ constexpr std::int64_t kBoardSramMargin = 80 * 1024;
 constexpr std::int64_t kBoardFlashMargin = 256 * 1024;
 
 BoardUse boardUse(const ExportPlan& plan);
+// The flash figure of an export of `net` with post-training-quantized parameters, without
+// quantizing: per conv an int8 weight, int32 bias and float scale per output channel and two
+// int8 zero points; per add six scalars (PostTrainingQuantizer.cpp). Equal to boardUse(plan)'s.
+std::int64_t quantizedParameterBytes(const Network& net);
 // The same figures for an export read back (the recovered network and scheme, the graph's autodiff
 // mode, the params pickle's arrays); flash 0 without params.
 BoardUse boardUse(const ImportedGraph& im);
