@@ -111,6 +111,41 @@ private Q_SLOTS:
         QVERIFY2(bad.err.find("'last:x'") != std::string::npos, bad.err.c_str());
     }
 
+    // --train-on tinyengine: what no subnet can train exits 3 before the predictor is loaded, naming
+    // the least budget or the rule; misuse exits 2 (search/TinyEngineTrainingLimit.h).
+    void trainOnTinyEngineRefusesWhatCannotBeTrained()
+    {
+        auto te = [&](QStringList extra) {
+            return run(QStringList{QStringLiteral("search"), QStringLiteral("--space"), QStringLiteral("mcunet-fmnist-te")} + extra);
+        };
+        Run r = te({QStringLiteral("--train-on"), QStringLiteral("tinyengine"), QStringLiteral("--train-budget"), QStringLiteral("10")});
+        QCOMPARE(r.code, 3);
+        QVERIFY2(r.err.find("no subnet of mcunet-fmnist-te can be trained on TinyEngine (stm32f746, scheme chosen per subnet) within 10 KB: "
+                            "the least any needs is 11.859 KB (inference working set 11.484 KB + extra 0.375 KB of 'classifier'; the rule "
+                            "that binds: the budget") != std::string::npos && lines(r.err) == 1,
+                 r.err.c_str());
+        r = te({QStringLiteral("--train-on"), QStringLiteral("tinyengine"), QStringLiteral("--train-budget"), QStringLiteral("500"),
+                QStringLiteral("--train-scheme"), QStringLiteral("last:3")});
+        QCOMPARE(r.code, 3);
+        QVERIFY2(r.err.find("at any budget: conv 30 (blocks.10.dw): depthwise weight update") != std::string::npos, r.err.c_str());
+        r = run({QStringLiteral("search"), QStringLiteral("--space"), QStringLiteral("mcunet-fmnist"), QStringLiteral("--train-on"),
+                 QStringLiteral("tinyengine"), QStringLiteral("--train-budget"), QStringLiteral("500")});
+        QCOMPARE(r.code, 3);
+        QVERIFY2(r.err.find("at any budget: squeeze-excite gates") != std::string::npos, r.err.c_str());
+        r = te({QStringLiteral("--train-on"), QStringLiteral("tinyengine")});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.find("--train-on tinyengine needs --train-budget KB") != std::string::npos, r.err.c_str());
+        r = te({QStringLiteral("--train-on"), QStringLiteral("tflm"), QStringLiteral("--train-budget"), QStringLiteral("64")});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.find("--train-on: expected tinyengine, got 'tflm'") != std::string::npos, r.err.c_str());
+        r = te({QStringLiteral("--board"), QStringLiteral("stm32f746")});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.find("--board applies with --train-on tinyengine") != std::string::npos, r.err.c_str());
+        r = te({QStringLiteral("--train-on"), QStringLiteral("tinyengine"), QStringLiteral("--train-budget"), QStringLiteral("64"),
+                QStringLiteral("--board"), QStringLiteral("no-such-board")});
+        QCOMPARE(r.code, 2);
+    }
+
     void badInputExitsTwoWithOneLine()
     {
         const std::string limits = (tmp.path() + QStringLiteral("/limits.json")).toStdString();

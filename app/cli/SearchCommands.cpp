@@ -380,7 +380,6 @@ int cmdSearch(const Args& argv)
         if (a.has(option)) requireWritableFile(a.value(option), std::string("--") + option);
     Constraints constraints = constraintsFromArgs(a);
     std::unique_ptr<TrainingMemoryLimit> trainLimit = trainingLimitFromArgs(a, space, constraints);
-    const Constraints withoutTinyEngine = constraints;
     std::unique_ptr<TinyEngineTrainingLimit> engineLimit = tinyEngineLimitFromArgs(a, space, constraints);
     std::unique_ptr<SupernetAccuracyOracle> measurer = measuringOracleFromArgs(a, space);
     SearchOptions o;
@@ -393,9 +392,9 @@ int cmdSearch(const Args& argv)
     o.resolution_mutate_prob = a.doubleValue("resolution-mutate-prob", o.resolution_mutate_prob, 0, 1);
     o.seed = static_cast<std::uint64_t>(a.int64Value("seed", 0, 0, 4294967295LL));
     o.validate();
-    // Prove infeasible limits before loading the predictor: the answer does not depend on it.
+    // Prove infeasible limits before loading the predictor: the answer does not depend on it (the
+    // TinyEngine limit's own check included).
     requireFeasible(space, constraints);
-    if (engineLimit) engineLimit->requireFeasible(withoutTinyEngine);
     AccuracyPredictor pred = loadPredictor(a, space);
     pred.setCaching(!a.flag("no-cache"));
     SearchResult r = runSearch(space, pred, constraints, o);

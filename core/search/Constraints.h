@@ -15,6 +15,8 @@
 
 namespace tinyscope {
 
+class Constraints;
+
 struct ConstraintQuantity {
     std::string key;      // "millionMACs"
     std::string label;    // "MACs", "peak SRAM"
@@ -32,6 +34,9 @@ struct ConstraintQuantity {
     // its details for the search's winner, written as best.<report_key> (the limit is given).
     std::string report_key;
     std::function<Json(const SubnetConfig&, double limit)> report;
+    // For a quantity Feasibility cannot bound exactly (not block-monotone): its own check before a
+    // search, given the other limits; throws InfeasibleError naming what binds (requireFeasible).
+    std::function<void(const Constraints& others, double limit)> require_feasible;
 };
 
 struct Limit {

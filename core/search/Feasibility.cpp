@@ -151,6 +151,12 @@ FeasibilityReport requireFeasible(const DesignSpace& space, const Constraints& c
 {
     FeasibilityReport rep = analyseFeasibility(space, constraints);
     if (!rep.feasibleOverall()) throw InfeasibleError(rep.message());
+    for (const Limit& l : constraints.limits()) {
+        if (!l.quantity->require_feasible) continue;
+        Constraints others = constraints;
+        others.remove(l.key());
+        l.quantity->require_feasible(others, l.max);
+    }
     return rep;
 }
 

@@ -39,7 +39,8 @@ struct FeasibilityReport {
 };
 
 FeasibilityReport analyseFeasibility(const DesignSpace& space, const Constraints& constraints);
-// Throws InfeasibleError with report.message() when a limit is proven impossible.
+// Throws InfeasibleError with report.message() when a limit is proven impossible, or with the
+// message of a quantity's own require_feasible check (TinyEngineTrainingLimit).
 FeasibilityReport requireFeasible(const DesignSpace& space, const Constraints& constraints);
 
 // Smallest and largest value of a quantity over the whole space (slider ranges in the GUI).

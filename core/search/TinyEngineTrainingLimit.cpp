@@ -247,6 +247,8 @@ struct TinyEngineTrainingLimit::Memo {
         }
     }
 
+    void requireFeasible(const Constraints& others) const;
+
     TinyEngineTrainingPlan plan(const SubnetConfig& c) const
     {
         std::string key = networkKey(space, c);
@@ -262,6 +264,52 @@ struct TinyEngineTrainingLimit::Memo {
         return value;
     }
 };
+
+void TinyEngineTrainingLimit::Memo::requireFeasible(const Constraints& others) const
+{
+    const Memo& m = *this;
+    // Block-minimal subnets meeting the other limits, by what their least scheme needs (cheap:
+    // the analytic model only), then checked completely in that order: the first trainable one
+    // needs the least.
+    struct Candidate {
+        std::int64_t total;
+        SubnetConfig config;
+    };
+    std::vector<Candidate> candidates;
+    TinyEngineTrainingPlan refused;
+    SubnetConfig refusedConfig;
+    const bool enumerated = forEachBlockExtremeSubnet(m.space, false, 100000, [&](const SubnetConfig& c, const CostSummary& cost) {
+        if (!others.satisfiedBy(c, cost)) return;
+        const TrainingMemoryModel model(networkFromSubnet(m.space, c));
+        TinyEngineTrainingPlan why;
+        const std::optional<ResolvedScheme> s = m.leastScheme(model.network(), &why);
+        if (!s) {
+            if (refused.refusal.empty()) refused = why, refusedConfig = c;
+            return;
+        }
+        candidates.push_back({model.inferencePeakBytes() + model.extraMemory(*s).total(), c});
+    });
+    if (!enumerated || (candidates.empty() && refused.refusal.empty())) return;   // the search's own feasibility check speaks
+    std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) { return a.total < b.total; });
+    const std::string what = "no subnet of " + m.space.name + (others.empty() ? std::string() : " meeting " + others.describe()) +
+                             " can be trained on TinyEngine (" + m.board.name + ", scheme " +
+                             (m.patternText.empty() ? std::string("chosen per subnet") : "'" + m.patternText + "'") + ")";
+    for (const Candidate& cand : candidates) {
+        const TrainingMemoryModel model(networkFromSubnet(m.space, cand.config));
+        TinyEngineTrainingPlan unused;
+        const TinyEngineTrainingPlan p = m.check(model, *m.leastScheme(model.network(), &unused), m.patternText.empty() ? "classifier" : m.patternText, false);
+        if (!p.trainable) {
+            if (refused.refusal.empty()) refused = p, refusedConfig = cand.config;
+            continue;
+        }
+        if (p.totalBytes() <= m.budgetBytes) return;
+        throw InfeasibleError(what + " within " + kb(m.budgetBytes) + ": the least any needs is " + kb(p.totalBytes()) +
+                              " (inference working set " + kb(p.inference_peak_bytes) + " + extra " + kb(p.extra_bytes) + " of '" +
+                              p.scheme + "'; the rule that binds: the budget; subnet " + cand.config.toJson().dump() + ")");
+    }
+    throw InfeasibleError(what + " at any budget: " + refused.refusal + " (rule " + refused.refusal_rule +
+                          "; e.g. the subnet with the smallest working set: " + refusedConfig.toJson().dump() + ")");
+}
 
 namespace {
 
@@ -313,6 +361,7 @@ TinyEngineTrainingLimit::TinyEngineTrainingLimit(const DesignSpace& space, const
     };
     q->report_key = kReportKey;
     q->report = [memo](const SubnetConfig& c, double limit) { return planJson(memo->plan(c), memo->board, budgetBytesOf(limit)); };
+    q->require_feasible = [memo](const Constraints& others, double) { memo->requireFeasible(others); };
     quantity_ = std::move(q);
 }
 
@@ -328,51 +377,7 @@ std::size_t TinyEngineTrainingLimit::memoised() const
     return memo_->plans.size();
 }
 
-void TinyEngineTrainingLimit::requireFeasible(const Constraints& others) const
-{
-    const Memo& m = *memo_;
-    // Block-minimal subnets meeting the other limits, by what their least scheme needs (cheap:
-    // the analytic model only), then checked completely in that order: the first trainable one
-    // needs the least.
-    struct Candidate {
-        std::int64_t total;
-        SubnetConfig config;
-    };
-    std::vector<Candidate> candidates;
-    TinyEngineTrainingPlan refused;
-    SubnetConfig refusedConfig;
-    const bool enumerated = forEachBlockExtremeSubnet(m.space, false, 100000, [&](const SubnetConfig& c, const CostSummary& cost) {
-        if (!others.satisfiedBy(c, cost)) return;
-        const TrainingMemoryModel model(networkFromSubnet(m.space, c));
-        TinyEngineTrainingPlan why;
-        const std::optional<ResolvedScheme> s = m.leastScheme(model.network(), &why);
-        if (!s) {
-            if (refused.refusal.empty()) refused = why, refusedConfig = c;
-            return;
-        }
-        candidates.push_back({model.inferencePeakBytes() + model.extraMemory(*s).total(), c});
-    });
-    if (!enumerated || (candidates.empty() && refused.refusal.empty())) return;   // the search's own feasibility check speaks
-    std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) { return a.total < b.total; });
-    const std::string what = "no subnet of " + m.space.name + (others.empty() ? std::string() : " meeting " + others.describe()) +
-                             " can be trained on TinyEngine (" + m.board.name + ", scheme " +
-                             (m.patternText.empty() ? std::string("chosen per subnet") : "'" + m.patternText + "'") + ")";
-    for (const Candidate& cand : candidates) {
-        const TrainingMemoryModel model(networkFromSubnet(m.space, cand.config));
-        TinyEngineTrainingPlan unused;
-        const TinyEngineTrainingPlan p = m.check(model, *m.leastScheme(model.network(), &unused), m.patternText.empty() ? "classifier" : m.patternText, false);
-        if (!p.trainable) {
-            if (refused.refusal.empty()) refused = p, refusedConfig = cand.config;
-            continue;
-        }
-        if (p.totalBytes() <= m.budgetBytes) return;
-        throw InfeasibleError(what + " within " + kb(m.budgetBytes) + ": the least any needs is " + kb(p.totalBytes()) +
-                              " (inference working set " + kb(p.inference_peak_bytes) + " + extra " + kb(p.extra_bytes) + " of '" +
-                              p.scheme + "'; the rule that binds: the budget; subnet " + cand.config.toJson().dump() + ")");
-    }
-    throw InfeasibleError(what + " at any budget: " + refused.refusal + " (rule " + refused.refusal_rule +
-                          "; e.g. the subnet with the smallest working set: " + refusedConfig.toJson().dump() + ")");
-}
+void TinyEngineTrainingLimit::requireFeasible(const Constraints& others) const { memo_->requireFeasible(others); }
 
 std::optional<TinyEngineTrainingPlan> TinyEngineTrainingLimit::reportOf(const SearchResult& result)
 {
