@@ -12,7 +12,9 @@
 #include "nn/TorchRuntime.h"
 #include "search/ArchitectureSearch.h"
 #include "search/Feasibility.h"
+#include "search/TinyEngineTrainingLimit.h"
 #include "search/TrainingMemoryLimit.h"
+#include "tinyengine/BoardProfile.h"
 #include "space/SpacePresets.h"
 #include "workspace/ShippedModels.h"
 
@@ -137,6 +139,55 @@ void reportTrainingBudget(const DesignSpace& space, AccuracyPredictor& pred, con
     std::printf("  best %.3f %% at %.2f M MACs, %.1f KB peak SRAM\n", r.best.accuracy, r.best.cost.millionMacs(), r.best.cost.peakKB());
 }
 
+// The lab-size search in the TinyEngine-trainable space with and without --train-on tinyengine
+// (stm32f746, the best scheme per candidate), same run, turns taken: candidates per second and the
+// whole search's wall time, cold (a new limit: every network planned) and warm (its memo kept).
+void reportTinyEngine(int reps)
+{
+    const std::string path = shippedPredictorPath("mcunet-fmnist-te");
+    if (path.empty()) {
+        std::printf("lab size, mcunet-fmnist-te + --train-on tinyengine: skipped (no models/predictors/mcunet-fmnist-te.bin)\n");
+        return;
+    }
+    const DesignSpace te = presetSpace("mcunet-fmnist-te");
+    AccuracyPredictor pred = AccuracyPredictor::load(path, te);
+    Constraints base;
+    base.set("millionMACs", 30);
+    SearchOptions o;
+    o.population = 50;
+    o.generations = 20;
+    o.seed = 1;
+    const BoardProfile board = presetBoard("stm32f746");
+    std::printf("lab size in mcunet-fmnist-te (population 50, 20 generations, MACs <= 30 M), stm32f746, best scheme per subnet\n");
+    for (double budget : {32.0, 64.0, 128.0}) {
+        std::vector<double> without, cold, warm;
+        SearchResult r, plain;
+        for (int i = 0; i < reps; ++i) {
+            pred.clearCache();
+            auto t0 = Clock::now();
+            plain = runSearch(te, pred, base, o);
+            without.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+            Constraints c = base;
+            TinyEngineTrainingLimit limit(te, board, "", budget);
+            c.set(limit.quantity(), budget);
+            for (std::vector<double>* into : {&cold, &warm}) {
+                pred.clearCache();
+                t0 = Clock::now();
+                r = runSearch(te, pred, c, o);
+                into->push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+            }
+        }
+        for (auto* v : {&without, &cold, &warm}) std::sort(v->begin(), v->end());
+        auto perSecond = [](const SearchResult& x, double s) { return static_cast<double>(x.cost_evaluations) / s; };
+        const auto plan = TinyEngineTrainingLimit::reportOf(r);
+        std::printf("  budget %5.0f KB: without %7.2f ms (%6.0f candidates/s), cold %7.2f ms (%6.0f/s, %.1fx), warm %7.2f ms (%.1fx); "
+                    "winner %.3f %% with %s\n",
+                    budget, without.front() * 1e3, perSecond(plain, without.front()), cold.front() * 1e3, perSecond(r, cold.front()),
+                    cold.front() / without.front(), warm.front() * 1e3, warm.front() / without.front(), r.best.accuracy,
+                    plan ? plan->scheme.c_str() : "?");
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
@@ -174,6 +225,8 @@ int main(int argc, char** argv)
     ofa.population = 100;
     ofa.generations = 500;
     report("once-for-all tutorial size", space, pred, c, ofa, rounds, 1);
+    std::printf("\n");
+    reportTinyEngine(3);
     std::printf("\n%s (at the end)\n", bench::loadAverage().c_str());
     return 0;
 }

@@ -2,7 +2,8 @@
 // chart and Cancel, the predicted-vs-measured scatter, save / load; searching with live re-runs,
 // impossible limits explained, a history that survives a restart and exports, "use this subnet"
 // (the screenshot tool showing both panels after a run is test_gui's), search playback: the slider
-// and play button over a run's generations, the populations drawn, hover text and click-to-load.
+// and play button over a run's generations, the populations drawn, hover text and click-to-load;
+// the fine-tuning limit for TinyEngine on a board and the winner's scheme handed to the inspector.
 #include "ImageSupport.h"
 #include "TestSupport.h"
 
@@ -11,9 +12,15 @@
 #include "PredictorPanel.h"
 #include "ConvergenceChart.h"
 #include "ParetoChart.h"
+#include "InspectorFiles.h"
+#include "SearchLimitsForm.h"
 #include "SearchPanel.h"
 #include "SearchPlayback.h"
+#include "TrainingInspectorPanel.h"
+#include "TrainingLayerModel.h"
 
+#include "Error.h"
+#include "graph/PublishedSchemes.h"
 #include "graph/TrainingBudget.h"
 #include "io/AtomicFile.h"
 #include "nn/measure/EvaluationJob.h"
@@ -21,11 +28,19 @@
 #include "space/ArchSampler.h"
 #include "io/Text.h"
 #include "io/JsonFile.h"
+#include "search/SearchHistory.h"
+#include "search/TinyEngineTrainingLimit.h"
+#include "search/TrainingMemoryLimit.h"
 #include "space/SpacePresets.h"
+#include "tinyengine/BoardProfile.h"
+#include "zoo/SubnetNetwork.h"
 #include "workspace/ShippedModels.h"
 #include "workspace/Workspace.h"
 
+#include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QLineEdit>
+#include <QUndoStack>
 
 #include <QImage>
 #include <QLabel>
@@ -52,6 +67,21 @@ int distinctColours(QWidget* w)
     w->show();
     QApplication::processEvents();
     return distinctColours(w->grab().toImage(), 5);
+}
+
+// "" when the two resolve the same per conv, else the first difference.
+std::string schemeDifference(const ResolvedScheme& got, const ResolvedScheme& want)
+{
+    if (got.numConvs() != want.numConvs())
+        return "convs " + std::to_string(got.numConvs()) + " vs " + std::to_string(want.numConvs());
+    for (int i = 0; i < got.numConvs(); ++i) {
+        const ConvUpdate &a = got.conv(i), &b = want.conv(i);
+        if (a.bias != b.bias || a.ratio != b.ratio || a.k != b.k || a.k_compiler != b.k_compiler)
+            return "conv " + std::to_string(i) + ": bias " + std::to_string(a.bias) + " vs " + std::to_string(b.bias) + ", k " +
+                   std::to_string(a.k) + " vs " + std::to_string(b.k);
+    }
+    if (got.n_bias_update != want.n_bias_update || got.first_updated != want.first_updated) return "n_bias_update / first_updated";
+    return {};
 }
 }  // namespace
 
@@ -590,6 +620,188 @@ private Q_SLOTS:
         QCOMPARE(panel.lastResult()->constraints.find("KBPeakMemory")->max, 150.0);
         QVERIFY(panel.lastResult()->best.cost.peak_activation_bytes <= 150 * 1024);
         QVERIFY2(panel.statusText().contains(QStringLiteral("re-run live")), qPrintable(panel.statusText()));
+    }
+
+    // The fine-tuning limit for TinyEngine on a board: an empty pattern is the best scheme per
+    // subnet there (and an error with the memory-only trainer); a stored run brings back the
+    // trainer, the board and the pattern.
+    void searchLimitsFormTrainsOnTinyEngineOnABoard()
+    {
+        const DesignSpace te = presetSpace("mcunet-fmnist-te");
+        ui::AppState state;
+        state.setSpace(te, QStringLiteral("mcunet-fmnist-te"));
+        ui::SearchLimitsForm form(&state);
+        auto* trainer = form.findChild<QComboBox*>(QStringLiteral("trainer"));
+        auto* board = form.findChild<QComboBox*>(QStringLiteral("board"));
+        auto* pattern = form.findChild<QLineEdit*>(QStringLiteral("trainingPattern"));
+        auto* note = form.findChild<QLabel*>(QStringLiteral("trainingNote"));
+        QVERIFY(trainer && board && pattern && note);
+        QCOMPARE(form.trainer(), ui::SearchLimitsForm::Trainer::AnyRuntime);   // today's behaviour by default
+        QCOMPARE(form.boardName(), QStringLiteral("stm32f746"));
+        QCOMPARE(form.boardNames(), QStringList({QStringLiteral("nrf52840"), QStringLiteral("stm32f411"), QStringLiteral("stm32f746"),
+                                                  QStringLiteral("stm32h743")}));
+        QVERIFY2(!board->isEnabled(), "the board is only chosen for TinyEngine");
+
+        // Memory only: an empty pattern is an error, as before.
+        form.setTrainingLimit(96, QString(), true);
+        QVERIFY_THROWS_EXCEPTION(InputError, form.constraints());
+        QVERIFY2(note->text().contains(QStringLiteral("empty term")), qPrintable(note->text()));
+
+        // TinyEngine: the same empty pattern means the best scheme per subnet.
+        QSignalSpy edited(&form, &ui::SearchLimitsForm::edited);
+        trainer->setCurrentIndex(trainer->findText(QStringLiteral("TinyEngine on a board")));   // as the user picks it
+        QCOMPARE(edited.size(), 1);
+        QCOMPARE(form.trainer(), ui::SearchLimitsForm::Trainer::TinyEngine);
+        QVERIFY(board->isEnabled());
+        QVERIFY2(pattern->placeholderText().contains(QStringLiteral("best per subnet")), qPrintable(pattern->placeholderText()));
+        QVERIFY2(note->text().contains(QStringLiteral("the best scheme per subnet")) && note->text().contains(QStringLiteral("stm32f746")),
+                 qPrintable(note->text()));
+        const Constraints c = form.constraints();
+        QVERIFY(!c.find(TrainingMemoryLimit::kKey));
+        const Limit* l = c.find(TinyEngineTrainingLimit::kKey);
+        QVERIFY(l);
+        QCOMPARE(l->max, 96.0);
+        QCOMPARE(l->quantity->definition["pattern"].get<std::string>(), std::string("best"));
+        QCOMPARE(l->quantity->definition["board"]["name"].get<std::string>(), std::string("stm32f746"));
+        QCOMPARE(l->quantity->definition["board"], presetBoard("stm32f746").toJson());
+        // It is TinyEngineTrainingLimit's quantity: on the smallest subnet it measures what one built
+        // directly measures (the best scheme's total in KB), and it is kept while nothing changes.
+        const SubnetConfig smallest = ArchSampler(te).minConfig(te.resolutions.front());
+        const TinyEngineTrainingPlan plan = TinyEngineTrainingLimit(te, presetBoard("stm32f746"), "", 96).plan(smallest);
+        QVERIFY2(plan.trainable, plan.refusal.c_str());
+        const CostSummary cost = CostModel(te).summary(smallest);
+        QCOMPARE(l->quantity->measure(smallest, cost), static_cast<double>(plan.totalBytes()) / 1024.0);
+        QCOMPARE(form.constraints().find(TinyEngineTrainingLimit::kKey)->quantity.get(), l->quantity.get());
+        // The budget chooses the scheme: another budget is another limit.
+        form.setTrainingLimit(150, QString(), true);
+        QVERIFY(form.constraints().find(TinyEngineTrainingLimit::kKey)->quantity.get() != l->quantity.get());
+        QCOMPARE(form.constraints().find(TinyEngineTrainingLimit::kKey)->max, 150.0);
+
+        // A pattern given and another board.
+        board->setCurrentIndex(board->findText(QStringLiteral("stm32h743")));
+        form.setTrainingLimit(150, QStringLiteral("bias-only:6+pw1:2@1"), true);
+        const Constraints given = form.constraints();
+        const ConstraintQuantity& q = *given.find(TinyEngineTrainingLimit::kKey)->quantity;
+        QCOMPARE(q.definition["pattern"].get<std::string>(), std::string("bias-only:6+pw1:2@1"));
+        QCOMPARE(q.definition["board"]["name"].get<std::string>(), std::string("stm32h743"));
+        form.setTrainingLimit(150, QStringLiteral("pw1:2@1/3"), true);
+        QVERIFY_THROWS_EXCEPTION(InputError, form.constraints());
+
+        // A stored run (as SearchPanel::reopen restores it) brings back the trainer, the board and "best" as an empty pattern.
+        Constraints run;
+        run.set("millionMACs", 20);
+        run.set(TinyEngineTrainingLimit(te, presetBoard("stm32h743"), "", 120).quantity(), 120);
+        const Constraints stored = TrainingMemoryLimit::restore(te, run.toJson(), run.definitions(), "history");
+        ui::SearchLimitsForm fresh(&state);
+        QSignalSpy freshEdited(&fresh, &ui::SearchLimitsForm::edited);
+        fresh.setConstraints(stored, QString());
+        QCOMPARE(freshEdited.size(), 0);   // restored, not edited
+        QCOMPARE(fresh.trainer(), ui::SearchLimitsForm::Trainer::TinyEngine);
+        QCOMPARE(fresh.boardName(), QStringLiteral("stm32h743"));
+        QCOMPARE(fresh.findChild<QLineEdit*>(QStringLiteral("trainingPattern"))->text(), QString());
+        QVERIFY(fresh.findChild<QComboBox*>(QStringLiteral("board"))->isEnabled());
+        const Constraints back = fresh.constraints();
+        QCOMPARE(back.toJson(), run.toJson());
+        QCOMPARE(back.definitions(), run.definitions());
+        QCOMPARE(back.describe(), run.describe());
+        // With a pattern, then a memory-only run: the trainer follows the run.
+        Constraints withPattern;
+        withPattern.set(TinyEngineTrainingLimit(te, presetBoard("nrf52840"), "bias-only:6", 64).quantity(), 64);
+        fresh.setConstraints(TrainingMemoryLimit::restore(te, withPattern.toJson(), withPattern.definitions(), "history"), QString());
+        QCOMPARE(fresh.boardName(), QStringLiteral("nrf52840"));
+        QCOMPARE(fresh.constraints().definitions(), withPattern.definitions());
+        Constraints memoryOnly;
+        memoryOnly.set(TrainingMemoryLimit(te, "bias-only:4").quantity(), 200);
+        fresh.setConstraints(memoryOnly, QStringLiteral("bias-only:4"));
+        QCOMPARE(fresh.trainer(), ui::SearchLimitsForm::Trainer::AnyRuntime);
+        QVERIFY(!fresh.findChild<QComboBox*>(QStringLiteral("board"))->isEnabled());
+        QCOMPARE(fresh.constraints().definitions(), memoryOnly.definitions());
+        QVERIFY(!fresh.constraints().find(TinyEngineTrainingLimit::kKey));
+        QVERIFY_THROWS_EXCEPTION(InputError, fresh.setTrainer(ui::SearchLimitsForm::Trainer::TinyEngine, QStringLiteral("no-such-board")));
+    }
+
+    // A stored TinyEngine run (no search: the trainable space has no shipped predictor yet): the
+    // winner card's TinyEngine line, and "Use this subnet" handing the winner's scheme to the
+    // Training inspector after the subnet is set.
+    void useThisSubnetHandsTheTinyEngineSchemeToTheInspector()
+    {
+        const DesignSpace te = presetSpace("mcunet-fmnist-te");
+        const SubnetConfig smallest = ArchSampler(te).minConfig(te.resolutions.front());
+        const BoardProfile board = presetBoard("stm32f746");
+        TinyEngineTrainingLimit limit(te, board, "", 96);
+        const TinyEngineTrainingPlan plan = limit.plan(smallest);
+        QVERIFY2(plan.trainable, plan.refusal.c_str());
+        QVERIFY2(plan.scheme.find('+') != std::string::npos, plan.scheme.c_str());   // a multi-term pattern
+        SearchResult r;
+        r.constraints.set(limit.quantity(), 96);
+        r.oracle = "stored for the test";
+        r.best.config = smallest;
+        r.best.cost = CostModel(te).summary(smallest);
+        r.best.accuracy = 80;
+        r.best_reports[TinyEngineTrainingLimit::kReportKey] = limit.quantity()->report(smallest, 96);
+        r.found = true;
+        r.evaluated = {r.best};
+        r.history = {GenerationStats{}};
+        const QString historyPath = tmp.path() + QStringLiteral("/tinyengine-history.json");
+        SearchHistory(historyPath.toStdString()).add(SearchRunRecord::fromResult(r, te.name, "2025-01-01T00:00:00"));
+
+        ui::AppState state;
+        state.setSpace(te, QStringLiteral("mcunet-fmnist-te"));
+        state.setSubnet(ArchSampler(te).labMaxConfig(te.resolutions.back()));
+        ui::SearchPanel panel(&state, historyPath);
+        ui::TrainingInspectorPanel inspector(&state);
+        // MainWindow's hand-off.
+        QObject::connect(&panel, &ui::SearchPanel::winnerSchemeChosen, &inspector, &ui::TrainingInspectorPanel::applySchemePattern);
+        panel.reopen(0);
+        QCOMPARE(panel.constraints().toJson(), r.constraints.toJson());
+        QCOMPARE(panel.constraints().definitions(), r.constraints.definitions());
+        QCOMPARE(panel.findChild<ui::SearchLimitsForm*>()->trainer(), ui::SearchLimitsForm::Trainer::TinyEngine);
+        const QString line = QStringLiteral("trains on TinyEngine (stm32f746) with <tt>%1</tt>: inference working set %2 KB + extra %3 KB = "
+                                            "<b>%4 KB</b> (budget 96.0 KB); device SRAM ≈ ledger %5 KB + 80 KB = %6 KB of 320 KB; %7 parameters updated")
+                                 .arg(QString::fromStdString(plan.scheme))
+                                 .arg(plan.inference_peak_bytes / 1024.0, 0, 'f', 1)
+                                 .arg(plan.extra_bytes / 1024.0, 0, 'f', 1)
+                                 .arg(plan.totalBytes() / 1024.0, 0, 'f', 1)
+                                 .arg(plan.ledger_peak_bytes / 1024.0, 0, 'f', 1)
+                                 .arg((plan.ledger_peak_bytes + 80 * 1024) / 1024.0, 0, 'f', 1)
+                                 .arg(QString::fromStdString(groupThousands(plan.updated_parameters)));
+        bool shown = false;
+        QString texts;
+        for (QLabel* l : panel.findChildren<QLabel*>()) {
+            shown = shown || l->text().contains(line);
+            if (l->text().contains(QStringLiteral("Winner"))) texts += l->text();
+        }
+        QVERIFY2(shown, qPrintable(texts + QStringLiteral("\nexpected: ") + line));
+
+        QSignalSpy chosen(&panel, &ui::SearchPanel::winnerSchemeChosen);
+        QSignalSpy used(&panel, &ui::SearchPanel::subnetUsed);
+        panel.useWinner();
+        QCOMPARE(chosen.size(), 1);
+        QCOMPARE(chosen.front().front().toString(), QString::fromStdString(plan.scheme));
+        QCOMPARE(used.size(), 1);
+        QVERIFY(state.subnet() == smallest);
+        // The inspector shows the winner (the design-space subnet) with the winner's scheme, one undoable step.
+        QCOMPARE(inspector.currentModel(), ui::inspectorSubnetKey());
+        const Network net = networkFromSubnet(te, smallest, "design-space subnet");
+        QCOMPARE(inspector.layerModel()->network().convLayers().size(), net.convLayers().size());
+        const ResolvedScheme want = loadScheme(plan.scheme, &net).resolve(net);
+        std::string diff = schemeDifference(inspector.layerModel()->scheme(), want);
+        QVERIFY2(diff.empty(), diff.c_str());
+        QCOMPARE(inspector.layerModel()->undoStack()->undoText(), QStringLiteral("scheme %1").arg(QString::fromStdString(plan.scheme)));
+
+        // Called directly: any pattern export takes, on the current subnet; undo goes back.
+        const ResolvedScheme before = inspector.layerModel()->scheme();
+        for (const char* p : {"bias-only:9+pw1:2@1/4", "classifier", "bias-only:3"}) {
+            QVERIFY2(inspector.applySchemePattern(QString::fromLatin1(p)), p);
+            diff = schemeDifference(inspector.layerModel()->scheme(), loadScheme(p, &net).resolve(net));
+            QVERIFY2(diff.empty(), (std::string(p) + ": " + diff).c_str());
+        }
+        QVERIFY(!inspector.applySchemePattern(QStringLiteral("pw1:2@1/3")));   // refused, the scheme unchanged
+        diff = schemeDifference(inspector.layerModel()->scheme(), loadScheme("bias-only:3", &net).resolve(net));
+        QVERIFY2(diff.empty(), diff.c_str());
+        for (int i = 0; i < 3; ++i) inspector.layerModel()->undoStack()->undo();
+        diff = schemeDifference(inspector.layerModel()->scheme(), before);
+        QVERIFY2(diff.empty(), diff.c_str());
     }
 };
 

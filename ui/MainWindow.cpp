@@ -52,6 +52,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     });
     connect(search_, &SearchPanel::subnetUsed, this, [this] { tabs_->setCurrentWidget(designSpace_); });
     trainingInspector_ = new TrainingInspectorPanel(state_);
+    // A TinyEngine search's winner brings its scheme (after the subnet: the inspector follows it first).
+    connect(search_, &SearchPanel::winnerSchemeChosen, trainingInspector_, &TrainingInspectorPanel::applySchemePattern);
     tabs_->addTab(trainingInspector_, QStringLiteral("Training inspector"));
     setCentralWidget(tabs_);
     // The guided tour (Help → Tours) on the right, hidden until a tour starts.

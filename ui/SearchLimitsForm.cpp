@@ -6,10 +6,13 @@
 #include "Error.h"
 #include "io/Text.h"
 #include "search/Feasibility.h"
+#include "search/TinyEngineTrainingLimit.h"
 #include "search/TrainingMemoryLimit.h"
+#include "tinyengine/BoardFit.h"
 #include "workspace/Workspace.h"
 
 #include <QCheckBox>
+#include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QGridLayout>
@@ -26,7 +29,20 @@ namespace tinyscope::ui {
 
 namespace {
 constexpr int kSliderSteps = 1000;
+constexpr const char* kDefaultBoard = "stm32f746";
+
+int marginKB(std::int64_t bytes) { return static_cast<int>(bytes / 1024); }
+
+QString boardLine(const BoardProfile& b)
+{
+    return QStringLiteral("%1: %2 KB SRAM, %3 KB flash, %4%5")
+        .arg(QString::fromStdString(b.title.empty() ? b.name : b.title))
+        .arg(b.sram_bytes / 1024)
+        .arg(b.flash_bytes / 1024)
+        .arg(QString::fromStdString(b.core))
+        .arg(b.dsp && b.fpu != "none" ? QString() : QStringLiteral(" (no DSP or FPU: TinyEngine cannot train on it)"));
 }
+}  // namespace
 
 struct SearchLimitsForm::LimitRow {
     std::shared_ptr<const ConstraintQuantity> quantity;
@@ -110,10 +126,39 @@ QWidget* SearchLimitsForm::buildTrainingLimit()
     trainBox_ = new QGroupBox(QStringLiteral("Fine-tuning memory on the device"));
     trainBox_->setCheckable(true);
     trainBox_->setChecked(false);
-    trainBox_->setToolTip(QStringLiteral("inference peak + extra memory of sparse-update training with the pattern "
-                                         "(docs/TRAINING_INSPECTOR.md), limit key %1")
-                              .arg(QString::fromLatin1(TrainingMemoryLimit::kKey)));
+    trainBox_->setToolTip(QStringLiteral("Only subnets that can be fine-tuned on the device within the budget: inference peak + extra "
+                                         "memory of sparse-update training with the pattern (docs/TRAINING_INSPECTOR.md), limit key %1; "
+                                         "with TinyEngine on a board also what its export accepts, limit key %2 (docs/SEARCH.md)")
+                              .arg(QString::fromLatin1(TrainingMemoryLimit::kKey), QString::fromLatin1(TinyEngineTrainingLimit::kKey)));
     auto* form = new QFormLayout(trainBox_);
+    trainer_ = new QComboBox;
+    trainer_->setObjectName(QStringLiteral("trainer"));
+    trainer_->addItem(QStringLiteral("any runtime (memory only)"), int(Trainer::AnyRuntime));
+    trainer_->addItem(QStringLiteral("TinyEngine on a board"), int(Trainer::TinyEngine));
+    const QString memoryOnly = QStringLiteral("Any runtime: only the memory is checked, inference peak + extra memory of the pattern ≤ budget "
+                                              "(the pattern is needed)");
+    const QString engine = QStringLiteral("TinyEngine on a board: what <tt>tinyscope export --strict --board B</tt> checks —<br>"
+                                          "• the export checker's rules on the reference-form training graph (forward and gradient kernels "
+                                          "TinyEngine has, the stem, uint16 element counts, 10 classes, no squeeze-excite);<br>"
+                                          "• the memory ledger's training peak + %1 KB (the binary) within the board's SRAM;<br>"
+                                          "• the int8 parameters + %2 KB (code, kernels) within its flash, DSP and FPU present;<br>"
+                                          "• the budget: inference peak + extra memory of the scheme ≤ budget.<br>"
+                                          "An empty pattern: the best scheme per subnet (bias-only:T+pw1:W@R updating the most parameters "
+                                          "the budget and kernels allow)")
+                               .arg(marginKB(kBoardSramMargin))
+                               .arg(marginKB(kBoardFlashMargin));
+    trainer_->setItemData(0, memoryOnly, Qt::ToolTipRole);
+    trainer_->setItemData(1, QStringLiteral("<p>%1</p>").arg(engine), Qt::ToolTipRole);
+    trainer_->setToolTip(QStringLiteral("<p>Who fine-tunes the subnet on the device, i.e. what the limit checks.</p><p>%1.</p><p>%2.</p>")
+                             .arg(memoryOnly, engine));
+    board_ = new QComboBox;
+    board_->setObjectName(QStringLiteral("board"));
+    for (const std::string& name : presetBoardNames()) addBoard(presetBoard(name));
+    board_->setCurrentIndex(std::max(0, board_->findText(QString::fromLatin1(kDefaultBoard))));
+    board_->setToolTip(QStringLiteral("The board TinyEngine trains on: the ledger's training peak + %1 KB within its SRAM, the int8 "
+                                      "parameters + %2 KB within its flash (with the TinyEngine trainer only)")
+                           .arg(marginKB(kBoardSramMargin))
+                           .arg(marginKB(kBoardFlashMargin)));
     trainBudget_ = new QDoubleSpinBox;
     trainBudget_->setRange(1, 100000);
     trainBudget_->setDecimals(1);
@@ -122,11 +167,16 @@ QWidget* SearchLimitsForm::buildTrainingLimit()
     trainBudget_->setValue(320);
     trainBudget_->setToolTip(QStringLiteral("SRAM available for fine-tuning on the device: inference working set + the pattern's extra memory must fit"));
     trainPattern_ = new QLineEdit(QStringLiteral("bias-only:12"));
+    trainPattern_->setObjectName(QStringLiteral("trainingPattern"));
     trainPattern_->setToolTip(QStringLiteral("bias-only[:N] | last:K | full | pw1:K@R[,R…] | classifier, joined by +\n"
-                                             "e.g. bias-only:12+pw1:3@1/4"));
+                                             "e.g. bias-only:12+pw1:3@1/4\n"
+                                             "With TinyEngine, empty: the best scheme per subnet"));
     trainNote_ = new QLabel;
+    trainNote_->setObjectName(QStringLiteral("trainingNote"));
     trainNote_->setWordWrap(true);
     trainNote_->setTextFormat(Qt::RichText);
+    form->addRow(QStringLiteral("Trainer"), trainer_);
+    form->addRow(QStringLiteral("Board"), board_);
     form->addRow(QStringLiteral("Budget"), trainBudget_);
     form->addRow(QStringLiteral("Scheme pattern"), trainPattern_);
     form->addRow(trainNote_);
@@ -136,8 +186,69 @@ QWidget* SearchLimitsForm::buildTrainingLimit()
         checkTrainingPattern();
         onEdited(false);
     });
-    checkTrainingPattern();
+    connect(trainer_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] {
+        onTrainerChanged();
+        onEdited(false);
+    });
+    connect(board_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] {
+        checkTrainingPattern();
+        onEdited(false);
+    });
+    onTrainerChanged();
     return trainBox_;
+}
+
+int SearchLimitsForm::addBoard(const BoardProfile& board)
+{
+    const Json j = board.toJson();
+    for (std::size_t i = 0; i < boards_.size(); ++i)
+        if (boards_[i].toJson() == j) return static_cast<int>(i);
+    // A re-opened run's board that is not a preset (or a preset's name with other figures) gets its own entry.
+    const QString name = QString::fromStdString(board.name);
+    const bool taken = board_->findText(name) >= 0;
+    boards_.push_back(board);
+    board_->addItem(taken ? QStringLiteral("%1 (from a run)").arg(name) : name);
+    board_->setItemData(board_->count() - 1, boardLine(board), Qt::ToolTipRole);
+    return board_->count() - 1;
+}
+
+void SearchLimitsForm::onTrainerChanged()
+{
+    const bool engine = trainer() == Trainer::TinyEngine;
+    board_->setEnabled(engine);
+    trainPattern_->setPlaceholderText(engine ? QStringLiteral("empty = best per subnet") : QStringLiteral("e.g. bias-only:12"));
+    checkTrainingPattern();
+}
+
+SearchLimitsForm::Trainer SearchLimitsForm::trainer() const { return static_cast<Trainer>(trainer_->currentData().toInt()); }
+
+QString SearchLimitsForm::boardName() const
+{
+    const int i = board_->currentIndex();
+    return i >= 0 ? QString::fromStdString(boards_[static_cast<std::size_t>(i)].name) : QString();
+}
+
+QStringList SearchLimitsForm::boardNames() const
+{
+    QStringList out;
+    for (const BoardProfile& b : boards_) out << QString::fromStdString(b.name);
+    return out;
+}
+
+void SearchLimitsForm::setTrainer(Trainer trainer, const QString& board)
+{
+    int boardIndex = board_->currentIndex();
+    if (!board.isEmpty()) {
+        boardIndex = -1;
+        for (std::size_t i = 0; i < boards_.size() && boardIndex < 0; ++i)
+            if (QString::fromStdString(boards_[i].name) == board) boardIndex = static_cast<int>(i);
+        if (boardIndex < 0) boardIndex = addBoard(presetBoard(board.toStdString()));   // InputError listing the presets
+    }
+    restoring_ = true;
+    board_->setCurrentIndex(boardIndex);
+    trainer_->setCurrentIndex(trainer_->findData(int(trainer)));
+    restoring_ = false;
+    onTrainerChanged();
 }
 
 void SearchLimitsForm::onEdited(bool fromDrag)
@@ -147,10 +258,22 @@ void SearchLimitsForm::onEdited(bool fromDrag)
 
 void SearchLimitsForm::checkTrainingPattern()
 {
+    const bool engine = trainer() == Trainer::TinyEngine;
+    const QString text = trainPattern_->text();
+    const QString where = engine ? QStringLiteral("; TinyEngine's kernels, %1's SRAM (ledger + %2 KB) and flash checked")
+                                       .arg(boardName().toHtmlEscaped())
+                                       .arg(marginKB(kBoardSramMargin))
+                                 : QString();
+    if (engine && text.trimmed().isEmpty()) {
+        trainNote_->setText(QStringLiteral("<span style='color:%1'>the best scheme per subnet (bias-only:T+pw1:W@R updating the most "
+                                           "parameters): inference peak + its extra memory ≤ budget%2</span>")
+                                .arg(paletteName("text.note"), where));
+        return;
+    }
     try {
-        TrainingSchemePattern::parse(trainPattern_->text().toStdString());
-        trainNote_->setText(QStringLiteral("<span style='color:%1'>inference peak + extra memory of the pattern ≤ budget</span>")
-                                .arg(paletteName("text.note")));
+        TrainingSchemePattern::parse(text.toStdString());
+        trainNote_->setText(QStringLiteral("<span style='color:%1'>inference peak + extra memory of the pattern ≤ budget%2</span>")
+                                .arg(paletteName("text.note"), where));
     } catch (const std::exception& e) {
         trainNote_->setText(QStringLiteral("<span style='color:%1'>%2</span>")
                                 .arg(paletteName("search.error"), QString::fromUtf8(e.what()).toHtmlEscaped()));
@@ -173,7 +296,28 @@ void SearchLimitsForm::setConstraints(const Constraints& c, const QString& train
         const Limit* l = c.find(lr->quantity->key);
         setLimit(lr->quantity->key, l ? l->max : lr->spin->value(), l != nullptr);
     }
+    if (const Limit* e = c.find(TinyEngineTrainingLimit::kKey)) {
+        // The definition TinyEngineTrainingLimit wrote: {"pattern": "best" | PATTERN, "board": {...}}.
+        const Json& d = e->quantity->definition;
+        const std::string pattern = d.is_object() && d.contains("pattern") && d["pattern"].is_string() ? d["pattern"].get<std::string>() : "";
+        int boardIndex = board_->currentIndex();
+        if (d.is_object() && d.contains("board")) {
+            try {
+                boardIndex = addBoard(BoardProfile::fromJson(d["board"], "constraint_definitions.board"));
+            } catch (const std::exception&) {
+                // Restore (TinyEngineTrainingLimit::restore) read it already; keep the current board otherwise.
+            }
+        }
+        restoring_ = true;
+        board_->setCurrentIndex(boardIndex);
+        trainer_->setCurrentIndex(trainer_->findData(int(Trainer::TinyEngine)));
+        restoring_ = false;
+        onTrainerChanged();
+        setTrainingLimit(e->max, pattern == "best" ? QString() : QString::fromStdString(pattern), true);
+        return;
+    }
     const Limit* t = c.find(TrainingMemoryLimit::kKey);
+    if (t) setTrainer(Trainer::AnyRuntime);
     setTrainingLimit(t ? t->max : trainBudget_->value(), t ? trainingPattern : trainPattern_->text(), t != nullptr);
 }
 
@@ -225,7 +369,18 @@ Constraints SearchLimitsForm::constraints() const
     Constraints c;
     for (const auto& r : limits_)
         if (r->on->isChecked()) c.set(r->quantity, r->spin->value());
-    if (trainBox_->isChecked()) {
+    if (trainBox_->isChecked() && trainer() == Trainer::TinyEngine) {
+        // Last, like the memory-only limit; the budget is part of the limit (it chooses the scheme).
+        const std::string pattern = trainPattern_->text().trimmed().toStdString();
+        const BoardProfile& board = boards_.at(static_cast<std::size_t>(board_->currentIndex()));
+        const double kb = trainBudget_->value();
+        const std::string key = state_->space().name + '\n' + pattern + '\n' + board.toJson().dump() + '\n' + QString::number(kb, 'g', 17).toStdString();
+        if (!engineLimit_ || key != engineLimitKey_) {
+            engineLimit_ = std::make_shared<TinyEngineTrainingLimit>(state_->space(), board, pattern, kb);   // InputError on a bad pattern
+            engineLimitKey_ = key;
+        }
+        c.set(engineLimit_->quantity(), kb);
+    } else if (trainBox_->isChecked()) {
         // After the cheap limits, so they reject a draw before its training memory is priced.
         const std::string pattern = trainPattern_->text().toStdString();
         const std::string key = state_->space().name + '\n' + pattern;

@@ -1,9 +1,13 @@
 #pragma once
 // The Search panel's limits: one row per built-in quantity (MACs, peak SRAM, params, flash) with a
 // check box, a spin box and a slider spanning what the space can reach, and the fine-tuning
-// memory limit (budget + sparse-update scheme pattern, TrainingMemoryLimit). It knows nothing of
-// running searches: it says when the user moved a limit (edited), not when a value was restored.
+// memory limit (budget + sparse-update scheme pattern) for one of two trainers: any runtime
+// (memory only, TrainingMemoryLimit) or TinyEngine on a board (TinyEngineTrainingLimit: the export
+// checker, the board's SRAM and flash, the budget; an empty pattern = the best scheme per subnet).
+// It knows nothing of running searches: it says when the user moved a limit (edited), not when a
+// value was restored.
 #include "search/Constraints.h"
+#include "tinyengine/BoardProfile.h"
 
 #include <QWidget>
 
@@ -11,12 +15,14 @@
 #include <string>
 #include <vector>
 
+class QComboBox;
 class QDoubleSpinBox;
 class QGroupBox;
 class QLabel;
 class QLineEdit;
 
 namespace tinyscope {
+class TinyEngineTrainingLimit;
 class TrainingMemoryLimit;
 }
 
@@ -30,12 +36,28 @@ public:
     explicit SearchLimitsForm(AppState* state, QWidget* parent = nullptr);
     ~SearchLimitsForm() override;
 
-    // The limits switched on; InputError when the fine-tuning pattern does not parse.
+    // Who trains on the device, i.e. what the fine-tuning limit checks.
+    enum class Trainer {
+        AnyRuntime,   // memory only: inference peak + extra memory of the pattern <= budget (KBTrainingMemory)
+        TinyEngine,   // what `tinyscope export --strict --board B` checks, and the budget (KBTinyEngineTraining)
+    };
+
+    // The limits switched on; InputError when the fine-tuning pattern does not parse (an empty
+    // one included, except for TinyEngine, where empty means the best scheme per subnet).
     Constraints constraints() const;
     void setLimit(const std::string& key, double value, bool enabled);   // InputError: unknown key
-    // The fine-tuning memory limit: inference peak + extra memory of `pattern` <= `kb` KB.
+    // The fine-tuning memory limit: inference peak + extra memory of `pattern` <= `kb` KB (the
+    // trainer stays as it is).
     void setTrainingLimit(double kb, const QString& pattern, bool enabled);
-    // Shows `c` (a re-opened run's limits); `trainingPattern` is its fine-tuning pattern, if limited.
+    // The trainer and, for TinyEngine, the board: a preset name or one this form has shown ("" keeps
+    // the current board). InputError for an unknown board.
+    void setTrainer(Trainer trainer, const QString& board = QString());
+    Trainer trainer() const;
+    QString boardName() const;     // the board chosen (used with the TinyEngine trainer)
+    QStringList boardNames() const;
+    // Shows `c` (a re-opened run's limits); `trainingPattern` is its fine-tuning pattern, if limited
+    // by KBTrainingMemory. A KBTinyEngineTraining limit brings back the TinyEngine trainer, its board
+    // and its pattern (from the quantity's definition; "best" shows as an empty pattern).
     void setConstraints(const Constraints& c, const QString& trainingPattern);
     void syncRanges();             // slider ranges from the current space
     void applyWorkspaceLimits();   // the workspace's starting limits (Workspace::search_limits)
@@ -50,16 +72,24 @@ private:
     QWidget* buildTrainingLimit();
     void checkTrainingPattern();
     void onEdited(bool fromDrag);
+    void onTrainerChanged();
+    int addBoard(const BoardProfile& board);   // combo index of `board` (added when new)
 
     AppState* state_;
     std::vector<std::unique_ptr<LimitRow>> limits_;
     QGroupBox* trainBox_ = nullptr;   // checkable: the limit is on
     QDoubleSpinBox* trainBudget_ = nullptr;
     QLineEdit* trainPattern_ = nullptr;
+    QComboBox* trainer_ = nullptr;    // item data: int(Trainer)
+    QComboBox* board_ = nullptr;      // item i is boards_[i]
+    std::vector<BoardProfile> boards_;   // the presets, then boards of re-opened runs that are not
     QLabel* trainNote_ = nullptr;     // the pattern's parse error, or what it updates
     // Parsed once per (space, pattern): keeps the per-network memo across live re-runs.
     mutable std::shared_ptr<TrainingMemoryLimit> trainLimit_;
     mutable std::string trainLimitKey_;
+    // Once per (space, pattern, board, budget): the scheme chosen per subnet depends on the budget.
+    mutable std::shared_ptr<TinyEngineTrainingLimit> engineLimit_;
+    mutable std::string engineLimitKey_;
     bool restoring_ = false;
 };
 

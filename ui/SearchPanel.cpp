@@ -21,6 +21,7 @@
 #include "nn/measure/EvaluationJob.h"
 #include "search/Feasibility.h"
 #include "search/SearchHistory.h"
+#include "search/TinyEngineTrainingLimit.h"
 #include "space/SpacePresets.h"
 #include "space/SpaceTransfer.h"
 #include "workspace/Workspace.h"
@@ -360,8 +361,15 @@ void SearchPanel::useWinner()
     if (!shown_ || !shown_->found) return;
     try {
         shown_->best.config.validate(state_->space(), "winner");   // the space may have changed since
-        state_->setSubnet(shown_->best.config);
-        Q_EMIT state_->message(QStringLiteral("Selected the search winner (%1 % predicted)").arg(shown_->best.accuracy, 0, 'f', 3));
+        state_->setSubnet(shown_->best.config);   // first: the inspector rebuilds its network on subnetChanged
+        QString scheme;
+        if (const auto t = TinyEngineTrainingLimit::reportOf(*shown_); t && t->trainable && !t->scheme.empty())
+            scheme = QString::fromStdString(t->scheme);
+        Q_EMIT state_->message(scheme.isEmpty() ? QStringLiteral("Selected the search winner (%1 % predicted)").arg(shown_->best.accuracy, 0, 'f', 3)
+                                                : QStringLiteral("Selected the search winner (%1 % predicted) with its TinyEngine scheme %2")
+                                                      .arg(shown_->best.accuracy, 0, 'f', 3)
+                                                      .arg(scheme));
+        if (!scheme.isEmpty()) Q_EMIT winnerSchemeChosen(scheme);
         Q_EMIT subnetUsed();
     } catch (const std::exception& e) {
         status_->setText(QString::fromUtf8(e.what()).toHtmlEscaped());

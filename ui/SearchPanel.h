@@ -55,7 +55,9 @@ public:
     void cancel();
     bool busy() const;
     void reopen(int historyRow);                // shows a stored run (and brings back its space)
-    void useWinner();                           // selects the winner in the other panels
+    // Selects the winner in the other panels; a winner with a TinyEngine report then hands its
+    // scheme on (winnerSchemeChosen), after the subnet is set.
+    void useWinner();
     // Selects evaluated[index] of the shown run in the other panels (a click on the Pareto chart);
     // false, with the reason in the status line, when the stored run kept no config for it.
     bool loadCandidate(std::size_t index);
@@ -90,6 +92,9 @@ Q_SIGNALS:
     void searchFinished(bool ok);
     void winnerMeasured(bool ok);
     void subnetUsed();
+    // "Use this subnet" on a winner TinyEngine can train: its scheme pattern ("bias-only:9+pw1:2@1/4"),
+    // emitted after AppState::setSubnet (the Training inspector's applySchemePattern takes it).
+    void winnerSchemeChosen(const QString& pattern);
 
 protected:
     // The first time the panel is shown it runs the default search (a preview, not recorded), so

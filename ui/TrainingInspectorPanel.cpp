@@ -285,6 +285,28 @@ void TrainingInspectorPanel::applyLastLayers(int k)
     scrollToFirstUpdated();
 }
 
+bool TrainingInspectorPanel::applySchemePattern(const QString& pattern)
+{
+    if (currentModel() != inspectorSubnetKey() && !selectModel(subnetEntryName())) return false;
+    if (!model_->hasNetwork() || !model_->obstacle().isEmpty()) {
+        Q_EMIT state_->message(QStringLiteral("Training inspector: the scheme %1 was not applied (%2)")
+                                   .arg(pattern, model_->hasNetwork() ? model_->obstacle() : QStringLiteral("no network for the subnet")));
+        return false;
+    }
+    const Network& net = model_->network();
+    ResolvedScheme scheme;
+    try {
+        // By name, never as a file: the pattern comes from a search report.
+        scheme = schemeByName(pattern.toStdString(), &net).resolve(net, "scheme '" + pattern.toStdString() + "'");
+    } catch (const std::exception& e) {
+        Q_EMIT state_->message(QStringLiteral("Training inspector: %1").arg(QString::fromUtf8(e.what())));
+        return false;
+    }
+    model_->applyScheme(scheme, QStringLiteral("scheme %1").arg(pattern));
+    scrollToFirstUpdated();
+    return true;
+}
+
 void TrainingInspectorPanel::resetScheme()
 {
     if (!model_->hasNetwork() || !model_->obstacle().isEmpty()) return;

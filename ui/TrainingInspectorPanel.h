@@ -53,6 +53,12 @@ public:
     void applyBiasOnly(int n);
     void applyLastLayers(int k);
     void resetScheme();   // the classifier only
+    // A scheme pattern ("classifier", "bias-only:N", "last:K", "bias-only:9+pw1:2@1/4", a published
+    // name, as search reports and export take them) on the Design-space panel's subnet, selected
+    // first if another model is shown: one undoable step. False, with the reason as a status
+    // message, when the pattern does not resolve for the subnet or it cannot be lowered.
+    // The search winner's TinyEngine scheme comes here ("Use this subnet", after the subnet is set).
+    bool applySchemePattern(const QString& pattern);
     void setAutodiffMode(AutodiffMode mode);
     void setBudgetKB(double kb);
     double budgetKB() const;

@@ -5,13 +5,39 @@
 #include "SubnetDiagramView.h"
 
 #include "io/Text.h"
+#include "search/TinyEngineTrainingLimit.h"
 #include "search/TrainingMemoryLimit.h"
+#include "tinyengine/BoardFit.h"
 
+#include <QEvent>
 #include <QLabel>
 #include <QPushButton>
 #include <QVBoxLayout>
 
 namespace tinyscope::ui {
+
+namespace {
+
+// The winner's text is never cut: a wrapped label's height follows its width (layouts in a
+// splitter do not ask heightForWidth), so the diagram below gives up room instead. With the
+// fine-tuning and TinyEngine lines the text runs to six lines in a 1280×720 window.
+void fitHeight(QLabel* label)
+{
+    const int h = label->heightForWidth(label->width());
+    if (h > 0 && h != label->minimumHeight()) label->setMinimumHeight(h);
+}
+
+class FitHeightOnResize : public QObject {
+public:
+    using QObject::QObject;
+    bool eventFilter(QObject* watched, QEvent* e) override
+    {
+        if (e->type() == QEvent::Resize) fitHeight(static_cast<QLabel*>(watched));
+        return false;
+    }
+};
+
+}  // namespace
 
 WinnerCard::WinnerCard(QWidget* parent) : QWidget(parent)
 {
@@ -24,8 +50,10 @@ WinnerCard::WinnerCard(QWidget* parent) : QWidget(parent)
     text_->setTextFormat(Qt::RichText);
     text_->setWordWrap(true);
     text_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    text_->installEventFilter(new FitHeightOnResize(text_));
     use_ = new QPushButton(QStringLiteral("Use this subnet"));
-    use_->setToolTip(QStringLiteral("Select the winner in the Design-space panel"));
+    use_->setToolTip(QStringLiteral("Select the winner in the Design-space panel; a winner of a TinyEngine search also takes its "
+                                    "scheme to the Training inspector (on the design-space subnet)"));
     measure_ = new QPushButton(QStringLiteral("Measure on the supernet"));
     measure_->setToolTip(QStringLiteral("Top-1 of the winner on the workspace's supernet: all its test images, BN re-calibrated "
                                         "on 2,000 holdout images. A workspace without a supernet (Lab 3's VWW) measures on the "
@@ -61,6 +89,7 @@ void WinnerCard::showWinner(std::shared_ptr<const SearchResult> result, const De
     deploy_->setEnabled(hasWinner());
     measure_->setEnabled(hasWinner() || measuring_);
     text_->setText(base_);
+    fitHeight(text_);
 }
 
 const std::string& WinnerCard::diagramDot() const { return diagram_->dot(); }
@@ -87,6 +116,26 @@ QString WinnerCard::winnerText() const
                     .arg(kb(t->extra_bytes), 0, 'f', 1)
                     .arg(kb(t->total_bytes), 0, 'f', 1)
                     .arg(kb(t->budget_bytes), 0, 'f', 1);
+    }
+    // The TinyEngine limit's report (TinyEngineTrainingLimit): the scheme the winner trains with on the board.
+    if (const auto p = TinyEngineTrainingLimit::reportOf(*result_)) {
+        auto kb = [](std::int64_t bytes) { return static_cast<double>(bytes) / 1024.0; };
+        const QString board = QString::fromStdString(p->board);
+        const std::int64_t device = p->ledger_peak_bytes + kBoardSramMargin;
+        {   // every subnet such a search returns is trainable (the limit rejects the others)
+            text += QStringLiteral("<br>trains on TinyEngine (%1) with <tt>%2</tt>: inference working set %3 KB + extra %4 KB = "
+                                   "<b>%5 KB</b> (budget %6 KB); device SRAM ≈ ledger %7 KB + %8 KB = %9 KB%10; %11 parameters updated")
+                        .arg(board.toHtmlEscaped(), QString::fromStdString(p->scheme).toHtmlEscaped())
+                        .arg(kb(p->inference_peak_bytes), 0, 'f', 1)
+                        .arg(kb(p->extra_bytes), 0, 'f', 1)
+                        .arg(kb(p->totalBytes()), 0, 'f', 1)
+                        .arg(kb(p->budget_bytes), 0, 'f', 1)
+                        .arg(kb(p->ledger_peak_bytes), 0, 'f', 1)
+                        .arg(kBoardSramMargin / 1024)
+                        .arg(kb(device), 0, 'f', 1)
+                        .arg(QStringLiteral(" of %1 KB").arg(kb(p->board_sram_bytes), 0, 'f', 0))
+                        .arg(QString::fromStdString(groupThousands(p->updated_parameters)));
+        }
     }
     if (!diagramError_.isEmpty()) text += QStringLiteral("<br><i>%1</i>").arg(diagramError_.toHtmlEscaped());
     if (!result_->warnings.empty()) {
@@ -116,6 +165,7 @@ void WinnerCard::setMeasurement(const WinnerMeasurement& m, bool measuring, cons
                                       : QString());
     }
     text_->setText(base_ + line);
+    fitHeight(text_);
 }
 
 }  // namespace tinyscope::ui

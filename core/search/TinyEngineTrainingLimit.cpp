@@ -391,6 +391,9 @@ std::optional<TinyEngineTrainingPlan> TinyEngineTrainingLimit::reportOf(const Se
     p.updated_parameters = t.value("updated_parameters", std::int64_t{0});
     p.trainable = t.value("trainable", false);
     p.refusal = t.value("refusal", "");
+    p.board = t.value("board", "");
+    p.board_sram_bytes = t.value("board_sram_bytes", std::int64_t{0});
+    p.budget_bytes = t.value("budget_bytes", std::int64_t{0});
     return p;
 }
 

@@ -47,6 +47,9 @@ struct TinyEngineTrainingPlan {
     std::int64_t updated_parameters = 0;         // biases and weight elements the scheme updates (classifier included)
     std::string refusal;                         // when !trainable: the rule that binds, in words
     std::string refusal_rule;                    // its checker id ("weight-gradient-kernel", "board-sram", "budget", …)
+    // Set in a report read back (reportOf): the board and budget it was checked against.
+    std::string board;
+    std::int64_t board_sram_bytes = 0, budget_bytes = 0;
 };
 
 class TinyEngineTrainingLimit {
