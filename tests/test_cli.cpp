@@ -35,7 +35,7 @@ private Q_SLOTS:
 
     void costJsonOfOneSubnet()
     {
-        Run r = run({QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--json")});
+        Run r = run({QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--json"), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
         QCOMPARE(r.code, 0);
         Json j = Json::parse(r.out);
         QVERIFY(j.is_object());
@@ -53,7 +53,7 @@ private Q_SLOTS:
         REQUIRE_SHARED();
         Json ref = readJsonFile(test::sharedPath("reference/mcunet-vww/cost_reference.json"));
         Run r = run({QStringLiteral("cost"), QStringLiteral("--random"), QStringLiteral("10"), QStringLiteral("--seed"),
-                     QStringLiteral("0"), QStringLiteral("--json")});
+                     QStringLiteral("0"), QStringLiteral("--json"), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
         QCOMPARE(r.code, 0);
         Json j = Json::parse(r.out);
         QVERIFY(j.is_array());
@@ -70,14 +70,14 @@ private Q_SLOTS:
     {
         std::string cfg = (tmp.path() + QStringLiteral("/max.json")).toStdString();
         writeFileAtomic(cfg, R"({"wid": 1, "ks": [7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7], "e": [6,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6], "d": [2,2,2,2,2,2], "image_size": 96})");
-        Run r = run({QStringLiteral("cost"), QString::fromStdString(cfg)});
+        Run r = run({QStringLiteral("cost"), QString::fromStdString(cfg), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
         QCOMPARE(r.code, 0);
         QVERIFY2(r.out.find("79.416432 M") != std::string::npos, r.out.c_str());
         QVERIFY(r.out.find("270.00 KB") != std::string::npos);
         QVERIFY(r.out.find("2,478,862") != std::string::npos);
-        Run same = run({QStringLiteral("cost"), QStringLiteral("--max"), QStringLiteral("--resolution"), QStringLiteral("96")});
+        Run same = run({QStringLiteral("cost"), QStringLiteral("--max"), QStringLiteral("--resolution"), QStringLiteral("96"), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
         QCOMPARE(same.out, r.out);
-        Run many = run({QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--max"), QStringLiteral("--json")});
+        Run many = run({QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--max"), QStringLiteral("--json"), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
         QVERIFY(Json::parse(many.out).is_array());
     }
 
@@ -86,11 +86,11 @@ private Q_SLOTS:
         // The lab's draw: title with the subnet's own MACs and peak SRAM, one node per active block
         // coloured by kernel size, the peak-SRAM block outlined; the format follows the suffix.
         auto file = [this](const char* name) { return tmp.path() + QLatin1Char('/') + QLatin1String(name); };
-        Run j = run({QStringLiteral("cost"), QStringLiteral("--max"), QStringLiteral("--json")});
+        Run j = run({QStringLiteral("cost"), QStringLiteral("--max"), QStringLiteral("--json"), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
         QCOMPARE(j.code, 0);
         const Json cost = Json::parse(j.out);
         for (const char* name : {"max.dot", "max.svg", "max.png"}) {
-            Run r = run({QStringLiteral("cost"), QStringLiteral("--max"), QStringLiteral("--diagram"), file(name)});
+            Run r = run({QStringLiteral("cost"), QStringLiteral("--max"), QStringLiteral("--diagram"), file(name), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
             QCOMPARE(r.code, 0);
             QVERIFY2(r.out.rfind("wrote " + file(name).toStdString() + "\n", 0) == 0, r.out.c_str());
         }
@@ -112,7 +112,7 @@ private Q_SLOTS:
         const std::string png = readFileBytes(file("max.png").toStdString());
         QVERIFY(png.rfind("\x89PNG\r\n", 0) == 0);
         // --json stays parseable with --diagram: nothing but the JSON on stdout.
-        Run both = run({QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--json"), QStringLiteral("--diagram"), file("min.gv")});
+        Run both = run({QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--json"), QStringLiteral("--diagram"), file("min.gv"), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
         QCOMPARE(both.code, 0);
         QCOMPARE(Json::parse(both.out)["macs"].get<long long>(), 8302128LL);
         QVERIFY(readFileBytes(file("min.gv").toStdString()).rfind("digraph subnet {", 0) == 0);
@@ -122,30 +122,49 @@ private Q_SLOTS:
     {
         std::string cfg = (tmp.path() + QStringLiteral("/min.json")).toStdString();
         writeFileAtomic(cfg, R"({"wid": 0, "ks": [3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3], "e": [3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3], "d": [0,0,0,0,0,0], "image_size": 96})");
-        Run r = run({QStringLiteral("encode"), QString::fromStdString(cfg), QStringLiteral("--json")});
+        Run r = run({QStringLiteral("encode"), QString::fromStdString(cfg), QStringLiteral("--json"), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
         QCOMPARE(r.code, 0);
         Json j = Json::parse(r.out);
         QCOMPARE(j["one_hot_indices"].get<std::vector<int>>(),
                  (std::vector<int>{0, 5, 8, 17, 20, 29, 32, 41, 44, 53, 56, 65, 68, 77, 80, 89, 92, 101, 104, 113, 116, 125}));
         QCOMPARE(j["bits"].get<std::string>().size(), std::size_t(128));
-        Run d = run({QStringLiteral("decode"), QString::fromStdString(j["bits"].get<std::string>())});
+        Run d = run({QStringLiteral("decode"), QString::fromStdString(j["bits"].get<std::string>()), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
         QCOMPARE(d.code, 0);
         Json c = Json::parse(d.out);
         QCOMPARE(c["wid"].get<int>(), 0);
         QCOMPARE(c["d"].get<std::vector<int>>(), (std::vector<int>{0, 0, 0, 0, 0, 1}));
         QCOMPARE(c["ks"][2].get<int>(), 0);   // inactive block
-        Run d2 = run({QStringLiteral("decode"), QStringLiteral("--indices"), QStringLiteral("0,5,8,17,20,29,32,41,44,53,56,65,68,77,80,89,92,101,104,113,116,125")});
+        Run d2 = run({QStringLiteral("decode"), QStringLiteral("--indices"), QStringLiteral("0,5,8,17,20,29,32,41,44,53,56,65,68,77,80,89,92,101,104,113,116,125"), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
         QCOMPARE(d2.out, d.out);
     }
 
     void spaceShow()
     {
-        Run r = run({QStringLiteral("space"), QStringLiteral("show")});
+        Run r = run({QStringLiteral("space"), QStringLiteral("show"), QStringLiteral("mcunet-vww")});
         QCOMPARE(r.code, 0);
         QVERIFY(r.out.find("mcunet-vww") != std::string::npos);
         QVERIFY(r.out.find("128 dims") != std::string::npos);
         Run j = run({QStringLiteral("space"), QStringLiteral("show"), QStringLiteral("mcunet-vww"), QStringLiteral("--json")});
         QCOMPARE(Json::parse(j.out)["n_classes"].get<int>(), 2);
+    }
+
+    // Without --space the CLI works in the default space, mcunet-fmnist: the GUI's first-start
+    // workspace (space/SpacePresets.h, defaultSpaceName).
+    void theDefaultSpaceIsFashionMnist()
+    {
+        Run show = run({QStringLiteral("space"), QStringLiteral("show")});
+        QCOMPARE(show.code, 0);
+        QVERIFY2(show.out.rfind("mcunet-fmnist (mcunet)\n", 0) == 0, show.out.c_str());
+        QVERIFY(show.out.find("126 dims") != std::string::npos);
+        Run cost = run({QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--json")});
+        QCOMPARE(cost.code, 0);
+        Run named = run({QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--json"), QStringLiteral("--space"), QStringLiteral("mcunet-fmnist")});
+        QCOMPARE(cost.out, named.out);
+        const Json j = Json::parse(cost.out);
+        QCOMPARE(j["config"]["image_size"].get<int>(), 28);   // the smallest Fashion-MNIST resolution
+        QCOMPARE(j["macs"].get<long long>(), 868008LL);
+        QCOMPARE(j["peak_activation_bytes"].get<long long>(), 6272LL);
+        QCOMPARE(j["params"].get<long long>(), 307618LL);
     }
 
     void badInputIsOneLineAndExitCode2()
@@ -158,7 +177,7 @@ private Q_SLOTS:
             QStringList args;
             const char* expect;
         } cases[] = {
-            {{QStringLiteral("cost"), QString::fromStdString(bad)}, "bad.json: ks[19]: 9 is not one of [3, 5, 7]"},
+            {{QStringLiteral("cost"), QString::fromStdString(bad), QStringLiteral("--space"), QStringLiteral("mcunet-vww")}, "bad.json: ks[19]: 9 is not one of [3, 5, 7]"},
             {{QStringLiteral("cost"), QString::fromStdString(broken)}, "broken.json: line 1"},
             {{QStringLiteral("cost"), QStringLiteral("/no/such/file.json")}, "/no/such/file.json: cannot open"},
             {{QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--macz")}, "unknown option --macz"},
@@ -166,7 +185,7 @@ private Q_SLOTS:
             {{QStringLiteral("cost"), QStringLiteral("--random"), QStringLiteral("x")}, "--random: expected an integer"},
             {{QStringLiteral("cost")}, "nothing to cost"},
             {{QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--space"), QStringLiteral("mars")}, "unknown design space 'mars'"},
-            {{QStringLiteral("decode"), QStringLiteral("0101")}, "uses 128"},
+            {{QStringLiteral("decode"), QStringLiteral("0101"), QStringLiteral("--space"), QStringLiteral("mcunet-vww")}, "uses 128"},
             {{QStringLiteral("frobnicate")}, "unknown command 'frobnicate'"},
             {{QStringLiteral("cost"), QStringLiteral("--random"), QStringLiteral("2"), QStringLiteral("--diagram"), QStringLiteral("x.svg")},
              "--diagram draws one subnet; 2 are given"},

@@ -175,7 +175,14 @@ private Q_SLOTS:
     // Issue 19: a workspace keeps a space with its own supernet, predictor and data.
     void workspacesKeepTheirArtefactsTogether()
     {
-        QCOMPARE(shippedWorkspaceNames(), (std::vector<std::string>{"fashion-mnist", "lab3-vww"}));
+        QCOMPARE(shippedWorkspaceNames(), (std::vector<std::string>{"fashion-mnist", "fashion-mnist-te", "lab3-vww"}));
+        // The first-start workspace's space is the CLI's default space (one default for both).
+        QCOMPARE(shippedWorkspace(shippedWorkspaceNames().front()).space.name, std::string(defaultSpaceName()));
+        const Workspace te = shippedWorkspace("fashion-mnist-te");
+        QCOMPARE(te.space.name, std::string("mcunet-fmnist-te"));
+        QCOMPARE(te.data, std::string("fashion-mnist:test"));
+        QCOMPARE(te.predictor, shippedPredictorPath("mcunet-fmnist-te"));
+        QCOMPARE(te.supernet, shippedSupernetPath("mcunet-fmnist-te"));
         const Workspace f = shippedWorkspace("fashion-mnist");
         QCOMPARE(f.space.name, std::string("mcunet-fmnist"));
         QCOMPARE(f.data, std::string("fashion-mnist:test"));
@@ -191,7 +198,7 @@ private Q_SLOTS:
         QVERIFY(v.data.empty());
         QVERIFY2(v.evaluationBlocker().find("no supernet of space mcunet-vww") != std::string::npos, v.evaluationBlocker().c_str());
         QCOMPARE(v.search_limits, (std::vector<std::pair<std::string, double>>{{"millionMACs", 60}, {"KBPeakMemory", 250}}));
-        QCOMPARE(errorOf([] { shippedWorkspace("vww"); }), std::string("unknown workspace 'vww' (shipped: fashion-mnist, lab3-vww)"));
+        QCOMPARE(errorOf([] { shippedWorkspace("vww"); }), std::string("unknown workspace 'vww' (shipped: fashion-mnist, fashion-mnist-te, lab3-vww)"));
 
         // A preset space brings its workspace; a file that reuses the name with another structure does not.
         QCOMPARE(workspaceForSpace(presetSpace("mcunet-vww"), "x.json").name, std::string("lab3-vww"));

@@ -93,12 +93,14 @@ private Q_SLOTS:
 
     void searchMeasuresItsWinnerLikeEval()
     {
-        // The VWW predictor's winner, transferred to the Fashion-MNIST supernet, measured: the same
-        // top-1 as `eval` of the transferred config on the same images.
-        test::CliRun r = test::runTinyscope({QStringLiteral("search"), QStringLiteral("--macs"), QStringLiteral("60"), QStringLiteral("--sram"),
-                                          QStringLiteral("250"), QStringLiteral("--generations"), QStringLiteral("3"), QStringLiteral("--measure"),
-                                          QStringLiteral("--supernet"), ckpt, QStringLiteral("--data"), folder, QStringLiteral("--calib-images"),
-                                          QStringLiteral("0"), QStringLiteral("--json"), QStringLiteral("--no-evaluated")});
+        // The VWW predictor's winner (--space mcunet-vww: the default space is mcunet-fmnist), transferred
+        // to the Fashion-MNIST supernet, measured: the same top-1 as `eval` of the transferred config on
+        // the same images.
+        test::CliRun r = test::runTinyscope({QStringLiteral("search"), QStringLiteral("--space"), QStringLiteral("mcunet-vww"), QStringLiteral("--macs"),
+                                          QStringLiteral("60"), QStringLiteral("--sram"), QStringLiteral("250"), QStringLiteral("--generations"),
+                                          QStringLiteral("3"), QStringLiteral("--measure"), QStringLiteral("--supernet"), ckpt, QStringLiteral("--data"),
+                                          folder, QStringLiteral("--calib-images"), QStringLiteral("0"), QStringLiteral("--json"),
+                                          QStringLiteral("--no-evaluated")});
         QVERIFY2(r.code == 0, r.err.c_str());
         const Json m = Json::parse(r.out)["measurement"];
         QCOMPARE(m["space"].get<std::string>(), std::string("mcunet-fmnist"));

@@ -185,12 +185,12 @@ private Q_SLOTS:
         QCOMPARE(Json::parse(load.out)["extra_bytes"].get<long long>(), 100896LL);
         const std::string cfg = file("subnet.json");
         writeFileAtomic(cfg, R"({"wid": 0, "ks": [3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3], "e": [3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3], "d": [0,0,0,0,0,0], "image_size": 96})");
-        Run z = run(args({"zoo", "show", "--config", cfg.c_str(), "--json"}));
+        Run z = run(args({"zoo", "show", "--config", cfg.c_str(), "--space", "mcunet-vww", "--json"}));
         QCOMPARE(z.code, 0);
         QCOMPARE(Json::parse(z.out)["params"].get<long long>(), 304538LL);
-        Run m = run(args({"memory", "--config", cfg.c_str(), "--scheme", "bias-only:6", "--json"}));
+        Run m = run(args({"memory", "--config", cfg.c_str(), "--space", "mcunet-vww", "--scheme", "bias-only:6", "--json"}));
         QCOMPARE(m.code, 0);
-        Run g = run(args({"train-graph", "--config", cfg.c_str(), "--scheme", "last:4", "--json"}));
+        Run g = run(args({"train-graph", "--config", cfg.c_str(), "--space", "mcunet-vww", "--scheme", "last:4", "--json"}));
         QCOMPARE(g.code, 0);
         QVERIFY(Json::parse(g.out)["op_type_counts"].contains("nn.mcumultiply"));   // squeeze-excite blocks
     }

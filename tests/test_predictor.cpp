@@ -228,7 +228,8 @@ private Q_SLOTS:
             p.setProcessEnvironment(env);
             p.start(test::tinyscopeBinary(), {QStringLiteral("train-predictor"), QStringLiteral("--data"), data, QStringLiteral("--out"), out,
                                               QStringLiteral("--recipe"), QStringLiteral("lab"), QStringLiteral("--batch-size"), QStringLiteral("64"),
-                                              QStringLiteral("--epochs"), QStringLiteral("2"), QStringLiteral("--quiet")});
+                                              QStringLiteral("--epochs"), QStringLiteral("2"), QStringLiteral("--quiet"),
+                                              QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
             QVERIFY(p.waitForFinished(120000));
             QVERIFY2(p.exitCode() == 0, qPrintable(QString::fromUtf8(p.readAllStandardError())));
             QFile f(out);

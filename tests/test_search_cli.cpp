@@ -28,7 +28,8 @@ private Q_SLOTS:
     void searchMeetsTheLabsLimitsAndAccuracy()
     {
         Run r = run({QStringLiteral("search"), QStringLiteral("--macs"), QStringLiteral("60"), QStringLiteral("--sram"),
-                     QStringLiteral("250"), QStringLiteral("--seed"), QStringLiteral("1"), QStringLiteral("--json")});
+                     QStringLiteral("250"), QStringLiteral("--seed"), QStringLiteral("1"), QStringLiteral("--json"),
+                     QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
         QCOMPARE(r.code, 0);
         Json j = Json::parse(r.out);
         const Json& best = j["best"];
@@ -49,7 +50,7 @@ private Q_SLOTS:
         const QString diagram = tmp.path() + QStringLiteral("/winner.dot");
         Run again = run({QStringLiteral("search"), QStringLiteral("--macs"), QStringLiteral("60"), QStringLiteral("--sram"),
                          QStringLiteral("250"), QStringLiteral("--seed"), QStringLiteral("1"), QStringLiteral("--json"),
-                         QStringLiteral("--no-evaluated"), QStringLiteral("--diagram"), diagram});
+                         QStringLiteral("--no-evaluated"), QStringLiteral("--diagram"), diagram, QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
         QCOMPARE(Json::parse(again.out)["best"]["config"], best["config"]);
         QVERIFY(!Json::parse(again.out).contains("evaluated"));
         const std::string title = "predicted top-1 " + formatFixed(best["predicted_accuracy"].get<double>(), 2) + " %   MACs(M): " +
@@ -72,7 +73,7 @@ private Q_SLOTS:
 
     void impossibleLimitsExitThreeWithTheSpacesMinimum()
     {
-        Run r = run({QStringLiteral("search"), QStringLiteral("--sram"), QStringLiteral("64")});
+        Run r = run({QStringLiteral("search"), QStringLiteral("--sram"), QStringLiteral("64"), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
         QCOMPARE(r.code, 3);
         QCOMPARE(r.err, std::string("tinyscope search: peak SRAM ≤ 64 KB is impossible: the smallest subnet in this space needs 72 KB\n"));
         QVERIFY(r.out.empty());
@@ -84,7 +85,7 @@ private Q_SLOTS:
             return QStringList{QStringLiteral("search"), QStringLiteral("--macs"), QStringLiteral("60"), QStringLiteral("--sram"),
                                QStringLiteral("250"), QStringLiteral("--train-budget"), QString::fromLatin1(kb),
                                QStringLiteral("--train-scheme"), QStringLiteral("bias-only:12+pw1:3@1/4"), QStringLiteral("--seed"),
-                               QStringLiteral("1")};
+                               QStringLiteral("1"), QStringLiteral("--space"), QStringLiteral("mcunet-vww")};
         };
         Run r = run(args("200") << QStringLiteral("--json") << QStringLiteral("--no-evaluated"));
         QCOMPARE(r.code, 0);
@@ -222,7 +223,7 @@ private Q_SLOTS:
         const std::string cfgs = (tmp.path() + QStringLiteral("/two.json")).toStdString();
         writeFileAtomic(cfgs, R"([{"wid": 0, "ks": [3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3], "e": [3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3], "d": [0,0,0,0,0,0], "image_size": 96},
                                    {"wid": 1, "ks": [7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7], "e": [6,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6], "d": [2,2,2,2,2,2], "image_size": 160}])");
-        Run r = run({QStringLiteral("predict"), QString::fromStdString(cfgs), QStringLiteral("--json")});
+        Run r = run({QStringLiteral("predict"), QString::fromStdString(cfgs), QStringLiteral("--json"), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
         QCOMPARE(r.code, 0);
         Json j = Json::parse(r.out);
         QCOMPARE(j["predictions"].size(), std::size_t(2));
@@ -230,7 +231,7 @@ private Q_SLOTS:
         const double large = j["predictions"][1]["predicted_accuracy"].get<double>();
         QVERIFY2(small > 80 && small < 90 && large > 92 && large < 96, r.out.c_str());
         QCOMPARE(j["predictions"][0]["macs"].get<long long>(), 8302128LL);
-        r = run({QStringLiteral("predict"), QString::fromStdString(cfgs)});
+        r = run({QStringLiteral("predict"), QString::fromStdString(cfgs), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
         QCOMPARE(r.code, 0);
         QVERIFY(r.out.find("MLP predictor for mcunet-vww") != std::string::npos);
     }
@@ -246,7 +247,7 @@ private Q_SLOTS:
         writeJsonFile((tmp.path() + QStringLiteral("/data/src/small_acc_table.json")).toStdString(), part);
         const QString out = tmp.path() + QStringLiteral("/mine.bin");
         Run r = run({QStringLiteral("train-predictor"), QStringLiteral("--data"), tmp.path() + QStringLiteral("/data"),
-                     QStringLiteral("--out"), out, QStringLiteral("--epochs"), QStringLiteral("3"), QStringLiteral("--json")});
+                     QStringLiteral("--out"), out, QStringLiteral("--epochs"), QStringLiteral("3"), QStringLiteral("--json"), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
         QCOMPARE(r.code, 0);
         Json card = Json::parse(r.out);
         QCOMPARE(card["data"]["pairs"].get<int>(), 600);
@@ -258,7 +259,8 @@ private Q_SLOTS:
         QVERIFY(QFileInfo::exists(tmp.path() + QStringLiteral("/mine.json")));
         const std::string cfg = (tmp.path() + QStringLiteral("/one.json")).toStdString();
         writeFileAtomic(cfg, R"({"wid": 0, "ks": [3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3], "e": [3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3], "d": [0,0,0,0,0,0], "image_size": 96})");
-        r = run({QStringLiteral("predict"), QStringLiteral("--predictor"), out, QString::fromStdString(cfg), QStringLiteral("--json")});
+        r = run({QStringLiteral("predict"), QStringLiteral("--predictor"), out, QString::fromStdString(cfg), QStringLiteral("--json"),
+                 QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
         QCOMPARE(r.code, 0);
         const double acc = Json::parse(r.out)["predictions"][0]["predicted_accuracy"].get<double>();
         QVERIFY(acc > 70 && acc < 100);

@@ -147,7 +147,7 @@ private Q_SLOTS:
                              "convergence-chart, winner-card, run-history, inspector-toolbar, memory-cards, memory-chart, scheme-table, "
                              "training-graph, fine-tune], got 'nowhere'"));
         QCOMPARE(tourError(withStep(R"({"action": "workspace", "name": "../../../etc/passwd"})")),
-                 std::string("t.json: steps[0].do[0].name: expected one of [fashion-mnist, lab3-vww], got '../../../etc/passwd'"));
+                 std::string("t.json: steps[0].do[0].name: expected one of [fashion-mnist, fashion-mnist-te, lab3-vww], got '../../../etc/passwd'"));
         QCOMPARE(tourError(withStep(R"({"action": "search", "population": 1e9, "generations": 1e9})")),
                  std::string("t.json: steps[0].do[0]: search options: population must be in 1..100000, got 1000000000"));
         QCOMPARE(tourError(withStep(R"({"action": "search", "generations": 1e9})")),

@@ -73,11 +73,11 @@ struct SupernetChoice {
 
 SupernetChoice chooseSupernet(const CliArgs& a)
 {
-    if (a.has("supernet")) return {loadSpace(a.value("space", "mcunet-fmnist")), a.value("supernet")};
+    if (a.has("supernet")) return {loadSpace(a.value("space", defaultSpaceName())), a.value("supernet")};
     const std::string shipped = findModelFile("supernets/mcunet-fmnist.pth");
     if (shipped.empty())
         throw InputError("no --supernet given and the shipped demo supernet (models/supernets/mcunet-fmnist.pth) was not found");
-    return {loadSpace(a.value("space", "mcunet-fmnist")), shipped};
+    return {loadSpace(a.value("space", defaultSpaceName())), shipped};
 }
 
 SubnetConfig chooseConfig(const CliArgs& a, const DesignSpace& space)

@@ -73,7 +73,7 @@ int cmdTrainSupernet(const Args& argv)
                      "  global batch's statistics (synchronised); --local-bn: each rank's own, as DDP without SyncBatchNorm.\n";
         return 0;
     }
-    DesignSpace space = loadSpace(a.value("space", "mcunet-fmnist"));
+    DesignSpace space = loadSpace(a.value("space", defaultSpaceName()));
     TrainRecipe recipe = a.has("recipe") ? TrainRecipe::fromJson(readJsonFile(a.value("recipe")), a.value("recipe"))
                                          : TrainRecipe::preset(a.value("preset", "demo"));
     if (a.has("seed")) recipe.seed = static_cast<std::uint64_t>(a.int64Value("seed", 0, 0, kMaxSeed));
@@ -229,7 +229,7 @@ int cmdMakeAccdata(const Args& argv)
     requireWritableFolder(dir + "/src", "--out");
     if (a.has("name")) requireFileStem(a.value("name"), "--name", kMaxAccdataName);
     configureAllocator();
-    DesignSpace space = loadSpace(a.value("space", "mcunet-fmnist"));
+    DesignSpace space = loadSpace(a.value("space", defaultSpaceName()));
     std::string ckpt = a.value("supernet", findModelFile("supernets/mcunet-fmnist.pth"));
     if (ckpt.empty()) throw InputError("no --supernet given and the shipped demo supernet was not found");
     Supernet supernet = Supernet::load(space, ckpt);
@@ -351,7 +351,7 @@ int cmdShipSupernet(const Args& argv)
     for (const std::string& f : {stem, stem + ".pth", stem + ".json"}) requireWritableFile(f, "--out");
     configureAllocator();
     setTorchThreads(defaultBatchThreads());
-    DesignSpace space = loadSpace(a.value("space", "mcunet-fmnist"));
+    DesignSpace space = loadSpace(a.value("space", defaultSpaceName()));
     const std::string runCkpt = a.value("run") + "/supernet.pth";
     Checkpoint run = readCheckpoint(runCkpt);
     const std::string* stateText = run.text("tinyscope_training");

@@ -34,6 +34,6 @@ DesignSpace loadSpace(const std::string& nameOrPath)
     return presetSpace(nameOrPath);
 }
 
-const char* defaultSpaceName() { return "mcunet-vww"; }
+const char* defaultSpaceName() { return "mcunet-fmnist"; }
 
 }  // namespace tinyscope

@@ -13,6 +13,8 @@ DesignSpace presetSpace(const std::string& name);       // throws InputError lis
 // A preset name, or a path to a space JSON file.
 DesignSpace loadSpace(const std::string& nameOrPath);
 
-const char* defaultSpaceName();                          // "mcunet-vww"
+// The space of the first-start workspace (workspace/Workspace.h: the first shipped one): what the
+// CLI searches, costs and evaluates without --space, and the space of a model given without one.
+const char* defaultSpaceName();                          // "mcunet-fmnist"
 
 }  // namespace tinyscope

@@ -1,11 +1,14 @@
 #include "workspace/ShippedModels.h"
 
+#include "space/SpacePresets.h"
+
 #include "io/DataPaths.h"
 #include "io/JsonFile.h"
 
 namespace tinyscope {
 
 std::string shippedSupernetPath(const std::string& spaceName) { return findModelFile("supernets/" + spaceName + ".pth"); }
+std::string shippedSupernetPath() { return shippedSupernetPath(defaultSpaceName()); }
 
 std::string shippedPredictorPath(const std::string& spaceName) { return findModelFile("predictors/" + spaceName + ".bin"); }
 

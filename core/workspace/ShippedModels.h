@@ -5,9 +5,10 @@
 
 namespace tinyscope {
 
-// The supernet shipped for a space: models/supernets/<space>.pth ("" if absent). Only the
-// Fashion-MNIST space has one (the demo supernet, trained by `train-supernet`).
-std::string shippedSupernetPath(const std::string& spaceName = "mcunet-fmnist");
+// The supernet shipped for a space: models/supernets/<space>.pth ("" if absent); by default the
+// default space's (SpacePresets.h). The Fashion-MNIST spaces have one (trained by `train-supernet`).
+std::string shippedSupernetPath(const std::string& spaceName);
+std::string shippedSupernetPath();
 // The predictor shipped for a space: models/predictors/<space>.bin ("" if absent).
 std::string shippedPredictorPath(const std::string& spaceName);
 // The space a checkpoint belongs to by its card (<stem>.json beside <stem>.pth, field "space");

@@ -30,7 +30,9 @@ struct Workspace {
     std::string evaluationBlocker() const;
 };
 
-std::vector<std::string> shippedWorkspaceNames();   // {"fashion-mnist", "lab3-vww"}: the first is the default
+// {"fashion-mnist", "fashion-mnist-te", "lab3-vww"}: the first is the first-start workspace, its space
+// defaultSpaceName() (test_design_space checks they agree).
+std::vector<std::string> shippedWorkspaceNames();
 // A shipped workspace with the artefacts found on this installation (a missing supernet or
 // predictor file leaves its field empty). Throws InputError listing the names.
 Workspace shippedWorkspace(const std::string& name);

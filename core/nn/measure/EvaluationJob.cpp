@@ -87,7 +87,7 @@ EvaluationRequest supernetRequest(const std::string& checkpoint)
     EvaluationRequest rq;
     rq.supernet = checkpoint;
     const std::string cardSpace = supernetCardSpace(checkpoint);
-    rq.space = presetSpace(cardSpace.empty() ? "mcunet-fmnist" : cardSpace);
+    rq.space = presetSpace(cardSpace.empty() ? defaultSpaceName() : cardSpace);
     return rq;
 }
 

@@ -23,7 +23,7 @@ std::vector<float> floats(const at::Tensor& t)
     return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
 }
 
-std::string spaceName(const std::string& space) { return space.empty() ? "mcunet-fmnist" : space; }
+std::string spaceName(const std::string& space) { return space.empty() ? defaultSpaceName() : space; }
 
 Json floatsJson(const float (&v)[3]) { return Json::array({v[0], v[1], v[2]}); }
 

@@ -67,7 +67,7 @@ PreparedModel prepareFloatModel(const ModelSpec& spec, const QuantizeOptions& o,
     m.description = spec.describe();
     if (!spec.supernet.empty()) {
         if (!spec.zoo.empty()) throw InputError("give either a zoo model or --supernet/--config, not both");
-        const DesignSpace space = loadSpace(spec.space.empty() ? "mcunet-fmnist" : spec.space);
+        const DesignSpace space = loadSpace(spec.space.empty() ? defaultSpaceName() : spec.space);
         ArchSampler sampler(space);
         SubnetConfig config;
         const std::string which = spec.config.empty() ? "max" : spec.config;

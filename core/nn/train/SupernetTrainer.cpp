@@ -111,11 +111,12 @@ TrainRecipe TrainRecipe::preset(const std::string& name)
     // instead of 0.61) buys twice the teacher's epochs and about twice the shrinking steps.
     if (name == "demo4-teacher") return teacherStage(4, 18);
     if (name == "demo4") return frozenTeacherStage(4, 25600, 38400, 44800, 6, 44800);
-    // Transfer (the TinyEngine-trainable space, docs/SUPERNET_TRAINING.md): both stages start from
-    // a related space's trained weights (--init-from), so the teacher needs 4 epochs instead of 18
-    // and the shrinking phases about a third of demo4's images.
+    // Transfer (the TinyEngine-trainable space, docs/SUPERNET_TRAINING.md): stage 1 starts from a
+    // related space's trained once-for-all weights (--init-from), whose kernels, depths and widths
+    // were already trained elastic, so the teacher needs 4 epochs instead of 18 and the shrinking
+    // phases a sixth of demo4's images.
     if (name == "transfer-teacher") return teacherStage(5, 4);
-    if (name == "transfer") return frozenTeacherStage(5, 12800, 12800, 19200, 2, 32000);
+    if (name == "transfer") return frozenTeacherStage(5, 6400, 6400, 12800, 1, 32000);
     if (name == "demo-finetune") {
         // Stage 2 of the shipped run (with --init-from the stage-1 supernet): the largest network
         // alone at a lower rate, then the sandwich with the children learning half from the labels.
