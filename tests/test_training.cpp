@@ -16,6 +16,7 @@
 #include "nn/supernet/Supernet.h"
 #include "nn/train/SupernetTrainer.h"
 #include "space/SpacePresets.h"
+#include "workspace/ShippedModels.h"
 
 #include <ATen/ATen.h>
 
@@ -270,6 +271,35 @@ private Q_SLOTS:
         QCOMPARE(shipped.state_dict.front().second.scalar_type(), at::kHalf);
         Supernet net = Supernet::load(presetSpace("mcunet-fmnist"), (stem + QStringLiteral(".pth")).toStdString());
         QVERIFY(net.parameterBytes() > 1000000);
+    }
+
+    // A run of another space, initialised from the shipped supernet (the TinyEngine-trainable
+    // space's recipe): ship-supernet takes the run's space, refuses another, and the card's
+    // reproduce line names the space and the shipped file the first stage started from.
+    void shippingARunOfAnotherSpaceKeepsItsSpaceAndItsStartingWeights()
+    {
+        const std::string shipped = shippedSupernetPath("mcunet-fmnist");
+        if (shipped.empty()) QSKIP("needs models/supernets/mcunet-fmnist.pth");
+        const QString run = tmp.path() + QStringLiteral("/te");
+        Run t = runTinyscope(trainArgs(run) << QStringLiteral("--space") << QStringLiteral("mcunet-fmnist-te") << QStringLiteral("--init-from")
+                                            << QString::fromStdString(shipped));
+        QVERIFY2(t.code == 0, qPrintable(t.out + t.err));
+        const QString stem = tmp.path() + QStringLiteral("/te-shipped");
+        Run wrong = runTinyscope({QStringLiteral("ship-supernet"), QStringLiteral("--run"), run, QStringLiteral("--out"), stem,
+                                  QStringLiteral("--space"), QStringLiteral("mcunet-fmnist")});
+        QCOMPARE(wrong.code, 2);
+        QVERIFY2(wrong.err.contains(QStringLiteral("--space mcunet-fmnist: the run ") + run + QStringLiteral(" trained space 'mcunet-fmnist-te'")),
+                 qPrintable(wrong.err));
+        QVERIFY(!QFile::exists(stem + QStringLiteral(".pth")));   // nothing written
+        Run s = runTinyscope({QStringLiteral("ship-supernet"), QStringLiteral("--run"), run, QStringLiteral("--out"), stem, QStringLiteral("--images"),
+                              QStringLiteral("50"), QStringLiteral("--calib-images"), QStringLiteral("16")});
+        QVERIFY2(s.code == 0, qPrintable(s.out + s.err));
+        const Json card = readJsonFile((stem + QStringLiteral(".json")).toStdString());
+        QCOMPARE(card["space"].get<std::string>(), std::string("mcunet-fmnist-te"));
+        QCOMPARE(card["reproduce"].get<std::string>(),
+                 "tinyscope train-supernet --space mcunet-fmnist-te --preset tiny --init-from models/supernets/mcunet-fmnist.pth --out RUN1 && "
+                 "tinyscope ship-supernet --run RUN1 --out " + stem.toStdString());
+        QVERIFY(Supernet::load(presetSpace("mcunet-fmnist-te"), (stem + QStringLiteral(".pth")).toStdString()).parameterBytes() > 1000000);
     }
 
     void teacherLogitCacheKeepsTheTopKAndSpreadsTheRest()

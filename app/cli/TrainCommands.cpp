@@ -6,6 +6,7 @@
 #include "Error.h"
 #include "cost/CostModel.h"
 #include "data/ImageDataset.h"
+#include "io/AtomicFile.h"
 #include "io/DataPaths.h"
 #include "io/JsonFile.h"
 #include "io/OutputPaths.h"
@@ -19,6 +20,7 @@
 
 #include <ATen/ATen.h>
 #include "space/SpacePresets.h"
+#include "workspace/ShippedModels.h"
 
 #include <algorithm>
 #include <cmath>
@@ -310,6 +312,7 @@ Json trainingStages(const Json& lastState)
     for (const Json& st : states) {
         const std::string preset = presetOf(st["recipe"]);
         stages.push_back({{"preset", preset.empty() ? Json(nullptr) : Json(preset)},
+                          {"space", st.value("space", std::string(defaultSpaceName()))},
                           {"recipe", st["recipe"]},
                           {"seconds", st["elapsed_seconds"]},
                           {"cpu_seconds", st.contains("cpu_seconds") ? st["cpu_seconds"] : Json(nullptr)},
@@ -322,13 +325,27 @@ Json trainingStages(const Json& lastState)
 // The commands that rebuild the shipped file: one train-supernet per stage, then ship-supernet.
 std::string reproduceCommand(const Json& stages, const std::string& stem)
 {
+    // A first stage initialised from a file that is a shipped supernet names it where a clone has it.
+    auto initialWeights = [](const std::string& from) {
+        if (!fileExists(from)) return from;
+        const std::string bytes = readFileBytes(from);
+        for (const std::string& space : presetSpaceNames()) {
+            const std::string shipped = shippedSupernetPath(space);
+            if (!shipped.empty() && readFileBytes(shipped) == bytes) return "models/supernets/" + space + ".pth";
+        }
+        return from;
+    };
     std::string cmd;
     for (std::size_t i = 0; i < stages.size(); ++i) {
         const Json& st = stages[i];
         const std::string run = "RUN" + std::to_string(i + 1);
-        cmd += "tinyscope train-supernet " +
-               (st["preset"].is_string() ? "--preset " + st["preset"].get<std::string>() : std::string("--recipe RECIPE") + std::to_string(i + 1) + ".json");
+        cmd += "tinyscope train-supernet ";
+        const std::string space = st.value("space", std::string(defaultSpaceName()));
+        if (space != defaultSpaceName()) cmd += "--space " + space + " ";
+        cmd += st["preset"].is_string() ? "--preset " + st["preset"].get<std::string>() : std::string("--recipe RECIPE") + std::to_string(i + 1) + ".json";
         if (i > 0) cmd += " --init-from RUN" + std::to_string(i) + "/supernet.pth";
+        else if (st["recipe"].contains("init_from") && st["recipe"]["init_from"].is_string())
+            cmd += " --init-from " + initialWeights(st["recipe"]["init_from"].get<std::string>());
         cmd += " --out " + run + " && ";
     }
     return cmd + "tinyscope ship-supernet --run RUN" + std::to_string(stages.size()) + " --out " + stem;
@@ -339,6 +356,7 @@ int cmdShipSupernet(const Args& argv)
     CliArgs a(argv, {"run", "out", "space", "storage", "calib-images", "images"}, {"help"});
     if (a.flag("help") || !a.has("run") || !a.has("out")) {
         std::cout << "usage: tinyscope ship-supernet --run DIR --out PATH_STEM [--space NAME|FILE] [--storage float16|float32]\n"
+                     "  (the space is the run's; --space for a space file of that name)\n"
                      "                              [--images N] [--calib-images N]\n"
                      "  Writes PATH_STEM.pth (a plain real-format supernet, float16 by default) from a finished training\n"
                      "  run and PATH_STEM.json, its card: data, recipe, seed, training time and the top-1 measured on the\n"
@@ -351,7 +369,6 @@ int cmdShipSupernet(const Args& argv)
     for (const std::string& f : {stem, stem + ".pth", stem + ".json"}) requireWritableFile(f, "--out");
     configureAllocator();
     setTorchThreads(defaultBatchThreads());
-    DesignSpace space = loadSpace(a.value("space", defaultSpaceName()));
     const std::string runCkpt = a.value("run") + "/supernet.pth";
     Checkpoint run = readCheckpoint(runCkpt);
     const std::string* stateText = run.text("tinyscope_training");
@@ -359,6 +376,11 @@ int cmdShipSupernet(const Args& argv)
     Json state = parseJson(*stateText, runCkpt);
     if (!state.value("finished", false))
         throw InputError(runCkpt + ": training has not finished (run train-supernet again to continue it)");
+    // The run's own space (its state names it); --space only for a space file of that name.
+    const std::string runSpace = state.value("space", std::string());
+    DesignSpace space = loadSpace(a.value("space", runSpace.empty() ? std::string(defaultSpaceName()) : runSpace));
+    if (!runSpace.empty() && space.name != runSpace)
+        throw InputError("--space " + space.name + ": the run " + a.value("run") + " trained space '" + runSpace + "'");
     const std::string storage = a.value("storage", "float16");
     if (storage != "float16" && storage != "float32") throw InputError("--storage must be float16 or float32");
     StateDict sd;
