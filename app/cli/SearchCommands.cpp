@@ -160,8 +160,8 @@ int cmdPredict(const Args& argv)
                      "  --random N  N subnets drawn like the lab's random_sample_arch, --seed S as random.seed(S) (default 0;\n"
                      "              the shipped accuracy datasets used seed 0: take another seed for subnets they never saw)\n"
                      "  Without --predictor the shipped one for the space is used (models/predictors/<space>.bin).\n"
-                     "  --measure   also measure every subnet on a supernet (defaults as for search --measure: the shipped\n"
-                     "              Fashion-MNIST supernet, all fashion-mnist:test images, BN re-calibrated on 2,000 holdout\n"
+                     "  --measure   also measure every subnet on a supernet (defaults as for search --measure: the supernet\n"
+                     "              shipped for --space (else the Fashion-MNIST one), all fashion-mnist:test images, BN re-calibrated on 2,000 holdout\n"
                      "              images) and rank the predictions against the measurements: Kendall tau-b, Pearson r,\n"
                      "              MAE, and MAE after removing the mean offset.\n";
         return a.flag("help") ? 0 : 2;
@@ -270,10 +270,12 @@ std::unique_ptr<SupernetAccuracyOracle> measuringOracleFromArgs(const CliArgs& a
             if (a.has(o)) throw InputError(std::string("--") + o + " only applies with --measure");
         return nullptr;
     }
-    const std::string checkpoint = a.value("supernet", shippedSupernetPath());
+    // The search space's own shipped supernet, else the default space's (a winner is then transferred).
+    const std::string own = shippedSupernetPath(searchSpace.name);
+    const std::string checkpoint = a.value("supernet", own.empty() ? shippedSupernetPath() : own);
     if (checkpoint.empty())
-        throw InputError("--measure: no --supernet given and the shipped demo supernet (models/supernets/mcunet-fmnist.pth) was not "
-                         "found; pass --supernet CKPT (e.g. made by tinyscope train-supernet)");
+        throw InputError("--measure: no --supernet given and no supernet ships for space " + searchSpace.name +
+                         " or the default space; pass --supernet CKPT (e.g. made by tinyscope train-supernet)");
     if (!fileExists(checkpoint)) throw InputError(checkpoint + ": no such supernet checkpoint");
     EvaluationRequest rq = supernetRequest(checkpoint);
     if (a.has("supernet-space")) rq.space = loadSpace(a.value("supernet-space"));
@@ -365,9 +367,9 @@ int cmdSearch(const Args& argv)
                "  --diagram FILE the winner's block diagram as FILE.svg, .png or .dot\n"
                "  --measure      after the search, measure the winner's top-1 on a supernet (BN re-calibrated on\n"
                "                 --calib-images of --calib-data, default 2000 of fashion-mnist:holdout; --images of --data,\n"
-               "                 default all of fashion-mnist:test). Default supernet: the shipped Fashion-MNIST one\n"
-               "                 (space mcunet-fmnist, or its card's). A winner of another space (e.g. --space mcunet-vww)\n"
-               "                 is transferred: same blocks, resolution of the same rank. --engine: who\n"
+               "                 default all of fashion-mnist:test). Default supernet: the one shipped for --space, else\n"
+               "                 the Fashion-MNIST one. A winner of another space (e.g. --space mcunet-vww) is\n"
+               "                 transferred: same blocks, resolution of the same rank. --engine: who\n"
                "                 computes (default onednn); --dtype bf16: oneDNN's bf16 plans (AVX-512 BF16 or AMX);\n"
                "                 --dtype int8: the deployed top-1 (our PTQ on --int8-calib-images, default 200, of\n"
                "                 --calib-data, then Int8Forward's exact arithmetic on oneDNN's int8 plans).\n"
