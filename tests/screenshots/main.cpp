@@ -1,4 +1,4 @@
-// tinyscope-screenshots DIR [--no-measure] [--size WxH] [--scale F] [--skip-teaching | --teaching-only]: renders the workbench's panels
+// tinyscope-screenshots DIR [--no-measure] [--size WxH] [--scale F] [--skip-teaching | --teaching-only] [--loop]: renders the workbench's panels
 // offscreen to PNG files (the docs' screenshots; test_screenshots and slow_screenshots check them). Built
 // under tests/, never installed: it drives the panels as a demonstration script would.
 //
@@ -11,6 +11,10 @@
 // With --size and/or --scale: only the four panels, the window filling a WxH-pixel screen at device
 // pixel ratio F (QT_SCALE_FACTOR, set before the application starts), as <panel>-WxH.png at scale
 // 1 and <panel>-<F×100>pct.png otherwise.
+// With --loop: only the loop of issue 46 (LoopShots.h: search → "Use this subnet" → Training
+// inspector → Export verified on the emulated Cortex-M7 → Fine-tune) as on a 1280×720 screen,
+// DIR/loop-{search,inspector,export-verified,finetune}.png; exits 1 unless all four were written.
+#include "LoopShots.h"
 #include "Screenshots.h"
 #include "TeachingShots.h"
 
@@ -33,13 +37,14 @@
 
 namespace {
 
-constexpr const char* kUsage = "usage: DIR [--no-measure] [--size WxH] [--scale F] [--skip-teaching | --teaching-only]";
+constexpr const char* kUsage = "usage: DIR [--no-measure] [--size WxH] [--scale F] [--skip-teaching | --teaching-only] [--loop]";
 
 struct Options {
     std::string dir;
     bool measure = true;
     bool teaching = true;        // the tours' and compare mode's screenshots (TeachingShots.h)
     bool teachingOnly = false;
+    bool loop = false;           // the loop set alone (LoopShots.h)
     int width = 0, height = 0;   // 0: the demonstration set
     double scale = 0;            // 0: not given
 };
@@ -62,6 +67,8 @@ int parse(int argc, char** argv, Options& o)
             o.teaching = false;
         } else if (a == "--teaching-only") {
             o.teachingOnly = true;
+        } else if (a == "--loop") {
+            o.loop = true;
         } else if (a == "--size") {
             if (!hasValue) return refuse("--size needs WxH, e.g. 1280x720");
             const QRegularExpressionMatch m =
@@ -86,6 +93,8 @@ int parse(int argc, char** argv, Options& o)
         }
     }
     if (o.dir.empty()) return refuse("the folder DIR is missing");
+    if (o.loop && (o.width > 0 || o.scale > 0 || o.teachingOnly))
+        return refuse("--loop writes the loop set alone, at 1280x720: not with --size, --scale or --teaching-only");
     return 0;
 }
 
@@ -120,6 +129,11 @@ int main(int argc, char** argv)
                                               : QStringLiteral("%1pct").arg(std::lround(o.scale * 100));
         const int n = tinyscope::screenshots::writePanelSet(window, dir, QSize(o.width, o.height), suffix);
         return n == static_cast<int>(window.panels().size()) ? 0 : 1;
+    }
+    if (o.loop) {
+        const int n = tinyscope::screenshots::writeLoopSet(window, dir);
+        std::cout << "wrote " << n << " of 4 loop screenshots to " << o.dir << "\n" << std::flush;
+        return tinyscope::ui::finishGui(n == 4 ? 0 : 1);
     }
     if (o.teachingOnly) {
         const int n = tinyscope::screenshots::writeTourSet(dir) + tinyscope::screenshots::writeCompareSet(dir);
