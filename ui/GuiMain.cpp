@@ -30,7 +30,7 @@ int runScreenshotTool(int argc, char** argv)
 {
     if (argc < 1 || argv[0][0] == '-') {
         std::cerr << "tinyscope gui: --screenshot needs a folder: tinyscope gui --screenshot DIR [--no-measure] [--size WxH] "
-                     "[--scale F] [--skip-teaching | --teaching-only]\n";
+                     "[--scale F] [--skip-teaching | --teaching-only | --loop]\n";
         return 2;
     }
     std::error_code ec;
