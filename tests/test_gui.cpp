@@ -51,6 +51,7 @@
 #include <QSettings>
 #include <QLabel>
 #include <QPushButton>
+#include <QStatusBar>
 #include <QtCharts/QChartView>
 #include <QComboBox>
 #include <QSpinBox>
@@ -225,6 +226,9 @@ private Q_SLOTS:
         w.state()->setWorkspace(shippedWorkspace("lab3-vww"));
         QCOMPARE(w.state()->space().name, std::string("mcunet-vww"));
         QCOMPARE(w.predictorPanel()->predictor()->card().space_name, std::string("mcunet-vww"));
+        // The status line names the workspace now open, not the first-start one.
+        QVERIFY2(w.statusBar()->currentMessage().startsWith(QStringLiteral("Workspace Lab 3 · Visual Wake Words (space mcunet-vww)")),
+                 qPrintable(w.statusBar()->currentMessage()));
         ui::EvaluationBox* box = w.designSpacePanel()->evaluationBox();
         QVERIFY(!box->ready());
         auto buttonNamed = [box](const QString& text) -> QPushButton* {

@@ -30,6 +30,8 @@
 #include <QStatusBar>
 #include <QTabWidget>
 
+#include <memory>
+
 namespace tinyscope::ui {
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
@@ -70,13 +72,17 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     });
     buildMenus();
     connect(state_, &AppState::message, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
-    auto showWorkspace = [this] {
+    // The title names the current workspace; the status line too when another workspace opens (a
+    // new supernet or predictor in the same one keeps whatever the status line says about it).
+    auto showWorkspace = [this, shown = std::make_shared<std::string>()] {
         setWindowTitle(QStringLiteral("Tinyscope — %1").arg(state_->workspaceTitle()));
+        if (*shown == state_->workspace().name) return;
+        *shown = state_->workspace().name;
+        statusBar()->showMessage(QStringLiteral("Workspace %1 (space %2) — pick a subnet, or press Random")
+                                     .arg(state_->workspaceTitle(), QString::fromStdString(state_->space().name)));
     };
     connect(state_, &AppState::workspaceChanged, this, showWorkspace);
     showWorkspace();
-    statusBar()->showMessage(QStringLiteral("Workspace %1 (space %2) — pick a subnet, or press Random")
-                                 .arg(state_->workspaceTitle(), QString::fromStdString(state_->space().name)));
     // Never larger than the screen (1280×720, 150 % scaling: issue 19).
     const QScreen* screen = this->screen() ? this->screen() : QGuiApplication::primaryScreen();
     resize(initialWindowSize(screen ? screen->availableGeometry() : QRect()));
