@@ -99,7 +99,7 @@ private Q_SLOTS:
         QVERIFY2(r.code == 0, r.err.c_str());
         QVERIFY2(r.out.rfind("mcunet-fmnist (mcunet)\n", 0) == 0, r.out.c_str());
         QVERIFY2(r.out.find("  resolutions   [28, 32, 36]\n") != std::string::npos, r.out.c_str());
-        const auto vww = runInstalled({QStringLiteral("space"), QStringLiteral("show")});
+        const auto vww = runInstalled({QStringLiteral("space"), QStringLiteral("show"), QStringLiteral("mcunet-vww")});
         QCOMPARE(vww.code, 0);
         QVERIFY2(vww.out.find("  resolutions   [96, 112, 128, 144, 160]\n") != std::string::npos, vww.out.c_str());
     }

@@ -344,8 +344,8 @@ std::string reproduceCommand(const Json& stages, const std::string& stem)
         if (space != defaultSpaceName()) cmd += "--space " + space + " ";
         cmd += st["preset"].is_string() ? "--preset " + st["preset"].get<std::string>() : std::string("--recipe RECIPE") + std::to_string(i + 1) + ".json";
         if (i > 0) cmd += " --init-from RUN" + std::to_string(i) + "/supernet.pth";
-        else if (st["recipe"].contains("init_from") && st["recipe"]["init_from"].is_string())
-            cmd += " --init-from " + initialWeights(st["recipe"]["init_from"].get<std::string>());
+        else if (const std::string from = st["recipe"].value("init_from", std::string()); !from.empty())
+            cmd += " --init-from " + initialWeights(from);
         cmd += " --out " + run + " && ";
     }
     return cmd + "tinyscope ship-supernet --run RUN" + std::to_string(stages.size()) + " --out " + stem;
