@@ -37,6 +37,17 @@ std::string someNames(const std::vector<std::string>& names)
 
 }  // namespace
 
+bool depthwiseKernelExists(const Layer& c)
+{
+    return c.kh == c.kw && (c.kh == 3 || c.kh == 5 || c.kh == 7) && c.stride_h == c.stride_w && (c.stride_h == 1 || c.stride_h == 2);
+}
+
+bool weightGradientKernelExists(const Layer& c)
+{
+    return !c.depthwise() && c.groups == 1 && c.kh == 1 && c.kw == 1 && c.stride_h == 1 && c.stride_w == 1 &&
+           ((c.out.h == 4 && c.out.w == 4) || (c.out.h == 8 && c.out.w == 8)) && c.cout % 8 == 0;
+}
+
 std::vector<char> convsPassingGradient(const Network& net, const ResolvedScheme& scheme)
 {
     // A layer carries a gradient when it or a layer before it (on some path) is updated.
@@ -112,7 +123,7 @@ std::vector<CoverageFinding> kernelCoverageFindings(const Network& net, const Re
                 if (c.stride_h != 1 || c.stride_w != 1) why.push_back("the stride is " + std::to_string(c.stride_h));
                 if (!((c.out.h == 4 && c.out.w == 4) || (c.out.h == 8 && c.out.w == 8))) why.push_back("the map is " + hw(c.out));
                 if (c.cout % 8 != 0) why.push_back("C_out is " + std::to_string(c.cout));
-                if (!why.empty())
+                if (!weightGradientKernelExists(c))
                     conv("weight gradient needs a 1×1 stride-1 conv on a 4×4 or 8×8 map with C_out % 8 == 0; " + joinAnd(why));
                 else if (u.k < c.cin && inputGrad && u.k % 4 != 0)
                     conv("a partial-channel weight update whose input gradient is also computed needs k % 4 == 0 (k = " +
@@ -121,9 +132,7 @@ std::vector<CoverageFinding> kernelCoverageFindings(const Network& net, const Re
         }
         if (inputGrad) {
             if (c.depthwise()) {
-                const bool kernel = c.kh == c.kw && (c.kh == 3 || c.kh == 5 || c.kh == 7);
-                const bool stride = c.stride_h == c.stride_w && (c.stride_h == 1 || c.stride_h == 2);
-                if (!kernel || !stride)
+                if (!depthwiseKernelExists(c))
                     conv("the input gradient through a depthwise conv has kernels for 3/5/7 × stride 1/2 only (this one is " +
                          std::to_string(c.kh) + "×" + std::to_string(c.kw) + " stride " + std::to_string(c.stride_h) + ")");
             } else if (c.kh == 1 && c.kw == 1 && c.groups == 1) {

@@ -23,6 +23,13 @@ struct CoverageFinding {
 
 std::vector<CoverageFinding> kernelCoverageFindings(const Network& net, const ResolvedScheme& scheme);
 
+// The kernel rules themselves (§9.7), for callers that decide before a scheme exists:
+// a depthwise conv TinyEngine has forward and input-gradient kernels for (3/5/7, stride 1/2);
+// a conv whose weight gradient it has a kernel for (1×1 stride 1, not depthwise, on a 4×4 or 8×8
+// map, C_out % 8 == 0).
+bool depthwiseKernelExists(const Layer& c);
+bool weightGradientKernelExists(const Layer& c);
+
 // Convs whose input gradient the scheme needs: some updated conv lies before them on a path
 // from the input (back-propagation passes through them). Per conv index.
 std::vector<char> convsPassingGradient(const Network& net, const ResolvedScheme& scheme);

@@ -17,6 +17,8 @@ std::string formatQuantity(double v)
     return s;
 }
 
+std::string formatQuantityKB(std::int64_t bytes) { return formatQuantity(static_cast<double>(bytes) / 1024.0) + " KB"; }
+
 std::string Limit::describe() const
 {
     return quantity->label + " ≤ " + formatQuantity(max) + (quantity->unit.empty() ? "" : " " + quantity->unit);

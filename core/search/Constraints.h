@@ -79,5 +79,7 @@ private:
 
 // A number as a person writes a limit: up to 3 decimals, trailing zeros dropped ("72", "8.302").
 std::string formatQuantity(double v);
+// Bytes as a limit's KB figure in messages: formatQuantity(bytes / 1024) + " KB" ("11.859 KB").
+std::string formatQuantityKB(std::int64_t bytes);
 
 }  // namespace tinyscope

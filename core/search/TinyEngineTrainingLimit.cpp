@@ -7,7 +7,8 @@
 #include "graph/SchemeEdit.h"
 #include "graph/TrainingBudget.h"
 #include "io/Text.h"
-#include "predict/PredictionCache.h"
+#include "search/NetworkMemo.h"
+#include "search/TrainingMemoryLimit.h"
 #include "search/Feasibility.h"
 #include "search/SearchResult.h"
 #include "tinyengine/BoardFit.h"
@@ -19,15 +20,15 @@
 #include <cmath>
 #include <limits>
 #include <mutex>
-#include <unordered_map>
+#include <optional>
 
 namespace tinyscope {
 
 namespace {
 
-std::string kb(std::int64_t bytes) { return formatQuantity(static_cast<double>(bytes) / 1024.0) + " KB"; }
+std::string kb(std::int64_t bytes) { return formatQuantityKB(bytes); }
 
-std::int64_t budgetBytesOf(double budgetKB) { return static_cast<std::int64_t>(std::floor(budgetKB * 1024.0)); }
+std::int64_t budgetBytesOf(double budgetKB) { return TrainingMemoryLimit::budgetBytes(budgetKB); }
 
 // The scheme as a pattern every command takes (--train-scheme, export / finetune --scheme).
 std::string schemePattern(int tail, int pw1Weights, double ratio)
@@ -51,13 +52,6 @@ std::int64_t updatedParameters(const Network& net, const ResolvedScheme& s)
     return n;
 }
 
-// A 1×1 stride-1 conv TinyEngine has a whole-weight gradient kernel for (§9.7; KernelCoverage.cpp).
-bool weightTrainable(const Layer& c)
-{
-    return !c.depthwise() && c.groups == 1 && c.kh == 1 && c.kw == 1 && c.stride_h == 1 && c.stride_w == 1 &&
-           ((c.out.h == 4 && c.out.w == 4) || (c.out.h == 8 && c.out.w == 8)) && c.cout % 8 == 0;
-}
-
 // Whether the export checker on the graph could refuse what kernelCoverageFindings accepted. Its
 // other rules hold by construction for a network our lowering builds (batch 1, the §5.4 idioms,
 // parameter naming, identity slices for ratio-1 weights in the reference form) or are the
@@ -69,9 +63,7 @@ bool weightTrainable(const Layer& c)
 bool needsGraphCheck(const Network& net, const ResolvedScheme& s)
 {
     for (const Layer& l : net.layers)
-        if (l.isConv() && l.depthwise() &&
-            !(l.kh == l.kw && l.stride_h == l.stride_w && (l.kh == 3 || l.kh == 5 || l.kh == 7) && (l.stride_h == 1 || l.stride_h == 2)))
-            return true;
+        if (l.isConv() && l.depthwise() && !depthwiseKernelExists(l)) return true;
     if (s.first_updated < 0) return false;
     const int from = net.convLayers()[static_cast<std::size_t>(s.first_updated)];
     for (std::size_t l = static_cast<std::size_t>(from); l < net.layers.size(); ++l)
@@ -88,9 +80,11 @@ struct TinyEngineTrainingLimit::Memo {
     std::optional<TrainingSchemePattern> pattern;
     double budgetKB = 0;
     std::int64_t budgetBytes = 0;
-    mutable std::mutex mutex;
-    mutable std::unordered_map<std::string, TinyEngineTrainingPlan> plans;
-    static constexpr std::size_t kMaxEntries = 200000;
+    NetworkMemo<TinyEngineTrainingPlan> plans{200000};
+    // The last pre-search check (the CLI asks before loading the predictor, the search again):
+    // the other limits it ran for and its refusal ("" = feasible).
+    mutable std::mutex feasibilityMutex;
+    mutable std::optional<std::pair<std::string, std::string>> feasibility;
 
     // Everything but the budget, exactly as export --strict --board checks it: "" when it passes.
     // The cheap geometric coverage first (most refusals end there), then the checker on the graph.
@@ -166,7 +160,7 @@ struct TinyEngineTrainingLimit::Memo {
         int maxW = 0;
         for (std::size_t j = pw1.size(); j-- > 0;) {
             const int conv = pw1[j];
-            if (conv < nb - maxTail || !weightTrainable(net.conv(conv))) break;
+            if (conv < nb - maxTail || !weightGradientKernelExists(net.conv(conv))) break;
             ++maxW;
         }
         struct Option {
@@ -247,25 +241,37 @@ struct TinyEngineTrainingLimit::Memo {
         }
     }
 
-    void requireFeasible(const Constraints& others) const;
+    void requireFeasible(const Constraints& others) const;   // remembered for the same other limits
+    void checkFeasible(const Constraints& others) const;
 
     TinyEngineTrainingPlan plan(const SubnetConfig& c) const
     {
-        std::string key = networkKey(space, c);
-        {
-            std::lock_guard<std::mutex> lock(mutex);
-            auto it = plans.find(key);
-            if (it != plans.end()) return it->second;
-        }
-        TinyEngineTrainingPlan value = compute(networkFromSubnet(space, c));   // outside the lock
-        std::lock_guard<std::mutex> lock(mutex);
-        if (plans.size() >= kMaxEntries) plans.clear();
-        plans.emplace(std::move(key), value);
-        return value;
+        return plans.get(space, c, [&] { return compute(networkFromSubnet(space, c)); });
     }
 };
 
 void TinyEngineTrainingLimit::Memo::requireFeasible(const Constraints& others) const
+{
+    const std::string key = others.toJson().dump();
+    std::optional<std::string> refusal;
+    {
+        std::lock_guard<std::mutex> lock(feasibilityMutex);
+        if (feasibility && feasibility->first == key) refusal = feasibility->second;
+    }
+    if (!refusal) {
+        refusal.emplace();
+        try {
+            checkFeasible(others);
+        } catch (const InfeasibleError& e) {
+            *refusal = e.what();
+        }
+        std::lock_guard<std::mutex> lock(feasibilityMutex);
+        feasibility = std::make_pair(key, *refusal);
+    }
+    if (!refusal->empty()) throw InfeasibleError(*refusal);
+}
+
+void TinyEngineTrainingLimit::Memo::checkFeasible(const Constraints& others) const
 {
     const Memo& m = *this;
     // Block-minimal subnets meeting the other limits, by what their least scheme needs (cheap:
@@ -373,7 +379,6 @@ TinyEngineTrainingPlan TinyEngineTrainingLimit::plan(const SubnetConfig& config)
 
 std::size_t TinyEngineTrainingLimit::memoised() const
 {
-    std::lock_guard<std::mutex> lock(memo_->mutex);
     return memo_->plans.size();
 }
 

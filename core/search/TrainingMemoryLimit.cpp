@@ -1,41 +1,27 @@
 #include "search/TrainingMemoryLimit.h"
 
 #include "Error.h"
-#include "predict/PredictionCache.h"
+#include "search/NetworkMemo.h"
 #include "search/SearchResult.h"
 #include "search/TinyEngineTrainingLimit.h"
 
 #include <cmath>
-#include <mutex>
-#include <unordered_map>
 
 namespace tinyscope {
 
 struct TrainingMemoryLimit::Memo {
     DesignSpace space;
     TrainingSchemePattern pattern;
-    mutable std::mutex mutex;
-    mutable std::unordered_map<std::string, TrainingBudgetCost> costs;
-    static constexpr std::size_t kMaxEntries = 500000;   // ~60 MB; a tutorial-size run prices ~50,000
+    NetworkMemo<TrainingBudgetCost> costs{500000};   // ~60 MB; a tutorial-size run prices ~50,000
 
     TrainingBudgetCost cost(const SubnetConfig& c) const
     {
-        std::string key = networkKey(space, c);
-        {
-            std::lock_guard<std::mutex> lock(mutex);
-            auto it = costs.find(key);
-            if (it != costs.end()) return it->second;
-        }
-        const TrainingBudgetCost value = trainingBudgetTotals(space, c, pattern);   // outside the lock
-        std::lock_guard<std::mutex> lock(mutex);
-        if (costs.size() >= kMaxEntries) costs.clear();
-        costs.emplace(std::move(key), value);
-        return value;
+        return costs.get(space, c, [&] { return trainingBudgetTotals(space, c, pattern); });
     }
 };
 
 namespace {
-std::string kb(std::int64_t bytes) { return formatQuantity(static_cast<double>(bytes) / 1024.0) + " KB"; }
+std::string kb(std::int64_t bytes) { return formatQuantityKB(bytes); }
 }  // namespace
 
 TrainingMemoryLimit::TrainingMemoryLimit(const DesignSpace& space, const std::string& pattern)
@@ -75,7 +61,6 @@ Json TrainingMemoryLimit::report(const SubnetConfig& config, double budgetKB) co
 
 std::size_t TrainingMemoryLimit::memoised() const
 {
-    std::lock_guard<std::mutex> lock(memo_->mutex);
     return memo_->costs.size();
 }
 

@@ -1,6 +1,7 @@
 #include "tinyengine/ExportChecker.h"
 
 #include "graph/DeadCodeElimination.h"
+#include "graph/KernelCoverage.h"
 
 #include <map>
 #include <set>
@@ -166,7 +167,6 @@ private:
     {
         for (int ci = 0; ci < net_.numConvs(); ++ci) {
             const Layer& l = net_.conv(ci);
-            const bool square = l.kh == l.kw && l.stride_h == l.stride_w;
             if (ci == 0) {
                 if (!(l.kh == 3 && l.kw == 3 && l.stride_h == 2 && l.stride_w == 2 && l.cin == 3 && l.groups == 1))
                     error("forward-kernel", "§9.7", convWhere(l),
@@ -174,7 +174,7 @@ private:
                               std::to_string(l.kh) + "x" + std::to_string(l.kw) + " stride " + std::to_string(l.stride_h) + " on " +
                               std::to_string(l.cin) + " channels");
             } else if (l.depthwise()) {
-                if (!square || (l.kh != 3 && l.kh != 5 && l.kh != 7) || (l.stride_h != 1 && l.stride_h != 2))
+                if (!depthwiseKernelExists(l))
                     error("forward-kernel", "§9.7", convWhere(l),
                           "depthwise kernels exist for 3/5/7 x stride 1/2 only; this one is " + std::to_string(l.kh) + "x" +
                               std::to_string(l.kw) + " stride " + std::to_string(l.stride_h));
@@ -237,8 +237,7 @@ private:
                           "the classifier's weight-gradient kernel exists for exactly 10 classes; this one has " + std::to_string(l.cout));
                 continue;
             }
-            if (!(l.kh == 1 && l.kw == 1 && l.stride_h == 1 && l.stride_w == 1) || !((l.out.h == 4 && l.out.w == 4) || (l.out.h == 8 && l.out.w == 8)) ||
-                l.cout % 8 != 0)
+            if (!weightGradientKernelExists(l))
                 error("weight-gradient-kernel", "§9.7", convWhere(l),
                       "weight gradients exist only for 1x1 stride-1 convs on 4x4 or 8x8 maps with C_out % 8 == 0; this one is " +
                           std::to_string(l.kh) + "x" + std::to_string(l.kw) + " stride " + std::to_string(l.stride_h) + " on " +
@@ -258,7 +257,7 @@ private:
             if (o.kind != OpKind::Conv2dTranspose || o.layer < 0 || !net_.layer(o.layer).isConv()) continue;
             const Layer& l = net_.layer(o.layer);
             if (l.depthwise()) {
-                if (l.kh != l.kw || (l.kh != 3 && l.kh != 5 && l.kh != 7) || (l.stride_h != 1 && l.stride_h != 2))
+                if (!depthwiseKernelExists(l))
                     error("input-gradient-kernel", "§9.7", convWhere(l), "input gradients through depthwise convs exist for kernels 3/5/7, stride 1/2 only");
             } else if (l.kh == 1 && l.kw == 1) {
                 const bool classifierCase = isClassifier(l) && l.cout == 10 && l.in.h == 1 && l.in.w == 1 && l.cin % 8 == 0;
