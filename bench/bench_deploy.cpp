@@ -3,9 +3,10 @@
 // TFLite (BN re-calibration and int8 calibration included), then the int8 inference time of the same
 // TFLite model in TensorFlow Lite Micro on the host (tflm_run, its own invoke timer) beside our
 // Int8Forward in TFLM's arithmetic, in the same run on the same random images; the outputs must agree.
-//   bench_deploy [SUPERNET.pth] [CONFIG|max|min] [IMAGES] [SPACE]
-// e.g. the MCUNet-VWW space's largest subnet at 160:
-//   bench_deploy ../shared/reference/mcunet-vww/ofa_mcunet384_vww_seed0_perturbed.pth max 10 mcunet-vww
+//   bench_deploy [SUPERNET.pth] [CONFIG|max|min] [IMAGES] [SPACE] [CALIB_DATA]
+// CALIB_DATA: images of the space's task (default: the space's own; workspace/CalibrationData.h).
+// e.g. the MCUNet-VWW space's largest subnet at 160 (the space ships no images: a folder of VWW ones):
+//   bench_deploy ../shared/reference/mcunet-vww/ofa_mcunet384_vww_seed0_perturbed.pth max 10 mcunet-vww VWW_FOLDER
 #include "BenchTiming.h"
 
 #include "Error.h"
@@ -60,6 +61,7 @@ try {
     rq.model.config = config;
     rq.model.space = space;
     rq.quantize.calib_images = 100;
+    rq.quantize.calib_data = argc > 5 ? argv[5] : "";
     rq.format = DeployFormat::Onnx;
     rq.out = tmp + "/model.onnx";
     DeployResult onnx, tfl;

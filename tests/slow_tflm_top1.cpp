@@ -17,6 +17,7 @@
 #include "tinyengine/QuantizedParams.h"
 #include "zoo/ZooCatalog.h"
 
+#include <QImage>
 #include <QFile>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -135,7 +136,9 @@ private Q_SLOTS:
     }
 
     // The MCUNet-VWW space (../shared's perturbed supernet, 2 classes): its smallest subnet at 96 and
-    // its largest at 160, quantized as deploy does (BN on 200 images, int8 ranges on 100), on 100
+    // its largest at 160, quantized as deploy does (BN on 200 images, int8 ranges on 100) on
+    // calibration images of the task's shape (the space ships none, and Fashion-MNIST's are not its
+    // task's: workspace/CalibrationData.h; 2 classes of 96 px colour patterns written here), on 100
     // Fashion-MNIST images each (grey, resized: the check is equality, not accuracy).
     void theVwwSpacesSmallestAndLargestSubnets_data()
     {
@@ -158,6 +161,17 @@ private Q_SLOTS:
         QuantizeOptions o;
         o.bn_images = 200;
         o.calib_images = 100;
+        o.calib_data = (dir.path() + QStringLiteral("/vww-calibration")).toStdString();
+        for (int c = 0; c < 2; ++c) {
+            const QString d = QString::fromStdString(o.calib_data) + QStringLiteral("/class%1").arg(c);
+            QDir().mkpath(d);
+            for (int i = 0; i < 50; ++i) {
+                QImage img(96, 96, QImage::Format_RGB888);
+                for (int y = 0; y < 96; ++y)
+                    for (int x = 0; x < 96; ++x) img.setPixel(x, y, qRgb((x * (i + 1) + 80 * c) % 256, (y * (i + 3)) % 256, (x * y + i) % 256));
+                QVERIFY(img.save(d + QStringLiteral("/%1.png").arg(i)));
+            }
+        }
         const PreparedModel pm = prepareModel(spec, o);
         QCOMPARE(pm.network.input.h, resolution);
         const std::string model = (dir.path() + QStringLiteral("/vww.tflite")).toStdString();

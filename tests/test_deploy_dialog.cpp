@@ -5,7 +5,10 @@
 // total against the board; an ONNX deploy shows the summary only; Cancel leaves no file and the
 // dialog usable; an unwritable output folder is one line; the Design-space and Search panels open
 // it on the subnet mapped onto the supernet's space. Screenshots go to screenshots/ in the test's
-// working folder; calibration data that is not there is one line. Skips with a message without the shipped supernet or Debian's Fashion-MNIST
+// working folder; calibration data that is not there is one line; a VWW subnet (../shared's checkpoint)
+// starts without calibration data, is refused with the CLI's rule in the dialog's words, and deploys with
+// BN images 0; the evaluator keeps the checkpoint's statistics in a workspace without calibration images
+// (issue 47). Skips with a message without the shipped supernet or Debian's Fashion-MNIST
 // (the calibration images), and the engine checks without ../shared's runtimes.
 #include "TestSupport.h"
 
@@ -14,6 +17,7 @@
 #include "DeployDialog.h"
 #include "DesignSpacePanel.h"
 #include "EvaluationBox.h"
+#include "EvaluationOptions.h"
 #include "EventWait.h"
 #include "SearchPanel.h"
 #include "cost/CostModel.h"
@@ -147,6 +151,11 @@ private Q_SLOTS:
         QCOMPARE(d.sramBar(QStringLiteral("Tinyscope"))->capacity(), std::int64_t(327680));
         QCOMPARE(d.flashBar()->used(), cost.flash_bytes);
         QCOMPARE(d.flashBar()->capacity(), std::int64_t(1048576));
+        // Issue 47: the file's own size beside the weights' figure (it adds scales, zero points, the graph).
+        QCOMPARE(d.fileFlashBar()->used(), static_cast<std::int64_t>(QFileInfo(out).size()));
+        QCOMPARE(d.memory()->file_bytes, static_cast<std::int64_t>(QFileInfo(out).size()));
+        QVERIFY(d.fileFlashBar()->used() > cost.flash_bytes);
+        QCOMPARE(d.fileFlashBar()->capacity(), std::int64_t(1048576));
         screenshot(d, "deploy-dialog-tflite.png");
 
         if (!enginesHere()) {
@@ -266,6 +275,57 @@ private Q_SLOTS:
         QVERIFY2(d.statusText().contains(QStringLiteral("/nonexistent/supernet.pth")), qPrintable(d.statusText()));
         QCOMPARE(d.progressText(), QStringLiteral("failed"));
         QVERIFY(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden | QDir::NoDotAndDotDot).isEmpty());
+    }
+
+    void vwwSubnetNeedsImagesOfItsTask()
+    {
+        // Issue 47: a subnet of a space without calibration images of its own (Lab 3's VWW) starts
+        // with no calibration data, and deploying says why (the rule `tinyscope deploy` applies,
+        // workspace/CalibrationData.h, in the dialog's words); BN images 0 deploys it with the
+        // checkpoint's statistics.
+        REQUIRE_SHARED();
+        ModelSpec m;
+        m.supernet = test::sharedPath("reference/mcunet-vww/ofa_mcunet384_vww_seed0_perturbed.pth");
+        m.space = "mcunet-vww";
+        m.subnet = ArchSampler(presetSpace("mcunet-vww")).minConfig(96);
+        QTemporaryDir dir;
+        ui::DeployDialog d(m);
+        QCOMPARE(d.calibrationData(), QString());
+        d.setFormat(DeployFormat::Onnx);
+        const QString out = dir.path() + QStringLiteral("/vww.onnx");
+        d.setOutputFile(out);
+        d.deploy();
+        QVERIFY(d.waitForIdle(60000));
+        QVERIFY(!d.result().has_value());
+        const QString status = QTextDocumentFragment::fromHtml(d.statusText()).toPlainText();
+        QVERIFY2(status.contains(QStringLiteral("space mcunet-vww has no calibration images of its own")) &&
+                     status.contains(QStringLiteral("with the Calibration data")) && status.contains(QStringLiteral("with BN images 0")) &&
+                     !status.contains(QStringLiteral("--")),
+                 qPrintable(status));
+        QVERIFY(!QFileInfo::exists(out));
+        d.show();
+        screenshot(d, "deploy-dialog-vww-refused.png");
+        d.setBnImages(0);
+        d.deploy();
+        QVERIFY(d.waitForIdle(120000));
+        QVERIFY2(d.result().has_value(), qPrintable(d.statusText()));
+        QVERIFY(QFileInfo::exists(out));
+        QCOMPARE(d.result()->batchnorm, std::string("the checkpoint's statistics"));
+        QVERIFY2(d.summaryText().contains(QStringLiteral("BatchNorm: the checkpoint's statistics")), qPrintable(d.summaryText()));
+    }
+
+    void evaluatorKeepsTheStatisticsWithoutCalibrationImages()
+    {
+        // The evaluator re-calibrates on the workspace's own images; in Lab 3's VWW workspace there
+        // are none, so its BN count is off and fixed, and comes back in the Fashion-MNIST one.
+        ui::EvaluationOptions o;
+        QCOMPARE(o.calibrationImages(), 1000);
+        o.showWorkspace(shippedWorkspace("lab3-vww"));
+        QCOMPARE(o.calibrationImages(), 0);
+        o.setImageCounts(200, 300);   // kept for a workspace with images
+        QCOMPARE(o.calibrationImages(), 0);
+        o.showWorkspace(shippedWorkspace("fashion-mnist"));
+        QCOMPARE(o.calibrationImages(), 300);
     }
 
     void designSpacePanelDeploysTheSubnetOnItsSupernet()

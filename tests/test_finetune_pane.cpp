@@ -10,6 +10,7 @@
 #include "TestSupport.h"
 
 #include "AppState.h"
+#include "ChartStyle.h"
 #include "FineTuneCurve.h"
 #include "FineTuneForm.h"
 #include "FineTunePane.h"
@@ -27,6 +28,7 @@
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QUndoStack>
+#include <QtCharts/QValueAxis>
 
 #include <cmath>
 
@@ -149,16 +151,37 @@ private Q_SLOTS:
         TrainingInspectorPanel panel(&state);
         FineTunePane* ft = tinySubnetRun(panel, 2, 32);
         QVERIFY(ft);
-        // While epoch 2 trains, epoch 1's point is already on the curve.
+        // While epoch 2 trains, epoch 1's point is already on the curve. From the first training
+        // step on, the curve has its epoch-0 point (top-1 before any step) and, before epoch 1
+        // ends, the running loss of its steps at fractional epochs (issue 47).
         int pointsDuringEpoch2 = -1;
-        connect(ft->runner(), &JobRunner::progress, this, [&](qint64, qint64, const QString& stage) {
+        bool initialAtFirstStep = false;
+        QList<QPointF> stepsInEpoch1;
+        int epochsWhenEpoch1Trained = -1;
+        connect(ft->runner(), &JobRunner::progress, this, [&](qint64 done, qint64 total, const QString& stage) {
+            if (stage.startsWith(QStringLiteral("epoch 1/2")) && done == 1) initialAtFirstStep = ft->curve()->hasInitialPoint();
+            if (stage.startsWith(QStringLiteral("epoch 1/2")) && done == total) {
+                stepsInEpoch1 = ft->curve()->batchPoints();
+                epochsWhenEpoch1Trained = ft->curve()->points();
+            }
             if (stage.startsWith(QStringLiteral("epoch 2/2")) && pointsDuringEpoch2 < 0) pointsDuringEpoch2 = ft->curve()->points();
         });
         QVERIFY(ft->start());
         QVERIFY(ft->waitForIdle(300000));
         QVERIFY2(ft->statusText().contains(QStringLiteral("top-1")), qPrintable(ft->statusText()));
+        QVERIFY(initialAtFirstStep);
+        QCOMPARE(epochsWhenEpoch1Trained, 0);   // epoch 1 not evaluated yet …
+        QCOMPARE(stepsInEpoch1.size(), 2);       // … but both its steps (32 images, batch 16) are drawn
+        QCOMPARE(stepsInEpoch1[0].x(), 0.5);
+        QCOMPARE(stepsInEpoch1[1].x(), 1.0);
+        QVERIFY(stepsInEpoch1[0].y() > 0);
+        QCOMPARE(tickLabels(ft->curve()->epochAxis()), (QStringList{"0", "1", "2"}));
         QCOMPARE(pointsDuringEpoch2, 1);
         QCOMPARE(ft->curve()->points(), 2);
+        // Epoch 1's running loss at its last step is the epoch's mean loss.
+        QCOMPARE(stepsInEpoch1[1].y(), ft->curve()->epochs()[0].loss);
+        QVERIFY(ft->curve()->hasInitialPoint());
+        QVERIFY(ft->curve()->initialTop1() >= 0 && ft->curve()->initialTop1() <= 100);
         QCOMPARE(ft->curve()->epochs()[0].epoch, 1);
         QCOMPARE(ft->curve()->epochs()[1].epoch, 2);
         for (const FineTuneEpoch& e : ft->curve()->epochs()) QVERIFY(e.top1 >= 0 && e.top1 <= 100 && e.loss > 0);

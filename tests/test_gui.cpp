@@ -23,6 +23,7 @@
 #include "ScreenFit.h"
 #include "SvgGraphView.h"
 #include "TrainingInspectorPanel.h"
+#include "WorkspacePicker.h"
 #include "data/ImageDataset.h"
 #include "io/Text.h"
 #include "viz/GraphvizRenderer.h"
@@ -493,7 +494,7 @@ private Q_SLOTS:
             }
         QVERIFY(inactive > 0);   // the min config has the least depth
 
-        auto* seed = panel->findChild<QSpinBox*>();   // the only spin box before the evaluator's two
+        auto* seed = panel->findChild<QSpinBox*>(QStringLiteral("randomSeed"));
         QVERIFY(seed && seed->toolTip().contains(QStringLiteral("random.seed")));
         seed->setValue(3);
         panel->selectRandom();
@@ -503,7 +504,7 @@ private Q_SLOTS:
         sampler.random(rng);
         QVERIFY(w.state()->subnet() == sampler.random(rng));   // draw 1 of seed 3
 
-        auto* picker = panel->findChild<QComboBox*>();   // the first combo box: the workspace picker
+        auto* picker = panel->findChild<ui::WorkspacePicker*>();
         QCOMPARE(picker->currentData().toString(), QStringLiteral("lab3-vww"));
         w.state()->setWorkspace(shippedWorkspace("fashion-mnist"));
         QCOMPARE(picker->currentData().toString(), QStringLiteral("fashion-mnist"));

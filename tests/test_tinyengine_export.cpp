@@ -233,6 +233,23 @@ private Q_SLOTS:
             if (f.rule == "elementwise-broadcast") broadcast.push_back(f.message.substr(0, f.message.find(':')));
         QCOMPARE(broadcast, (std::vector<std::string>{"subtract of [1,160,1,1] and [1]", "subtract of [1,48,8,8] and [1]",
                                                       "subtract of [1,48,8,8] and [1]", "subtract of [1,48,8,8] and [1]"}));
+        // These are the faithful form's weight-gradient x - zero_x: the advice is the reference form.
+        for (const Finding& f : faithful.findings)
+            if (f.rule == "elementwise-broadcast")
+                QVERIFY2(f.message.find("export the reference form") != std::string::npos, f.message.c_str());
+        // Issue 47: a squeeze-and-excite gate's x - zero_x is in the reference form too; the advice
+        // must not send the user to the form they chose (it names the layer instead).
+        const DesignSpace space = loadSpace("mcunet-fmnist");
+        const Network se = networkFromSubnet(space, ArchSampler(space).minConfig(space.resolutions.front()));
+        int seBroadcasts = 0;
+        for (const Finding& f : planExport(se, QuantizedParams{}, SparseScheme::full(se), ExportForm::Reference, "se").findings)
+            if (f.rule == "elementwise-broadcast") {
+                ++seBroadcasts;
+                QVERIFY2(f.message.find("export the reference form") == std::string::npos, f.message.c_str());
+                QVERIFY2(f.message.find("in the reference and the faithful form alike") != std::string::npos, f.message.c_str());
+                QVERIFY2(f.message.find("blocks.") != std::string::npos, f.message.c_str());
+            }
+        QVERIFY(seBroadcasts > 0);
         // The published schemes in the reference form have neither.
         for (const char* name : {"mcunet-5fps/49kb", "mcunet-5fps/148kb", "mbv2-w0.35/138kb", "proxyless-w0.3/148kb"}) {
             const std::string model = std::string(name).substr(0, std::string(name).find('/'));

@@ -191,15 +191,16 @@ private Q_SLOTS:
         QVERIFY(sameUpdates(m->scheme(), published));
     }
 
-    // Issue 22: the chart's axes are fixed per model (its full update), so a class sees the
-    // magnitude change between schemes; unticked they fit the scheme.
+    // Issue 22: ticked, the chart's axes are fixed per model (its full update), so a class sees the
+    // magnitude change between schemes; unticked (the default since issue 47) they fit the scheme.
     void memoryChartAxesStayFixedAcrossSchemes()
     {
         AppState state;
         TrainingInspectorPanel panel(&state);
         QVERIFY(panel.selectModel(QStringLiteral("mcunet-5fps")));
         TrainingMemoryChart* chart = panel.chart();
-        QVERIFY(chart->fixedAxes());
+        QVERIFY(!chart->fixedAxes());
+        chart->setFixedAxes(true);
         const Network net = zooModel("mcunet-5fps");
         const TrainingMemoryModel core(net);
         auto tallestKB = [](const MemoryLedger& l) {
@@ -573,6 +574,12 @@ private Q_SLOTS:
         QVERIFY(!rq.model.supernet.empty() && fileExists(rq.model.supernet));
         QCOMPARE(rq.model.space, std::string("mcunet-fmnist"));
         QCOMPARE(rq.name, std::string("subnet"));   // the workspace's own supernet: no transfer
+        // Issue 47: the subnet goes as a value (no temporary subnet.json for the dialog to show), and
+        // the scheme has words beside its working file.
+        QVERIFY2(rq.model.config.empty(), rq.model.config.c_str());
+        QVERIFY(rq.model.subnet.has_value() && *rq.model.subnet == state.subnet());
+        QCOMPARE(rq.scheme_label, panel.layerModel()->schemeDescription().toStdString());
+        QVERIFY2(rq.scheme_label.find("tinyscope-") == std::string::npos && !rq.scheme_label.empty(), rq.scheme_label.c_str());
         // In Lab 3's VWW workspace (no supernet) the shipped one is used, and the export says so.
         state.setWorkspace(shippedWorkspace("lab3-vww"));
         QVERIFY(panel.selectModel(TrainingInspectorPanel::subnetEntryName()));
@@ -679,8 +686,8 @@ private Q_SLOTS:
             if (l->isVisible()) legend = l;
         QVERIFY2(legend, "the memory chart has no wrapping legend");
         QCOMPARE(legend->texts(), (QStringList{QStringLiteral("masks"), QStringLiteral("biases"), QStringLiteral("saved inputs"),
-                                               QStringLiteral("weights"), QStringLiteral("inference peak + extra from here on (right axis)"),
-                                               QStringLiteral("budget 256 KB")}));
+                                               QStringLiteral("weights"), QStringLiteral("inference peak + extra from here on (right axis, KB in all)"),
+                                               QStringLiteral("SRAM budget %1 KB (right axis, KB in all)").arg(panel->budgetKB(), 0, 'f', 0)}));
         const QRect inside = panel->rect();
         for (QLabel* l : legend->labels()) {
             QVERIFY2(l->isVisible() && l->width() >= l->sizeHint().width(), qPrintable(l->text()));

@@ -9,26 +9,58 @@ AppState::AppState(QObject* parent) : QObject(parent)
 {
     workspace_ = shippedWorkspace(shippedWorkspaceNames().front());
     subnet_ = ArchSampler(workspace_.space).labMaxConfig(workspace_.space.resolutions.front());
+    board_ = loadBoard(workspace_.board);
 }
 
-void AppState::setWorkspace(const Workspace& workspace)
+namespace {
+std::string spaceKey(const DesignSpace& space) { return space.toJson().dump(); }
+}  // namespace
+
+void AppState::switchTo(Workspace next)
 {
-    const bool sameSpace = workspace.space.toJson() == workspace_.space.toJson();
-    workspace_ = workspace;
+    const std::string oldKey = spaceKey(workspace_.space);
+    const std::string newKey = spaceKey(next.space);
+    const bool sameSpace = oldKey == newKey;
+    kept_[oldKey] = Kept{subnet_, board_};
+    BoardProfile board = board_;
+    SubnetConfig subnet = subnet_;
+    if (!sameSpace) {
+        subnet = ArchSampler(next.space).labMaxConfig(next.space.resolutions.front());
+        if (const auto k = kept_.find(newKey); k != kept_.end()) {
+            subnet = k->second.subnet;   // kept for exactly this space: valid in it
+            board = k->second.board;
+        } else {
+            try {
+                board = loadBoard(next.board);
+            } catch (const std::exception&) {
+                board = loadBoard(kDefaultBoardName);
+            }
+        }
+    }
+    next.board = board.name;
+    const bool boardDiffers = board.toJson() != board_.toJson();
+    // The whole new state first, then the signals: a listener never sees a subnet of another space.
+    workspace_ = std::move(next);
+    board_ = board;
+    subnet_ = subnet;
     Q_EMIT workspaceChanged();
+    if (boardDiffers) Q_EMIT boardChanged();
     if (sameSpace) return;   // another supernet or data for the same space: the subnet stays
-    subnet_ = ArchSampler(workspace_.space).labMaxConfig(workspace_.space.resolutions.front());
     Q_EMIT spaceChanged();
     Q_EMIT subnetChanged();
 }
 
-void AppState::setSpace(const DesignSpace& space, const QString& source)
+void AppState::setWorkspace(const Workspace& workspace) { switchTo(workspace); }
+
+void AppState::setSpace(const DesignSpace& space, const QString& source) { switchTo(workspaceForSpace(space, source.toStdString())); }
+
+void AppState::setBoard(const QString& nameOrPath)
 {
-    workspace_ = workspaceForSpace(space, source.toStdString());
-    subnet_ = ArchSampler(workspace_.space).labMaxConfig(workspace_.space.resolutions.front());
-    Q_EMIT workspaceChanged();
-    Q_EMIT spaceChanged();
-    Q_EMIT subnetChanged();
+    BoardProfile b = loadBoard(nameOrPath.toStdString());
+    if (b.toJson() == board_.toJson()) return;
+    board_ = std::move(b);
+    workspace_.board = board_.name;
+    Q_EMIT boardChanged();
 }
 
 void AppState::useSupernet(const QString& checkpoint)

@@ -5,10 +5,14 @@
 // (Fashion-MNIST: everything in it can be measured).
 #include "space/DesignSpace.h"
 #include "space/SubnetConfig.h"
+#include "tinyengine/BoardProfile.h"
 #include "workspace/Workspace.h"
 
 #include <QObject>
 #include <QString>
+
+#include <map>
+#include <string>
 
 namespace tinyscope::ui {
 
@@ -23,8 +27,17 @@ public:
     QString spaceSource() const { return QString::fromStdString(workspace_.space_source); }
     QString workspaceTitle() const { return QString::fromStdString(workspace_.title); }
 
-    // Switches the whole set; resets the subnet to the lab max. Emits workspaceChanged,
-    // spaceChanged (when the space differs) and subnetChanged.
+    // The board of the workspace (Workspace::board): every SRAM budget in the panels starts from
+    // its SRAM and follows it; Deploy and Export check against it.
+    const BoardProfile& board() const { return board_; }
+    QString boardName() const { return QString::fromStdString(board_.name); }
+    // A preset name or a board file (loadBoard); throws InputError. Emits boardChanged.
+    void setBoard(const QString& nameOrPath);
+
+    // Switches the whole set. Each space keeps its own subnet and board (issue 47): coming back to
+    // a space brings back the subnet and board it was left with; a space seen for the first time
+    // starts at the lab max and the workspace's board. Emits workspaceChanged, spaceChanged (when
+    // the space differs), boardChanged (when the board differs) and subnetChanged.
     void setWorkspace(const Workspace& workspace);
     // The workspace of `space` (workspaceForSpace: its shipped supernet and predictor, if any).
     void setSpace(const DesignSpace& space, const QString& source);
@@ -38,12 +51,22 @@ Q_SIGNALS:
     void workspaceChanged();   // any part of the set (space, supernet, predictor, data)
     void spaceChanged();
     void subnetChanged();
+    void boardChanged();
     // A short message for the status bar.
     void message(const QString& text);
 
 private:
+    struct Kept {
+        SubnetConfig subnet;
+        BoardProfile board;
+    };
+    // Keeps the current space's subnet and board, then moves to `next` (its own kept ones).
+    void switchTo(Workspace next);
+
     Workspace workspace_;
     SubnetConfig subnet_;
+    BoardProfile board_;
+    std::map<std::string, Kept> kept_;   // by the space's JSON: what each space was left with
 };
 
 }  // namespace tinyscope::ui

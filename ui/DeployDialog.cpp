@@ -5,6 +5,7 @@
 #include "JobProgressBar.h"
 #include "JobRunner.h"
 #include "Palette.h"
+#include "ScreenFit.h"
 
 #include "Error.h"
 #include "cost/CostModel.h"
@@ -102,7 +103,8 @@ QString summaryHtml(const DeployResult& r)
     QString text = QStringLiteral("<b>%1</b> — %2 B, %3<br><b>Ops</b> %4<br><b>Input</b> %5<br><b>Output</b> %6<br>"
                                  "<b>Cost model</b> %7 MACs, peak SRAM %8 B, flash %9 B (int8)")
                        .arg(QString::fromStdString(r.out).toHtmlEscaped(), bytesText(static_cast<std::int64_t>(r.bytes)),
-                            r.format == DeployFormat::TFLite ? QStringLiteral("TFLite, int8") : QStringLiteral("ONNX, float32"),
+                            (r.format == DeployFormat::TFLite ? QStringLiteral("TFLite, int8") : QStringLiteral("ONNX, float32")) +
+                                (r.batchnorm.empty() ? QString() : QStringLiteral("; BatchNorm: ") + QString::fromStdString(r.batchnorm).toHtmlEscaped()),
                             ops.join(QStringLiteral(", ")), tensor(r.input), tensor(r.output), bytesText(r.cost.macs),
                             bytesText(r.cost.peak_sram_bytes), bytesText(r.cost.flash_bytes));
     if (r.format != DeployFormat::TFLite)
@@ -168,7 +170,7 @@ DeployDialog::DeployDialog(ModelSpec model, const QString& stem, QWidget* parent
     modelLine->setWordWrap(true);
     modelLine->setToolTip(QString::fromStdString(model_.describe()));
     layout->addWidget(modelLine);
-    form_ = new DeployForm(fileStem, !model_.supernet.empty());
+    form_ = new DeployForm(fileStem, model_);
     layout->addWidget(form_);
     layout->addLayout(buildButtons());
     progress_ = new JobProgressBar(jobs_);
@@ -178,7 +180,9 @@ DeployDialog::DeployDialog(ModelSpec model, const QString& stem, QWidget* parent
     status_->setWordWrap(true);
     layout->addWidget(status_);
     layout->addWidget(buildResults(), 1);
-    resize(1000, 820);   // the whole table of a TFLite deploy in view (its reasons wrap)
+    // The whole table of a TFLite deploy in view (its reasons wrap) where the screen has room; on a
+    // smaller screen the dialog fits it and the result scrolls, the buttons above it in view.
+    fitDialogToScreen(this, QSize(1000, 820));
 
     connect(form_, &DeployForm::boardChanged, this, [this] {
         // The shown result against the newly chosen board: no need to deploy again.
@@ -267,6 +271,8 @@ bool DeployDialog::memoryShown() const { return memory_.has_value() && !memoryVi
 const CapacityBar* DeployDialog::sramBar(const QString& engine) const { return memoryView_->sramBar(engine); }
 
 const CapacityBar* DeployDialog::flashBar() const { return memoryView_->flashBar(); }
+
+const CapacityBar* DeployDialog::fileFlashBar() const { return memoryView_->fileFlashBar(); }
 
 void DeployDialog::cancel()
 {

@@ -61,7 +61,8 @@ public:
     bool memoryShown() const;              // the three-engine table and bars are visible
     // The bars of the engines' totals against the board's SRAM (engine name → bar), and ours flash.
     const CapacityBar* sramBar(const QString& engine) const;
-    const CapacityBar* flashBar() const;
+    const CapacityBar* flashBar() const;       // int8 weights + int32 biases against the board's flash
+    const CapacityBar* fileFlashBar() const;   // the written .tflite file against it
 
 Q_SIGNALS:
     void deployed(bool ok);

@@ -2,6 +2,8 @@
 
 #include "BoardPicker.h"
 #include "Palette.h"
+#include "space/SpacePresets.h"
+#include "workspace/CalibrationData.h"
 
 #include <QComboBox>
 #include <QDir>
@@ -23,8 +25,20 @@ QString extensionOf(DeployFormat f) { return f == DeployFormat::TFLite ? QString
 
 }  // namespace
 
-DeployForm::DeployForm(const QString& stem, bool bnApplies, QWidget* parent) : QWidget(parent), stem_(stem), bnApplies_(bnApplies)
+DeployForm::DeployForm(const QString& stem, const ModelSpec& model, QWidget* parent)
+    : QWidget(parent), stem_(stem), bnApplies_(!model.supernet.empty()), ownData_(QString::fromLatin1(kZooCalibrationData))
 {
+    if (bnApplies_) {
+        // The space's own calibration data and what its task's images are: the rule the deploy applies.
+        try {
+            const DesignSpace space = loadSpace(model.space.empty() ? std::string(defaultSpaceName()) : model.space);
+            ownData_ = QString::fromStdString(ownCalibrationData(space));
+            expected_ = QString::fromStdString(calibrationExpectation(space));
+            spaceName_ = QString::fromStdString(space.name);
+        } catch (const std::exception&) {
+            ownData_.clear();   // an unreadable space: the deploy says why
+        }
+    }
     auto* form = new QFormLayout(this);
     form->setContentsMargins(0, 0, 0, 0);
     format_ = new QComboBox;
@@ -52,9 +66,16 @@ QHBoxLayout* DeployForm::calibrationDataRow()
 {
     data_ = new QComboBox;
     data_->setEditable(true);
-    data_->addItems({QStringLiteral("fashion-mnist:holdout"), QStringLiteral("fashion-mnist:fit")});
-    data_->setToolTip(QStringLiteral("The images BatchNorm is re-calibrated on and the int8 ranges are calibrated on (never the test "
-                                     "split): fashion-mnist:holdout|fit, or a folder of class sub-folders / IDX files"));
+    if (!ownData_.isEmpty()) data_->addItem(ownData_);
+    if (ownData_ == QStringLiteral("fashion-mnist:holdout")) data_->addItem(QStringLiteral("fashion-mnist:fit"));
+    QString tip = QStringLiteral("The images BatchNorm is re-calibrated on and the int8 ranges are calibrated on (never the test "
+                                 "split): a dataset name such as fashion-mnist:holdout, or a folder of class sub-folders / IDX files (--calib-data).");
+    if (!expected_.isEmpty()) {
+        tip += QStringLiteral(" They must be images of %1's task (%2); others are refused.").arg(spaceName_, expected_);
+        if (ownData_.isEmpty())
+            data_->lineEdit()->setPlaceholderText(QStringLiteral("images of %1's task: %2").arg(spaceName_, expected_));
+    }
+    data_->setToolTip(tip);
     auto* browse = new QPushButton(QStringLiteral("…"));
     browse->setMaximumWidth(30);
     connect(browse, &QPushButton::clicked, this, [this] {
@@ -70,12 +91,17 @@ QHBoxLayout* DeployForm::calibrationDataRow()
 QHBoxLayout* DeployForm::bnImagesRow()
 {
     bn_ = new QSpinBox;
-    bn_->setRange(1, 100000);
+    bn_->setRange(0, 100000);
+    bn_->setSpecialValueText(QStringLiteral("0: keep"));
     bn_->setValue(500);
     bn_->setToolTip(QStringLiteral("A subnet's BatchNorm statistics are re-computed on these calibration images before export. The CLI's "
-                                   "default is 2,000 (--bn-images); 500 is the dialog's default because it takes a quarter of the time"));
+                                   "default is 2,000 (--bn-images); 500 is the dialog's default because it takes a quarter of the time. "
+                                   "0 keeps the checkpoint's statistics (--bn-images 0): the ONNX file then computes the supernet's own "
+                                   "forward (tinyscope forward); TFLite still calibrates its int8 ranges on the calibration data"));
     bn_->setEnabled(bnApplies_);
-    auto* note = new QLabel(QStringLiteral("BatchNorm re-calibration; more is slower (the CLI uses 2,000)"));
+    auto* note = new QLabel(bnApplies_ && ownData_.isEmpty() && !spaceName_.isEmpty()
+                                ? QStringLiteral("%1 has no images of its own: choose some, or 0 keeps the checkpoint's").arg(spaceName_)
+                                : QStringLiteral("BatchNorm re-calibration; 0 keeps the checkpoint's (the CLI uses 2,000)"));
     note->setStyleSheet(QStringLiteral("color: %1").arg(paletteName("text.note")));
     auto* row = new QHBoxLayout;
     row->addWidget(bn_);
@@ -138,8 +164,9 @@ DeployRequest DeployForm::request(const ModelSpec& model) const
     if (out.startsWith(QStringLiteral("~/"))) out = QDir::homePath() + out.mid(1);
     rq.out = out.toStdString();
     rq.quantize.calib_images = static_cast<std::size_t>(calib_->value());
-    rq.quantize.calib_data = calibrationData().toStdString();
-    rq.quantize.bn_images = static_cast<std::size_t>(bn_->value());
+    rq.quantize.calib_data = calibrationData().toStdString();   // "": the space's own (refused when it has none)
+    rq.quantize.bn_images = bnApplies_ ? static_cast<std::size_t>(bn_->value()) : 0;
+    rq.quantize.words = {"the Calibration data field", "BN images 0"};
     return rq;
 }
 

@@ -19,16 +19,19 @@ class BoardPicker;
 class DeployForm : public QWidget {
     Q_OBJECT
 public:
-    // `stem` names the default output file (~/tinyscope-deploy/<stem>.tflite); `bnApplies`: the model
-    // is a subnet, whose BatchNorm is re-calibrated (else the BN images are disabled).
-    DeployForm(const QString& stem, bool bnApplies, QWidget* parent = nullptr);
+    // `stem` names the default output file (~/tinyscope-deploy/<stem>.tflite). A subnet of `model`
+    // has its BatchNorm re-calibrated on images of its space's task (workspace/CalibrationData.h):
+    // the Calibration data starts with the space's own and is empty for a space without any (the
+    // deploy then says to choose some, or BN images 0 to keep the checkpoint's statistics); a zoo
+    // model's BN images are disabled.
+    DeployForm(const QString& stem, const ModelSpec& model, QWidget* parent = nullptr);
 
     void setFormat(DeployFormat format);   // the output file's extension follows
     DeployFormat format() const;
     void setCalibrationImages(int n);
-    void setCalibrationData(const QString& data);   // a dataset name (fashion-mnist:holdout) or folder
+    void setCalibrationData(const QString& data);   // a dataset name (fashion-mnist:holdout) or folder; "": the space's own
     QString calibrationData() const;
-    void setBnImages(int n);
+    void setBnImages(int n);               // 0: keep the checkpoint's BatchNorm statistics
     void setBoard(const QString& name);    // a preset name
     QString boardName() const;
     void setOutputFile(const QString& path);
@@ -48,6 +51,9 @@ private:
 
     QString stem_;
     bool bnApplies_;
+    QString ownData_;      // the subnet's space's own calibration data ("" none; a zoo model's default)
+    QString expected_;     // what its task's images are (calibrationExpectation)
+    QString spaceName_;
     bool locked_ = false;
     QComboBox* format_;
     QComboBox* data_;

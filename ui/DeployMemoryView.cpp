@@ -56,9 +56,15 @@ DeployMemoryView::DeployMemoryView(QWidget* parent) : QGroupBox(QStringLiteral("
     barsLayout_->setContentsMargins(0, 0, 0, 0);
     barsLayout_->setSpacing(2);
     layout->addWidget(bars_);
-    flash_ = new CapacityBar(QStringLiteral("Tinyscope flash"));
-    flash_->setToolTip(QStringLiteral("int8 weights + int32 biases (the cost model's flash figure) against the board's flash"));
+    flash_ = new CapacityBar(QStringLiteral("Weights flash"));
+    flash_->setToolTip(QStringLiteral("int8 weights + int32 biases (the cost model's flash figure, what TinyEngine's generated "
+                                      "code keeps) against the board's flash"));
     layout->addWidget(flash_);
+    // Issue 47: the figure above is not the file's size; the file is what TFLM keeps in flash.
+    fileFlash_ = new CapacityBar(QStringLiteral(".tflite file"));
+    fileFlash_->setToolTip(QStringLiteral("The written .tflite file: the weights and biases plus per-channel scales and zero points "
+                                          "(float32 and int64 each), the graph and tensor metadata. TFLM keeps the whole file in flash"));
+    layout->addWidget(fileFlash_);
     table_ = new QTableWidget(0, 5);
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -103,7 +109,7 @@ void DeployMemoryView::showBars(const std::vector<EngineMemoryRow>& rows, const 
     QFont bold = font();
     bold.setBold(true);
     const QFontMetrics fm(bold);
-    int labelWidth = fm.horizontalAdvance(QStringLiteral("Tinyscope flash"));
+    int labelWidth = std::max(fm.horizontalAdvance(QStringLiteral("Weights flash")), fm.horizontalAdvance(QStringLiteral(".tflite file")));
     for (const EngineMemoryRow& row : rows)
         if (row.total) labelWidth = std::max(labelWidth, fm.horizontalAdvance(QString::fromStdString(row.engine) + QLatin1Char(' ') + shortFigure(row.figure)));
     labelWidth += 14;
@@ -132,6 +138,9 @@ void DeployMemoryView::showBars(const std::vector<EngineMemoryRow>& rows, const 
     }
     flash_->setLabelWidth(labelWidth);
     flash_->setBytes(memory.ours_flash_bytes, board.flash_bytes, boardName + QStringLiteral(" flash"));
+    fileFlash_->setLabelWidth(labelWidth);
+    fileFlash_->setBytes(memory.file_bytes, board.flash_bytes, boardName + QStringLiteral(" flash"));
+    fileFlash_->setVisible(memory.file_bytes > 0);
 }
 
 // Every row compareDeployMemory gives, each total checked against the board.

@@ -26,7 +26,8 @@ public:
 
     const QTableWidget* table() const { return table_; }
     const CapacityBar* sramBar(const QString& engine) const;   // engine name → its total's bar
-    const CapacityBar* flashBar() const { return flash_; }
+    const CapacityBar* flashBar() const { return flash_; }       // int8 weights + int32 biases
+    const CapacityBar* fileFlashBar() const { return fileFlash_; }   // the .tflite file
 
 private:
     void showBars(const std::vector<EngineMemoryRow>& rows, const DeployMemoryComparison& memory, const BoardProfile& board);
@@ -36,6 +37,7 @@ private:
     QWidget* bars_;
     QVBoxLayout* barsLayout_;
     CapacityBar* flash_;
+    CapacityBar* fileFlash_;
     QTableWidget* table_;
 };
 

@@ -5,10 +5,13 @@
 #include "EvaluationBox.h"
 #include "LayerCostTable.h"
 #include "PeakMemoryChart.h"
+#include "Presentation.h"
+#include "ScreenFit.h"
 #include "SubnetCompareView.h"
 #include "SubnetControls.h"
 #include "SubnetDiagramView.h"
 
+#include "predict/AccuracyOracle.h"
 #include "space/ArchSampler.h"
 
 #include <QDragEnterEvent>
@@ -26,10 +29,7 @@ namespace tinyscope::ui {
 
 DesignSpacePanel::DesignSpacePanel(AppState* state, QWidget* parent) : QWidget(parent), state_(state)
 {
-    auto* scroll = new QScrollArea;
-    scroll->setWidget(controlsColumn());
-    scroll->setWidgetResizable(true);
-    scroll->setMinimumWidth(320);
+    QWidget* left = controlsColumn();
     diagram_ = new SubnetDiagramView([this] { return diagramStem(); });
     diagram_->setMinimumWidth(170);   // fitted to its width; with A beside it, each gets half
     diagram_->setToolTip(QStringLiteral("Wheel zooms, drag pans, double-click fits; right-click saves the diagram"));
@@ -47,6 +47,8 @@ DesignSpacePanel::DesignSpacePanel(AppState* state, QWidget* parent) : QWidget(p
     };
     captionA_ = new QLabel(QStringLiteral("<b>A</b> (pinned)"));
     captionB_ = new QLabel(QStringLiteral("<b>B</b> (current: edit it on the left)"));
+    captionA_->setWordWrap(true);   // two diagrams side by side stay within 1280 px in presentation mode
+    captionB_->setWordWrap(true);
     boxA_ = captioned(captionA_, diagramA_);
     auto* diagrams = new QSplitter(Qt::Horizontal);
     diagrams->addWidget(boxA_);
@@ -54,7 +56,7 @@ DesignSpacePanel::DesignSpacePanel(AppState* state, QWidget* parent) : QWidget(p
     boxA_->hide();
     captionB_->hide();
     auto* split = new QSplitter(Qt::Horizontal);
-    split->addWidget(scroll);
+    split->addWidget(left);
     split->addWidget(diagrams);
     split->addWidget(costColumn());
     split->setStretchFactor(0, 0);
@@ -68,8 +70,13 @@ DesignSpacePanel::DesignSpacePanel(AppState* state, QWidget* parent) : QWidget(p
 
     connect(totals_, &CostTotals::budgetChanged, this, [this](double kb) { chart_->setReport(report_, kb, axisFloorKB_); });
     connect(state_, &AppState::subnetChanged, this, &DesignSpacePanel::refresh);
+    auto followBoard = [this] { totals_->setBudgetKB(static_cast<double>(state_->board().sram_bytes) / 1024.0); };
+    followBoard();
+    connect(state_, &AppState::boardChanged, this, followBoard);
     connect(state_, &AppState::spaceChanged, this, &DesignSpacePanel::unpinCompare);   // A belongs to the old space
     connect(pin_, &QPushButton::clicked, this, [this] { comparing() ? unpinCompare() : pinCompare(); });
+    connect(evaluation_, &EvaluationBox::evaluated, this, &DesignSpacePanel::refreshAccuracy);
+    connect(evaluation_, &EvaluationBox::perClassAvailable, this, &DesignSpacePanel::refreshAccuracy);
     connect(evaluation_, &EvaluationBox::evaluated, this, [this](bool ok) {
         if (ok && !evaluation_->resultStale())
             compare_->recordMeasured(state_->space().name, state_->subnet(), evaluation_->lastResult().top1);
@@ -79,15 +86,30 @@ DesignSpacePanel::DesignSpacePanel(AppState* state, QWidget* parent) : QWidget(p
 
 QWidget* DesignSpacePanel::controlsColumn()
 {
+    // Two parts, each scrolling on its own: the subnet's controls, and the evaluator under them at
+    // its own height, so its Evaluate row is in view on a 1280×720 screen, also in presentation
+    // mode (issue 47: it was below the fold of one scroll area).
     auto* column = new QWidget;
     side_ = new QVBoxLayout(column);
+    side_->setContentsMargins(6, 6, 6, 0);
     controls_ = new SubnetControls(state_);
     side_->addWidget(controls_, 1);
     evaluation_ = new EvaluationBox(state_);
-    side_->addWidget(evaluation_);
-    column->setMinimumWidth(300);
-    column->setMaximumWidth(380);
-    return column;
+    auto scrolled = [](QWidget* w) {
+        auto* s = new QScrollArea;
+        s->setWidget(w);
+        s->setWidgetResizable(true);
+        s->setFrameShape(QFrame::NoFrame);
+        fitSideColumn(s);   // never cut at the side, also at presentation mode's font
+        return s;
+    };
+    auto* parts = new QSplitter(Qt::Vertical);
+    parts->addWidget(scrolled(column));
+    parts->addWidget(scrolled(evaluation_));
+    parts->setChildrenCollapsible(false);
+    parts->setSizes({55, 45});   // proportions: the block table and the Evaluate row both in view
+    // Its width: the wider of the two parts' controls (fitSideColumn), in presentation mode too.
+    return parts;
 }
 
 QWidget* DesignSpacePanel::costColumn()
@@ -121,6 +143,10 @@ QTabWidget* DesignSpacePanel::chartTabs()
     compare_ = new SubnetCompareView;
     charts->addTab(compare_, QStringLiteral("Compare A/B"));
     charts_ = charts;
+    connect(evaluation_, &EvaluationBox::perClassAvailable, charts, [charts](bool available) {
+        charts->setTabEnabled(1, available);
+        if (!available && charts->currentIndex() == 1) charts->setCurrentIndex(0);
+    });
     connect(evaluation_, &EvaluationBox::perClassShown, charts, [charts] {
         charts->setTabEnabled(1, true);
         charts->setCurrentIndex(1);
@@ -166,11 +192,43 @@ void DesignSpacePanel::refresh()
     table_->showReport(report_);
     chart_->setReport(report_, budgetKB(), axisFloorKB_);
     if (comparing()) compare_->showB(state_->space(), state_->subnet());
+    refreshAccuracy();
 }
 
 bool DesignSpacePanel::comparing() const { return compare_->pinned(); }
 
-void DesignSpacePanel::setAccuracyOracle(std::shared_ptr<AccuracyOracle> oracle) { compare_->setOracle(std::move(oracle)); }
+void DesignSpacePanel::setAccuracyOracle(std::shared_ptr<AccuracyOracle> oracle)
+{
+    oracle_ = oracle;
+    compare_->setOracle(std::move(oracle));
+    refreshAccuracy();
+}
+
+void DesignSpacePanel::refreshAccuracy()
+{
+    CostTotals::Accuracy a;
+    if (!oracle_) {
+        a.predictedWhy = QStringLiteral("no predictor");
+    } else {
+        try {
+            a.predicted = oracle_->predict({state_->subnet()}).at(0);
+            const std::vector<std::string> caveats = oracle_->caveats(state_->subnet());
+            a.predictedWhy = caveats.empty() ? QStringLiteral("predictor") : QStringLiteral("predictor, with a caveat");
+            a.caveat = caveats.empty() ? QString() : QString::fromStdString(caveats.front());
+        } catch (const std::exception&) {
+            a.predictedWhy = QStringLiteral("no predictor of this space");
+        }
+    }
+    if (evaluation_->hasCurrentResult()) {
+        const EvalResult& r = evaluation_->lastResult();
+        a.measured = r.top1;
+        a.measuredBy = QStringLiteral("%1 %2, %3 images")
+                           .arg(QString::fromStdString(r.engine == "onednn" ? "oneDNN" : r.engine == "libtorch" ? "LibTorch" : r.engine),
+                                QString::fromStdString(r.dtype))
+                           .arg(r.images);
+    }
+    totals_->showAccuracy(a);
+}
 
 void DesignSpacePanel::pinCompare()
 {

@@ -50,7 +50,8 @@ public:
     bool comparing() const;
     SubnetCompareView* compareView() const { return compare_; }
     SubnetDiagramView* diagramA() const { return diagramA_; }
-    void setAccuracyOracle(std::shared_ptr<AccuracyOracle> oracle);   // predicted top-1 in compare mode
+    // The predictor: the totals' predicted top-1, and compare mode's.
+    void setAccuracyOracle(std::shared_ptr<AccuracyOracle> oracle);
     const CostReport& report() const { return report_; }
     double budgetKB() const;
     // Extra sections (e.g. evaluation) are added below the controls.
@@ -82,6 +83,8 @@ private:
     PeakMemoryChart* chart_;
     LayerCostTable* table_;
     SubnetCompareView* compare_;
+    std::shared_ptr<AccuracyOracle> oracle_;
+    void refreshAccuracy();   // the totals' predicted and measured top-1 of the selected subnet
     SubnetDiagramView* diagramA_;
     QWidget* boxA_;
     QLabel* captionA_;

@@ -1,10 +1,13 @@
 #include "DeviceVerdictView.h"
 
+#include "ScreenFit.h"
+
 #include "Palette.h"
 #include "CapacityBar.h"
 #include "io/Text.h"
 
 #include <QLabel>
+#include <QScrollArea>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -86,7 +89,13 @@ QLabel* wrappedLabel()
 DeviceVerdictView::DeviceVerdictView(QWidget* parent) : QGroupBox(parent)
 {
     setTitle(QStringLiteral("Emulated Cortex-M7 (QEMU mps2-an500): TinyEngine's generated code against the workbench"));
-    auto* layout = new QVBoxLayout(this);
+    // The lines and bars scroll inside the box: after Verify the dialog keeps its size and its
+    // buttons in view (issue 47), and every line wraps to the box's width.
+    auto* outer = new QVBoxLayout(this);
+    outer->setContentsMargins(2, 2, 2, 2);
+    auto* content = new QWidget;
+    outer->addWidget(verticalScrollArea(content));
+    auto* layout = new QVBoxLayout(content);
     headline_ = wrappedLabel();
     QFont f = headline_->font();
     f.setBold(true);

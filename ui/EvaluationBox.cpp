@@ -35,7 +35,7 @@ QString evaluationHtml(const EvalResult& r, const EvaluationRequest& rq)
                        .arg(QString::fromStdString(rq.data).toHtmlEscaped())
                        .arg(r.images_per_second, 0, 'f', 0);
     text += QStringLiteral("<br>%1 at %2 px").arg(QString::fromStdString(rq.space.name)).arg(rq.config.image_size);
-    text += r.calibration_images ? QStringLiteral(", BN re-calibrated on %1 holdout images (%2)")
+    text += r.calibration_images ? QStringLiteral(", BN re-calibrated on %1 calibration images (%2)")
                                        .arg(r.calibration_images)
                                        .arg(r.calibration_engine == "onednn" ? QStringLiteral("oneDNN") : QStringLiteral("LibTorch"))
                                  : QStringLiteral(", BN statistics of the checkpoint");
@@ -145,7 +145,35 @@ void EvaluationBox::showWorkspace()
 {
     options_->showWorkspace(state_->workspace());
     refreshNotes();
+    showKeptResult();
     refreshStale();
+}
+
+void EvaluationBox::showKeptResult()
+{
+    // Issue 47: a result belongs to the space it was measured in; another space shows its own last
+    // result, or none, and the per-class chart goes with it. Another supernet of the same space
+    // keeps the result, marked stale (refreshStale).
+    const QString space = QString::fromStdString(state_->space().name);
+    if (evaluatedSubnet_ && keptSpaceOf(evaluatedSpace_) == space) return;
+    const auto k = kept_.find(space);
+    if (k == kept_.end()) {
+        evaluatedSubnet_.reset();
+        evaluatedSpace_.clear();
+        resultHtml_.clear();
+        last_ = EvalResult();
+        stale_ = false;
+        result_->clear();
+        Q_EMIT perClassAvailable(false);
+        return;
+    }
+    evaluatedSpace_ = k->second.key;
+    evaluatedSubnet_ = k->second.subnet;
+    last_ = k->second.result;
+    resultHtml_ = k->second.html;
+    const bool chart = perClass_->showResult(last_, k->second.classNames);
+    Q_EMIT perClassAvailable(chart);
+    showStale(isStale());
 }
 
 void EvaluationBox::useSupernet(const QString& checkpoint)
@@ -221,6 +249,7 @@ DeployDialog* EvaluationBox::openDeployDialog()
     spec.space = rq.space.name;
     spec.subnet = rq.config;
     auto* d = new DeployDialog(spec, QString(), this);
+    d->setBoard(state_->boardName());   // the workspace's board
     d->setAttribute(Qt::WA_DeleteOnClose);
     d->show();
     return d;
@@ -244,6 +273,13 @@ void EvaluationBox::evaluate()
     const QString askedSpace = evaluationKey();
     evalJobs_->run([rq](const JobControl& job) { return runEvaluation(rq, job); },
                    [this, rq, asked, askedSpace](EvalResult r) {
+                       kept_[keptSpaceOf(askedSpace)] = Kept{r, evaluationHtml(r, rq), asked, rq.space.class_names, askedSpace};
+                       if (keptSpaceOf(askedSpace) != QString::fromStdString(state_->space().name)) {   // the space changed meanwhile: kept for it
+                           setRunning(false);
+                           progress_->setFormat(QStringLiteral("done (kept with its workspace)"));
+                           Q_EMIT evaluated(true);
+                           return;
+                       }
                        evaluatedSpace_ = askedSpace;
                        evaluatedSubnet_ = asked;
                        showResult(std::move(r), rq);
@@ -263,7 +299,10 @@ void EvaluationBox::showResult(EvalResult r, const EvaluationRequest& rq)
     progress_->setValue(100);
     progress_->setFormat(QStringLiteral("done in %1 s").arg(last_.seconds, 0, 'f', 1));
     resultHtml_ = evaluationHtml(last_, rq);
-    if (perClass_->showResult(last_, rq.space.class_names)) Q_EMIT perClassShown();
+    if (perClass_->showResult(last_, rq.space.class_names)) {
+        Q_EMIT perClassAvailable(true);
+        Q_EMIT perClassShown();
+    }
     showStale(isStale());
     Q_EMIT state_->message(QStringLiteral("Evaluated: top-1 %1 %").arg(last_.top1, 0, 'f', 2));
     Q_EMIT evaluated(true);
@@ -278,6 +317,8 @@ QString EvaluationBox::resultText() const { return result_->text(); }
 int EvaluationBox::perClassBars() const { return perClass_->bars(); }
 
 QChartView* EvaluationBox::perClassView() const { return perClass_; }
+
+QString EvaluationBox::keptSpaceOf(const QString& key) { return key.section(QLatin1Char('|'), 0, 0); }
 
 QString EvaluationBox::evaluationKey() const
 {

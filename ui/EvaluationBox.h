@@ -10,7 +10,10 @@
 #include <QGroupBox>
 
 #include <atomic>
+#include <map>
 #include <memory>
+#include <string>
+#include <vector>
 
 class QLabel;
 class QProgressBar;
@@ -54,14 +57,19 @@ public:
     // on screen unmarked after Random, "Use this subnet" or a space change). Marked in the text and
     // the chart's title; unmarked when the evaluated subnet is selected again.
     bool resultStale() const { return stale_; }
+    // A result of exactly the selected subnet, space and supernet is shown (lastResult() is it).
+    bool hasCurrentResult() const { return evaluatedSubnet_ && !stale_; }
     // The per-class chart, for the owner to place (the Design-space panel shows it in a tab beside
     // the peak-memory chart); perClassShown() is emitted when it has a new result.
     QChartView* perClassView() const;
+    EvaluationOptions* options() const { return options_; }   // supernet, data, counts, "Measured by"
 
 Q_SIGNALS:
     void evaluated(bool ok);
     void classified(bool ok);
     void perClassShown();   // an evaluation's per-class chart is ready (perClassView())
+    // The per-class chart has a result of the open workspace (false: none, e.g. after a switch).
+    void perClassAvailable(bool available);
 
 private:
     QLayout* actionRows();   // Evaluate / Cancel / Classify image…, then Deploy…
@@ -74,7 +82,9 @@ private:
     void refreshStale();           // on a selection change: mark or unmark the shown result
     bool isStale() const;          // the selection differs from the evaluated one
     QString evaluationKey() const; // the space and supernet a result is computed with
+    static QString keptSpaceOf(const QString& key);   // the space part of an evaluationKey()
     void showStale(bool stale);
+    void showKeptResult();         // the open workspace's own last result, or none
     void showResult(EvalResult r, const EvaluationRequest& rq);
 
     AppState* state_;
@@ -95,6 +105,15 @@ private:
     JobRunner* evalJobs_;
     JobRunner* classifyJobs_;
     EvalResult last_;
+    // The last result in each space (by its name), shown again when the space is open again.
+    struct Kept {
+        EvalResult result;
+        QString html;
+        std::shared_ptr<const SubnetConfig> subnet;
+        std::vector<std::string> classNames;
+        QString key;   // the evaluationKey() it was computed with
+    };
+    std::map<QString, Kept> kept_;
 };
 
 }  // namespace tinyscope::ui

@@ -1,6 +1,7 @@
 #include "EvaluationOptions.h"
 
 #include "nn/onednn/OneDnnInfo.h"
+#include "workspace/CalibrationData.h"
 #include "workspace/Workspace.h"
 
 #include <QComboBox>
@@ -139,11 +140,9 @@ QLayout* EvaluationOptions::countsRow()
     images_->setSpecialValueText(QStringLiteral("all"));
     images_->setValue(2000);
     calibImages_ = new QSpinBox;
-    calibImages_->setToolTip(QStringLiteral("Held-out images used to re-calibrate batch norm for the extracted subnet (as once-for-all does)"));
     calibImages_->setRange(0, 100000);
     calibImages_->setSpecialValueText(QStringLiteral("off"));
-    calibImages_->setValue(1000);
-    calibImages_->setToolTip(QStringLiteral("BN re-calibration on Fashion-MNIST holdout images (0: keep the checkpoint's statistics)"));
+    calibImages_->setValue(1000);   // the tooltip follows the workspace (showCalibration)
     auto* row = new QHBoxLayout;
     row->addWidget(new QLabel(QStringLiteral("images")));
     row->addWidget(images_);
@@ -159,6 +158,34 @@ void EvaluationOptions::showWorkspace(const Workspace& w)
     supernet_->setPlaceholderText(w.hasSupernet() ? QString()
                                                   : QStringLiteral("none for space %1: choose a checkpoint of it").arg(QString::fromStdString(w.space.name)));
     data_->setCurrentText(QString::fromStdString(w.data));
+    showCalibration(w);
+}
+
+void EvaluationOptions::showCalibration(const Workspace& w)
+{
+    // The images the evaluator re-calibrates on: the workspace's, else its space's own — what
+    // runEvaluation chooses (workspace/CalibrationData.h). Without any, BatchNorm keeps the
+    // checkpoint's statistics: the count is off and fixed (the evaluator takes no other images).
+    const std::string own = w.calib_data.empty() ? ownCalibrationData(w.space) : w.calib_data;
+    const QString space = QString::fromStdString(w.space.name);
+    if (own.empty()) {
+        if (!calibFixed_) calibBeforeNone_ = calibImages_->value();
+        calibFixed_ = true;
+        calibImages_->setValue(0);
+        calibImages_->setEnabled(false);
+        calibImages_->setToolTip(QStringLiteral("Space %1 has no calibration images of its own, so BatchNorm keeps the checkpoint's statistics. "
+                                                "`tinyscope eval --calib-data DATASET` re-calibrates it on images of its task (%2)")
+                                     .arg(space, QString::fromStdString(calibrationExpectation(w.space))));
+        return;
+    }
+    if (calibFixed_) {
+        calibFixed_ = false;
+        calibImages_->setEnabled(true);
+        calibImages_->setValue(calibBeforeNone_);
+    }
+    calibImages_->setToolTip(QStringLiteral("BatchNorm re-calibration of the extracted subnet (as once-for-all does) on this many images of %1, "
+                                            "the calibration data of space %2 (0: keep the checkpoint's statistics)")
+                                 .arg(QString::fromStdString(own), space));
 }
 
 QString EvaluationOptions::data() const { return data_->currentText(); }
@@ -170,7 +197,8 @@ int EvaluationOptions::calibrationImages() const { return calibImages_->value();
 void EvaluationOptions::setImageCounts(int images, int calibrationImages)
 {
     images_->setValue(images);
-    calibImages_->setValue(calibrationImages);
+    if (!calibFixed_) calibImages_->setValue(calibrationImages);
+    else calibBeforeNone_ = calibrationImages;   // no calibration images in this workspace: for the next one
 }
 
 }  // namespace tinyscope::ui

@@ -28,7 +28,7 @@ public:
     void showWorkspace(const Workspace& w);
     QString data() const;
     int images() const;              // 0: all
-    int calibrationImages() const;   // 0: no BN re-calibration
+    int calibrationImages() const;   // 0: no BN re-calibration (fixed at 0 for a space without calibration images)
     void setImageCounts(int images, int calibrationImages);
     EvalEngine engine() const;
     EvalDtype dtype() const;
@@ -46,12 +46,15 @@ private:
     QLayout* dataRow();
     QLayout* countsRow();
     QWidget* measuredByBox();
+    void showCalibration(const Workspace& w);   // the BN count follows the workspace's calibration data
 
     QString shownSupernet_;   // the workspace's, as last shown
     QLineEdit* supernet_;
     QComboBox* data_;
     QSpinBox* images_;
     QSpinBox* calibImages_;
+    bool calibFixed_ = false;      // the workspace has no calibration images: the count is 0 and disabled
+    int calibBeforeNone_ = 1000;   // the count before such a workspace
     QComboBox* measuredBy_;
 };
 

@@ -6,6 +6,7 @@
 #include "JobProgressBar.h"
 #include "JobRunner.h"
 #include "Palette.h"
+#include "ScreenFit.h"
 
 #include "device/DeviceRunner.h"
 #include "io/Text.h"
@@ -93,7 +94,8 @@ ExportDialog::ExportDialog(ExportRequest request, QWidget* parent) : QDialog(par
     auto* layout = new QVBoxLayout(this);
     auto* model = new QLabel(QStringLiteral("<b>%1</b><br>scheme %2")
                                  .arg(QString::fromStdString(request_.model.describe()).toHtmlEscaped(),
-                                      QString::fromStdString(request_.scheme).toHtmlEscaped()));
+                                      QString::fromStdString(request_.scheme_label.empty() ? request_.scheme : request_.scheme_label)
+                                          .toHtmlEscaped()));
     model->setWordWrap(true);
     layout->addWidget(model);
     options_ = new ExportOptionsForm(request_);
@@ -106,11 +108,11 @@ ExportDialog::ExportDialog(ExportRequest request, QWidget* parent) : QDialog(par
     layout->addWidget(status_);
     verdict_ = new DeviceVerdictView;
     verdict_->hide();   // until the first verification
-    layout->addWidget(verdict_);
+    layout->addWidget(verdict_, 2);   // a verdict gets the room; its lines scroll inside it (issue 47)
     progress_ = new JobProgressBar(jobs_, stageWords);
     layout->addWidget(progress_);
     layout->addLayout(buildButtons());
-    resize(760, 480);
+    fitDialogToScreen(this, QSize(900, 640));   // a verdict scrolls inside its box: Close stays in view
 
     connect(options_, &ExportOptionsForm::planChanged, this, &ExportDialog::invalidate);
     connect(options_, &ExportOptionsForm::boardChanged, this, [this] { verdict_->setBoard(options_->board()); });

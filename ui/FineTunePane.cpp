@@ -1,5 +1,7 @@
 #include "FineTunePane.h"
 
+#include "ScreenFit.h"
+
 #include "AppState.h"
 #include "ChartLegend.h"
 #include "Error.h"
@@ -11,6 +13,7 @@
 #include "JobProgressBar.h"
 #include "JobRunner.h"
 #include "Palette.h"
+#include "Presentation.h"
 #include "SchemeAccuracyScatter.h"
 #include "TrainingInspectorPanel.h"
 #include "TrainingLayerModel.h"
@@ -27,11 +30,14 @@
 #include <QPointer>
 #include <QPushButton>
 #include <QResizeEvent>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QVBoxLayout>
 
 #include <cmath>
 #include <filesystem>
+#include <memory>
+#include <mutex>
 
 namespace tinyscope::ui {
 
@@ -78,9 +84,19 @@ FineTunePane::FineTunePane(AppState* state, TrainingLayerModel* layers, Inspecto
     curve_ = new FineTuneCurve;
     scatter_ = new SchemeAccuracyScatter;
     charts_ = new QSplitter(Qt::Vertical);
-    charts_->addWidget(withWrappingLegend(curve_, curve_->chart()));   // legends wrap, never cut
+    ChartLegend* curveLegend = nullptr;
+    charts_->addWidget(withWrappingLegend(curve_, curve_->chart(), &curveLegend));   // legends wrap, never cut
+    curveLegend->setTitle(curve_->titleText());   // the title too (Qt Charts would cut a long one to "…")
+    connect(curve_, &FineTuneCurve::titleChanged, curveLegend, &ChartLegend::setTitle);
     charts_->addWidget(scatter_);   // with its own wrapping legend
-    auto* root = new QVBoxLayout(this);
+    // The tab scrolls vertically when it is too low for the controls and readable charts (a
+    // 1280×720 window, presentation mode): the charts keep a least height instead of shrinking
+    // until their axis titles are cut to "…" and their legends overlap the plot.
+    auto* content = new QWidget;
+    auto* outer = new QVBoxLayout(this);
+    outer->setContentsMargins(0, 0, 0, 0);
+    outer->addWidget(verticalScrollArea(content));
+    auto* root = new QVBoxLayout(content);
     root->setContentsMargins(4, 4, 4, 4);
     root->addWidget(form_);
     root->addWidget(actions);
@@ -88,6 +104,10 @@ FineTunePane::FineTunePane(AppState* state, TrainingLayerModel* layers, Inspecto
     root->addWidget(status_);
     root->addWidget(warning_);
     root->addWidget(charts_, 1);
+    charts_->installEventFilter(this);   // its width picks side by side or stacked
+    // Its height is the tab's rest, at least the least above (the charts' own hints would scroll the tab).
+    charts_->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Ignored);
+    fitChartsHeight();
     root_ = QString::fromStdString(userStateDir()) + QStringLiteral("/finetune");
     connect(run_, &QPushButton::clicked, this, [this] { start(); });
     connect(find_, &QPushButton::clicked, this, [this] { findBestScheme(); });
@@ -102,13 +122,30 @@ FineTunePane::FineTunePane(AppState* state, TrainingLayerModel* layers, Inspecto
 
 FineTunePane::~FineTunePane() = default;
 
-void FineTunePane::resizeEvent(QResizeEvent* e)
+void FineTunePane::fitChartsHeight()
 {
-    QWidget::resizeEvent(e);
-    // The two charts side by side on a wide, low tab (1280×720), one above the other on a tall one.
-    const QSize s = charts_->size();
-    const Qt::Orientation o = s.width() > s.height() * 3 / 2 ? Qt::Horizontal : Qt::Vertical;
+    // The two charts side by side when each still gets ~14 text lines of width (1280×720: the tab
+    // is ~560 px wide), else one above the other. Each keeps room for its legend and wrapped title
+    // above a plot whose axis titles are not cut: ~17 text lines high (290 px at the normal font,
+    // more in presentation mode, whose larger font reaches every widget); the tab scrolls if need be.
+    const int line = fontMetrics().height();
+    const int width = charts_->width();
+    const Qt::Orientation o = width >= 2 * 14 * line || width > charts_->height() * 3 / 2 ? Qt::Horizontal : Qt::Vertical;
     if (o != charts_->orientation()) charts_->setOrientation(o);
+    const int lines = Presentation::on() ? 22 : 17;   // larger text wraps the legends onto more lines
+    charts_->setMinimumHeight(line * (o == Qt::Horizontal ? lines : 2 * lines));
+}
+
+void FineTunePane::changeEvent(QEvent* e)
+{
+    QWidget::changeEvent(e);
+    if (e->type() == QEvent::FontChange) fitChartsHeight();
+}
+
+bool FineTunePane::eventFilter(QObject* watched, QEvent* e)
+{
+    if (watched == charts_ && e->type() == QEvent::Resize) fitChartsHeight();
+    return QWidget::eventFilter(watched, e);
 }
 
 QString FineTunePane::modelName() const
@@ -310,15 +347,47 @@ bool FineTunePane::start()
     usePrepared(rq);
     setBusy(true);
     progress_->restart(QStringLiteral("starting"));
+    // Every training step reports the epoch's running loss; the steps done while the GUI thread
+    // is busy wait in `batches` and reach the curve together: one posted event at a time, one redraw.
+    struct PendingBatches {
+        std::mutex lock;
+        std::vector<FineTuneBatch> items;
+        bool posted = false;
+    };
+    auto batches = std::make_shared<PendingBatches>();
+    FineTuneProgress progress;
+    progress.onInitial = [post, generation](double top1) {
+        post([top1, generation](FineTunePane* p) {
+            if (p->generation_ == generation) p->curve_->setInitialTop1(top1);
+        });
+    };
+    progress.onBatch = [post, generation, batches](const FineTuneBatch& b) {
+        {
+            const std::lock_guard<std::mutex> hold(batches->lock);
+            batches->items.push_back(b);
+            if (batches->posted) return;
+            batches->posted = true;
+        }
+        post([generation, batches](FineTunePane* p) {
+            std::vector<FineTuneBatch> items;
+            {
+                const std::lock_guard<std::mutex> hold(batches->lock);
+                items.swap(batches->items);
+                batches->posted = false;
+            }
+            if (p->generation_ == generation) p->curve_->addBatches(items);
+        });
+    };
+    progress.onEpoch = [post, generation](const FineTuneEpoch& e) {
+        post([e, generation](FineTunePane* p) {
+            if (p->generation_ == generation) p->curve_->addEpoch(e);
+        });
+    };
     runner_->run(
-        [request = rq, post, generation](const JobControl& job) {
+        [request = rq, post, progress](const JobControl& job) {
             FineTuneRequest rq = request;
             prepareInJob(rq, job, post);
-            return fineTune(rq, job, [post, generation](const FineTuneEpoch& e) {
-                post([e, generation](FineTunePane* p) {
-                    if (p->generation_ == generation) p->curve_->addEpoch(e);
-                });
-            });
+            return fineTune(rq, job, progress);
         },
         [this, run](FineTuneResult r) { showResult(r, run); },
         [this, run](const JobFailure& f) { showFailure(f.message, f.cancelled, run); });
@@ -328,7 +397,10 @@ bool FineTunePane::start()
 void FineTunePane::showResult(const FineTuneResult& r, const Run& run)
 {
     setBusy(false);
-    if (curveFolder_ == run.folder) curve_->showEpochs(r.epochs);   // with a resumed run's earlier epochs
+    if (curveFolder_ == run.folder) {
+        curve_->showEpochs(r.epochs);   // with a resumed run's earlier epochs
+        if (r.recipe.evaluate_initial) curve_->setInitialTop1(r.initial_top1);
+    }
     targetChanged();
     SchemeRun point;
     point.run = run.folder;

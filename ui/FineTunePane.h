@@ -78,11 +78,13 @@ Q_SIGNALS:
     void runFinished(bool ok);
 
 protected:
-    void resizeEvent(QResizeEvent* e) override;
+    void changeEvent(QEvent* e) override;
+    bool eventFilter(QObject* watched, QEvent* e) override;
 
 private:
     struct Run;
     void targetChanged();
+    void fitChartsHeight();
     QString modelIdentity() const;
     QString modelName() const;
     QString folderModel() const;   // "subnet" or the zoo name: the run folders' prefix

@@ -1,6 +1,8 @@
 #include "FineTuneRunFolders.h"
 
 #include "io/AtomicFile.h"
+#include "space/SpacePresets.h"
+#include "workspace/CalibrationData.h"
 
 #include <QCryptographicHash>
 #include <QRegularExpression>
@@ -17,6 +19,19 @@ QString shortHash(const Json& id)
 
 QString fileSafe(QString s) { return s.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9_.-]")), QStringLiteral("_")); }
 
+// The calibration data by its name: "" (the model's own) is resolved, so a run made when the
+// default was written out ("fashion-mnist:holdout") keeps its folder and resumes.
+std::string calibrationName(const FineTuneRequest& rq)
+{
+    if (!rq.quantize.calib_data.empty()) return rq.quantize.calib_data;
+    if (!rq.model.zoo.empty()) return kZooCalibrationData;
+    try {
+        return ownCalibrationData(loadSpace(rq.model.space.empty() ? defaultSpaceName() : rq.model.space));
+    } catch (const std::exception&) {
+        return std::string();
+    }
+}
+
 // What a run's figures depend on besides the scheme: the model (and the subnet's quantization),
 // the data, the recipe without `threads` (the core's checkpoint fingerprint, plus quantization).
 Json runIdentity(const FineTuneRequest& rq)
@@ -26,7 +41,7 @@ Json runIdentity(const FineTuneRequest& rq)
     return Json{{"model", rq.model.describe()},
                 {"data", rq.data},
                 {"recipe", recipe},
-                {"quantize", {rq.quantize.calib_data, rq.quantize.calib_images, rq.quantize.bn_images}}};
+                {"quantize", {calibrationName(rq), rq.quantize.calib_images, rq.quantize.bn_images}}};
 }
 
 }  // namespace

@@ -1,10 +1,14 @@
 #include "GuiMain.h"
 
 #include "JobRunner.h"
+#include "AppState.h"
 #include "MainWindow.h"
+#include "ScreenFit.h"
+#include "Session.h"
 
 #include <QApplication>
 #include <QIcon>
+#include <QScreen>
 #include <QSettings>
 #include <QThreadPool>
 
@@ -30,7 +34,7 @@ int runScreenshotTool(int argc, char** argv)
 {
     if (argc < 1 || argv[0][0] == '-') {
         std::cerr << "tinyscope gui: --screenshot needs a folder: tinyscope gui --screenshot DIR [--no-measure] [--size WxH] "
-                     "[--scale F] [--skip-teaching | --teaching-only | --loop]\n";
+                     "[--scale F] [--skip-teaching | --teaching-only | --loop | --fit]\n";
         return 2;
     }
     std::error_code ec;
@@ -78,7 +82,18 @@ int runGui(int argc, char** argv)
     QApplication::setOrganizationName(QStringLiteral("tinyscope"));
     QApplication::setWindowIcon(QIcon(QStringLiteral(":/tinyscope.svg")));   // resources/tinyscope.qrc
     MainWindow window;
-    window.show();
+    // The last session's workspace, board, subnet, "Measured by" and panel (Session.h).
+    const QString notRestored = restoreSession(window, QSettings());
+    QObject::connect(&app, &QApplication::aboutToQuit, &window, [&window] {
+        QSettings settings;
+        saveSession(window, settings);
+    });
+    // On a screen smaller than the window's preferred size (1280×720, 1366×768) it opens
+    // maximised: every panel's primary controls in view (issue 47).
+    const QScreen* screen = window.screen() ? window.screen() : QGuiApplication::primaryScreen();
+    if (screen && opensMaximized(screen->availableGeometry())) window.showMaximized();
+    else window.show();
+    if (!notRestored.isEmpty()) Q_EMIT window.state()->message(notRestored);
     return finishGui(app.exec());
 }
 

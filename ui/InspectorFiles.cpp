@@ -78,7 +78,8 @@ ExportRequest InspectorFiles::exportRequest(const QString& modelKey) const
     const QString schemeFile = scratch_->path() + QStringLiteral("/scheme.json");
     saveScheme(schemeFile);   // throws when tiny-training's keys cannot express the choice
     ExportRequest rq;
-    rq.scheme = schemeFile.toStdString();
+    rq.scheme = schemeFile.toStdString();   // a working file: the dialog shows the scheme in words
+    rq.scheme_label = model_->schemeDescription().toStdString();
     if (modelKey == inspectorOpenedKey())
         throw InputError("the opened graph's network is no zoo model, so it cannot be exported again from here: choose a zoo model or "
                          "the design-space subnet");
@@ -86,11 +87,8 @@ ExportRequest InspectorFiles::exportRequest(const QString& modelKey) const
         // The selected subnet with the weights of the workspace's supernet (in a workspace
         // without one, the shipped supernet's, the subnet transferred: named so in the export).
         const SupernetTarget target = supernetTarget(state_->workspace());
-        const SubnetConfig c = transferConfig(state_->subnet(), state_->space(), target.space);
-        const std::string cfg = (scratch_->path() + QStringLiteral("/subnet.json")).toStdString();
-        writeJsonFile(cfg, c.toJson());
         rq.model.supernet = target.supernet;
-        rq.model.config = cfg;
+        rq.model.subnet = transferConfig(state_->subnet(), state_->space(), target.space);   // the value, no file (issue 47)
         rq.model.space = target.space.name;
         rq.name = target.transferred ? "subnet-transferred-to-" + target.space.name : "subnet";
     } else {
@@ -140,6 +138,7 @@ void InspectorFiles::exportDialog(const QString& modelKey)
 {
     orWarn(parent_, QStringLiteral("TinyEngine export"), [&] {
         ExportDialog dialog(exportRequest(modelKey), parent_);
+        dialog.setBoard(state_->boardName());   // the workspace's board
         dialog.exec();
     });
 }

@@ -52,8 +52,9 @@ QHBoxLayout* InspectorToolbar::modelRow(QAction* undo, QAction* redo)
     budget->setRange(1, 100000);
     budget->setDecimals(0);
     budget->setSuffix(QStringLiteral(" KB"));
-    budget->setValue(256);
-    budget->setToolTip(QStringLiteral("SRAM of the device; the chart's dashed line"));
+    budget->setValue(320);   // STM32F746; the panel sets the workspace board's SRAM
+    budget->setToolTip(QStringLiteral("SRAM of the device; the chart's dashed line. It starts from the workspace board's SRAM "
+                                      "(Board, in the Design-space panel) and follows it"));
     auto* undoB = new QToolButton;
     undoB->setDefaultAction(undo);
     auto* redoB = new QToolButton;

@@ -12,6 +12,7 @@
 #include "ScreenFit.h"
 #include "SearchPanel.h"
 #include "TourPanel.h"
+#include "WheelGuard.h"
 
 #include "Version.h"
 #include "io/DataPaths.h"
@@ -37,6 +38,7 @@ namespace tinyscope::ui {
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
 {
     setWindowIcon(QIcon(QStringLiteral(":/tinyscope.svg")));   // resources/tinyscope.qrc
+    WheelGuard::install();   // the wheel changes only a focused combo box, spin box or slider (issue 47)
     state_ = new AppState(this);
     tabs_ = new QTabWidget;
     tabs_->setDocumentMode(true);
@@ -68,7 +70,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     tourDock_->hide();
     connect(tour_, &TourPanel::closeRequested, tourDock_, &QDockWidget::hide);
     connect(tourDock_, &QDockWidget::visibilityChanged, this, [this](bool visible) {
-        if (!visible && !tourDock_->isVisible()) tour_->stop();
+        // Not while the window itself closes (the dock hides with it): then there is nothing to give
+        // back to, and the window's parts are going.
+        if (!visible && !tourDock_->isVisible() && isVisible()) tour_->stop();
     });
     buildMenus();
     connect(state_, &AppState::message, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
@@ -83,7 +87,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     };
     connect(state_, &AppState::workspaceChanged, this, showWorkspace);
     showWorkspace();
-    // Never larger than the screen (1280×720, 150 % scaling: issue 19).
+    // Never larger than the screen (1280×720, 150 % scaling: issue 19); a screen smaller than the
+    // preferred size is filled (issue 47; runGui shows the window maximised there).
     const QScreen* screen = this->screen() ? this->screen() : QGuiApplication::primaryScreen();
     resize(initialWindowSize(screen ? screen->availableGeometry() : QRect()));
 }

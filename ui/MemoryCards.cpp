@@ -72,11 +72,15 @@ void MemoryCards::showLedger(const MemoryLedger* ledger, double budgetKB)
                                 paletteName(m.peak_bytes > budget ? "status.over" : "text.strong")));
     cards_[1]->setToolTip(QStringLiteral("schedule peak: %1 with operator reordering / in-place update, %2 without")
                               .arg(bytesText(m.peak_bytes), bytesText(m.peak_bytes_no_reorder)));
-    cards_[2]->setText(cardHtml(QStringLiteral("Inference peak SRAM"), kb(m.inference_peak_bytes), QStringLiteral("largest forward working set")));
-    cards_[2]->setToolTip(bytesText(m.inference_peak_bytes));
+    cards_[2]->setText(cardHtml(QStringLiteral("Inference working set"), kb(m.inference_peak_bytes), QStringLiteral("largest set of live forward tensors")));
+    cards_[2]->setToolTip(QStringLiteral("%1: the int8 tensors alive at once in the scheduled forward pass (a depthwise conv in place, "
+                                         "as TinyEngine runs it; <tt>tinyscope memory</tt>). Not the Design-space panel's "
+                                         "\"Peak SRAM (lab rule)\", which is Lab 3's per-block count (<tt>tinyscope cost</tt>) and "
+                                         "often larger.")
+                              .arg(bytesText(m.inference_peak_bytes)));
     const std::int64_t total = m.inference_peak_bytes + e.total();
     const bool fits = total <= budget;
-    cards_[3]->setText(cardHtml(QStringLiteral("Inference peak + extra vs %1 KB").arg(budgetKB, 0, 'f', 0), kb(total),
+    cards_[3]->setText(cardHtml(QStringLiteral("Working set + extra vs %1 KB").arg(budgetKB, 0, 'f', 0), kb(total),
                                 fits ? QStringLiteral("fits, %1 to spare").arg(kb(budget - total))
                                      : QStringLiteral("exceeds the budget by %1").arg(kb(total - budget)),
                                 paletteName(fits ? "status.fits" : "status.over")));

@@ -97,11 +97,15 @@ ParetoChart::ParetoChart(QWidget* parent) : QWidget(parent)
     layout->addLayout(axisRow);
     view_ = new QChartView;
     view_->setRenderHint(QPainter::Antialiasing);
-    view_->setToolTip(QStringLiteral("Hover a point for its subnet and numbers; click it to load it into the Design-space panel"));
+    view_->setToolTip(QStringLiteral("Predicted top-1 (%) against the cost chosen above. Hover a point for its subnet and numbers; "
+                                     "click it to load it into the Design-space panel"));
     QChart* c = styledChart();
     x_ = addValueAxis(c, Qt::AlignBottom, QString::fromLatin1(kAxes[0].title));
     y_ = addValueAxis(c, Qt::AlignLeft, QStringLiteral("predicted top-1 (%)"), QStringLiteral("%.1f"));
     view_->setChart(c);
+    // The whole y title where the plot is tall enough, a shorter form where not (presentation mode at
+    // 1280×720 cut it to "predicted top..."; issue 47); the points are the predictor's either way.
+    fitAxisTitle(c, y_, {QStringLiteral("predicted top-1 (%)"), QStringLiteral("pred. top-1 (%)"), QStringLiteral("top-1 (%)")});
     layout->addWidget(withWrappingLegend(view_, c, &legend_), 1);   // the legend wraps, never cut
     connect(axis_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] { redraw(); });
 }
@@ -358,9 +362,8 @@ void ParetoChart::redraw()
     }
     if (xlo <= xhi) {
         const double pad = (xhi - xlo) * 0.04 + 1e-9;
-        x_->setRange(std::max(0.0, xlo - pad), xhi + pad);
-        y_->setRange(ylo - 0.2, yhi + 0.2);
-        x_->applyNiceNumbers();
+        setNiceRange(x_, std::max(0.0, xlo - pad), xhi + pad);   // round ticks (ChartStyle's niceScale)
+        setNiceRange(y_, ylo - 0.2, yhi + 0.2);
     }
     legend_->refresh();
 }

@@ -82,10 +82,8 @@ void PeakMemoryChart::setReport(const CostReport& report, double budgetKB, doubl
     f.setPointSize(7);
     x->setLabelsFont(f);
     auto* y = new QValueAxis();
-    y->setRange(0, maxKB * 1.1);
+    setNiceRange(y, 0, maxKB * 1.1);
     y->setTitleText(QStringLiteral("KB"));
-    y->setLabelFormat(QStringLiteral("%.0f"));
-    y->applyNiceNumbers();
     c->addAxis(x, Qt::AlignBottom);
     c->addAxis(y, Qt::AlignLeft);
     bars->attachAxis(x);

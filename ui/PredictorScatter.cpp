@@ -102,10 +102,7 @@ void PredictorScatter::showPoints(const std::vector<double>& predicted, const st
     x->setTitleText(QStringLiteral("measured top-1 (%)"));
     auto* y = new QValueAxis;
     y->setTitleText(QStringLiteral("predicted top-1 (%)"));
-    for (QValueAxis* a : {x, y}) {
-        a->setRange(lo - 0.2, hi + 0.2);
-        a->setLabelFormat(QStringLiteral("%.1f"));
-    }
+    for (QValueAxis* a : {x, y}) setNiceRange(a, lo - 0.2, hi + 0.2);   // the same round ticks on both: y = x stays square
     c->addAxis(x, Qt::AlignBottom);
     c->addAxis(y, Qt::AlignLeft);
     for (QAbstractSeries* s : {static_cast<QAbstractSeries*>(pts), static_cast<QAbstractSeries*>(diag)}) {

@@ -1,6 +1,7 @@
 #include "Presentation.h"
 
 #include <QApplication>
+#include <QEvent>
 #include <QFont>
 #include <QPen>
 #include <QWidget>
@@ -46,9 +47,37 @@ void scaleSeries(QAbstractSeries* s, double ratio)
     }
 }
 
+// Re-applies a column's widths at the current scale whenever its font changes.
+class WidthFollower : public QObject {
+public:
+    WidthFollower(QWidget* column, int minWidth, int maxWidth) : QObject(column), min_(minWidth), max_(maxWidth)
+    {
+        apply(column);
+        column->installEventFilter(this);
+    }
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* e) override
+    {
+        if (e->type() == QEvent::FontChange) apply(static_cast<QWidget*>(watched));
+        return false;
+    }
+
+private:
+    void apply(QWidget* column) const
+    {
+        const double s = Presentation::scale();
+        if (min_ > 0) column->setMinimumWidth(static_cast<int>(min_ * s + 0.5));
+        if (max_ > 0) column->setMaximumWidth(static_cast<int>(max_ * s + 0.5));
+    }
+    int min_, max_;
+};
+
 }  // namespace
 
 bool Presentation::on() { return g_on; }
+
+void Presentation::followWidths(QWidget* column, int minWidth, int maxWidth) { new WidthFollower(column, minWidth, maxWidth); }
 
 void Presentation::set(bool on)
 {

@@ -7,6 +7,7 @@
 // projector session is a temporary state.
 class QChart;
 class QAbstractSeries;
+class QWidget;
 
 namespace tinyscope::ui {
 
@@ -23,6 +24,10 @@ public:
     static void style(QChart* chart);
     // A series added to an already styled chart: brought to the chart's scale.
     static void styleSeries(QChart* chart, QAbstractSeries* series);
+    // A side column's minimum and maximum widths (px at the normal font) grow with the mode, so its
+    // labels, buttons and spin boxes keep their room at the larger font (issue 47); re-applied on
+    // each font change. 0 leaves that bound alone.
+    static void followWidths(QWidget* column, int minWidth, int maxWidth);
 };
 
 }  // namespace tinyscope::ui

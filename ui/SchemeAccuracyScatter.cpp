@@ -30,9 +30,15 @@ SchemeAccuracyScatter::SchemeAccuracyScatter(QWidget* parent) : QWidget(parent)
     layout->setContentsMargins(0, 0, 0, 0);
     view_ = new QChartView;
     view_->setRenderHint(QPainter::Antialiasing);
-    view_->setChart(styledChart());
+    QChart* c = styledChart();
+    // Short axis titles (a longer vertical one is cut to "…" on a low chart); the axes stay, the
+    // series are rebuilt per redraw.
+    x_ = addValueAxis(c, Qt::AlignBottom, QStringLiteral("extra memory, KB"));
+    y_ = addValueAxis(c, Qt::AlignLeft, QStringLiteral("final top-1 %"));
+    view_->setChart(c);
     view_->setMinimumSize(200, 120);   // the chart's own hint (title, legend) would widen the tab
-    layout->addWidget(withWrappingLegend(view_, view_->chart(), &legend_));   // wraps, never cut
+    // The legend and the title wrap above the chart instead of squeezing it or being cut to "…".
+    layout->addWidget(withWrappingLegend(view_, view_->chart(), &legend_));
     redraw();
 }
 
@@ -88,7 +94,7 @@ double SchemeAccuracyScatter::budgetLineKB() const
     return budgetKB_ - kb(shown.back().inference_peak_bytes);
 }
 
-QString SchemeAccuracyScatter::titleText() const { return view_->chart()->title(); }
+QString SchemeAccuracyScatter::titleText() const { return legend_->title(); }
 
 QString SchemeAccuracyScatter::tip(const SchemeRun& r) const
 {
@@ -111,13 +117,9 @@ void SchemeAccuracyScatter::redraw()
     // The same chart, emptied: the wrapping legend above it (ChartLegend) follows its markers.
     QChart* c = view_->chart();
     c->removeAllSeries();
-    for (QAbstractAxis* a : c->axes()) {
-        c->removeAxis(a);
-        delete a;
-    }
-    c->setTitle(title);
-    QValueAxis* x = addValueAxis(c, Qt::AlignBottom, QStringLiteral("extra training memory (KB)"), QStringLiteral("%.0f"));
-    QValueAxis* y = addValueAxis(c, Qt::AlignLeft, QStringLiteral("final top-1 (%)"), QStringLiteral("%.1f"));
+    legend_->setTitle(title);
+    QValueAxis* x = x_;
+    QValueAxis* y = y_;
     auto attach = [&](QAbstractSeries* s) { addSeriesOn(c, s, {x, y}); };
     double xlo = 0, xhi = 1, ylo = 0, yhi = 100;
     if (!shown.empty()) {
@@ -138,8 +140,8 @@ void SchemeAccuracyScatter::redraw()
         xhi = std::max(xhi, line);
     }
     const double xpad = std::max(1.0, (xhi - xlo) * 0.08), ypad = std::max(1.0, (yhi - ylo) * 0.1);
-    x->setRange(std::max(0.0, xlo - xpad), xhi + xpad);
-    y->setRange(std::max(0.0, ylo - ypad), std::min(100.0, yhi + ypad));
+    setNiceRange(x, std::max(0.0, xlo - xpad), xhi + xpad);
+    setNiceRange(y, std::max(0.0, ylo - ypad), std::min(100.0, yhi + ypad));
     // The front first, under the points.
     if (!shown.empty()) {
         auto* f = new QLineSeries;

@@ -13,6 +13,7 @@
 #include <vector>
 
 class QChartView;
+class QValueAxis;
 
 namespace tinyscope::ui {
 class ChartLegend;
@@ -44,7 +45,8 @@ public:
     std::vector<SchemeRun> front() const;       // the Pareto front of those, by ascending extra memory
     int points() const { return static_cast<int>(shownRuns().size()); }
     double budgetLineKB() const;                // the budget on the extra-memory axis (NaN without runs)
-    QString titleText() const;
+    QString titleText() const;                  // shown above the legend (a chart title would be cut to "…")
+    ChartLegend* legend() const { return legend_; }
     QChartView* view() const { return view_; }
 
 private:
@@ -52,6 +54,8 @@ private:
     QString tip(const SchemeRun& r) const;
 
     QChartView* view_;
+    QValueAxis* x_;
+    QValueAxis* y_;
     ChartLegend* legend_ = nullptr;
     std::vector<SchemeRun> runs_;
     QString model_, modelName_;

@@ -180,9 +180,8 @@ void SchemeCompareView::redraw()
     auto* x = new QBarCategoryAxis;
     x->append(cats);
     auto* y = new QValueAxis;
-    y->setRange(0, most * 1.05);
+    setNiceRange(y, 0, most * 1.05);
     y->setTitleText(QStringLiteral("KB"));
-    y->setLabelFormat(QStringLiteral("%.0f"));
     chart->addAxis(x, Qt::AlignBottom);
     chart->addAxis(y, Qt::AlignLeft);
     series->attachAxis(x);
@@ -196,6 +195,7 @@ void SchemeCompareView::redraw()
                  QString::fromStdString(groupThousands(isA ? m.a : m.b)));
     });
     replaceChart(chart_, chart);
+    new CategoryNames(chart, x, cats);   // whole names below the bars, never "class..." (issue 47)
     axisMaxKB_ = std::max(axisMaxKB_, most);
 }
 

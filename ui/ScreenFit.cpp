@@ -1,6 +1,8 @@
 #include "ScreenFit.h"
 
 #include <QApplication>
+#include <QEvent>
+#include <QScreen>
 #include <QHeaderView>
 #include <QStyle>
 #include <QStyledItemDelegate>
@@ -37,18 +39,76 @@ protected:
 QSize initialWindowSize(const QRect& available, QSize preferred)
 {
     if (!available.isValid()) return preferred;
-    return QSize(std::min(preferred.width(), available.width() * 9 / 10),
-                 std::min(preferred.height(), available.height() * 9 / 10));
+    if (!opensMaximized(available, preferred)) return preferred;
+    return available.size();
+}
+
+bool opensMaximized(const QRect& available, QSize preferred)
+{
+    return available.isValid() && (available.width() < preferred.width() || available.height() < preferred.height());
+}
+
+void fitDialogToScreen(QWidget* dialog, QSize preferred, QSize frame)
+{
+    const QScreen* screen = dialog->screen() ? dialog->screen() : QGuiApplication::primaryScreen();
+    if (!screen) {
+        dialog->resize(preferred);
+        return;
+    }
+    const QSize room = (screen->availableGeometry().size() - frame).expandedTo(QSize(200, 200));
+    dialog->setMaximumSize(room);
+    dialog->resize(preferred.boundedTo(room));
+}
+
+namespace {
+
+// Re-fits a side column whenever its controls' layout changes (a larger font in presentation mode,
+// a wider control): issue 47 found columns cut at the side after the font grew.
+class SideColumnFit : public QObject {
+public:
+    explicit SideColumnFit(QScrollArea* scroll) : QObject(scroll), scroll_(scroll), min_(scroll->minimumWidth())
+    {
+        apply();
+        scroll->widget()->installEventFilter(this);
+    }
+
+    void apply() const
+    {
+        QWidget* w = scroll_->widget();
+        const int frame = 2 * scroll_->frameWidth();
+        const int needed = w->minimumSizeHint().width() + scroll_->verticalScrollBar()->sizeHint().width() + frame;
+        scroll_->setMinimumWidth(std::max(min_, needed));
+        if (scroll_->maximumWidth() < needed) scroll_->setMaximumWidth(needed);
+    }
+
+protected:
+    bool eventFilter(QObject*, QEvent* e) override
+    {
+        if (e->type() == QEvent::LayoutRequest || e->type() == QEvent::FontChange) apply();
+        return false;
+    }
+
+private:
+    QScrollArea* scroll_;
+    int min_;
+};
+
+}  // namespace
+
+QScrollArea* verticalScrollArea(QWidget* content)
+{
+    auto* scroll = new QScrollArea;
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setWidget(content);
+    return scroll;
 }
 
 void fitSideColumn(QScrollArea* scroll)
 {
-    QWidget* w = scroll->widget();
-    if (!w) return;
-    const int frame = 2 * scroll->frameWidth();
-    const int needed = w->minimumSizeHint().width() + scroll->verticalScrollBar()->sizeHint().width() + frame;
-    scroll->setMinimumWidth(std::max(scroll->minimumWidth(), needed));
-    if (scroll->maximumWidth() < needed) scroll->setMaximumWidth(needed);
+    if (!scroll->widget()) return;
+    new SideColumnFit(scroll);
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
 }
 

@@ -29,7 +29,6 @@ namespace tinyscope::ui {
 
 namespace {
 constexpr int kSliderSteps = 1000;
-constexpr const char* kDefaultBoard = "stm32f746";
 
 int marginKB(std::int64_t bytes) { return static_cast<int>(bytes / 1024); }
 
@@ -154,18 +153,19 @@ QWidget* SearchLimitsForm::buildTrainingLimit()
     board_ = new QComboBox;
     board_->setObjectName(QStringLiteral("board"));
     for (const std::string& name : presetBoardNames()) addBoard(presetBoard(name));
-    board_->setCurrentIndex(std::max(0, board_->findText(QString::fromLatin1(kDefaultBoard))));
     board_->setToolTip(QStringLiteral("The board TinyEngine trains on: the ledger's training peak + %1 KB within its SRAM, the int8 "
                                       "parameters + %2 KB within its flash (with the TinyEngine trainer only)")
                            .arg(marginKB(kBoardSramMargin))
                            .arg(marginKB(kBoardFlashMargin)));
     trainBudget_ = new QDoubleSpinBox;
+    trainBudget_->setObjectName(QStringLiteral("trainingBudget"));
     trainBudget_->setRange(1, 100000);
     trainBudget_->setDecimals(1);
     trainBudget_->setSingleStep(8);
     trainBudget_->setSuffix(QStringLiteral(" KB"));
-    trainBudget_->setValue(320);
-    trainBudget_->setToolTip(QStringLiteral("SRAM available for fine-tuning on the device: inference working set + the pattern's extra memory must fit"));
+    trainBudget_->setValue(320);   // replaced by the workspace board's SRAM below
+    trainBudget_->setToolTip(QStringLiteral("SRAM available for fine-tuning on the device: inference working set + the pattern's extra "
+                                            "memory must fit. It starts from the workspace board's SRAM and follows it"));
     trainPattern_ = new QLineEdit(QStringLiteral("bias-only:12"));
     trainPattern_->setObjectName(QStringLiteral("trainingPattern"));
     trainPattern_->setToolTip(QStringLiteral("bias-only[:N] | last:K | full | pw1:K@R[,R…] | classifier, joined by +\n"
@@ -193,6 +193,24 @@ QWidget* SearchLimitsForm::buildTrainingLimit()
     connect(board_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] {
         checkTrainingPattern();
         onEdited(false);
+    });
+    // The workspace's board (issue 47: one board, chosen in one place): this combo and the budget
+    // follow it, and choosing a preset here chooses it for the workspace.
+    auto followBoard = [this] {
+        const int i = addBoard(state_->board());
+        if (board_->currentIndex() != i) board_->setCurrentIndex(i);
+        trainBudget_->setValue(static_cast<double>(state_->board().sram_bytes) / 1024.0);
+    };
+    followBoard();
+    connect(state_, &AppState::boardChanged, this, followBoard);
+    connect(board_, qOverload<int>(&QComboBox::activated), this, [this](int i) {
+        const BoardProfile& b = boards_[static_cast<std::size_t>(i)];
+        if (b.name == state_->board().name) return;
+        try {
+            if (presetBoard(b.name).toJson() == b.toJson()) state_->setBoard(QString::fromStdString(b.name));
+        } catch (const std::exception&) {
+            // a run's own board that is not a preset: this search only
+        }
     });
     onTrainerChanged();
     return trainBox_;

@@ -8,6 +8,7 @@
 #include "LiveSearch.h"
 #include "Palette.h"
 #include "ParetoChart.h"
+#include "Presentation.h"
 #include "RunHistoryView.h"
 #include "SearchLimitsForm.h"
 #include "SearchOptionsForm.h"
@@ -22,6 +23,7 @@
 #include "search/Feasibility.h"
 #include "search/SearchHistory.h"
 #include "search/TinyEngineTrainingLimit.h"
+#include "search/TrainingMemoryLimit.h"
 #include "space/SpacePresets.h"
 #include "space/SpaceTransfer.h"
 #include "workspace/Workspace.h"
@@ -43,18 +45,25 @@ namespace tinyscope::ui {
 
 namespace {
 QString nowIso() { return QDateTime::currentDateTime().toString(Qt::ISODate); }
+std::string spaceKey(const DesignSpace& space) { return space.toJson().dump(); }
 }  // namespace
 
 SearchPanel::SearchPanel(AppState* state, const QString& historyPath, QWidget* parent)
     : QWidget(parent), state_(state), search_(new LiveSearch(this)), measureRunner_(new JobRunner(this))
 {
+    // The limits and options scroll; Live, Run / Cancel, the progress and the status stay pinned
+    // below them, in view on a 1280×720 screen and in presentation mode (issue 47).
     auto* scroll = new QScrollArea;
     scroll->setWidget(buildControls());
     scroll->setWidgetResizable(true);
-    scroll->setMinimumWidth(380);
-    scroll->setMaximumWidth(460);
+    auto* column = new QWidget;
+    auto* columnLayout = new QVBoxLayout(column);
+    columnLayout->setContentsMargins(0, 0, 0, 0);
+    columnLayout->addWidget(scroll, 1);
+    columnLayout->addWidget(buildRunRow());
+    Presentation::followWidths(column, 380, 460);
     auto* split = new QSplitter(Qt::Horizontal);
-    split->addWidget(scroll);
+    split->addWidget(column);
     split->addWidget(buildResults());
     split->setStretchFactor(1, 1);
     auto* outer = new QHBoxLayout(this);
@@ -80,6 +89,8 @@ SearchPanel::SearchPanel(AppState* state, const QString& historyPath, QWidget* p
     connect(history_, &RunHistoryView::reopenRequested, this, &SearchPanel::reopen);
     connect(history_, &RunHistoryView::exportRequested, this, &SearchPanel::exportHistory);
     connectRunners();
+    // After SearchLimitsForm's own handler (it set the new space's ranges and starting limits).
+    connect(state_, &AppState::spaceChanged, this, &SearchPanel::onSpaceChanged);
     setHistoryPath(historyPath);
 }
 
@@ -93,6 +104,19 @@ QWidget* SearchPanel::buildControls()
     side->addWidget(limits_);
     options_ = new SearchOptionsForm;
     side->addWidget(options_);
+    oracleLabel_ = new QLabel;
+    oracleLabel_->setWordWrap(true);
+    oracleLabel_->setStyleSheet(QStringLiteral("color: %1").arg(paletteName("text.note")));
+    side->addWidget(oracleLabel_);
+    side->addStretch(1);
+    return controls;
+}
+
+QWidget* SearchPanel::buildRunRow()
+{
+    auto* box = new QWidget;
+    auto* side = new QVBoxLayout(box);
+    side->setContentsMargins(6, 4, 6, 0);
     live_ = new QCheckBox(QStringLiteral("Live: re-run while a limit moves"));
     live_->setToolTip(QStringLiteral("Each limit change runs the search again. A search under 100 ms restarts at once; a slower one "
                                      "finishes first, then runs with the latest limits, so results follow the limits at its pace"));
@@ -116,12 +140,7 @@ QWidget* SearchPanel::buildControls()
     status_->setWordWrap(true);
     status_->setTextFormat(Qt::RichText);
     side->addWidget(status_);
-    oracleLabel_ = new QLabel;
-    oracleLabel_->setWordWrap(true);
-    oracleLabel_->setStyleSheet(QStringLiteral("color: %1").arg(paletteName("text.note")));
-    side->addWidget(oracleLabel_);
-    side->addStretch(1);
-    return controls;
+    return box;
 }
 
 QWidget* SearchPanel::buildResults()
@@ -297,6 +316,12 @@ void SearchPanel::finishSearch(const SearchResult& result, const DesignSpace& sp
     auto r = std::make_shared<const SearchResult>(result);
     progress_->setValue(progress_->maximum());
     if (record && !r->cancelled) history_->add(SearchRunRecord::fromResult(*r, space.name, nowIso().toStdString()));
+    if (spaceKey(space) != spaceKey(state_->space())) {
+        // Finished after the workspace changed: it belongs to its own space and waits there.
+        if (!r->cancelled) keptRuns_[spaceKey(space)] = KeptRun{r, space, WinnerMeasurement()};
+        Q_EMIT searchFinished(!r->cancelled);
+        return;
+    }
     show(r, space);
     status_->setText(QStringLiteral("%1 %2 subnets in %3 ms%4%5")
                          .arg(r->cancelled ? QStringLiteral("Cancelled after") : QStringLiteral("Done:"))
@@ -313,15 +338,49 @@ void SearchPanel::show(std::shared_ptr<const SearchResult> r, const DesignSpace&
 {
     shown_ = r;
     shownSpace_ = space;
-    convergence_->showHistory(r->history);
+    static const std::vector<GenerationStats> kNone;
+    const std::vector<GenerationStats>& history = r ? r->history : kNone;
+    convergence_->showHistory(history);
     pareto_->showResult(r, space);
     // Playback starts at the run's last generation (a new live run puts it back there).
-    const int last = r->history.empty() ? -1 : r->history.back().generation;
+    const int last = history.empty() ? -1 : history.back().generation;
     playback_->setLastGeneration(last);
     convergence_->showGeneration(last);
     playback_->setSummary(pareto_->summary());
     winner_->showWinner(r, space);
     refreshMeasurement();
+}
+
+void SearchPanel::onSpaceChanged()
+{
+    // Issue 47: a run belongs to the space it was made in. It is kept while another space is
+    // shown and comes back with its space; a space without a run starts empty (then previews).
+    if (busy()) search_->cancel();
+    if (measuring()) measureRunner_->cancel();
+    if (shown_) keptRuns_[spaceKey(shownSpace_)] = KeptRun{shown_, shownSpace_, measurement_};
+    const DesignSpace space = state_->space();
+    if (const auto k = keptRuns_.find(spaceKey(space)); k != keptRuns_.end()) {
+        measurement_ = k->second.measurement;
+        const SearchResult& r = *k->second.result;
+        liveTimer_->stop();   // its limits come back with it, not the workspace's starting ones
+        const auto t = TrainingMemoryLimit::reportOf(r);
+        limits_->setConstraints(r.constraints, t ? QString::fromStdString(t->pattern) : QString());
+        options_->setOptions(r.options);
+        show(k->second.result, k->second.space);
+        status_->setText(QStringLiteral("The last run in space %1, kept while another space was open.")
+                             .arg(QString::fromStdString(space.name).toHtmlEscaped()));
+        return;
+    }
+    measurement_ = WinnerMeasurement();
+    show(nullptr, space);
+    status_->setText(QStringLiteral("No search in space %1 yet.").arg(QString::fromStdString(space.name).toHtmlEscaped()));
+    // The preview as on the first show, once the predictor of the new space is in place.
+    if (isVisible())
+        QTimer::singleShot(0, this, [this] {
+            if (!shown_ && oracle_ && !busy()) startSearch(false);
+        });
+    else
+        shownOnce_ = false;
 }
 
 void SearchPanel::refreshMeasurement() { winner_->setMeasurement(measurement_, measuring(), measureProgress_); }
@@ -359,6 +418,13 @@ void SearchPanel::measureWinner(int images)
 void SearchPanel::useWinner()
 {
     if (!shown_ || !shown_->found) return;
+    if (spaceKey(shownSpace_) != spaceKey(state_->space())) {   // onSpaceChanged keeps them apart; a guard with a reason
+        status_->setText(QStringLiteral("This winner was found in space %1, not in the open space %2: switch back to its workspace, "
+                                        "or run the search here.")
+                             .arg(QString::fromStdString(shownSpace_.name).toHtmlEscaped(),
+                                  QString::fromStdString(state_->space().name).toHtmlEscaped()));
+        return;
+    }
     try {
         shown_->best.config.validate(state_->space(), "winner");   // the space may have changed since
         state_->setSubnet(shown_->best.config);   // first: the inspector rebuilds its network on subnetChanged
@@ -422,6 +488,7 @@ DeployDialog* SearchPanel::deployWinner()
         return nullptr;
     }
     auto* d = new DeployDialog(spec, QString::fromStdString(spec.space) + QStringLiteral("-winner"), this);
+    d->setBoard(state_->boardName());   // the workspace's board
     d->setAttribute(Qt::WA_DeleteOnClose);
     d->show();
     return d;

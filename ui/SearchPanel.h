@@ -13,7 +13,9 @@
 
 #include <QWidget>
 
+#include <map>
 #include <memory>
+#include <string>
 
 class QCheckBox;
 class QLabel;
@@ -102,7 +104,8 @@ protected:
     void showEvent(QShowEvent* e) override;
 
 private:
-    QWidget* buildControls();
+    QWidget* buildControls();   // limits, options, where accuracy comes from (scrolls)
+    QWidget* buildRunRow();     // Live, Run / Cancel, progress, status (pinned below)
     QWidget* buildResults();
     void connectRunners();
     void onLimitEdited(bool fromDrag);
@@ -110,6 +113,7 @@ private:
     void finishSearch(const SearchResult& r, const DesignSpace& space, bool record);
     void show(std::shared_ptr<const SearchResult> r, const DesignSpace& space);
     void refreshMeasurement();
+    void onSpaceChanged();   // keeps the shown run with its space; brings back the new space's
     void setBusy(bool on);
     void setError(const QString& message, const QString& prefix = QString());
 
@@ -123,6 +127,13 @@ private:
     QString measureProgress_;                // "measuring: …" while a measurement runs
     bool liveRecord_ = false;                // a limit edit since the live timer started was not a drag
     bool shownOnce_ = false;
+    // The last run of each other space (by its JSON), with its measurement (issue 47).
+    struct KeptRun {
+        std::shared_ptr<const SearchResult> result;
+        DesignSpace space;
+        WinnerMeasurement measurement;
+    };
+    std::map<std::string, KeptRun> keptRuns_;
 
     SearchLimitsForm* limits_;
     SearchOptionsForm* options_;

@@ -191,8 +191,7 @@ void SubnetCompareView::redraw()
     auto* y = new QBarCategoryAxis;
     y->append(names);
     auto* x = new QValueAxis;
-    x->setRange(0, axisMax_ * 1.05);
-    x->setLabelFormat(QStringLiteral("%.1f×"));
+    setNiceRange(x, 0, axisMax_ * 1.05, 6, false, QStringLiteral("×"));
     x->setTitleText(QStringLiteral("B / A (fixed while A is pinned: up to the space's largest subnet)"));
     chart->addAxis(y, Qt::AlignLeft);
     chart->addAxis(x, Qt::AlignBottom);

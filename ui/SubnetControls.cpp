@@ -1,6 +1,7 @@
 #include "SubnetControls.h"
 
 #include "AppState.h"
+#include "BoardPicker.h"
 #include "WorkspacePicker.h"
 
 #include "space/ArchSampler.h"
@@ -38,6 +39,14 @@ SubnetControls::SubnetControls(AppState* state, QWidget* parent) : QWidget(paren
     resolutionBox_->setToolTip(QStringLiteral("Input resolution in pixels: MACs and activation memory grow with its square"));
     widthBox_->setToolTip(QStringLiteral("Width setting: every layer's channels scaled by this multiplier (MACs and params grow with about its square)"));
     form->addRow(QStringLiteral("Workspace"), picker_);
+    // The workspace's board: the one place it is chosen (issue 47); every SRAM budget follows it.
+    boardPicker_ = new BoardPicker(false);
+    boardPicker_->setObjectName(QStringLiteral("workspaceBoard"));
+    boardPicker_->setToolTip(QStringLiteral("The board this workspace's subnets are meant for. Every SRAM budget starts from its SRAM "
+                                            "(this panel's, the Training inspector's, the Search panel's fine-tuning budget) and "
+                                            "Deploy / Export check against it; each workspace keeps its own board"));
+    boardPicker_->follow(state_);
+    form->addRow(QStringLiteral("Board"), boardPicker_);
     form->addRow(QStringLiteral("Resolution"), resolutionBox_);
     form->addRow(QStringLiteral("Width"), widthBox_);
     lay->addLayout(form);
@@ -70,6 +79,7 @@ QWidget* SubnetControls::pickRow()
     auto* seedRow = new QHBoxLayout;
     seedRow->addWidget(new QLabel(QStringLiteral("Random seed")));
     seedBox_ = new QSpinBox;
+    seedBox_->setObjectName(QStringLiteral("randomSeed"));
     seedBox_->setToolTip(QStringLiteral("Seed of Random: the same seed draws the same subnet"));
     seedBox_->setRange(0, 1000000);
     seedBox_->setToolTip(QStringLiteral("Seed as Python's random.seed(s): seed 0 gives the lab's first draws"));

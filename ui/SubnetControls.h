@@ -16,6 +16,7 @@ class QTableWidget;
 namespace tinyscope::ui {
 
 class AppState;
+class BoardPicker;
 class WorkspacePicker;
 
 class SubnetControls : public QWidget {
@@ -45,6 +46,7 @@ private:
     AppState* state_;
     bool syncing_ = false;   // the controls are being set from AppState: no edit to report
     WorkspacePicker* picker_;
+    BoardPicker* boardPicker_;
     QComboBox* resolutionBox_;
     QComboBox* widthBox_;
     QSpinBox* seedBox_;

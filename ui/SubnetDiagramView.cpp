@@ -2,8 +2,12 @@
 
 #include "DiagramExport.h"
 #include "Palette.h"
+#include "Presentation.h"
 
+#include <QEvent>
 #include <QLabel>
+
+#include <algorithm>
 
 #include "viz/ArchDiagram.h"
 #include "viz/GraphvizRenderer.h"
@@ -23,8 +27,50 @@ SubnetDiagramView::SubnetDiagramView(std::function<QString()> stem, QWidget* par
     legend_->setAutoFillBackground(true);
     legend_->setContentsMargins(4, 2, 4, 2);
     legend_->setToolTip(QStringLiteral("Block colour = depthwise kernel size; the outlined block sets the peak SRAM"));
-    legend_->adjustSize();
+    placeLegend();
+}
+
+void SubnetDiagramView::placeLegend()
+{
+    const int room = std::max(60, width() - 12);
+    legend_->setWordWrap(false);
+    QSize size = legend_->sizeHint();
+    if (size.width() > room) {
+        legend_->setWordWrap(true);
+        size = QSize(room, legend_->heightForWidth(room));
+    }
+    legend_->resize(size);
     legend_->move(6, 6);
+}
+
+void SubnetDiagramView::applyPresentationZoom()
+{
+    // fitAll leaves the scroll bars off; a user's zoom turns them on (SvgGraphView::setUserZoomed).
+    if (horizontalScrollBarPolicy() != Qt::ScrollBarAlwaysOff || dot_.empty()) return;
+    const double k = Presentation::scale();
+    if (k == 1.0) return;
+    scale(k, k);
+    const QRectF r = scene()->itemsBoundingRect();
+    const double m = transform().m11();   // the top left in view: the input, stage 1 and the title
+    centerOn(QPointF(std::min(r.center().x(), r.left() + viewport()->width() / (2.0 * m)), r.top() + viewport()->height() / (2.0 * m)));
+}
+
+void SubnetDiagramView::resizeEvent(QResizeEvent* e)
+{
+    SvgGraphView::resizeEvent(e);   // refits a fitted diagram
+    placeLegend();
+    applyPresentationZoom();
+}
+
+void SubnetDiagramView::changeEvent(QEvent* e)
+{
+    SvgGraphView::changeEvent(e);
+    if (e->type() != QEvent::FontChange) return;
+    placeLegend();
+    if (horizontalScrollBarPolicy() == Qt::ScrollBarAlwaysOff) {
+        fitAll();
+        applyPresentationZoom();
+    }
 }
 
 QString SubnetDiagramView::showSubnet(const DesignSpace& space, const SubnetConfig& config, const CostReport& report,
@@ -33,6 +79,7 @@ QString SubnetDiagramView::showSubnet(const DesignSpace& space, const SubnetConf
     try {
         dot_ = archDiagramDot(space, config, costedDiagramOptions(report, predictedTop1Percent));
         setSvg(QByteArray::fromStdString(renderDotToSvg(dot_)));
+        applyPresentationZoom();
         return QString();
     } catch (const std::exception& e) {
         dot_.clear();

@@ -36,7 +36,18 @@ public:
 
     QLabel* kernelLegend() const { return legend_; }
 
+protected:
+    void resizeEvent(QResizeEvent* e) override;
+    void changeEvent(QEvent* e) override;
+
 private:
+    // The kernel legend at its text's size, wrapped to the view's width when narrower (issue 47:
+    // presentation mode's larger font cut off "7×7").
+    void placeLegend();
+    // A fitted diagram grows with presentation mode (×Presentation::scale(), its top in view; drag
+    // pans to the rest); a zoomed one is left as the user zoomed it.
+    void applyPresentationZoom();
+
     std::string dot_;
     QLabel* legend_;
 };

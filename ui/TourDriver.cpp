@@ -363,6 +363,7 @@ bool TourDriver::perform(const TourAction& a, bool highlightIt)
         inspector->setBudgetKB(g["kb"].get<double>());
     } else if (what == "export-dialog") {
         auto* d = new ExportDialog(inspector->exportRequest(), window_);
+        d->setBoard(window_->state()->boardName());   // the workspace's board
         d->setAttribute(Qt::WA_DeleteOnClose);
         d->show();
         dialogs_.emplace_back(d);

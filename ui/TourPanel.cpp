@@ -1,5 +1,6 @@
 #include "TourPanel.h"
 
+#include "AppState.h"
 #include "MainWindow.h"
 #include "Palette.h"
 #include "TourDriver.h"
@@ -14,6 +15,7 @@ namespace tinyscope::ui {
 
 TourPanel::TourPanel(MainWindow* window, QWidget* parent)
     : QWidget(parent),
+      window_(window),
       driver_(new TourDriver(window)),
       title_(new QLabel),
       position_(new QLabel),
@@ -93,6 +95,10 @@ void TourPanel::start(const Tour& tour)
 {
     driver_->stop();
     driver_->closeDialogs();
+    if (!before_) {
+        const AppState& s = *window_->state();
+        before_ = Before{s.workspace(), s.boardName(), s.subnet()};
+    }
     tour_ = tour;
     title_->setText(QString::fromStdString(tour_.title));
     title_->setToolTip(QString::fromStdString(tour_.summary));
@@ -128,6 +134,21 @@ void TourPanel::stop()
     driver_->stop();
     driver_->clearHighlights();
     driver_->closeDialogs();
+    if (!before_) return;
+    const Before b = *before_;
+    before_.reset();
+    AppState& s = *window_->state();
+    const bool other = s.workspace().name != b.workspace.name || s.workspace().supernet != b.workspace.supernet ||
+                       s.space().toJson() != b.workspace.space.toJson();
+    try {
+        if (other) s.setWorkspace(b.workspace);
+        s.setBoard(b.board);
+        s.setSubnet(b.subnet);   // valid: it was selected in this very workspace
+    } catch (const std::exception& e) {
+        Q_EMIT s.message(QStringLiteral("The tour could not bring back your workspace: %1").arg(QString::fromUtf8(e.what())));
+        return;
+    }
+    if (other) Q_EMIT s.message(QStringLiteral("Tour closed: back in workspace %1").arg(s.workspaceTitle()));
 }
 
 void TourPanel::show(int step, bool replay)

@@ -2,10 +2,15 @@
 // The guided tour's side panel (Help → Tours): the tour's title, "step k of n", the step's
 // explanation, and Back / Next / Restart / Close. Showing a step performs its actions (TourDriver);
 // Back replays the tour from its first step to the previous one, so the window is exactly as that
-// step left it (searches are re-run: they are deterministic for a seed).
+// step left it (searches are re-run: they are deterministic for a seed). Closing or finishing the
+// tour brings back the workspace, board and subnet the user had when it started (issue 47).
+#include "space/SubnetConfig.h"
 #include "tour/Tour.h"
+#include "workspace/Workspace.h"
 
 #include <QWidget>
+
+#include <optional>
 
 class QLabel;
 class QPushButton;
@@ -25,7 +30,9 @@ public:
     bool next();                    // false at the last step or while a step is still running
     bool back();
     void restart();
-    void stop();                    // closes the tour's dialogs and highlights
+    // Closes the tour's dialogs and highlights; brings back the workspace, board and subnet of
+    // before the tour (start() records them unless a tour is already open).
+    void stop();
 
     bool hasTour() const { return !tour_.steps.empty(); }
     const Tour& tour() const { return tour_; }
@@ -44,7 +51,14 @@ private:
     void show(int step, bool replay);
     void refresh();
 
+    struct Before {
+        Workspace workspace;
+        QString board;
+        SubnetConfig subnet;
+    };
+    MainWindow* window_;
     TourDriver* driver_;
+    std::optional<Before> before_;   // while a tour is open
     Tour tour_;
     int step_ = 0;
     bool ok_ = true;

@@ -45,6 +45,7 @@ TrainingInspectorPanel::TrainingInspectorPanel(AppState* state, QWidget* parent)
     modelBox_->addItem(subnetEntryName(), inspectorSubnetKey());
     modeBox_ = toolbar_->modeBox;
     budget_ = toolbar_->budget;
+    budget_->setValue(static_cast<double>(state_->board().sram_bytes) / 1024.0);   // the workspace's board (issue 47)
     cards_ = new MemoryCards;
     banner_ = new SchemeBanner;
     table_ = trainingLayerTable(model_);
@@ -59,8 +60,7 @@ TrainingInspectorPanel::TrainingInspectorPanel(AppState* state, QWidget* parent)
     chartLayout->setSpacing(2);
     auto* fixedAxes = new QCheckBox(QStringLiteral("Axes fixed to the full update"));
     fixedAxes->setChecked(chart_->fixedAxes());
-    fixedAxes->setToolTip(QStringLiteral("Scale both axes to this model's full update (every bias and all weights), so switching "
-                                         "schemes shows how much memory changes; off: fit the axes to the current scheme"));
+    fixedAxes->setToolTip(TrainingMemoryChart::fixedAxesToolTip());
     connect(fixedAxes, &QCheckBox::toggled, chart_, &TrainingMemoryChart::setFixedAxes);
     chartLayout->addWidget(fixedAxes);
     chartLayout->addWidget(withWrappingLegend(chart_, chart_->chart()), 1);   // its legend wraps, never cut
@@ -125,6 +125,7 @@ void TrainingInspectorPanel::connectControls()
         fineTune_->setBudgetKB(v);
         refreshTotals();
     });
+    connect(state_, &AppState::boardChanged, this, [this] { budget_->setValue(static_cast<double>(state_->board().sram_bytes) / 1024.0); });
     connect(toolbar_, &InspectorToolbar::loadPublishedRequested, this, [this](const QString& name) { loadPublishedScheme(name); });
     connect(toolbar_, &InspectorToolbar::biasOnlyRequested, this, &TrainingInspectorPanel::applyBiasOnly);
     connect(toolbar_, &InspectorToolbar::lastLayersRequested, this, &TrainingInspectorPanel::applyLastLayers);

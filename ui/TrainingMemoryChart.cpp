@@ -55,7 +55,7 @@ TrainingMemoryChart::TrainingMemoryChart(QWidget* parent) : QChartView(parent)
     c->addSeries(bars_);
 
     total_ = new QLineSeries;
-    total_->setName(QStringLiteral("inference peak + extra from here on (right axis)"));
+    total_->setName(QStringLiteral("inference peak + extra from here on (right axis, KB in all)"));
     QPen tp(paletteColor("memory.total"));
     tp.setWidthF(2);
     total_->setPen(tp);
@@ -77,12 +77,11 @@ TrainingMemoryChart::TrainingMemoryChart(QWidget* parent) : QChartView(parent)
     x_->setGridLineVisible(false);
     x_->setTitleText(QStringLiteral("conv index"));
     y_ = new QValueAxis;
-    y_->setTitleText(QStringLiteral("KB per conv"));
-    y_->setLabelFormat(QStringLiteral("%.1f"));
+    y_->setTitleText(QStringLiteral("KB / conv"));   // short: a longer vertical title is cut to "…" on a low chart
     y2_ = new QValueAxis;
-    y2_->setTitleText(QStringLiteral("KB total"));
-    y2_->setLabelFormat(QStringLiteral("%.0f"));
+    y2_->setTitleText(QStringLiteral("KB in all"));
     y2_->setLinePenColor(paletteColor("memory.total"));
+    y2_->setLabelsColor(paletteColor("memory.total"));   // the lines' axis in the total line's colour
     c->addAxis(x_, Qt::AlignBottom);
     c->addAxis(y_, Qt::AlignLeft);
     c->addAxis(y2_, Qt::AlignRight);
@@ -159,7 +158,6 @@ void TrainingMemoryChart::setLedger(const MemoryLedger& m, double budgetKB)
     }
     total_->replace(running);
     maxTotalKB_ = running.isEmpty() ? 0 : running.first().y();
-    chart()->setTitle(QString());
     budget_->setVisible(true);
     setBudget(budgetKB);
 }
@@ -172,7 +170,6 @@ void TrainingMemoryChart::clearLedger()
     categories_ = 0;
     x_->setRange(-0.5, 0.5);
     maxBarKB_ = maxTotalKB_ = 0;
-    chart()->setTitle(QStringLiteral("no memory ledger for this model"));
     budget_->setVisible(false);
     setBudget(budgetKB_);
 }
@@ -180,7 +177,8 @@ void TrainingMemoryChart::clearLedger()
 void TrainingMemoryChart::setBudget(double budgetKB)
 {
     budgetKB_ = budgetKB;
-    budget_->setName(QStringLiteral("budget %1 KB").arg(budgetKB, 0, 'f', 0));
+    // The budget limits the total (inference + extra), so it is drawn on the total's axis: say so.
+    budget_->setName(QStringLiteral("SRAM budget %1 KB (right axis, KB in all)").arg(budgetKB, 0, 'f', 0));
     const double right = std::max(categories_ - 0.5, 0.5);
     budget_->replace(QList<QPointF>{QPointF(-0.5, budgetKB), QPointF(right, budgetKB)});
     rescale();
@@ -203,10 +201,23 @@ double TrainingMemoryChart::rightAxisMaxKB() const { return y2_->max(); }
 void TrainingMemoryChart::rescale()
 {
     const bool fixed = fixedAxes_ && categories_ > 0;
-    y_->setRange(0, std::max(1.0, std::max(maxBarKB_, fixed ? refBarKB_ : 0.0) * 1.15));
-    y_->applyNiceNumbers();
-    y2_->setRange(0, std::max({budgetKB_, maxTotalKB_, fixed ? refTotalKB_ : 0.0}) * 1.1);
-    y2_->applyNiceNumbers();
+    setNiceRange(y_, 0, std::max(1.0, std::max(maxBarKB_, fixed ? refBarKB_ : 0.0) * 1.15));
+    setNiceRange(y2_, 0, std::max({budgetKB_, maxTotalKB_, fixed ? refTotalKB_ : 0.0, 1.0}) * 1.1);
+    // Fixed axes make a small scheme's bars a sliver: the title says so and how to see them.
+    const double share = y_->max() > 0 ? maxBarKB_ / y_->max() : 1;
+    chart()->setTitle(categories_ == 0       ? QStringLiteral("no memory ledger for this model")
+                      : fixed && share < 0.1 ? QStringLiteral("Fixed axes: the tallest bar is %1 % of the axis")
+                                                   .arg(share * 100, 0, 'f', share < 0.01 ? 1 : 0)
+                                             : QString());
+}
+
+QString TrainingMemoryChart::titleText() const { return chart()->title(); }
+
+QString TrainingMemoryChart::fixedAxesToolTip()
+{
+    return QStringLiteral("Scale both axes to this model's full update (every bias and all weights), so switching schemes shows "
+                          "how much memory changes. A small scheme's bars are then a sliver (the chart's title says how much of the "
+                          "axis they reach), so it is off by default: the axes fit the current scheme.");
 }
 
 QList<qreal> TrainingMemoryChart::values(int set) const

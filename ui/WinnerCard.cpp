@@ -9,18 +9,25 @@
 #include "search/TrainingMemoryLimit.h"
 #include "tinyengine/BoardFit.h"
 
+#include <QDialog>
 #include <QEvent>
 #include <QLabel>
 #include <QPushButton>
+#include <QScreen>
+#include <QScrollArea>
+#include <QToolButton>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 namespace tinyscope::ui {
 
 namespace {
 
 // The winner's text is never cut: a wrapped label's height follows its width (layouts in a
-// splitter do not ask heightForWidth), so the diagram below gives up room instead. With the
-// fine-tuning and TinyEngine lines the text runs to six lines in a 1280×720 window.
+// splitter do not ask heightForWidth), so the diagram below gives up room, and past its minimum
+// the card scrolls. With the fine-tuning and TinyEngine lines the text runs to six lines in a
+// 1280×720 window.
 void fitHeight(QLabel* label)
 {
     const int h = label->heightForWidth(label->width());
@@ -37,15 +44,51 @@ public:
     }
 };
 
+// Keeps `button` in the top-right corner of the view it sits on.
+class CornerOnResize : public QObject {
+public:
+    CornerOnResize(QWidget* button, QObject* parent) : QObject(parent), button_(button) {}
+    bool eventFilter(QObject* watched, QEvent* e) override
+    {
+        if (e->type() == QEvent::Resize || e->type() == QEvent::Show) {
+            const auto* view = static_cast<QWidget*>(watched);
+            button_->adjustSize();
+            button_->move(std::max(0, view->width() - button_->width() - 6), 6);
+            button_->raise();
+        }
+        return false;
+    }
+
+private:
+    QWidget* button_;
+};
+
 }  // namespace
 
 WinnerCard::WinnerCard(QWidget* parent) : QWidget(parent)
 {
     diagram_ = new SubnetDiagramView([this] { return QStringLiteral("%1-winner").arg(QString::fromStdString(space_.name)); });
     diagram_->setMinimumWidth(300);
-    diagram_->setToolTip(QStringLiteral("The winner's blocks; right-click saves the diagram"));
-    auto* layout = new QVBoxLayout(this);
+    diagram_->setToolTip(QStringLiteral("The winner's blocks; “⤢ Full size” opens them in a window of their own; right-click saves the diagram"));
+    fullSize_ = new QToolButton(diagram_);
+    fullSize_->setText(QStringLiteral("⤢ Full size"));
+    fullSize_->setToolTip(QStringLiteral("Open the winner's block diagram in a window of its own, nearly the screen's size"));
+    fullSize_->setEnabled(false);
+    diagram_->installEventFilter(new CornerOnResize(fullSize_, diagram_));
+    connect(fullSize_, &QToolButton::clicked, this, &WinnerCard::openFullDiagram);
+    // Text, buttons and diagram in a scroll area: when the text runs long (the fine-tuning and
+    // TinyEngine lines, presentation mode) the card scrolls; its text and buttons never overlap
+    // (the label's minimum height grew past what the panel could give and the row was drawn over
+    // it; issue 47).
+    auto* outer = new QVBoxLayout(this);
+    outer->setContentsMargins(0, 0, 0, 0);
+    auto* area = new QScrollArea;
+    area->setWidgetResizable(true);
+    area->setFrameShape(QFrame::NoFrame);
+    auto* inner = new QWidget;
+    auto* layout = new QVBoxLayout(inner);
     layout->setContentsMargins(0, 0, 0, 0);
+    diagram_->setMinimumHeight(120);   // a diagram one can read; the card scrolls instead
     text_ = new QLabel(QStringLiteral("<i>no search yet</i>"));
     text_->setTextFormat(Qt::RichText);
     text_->setWordWrap(true);
@@ -65,6 +108,8 @@ WinnerCard::WinnerCard(QWidget* parent) : QWidget(parent)
     layout->addWidget(text_);
     layout->addWidget(wrappingRow({use_, measure_, deploy_}));   // wraps on a 1280×720 screen
     layout->addWidget(diagram_, 1);
+    area->setWidget(inner);
+    outer->addWidget(area);
     connect(use_, &QPushButton::clicked, this, &WinnerCard::useRequested);
     connect(measure_, &QPushButton::clicked, this, &WinnerCard::measureRequested);
     connect(deploy_, &QPushButton::clicked, this, &WinnerCard::deployRequested);
@@ -85,6 +130,8 @@ void WinnerCard::showWinner(std::shared_ptr<const SearchResult> result, const De
         }
     }
     base_ = winnerText();
+    fullSize_->setEnabled(hasWinner() && !diagram_->dot().empty());
+    if (fullWindow_ && fullWindow_->isVisible()) drawFullDiagram();
     use_->setEnabled(hasWinner());
     deploy_->setEnabled(hasWinner());
     measure_->setEnabled(hasWinner() || measuring_);
@@ -94,12 +141,45 @@ void WinnerCard::showWinner(std::shared_ptr<const SearchResult> result, const De
 
 const std::string& WinnerCard::diagramDot() const { return diagram_->dot(); }
 
+void WinnerCard::openFullDiagram()
+{
+    if (!hasWinner() || diagram_->dot().empty()) return;
+    if (!fullWindow_) {
+        fullWindow_ = new QDialog(this);
+        fullWindow_->setWindowTitle(QStringLiteral("Search winner — block diagram"));
+        fullView_ = new SubnetDiagramView([this] { return QStringLiteral("%1-winner").arg(QString::fromStdString(space_.name)); });
+        fullView_->setToolTip(QStringLiteral("Wheel zooms, drag pans, double-click fits; right-click saves the diagram"));
+        auto* l = new QVBoxLayout(fullWindow_);
+        l->setContentsMargins(4, 4, 4, 4);
+        l->addWidget(fullView_);
+    }
+    // Nine tenths of the screen the card is on (a 1280×720 screen: 1152×648).
+    const QScreen* s = screen();
+    const QRect avail = s ? s->availableGeometry() : QRect(0, 0, 1280, 720);
+    fullWindow_->resize(avail.width() * 9 / 10, avail.height() * 9 / 10);
+    fullWindow_->move(avail.center() - QPoint(fullWindow_->width() / 2, fullWindow_->height() / 2));
+    drawFullDiagram();
+    fullWindow_->show();
+    fullWindow_->raise();
+}
+
+void WinnerCard::drawFullDiagram()
+{
+    if (!fullView_ || !hasWinner()) return;
+    try {
+        const SearchCandidate& best = result_->best;
+        fullView_->showSubnet(space_, best.config, CostModel(space_).report(best.config), best.accuracy);
+    } catch (const std::exception&) {
+        fullView_->clearDiagram();   // the card says why (diagramError_)
+    }
+}
+
 QString WinnerCard::winnerText() const
 {
     if (!hasWinner()) return QStringLiteral("<i>no subnet</i>");
     const SearchCandidate& best = result_->best;
     QString text = QStringLiteral("<b>Winner</b>: %1 % predicted top-1 (generation %2)<br>"
-                                  "MACs %3 M · peak SRAM %4 KB · params %5 · flash %6 KB")
+                                  "MACs %3 M · peak SRAM (lab rule) %4 KB · params %5 · flash %6 KB")
                        .arg(best.accuracy, 0, 'f', 3)
                        .arg(best.generation)
                        .arg(best.cost.millionMacs(), 0, 'f', 3)

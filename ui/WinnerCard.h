@@ -2,7 +2,9 @@
 // The Search panel's winner card: the winner's predicted top-1 and costs (and its fine-tuning
 // memory when that was limited), the oracle's warnings, the measurement on the supernet once made,
 // the buttons Use this subnet / Measure on the supernet / Deploy…, and the winner's block diagram
-// (right-click saves it). It shows a typed SearchResult; the panel does what the buttons ask.
+// (right-click saves it). The card's diagram is a thumbnail on a 1280×720 screen: "⤢ Full size" in
+// its corner opens it in a window of its own, nine tenths of the screen (issue 47). It shows a
+// typed SearchResult; the panel does what the buttons ask.
 #include "nn/measure/WinnerMeasurement.h"
 #include "search/SearchResult.h"
 #include "space/DesignSpace.h"
@@ -12,8 +14,10 @@
 #include <memory>
 #include <string>
 
+class QDialog;
 class QLabel;
 class QPushButton;
+class QToolButton;
 
 namespace tinyscope::ui {
 
@@ -30,6 +34,12 @@ public:
     void setMeasurement(const WinnerMeasurement& m, bool measuring, const QString& progress);
     bool hasWinner() const { return result_ && result_->found; }
     const std::string& diagramDot() const;   // empty: no winner shown
+    // The winner's diagram in its own window, nearly the screen's size (also the corner button).
+    void openFullDiagram();
+    SubnetDiagramView* diagram() const { return diagram_; }
+    QToolButton* fullSizeButton() const { return fullSize_; }
+    SubnetDiagramView* fullDiagram() const { return fullView_; }   // null until first opened
+    QDialog* fullDiagramWindow() const { return fullWindow_; }
 
 Q_SIGNALS:
     void useRequested();
@@ -38,6 +48,7 @@ Q_SIGNALS:
 
 private:
     QString winnerText() const;
+    void drawFullDiagram();
 
     std::shared_ptr<const SearchResult> result_;
     DesignSpace space_;
@@ -49,6 +60,9 @@ private:
     QPushButton* measure_;
     QPushButton* deploy_;
     SubnetDiagramView* diagram_;
+    QToolButton* fullSize_;
+    QDialog* fullWindow_ = nullptr;
+    SubnetDiagramView* fullView_ = nullptr;
 };
 
 }  // namespace tinyscope::ui

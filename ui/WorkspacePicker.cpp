@@ -13,8 +13,9 @@ WorkspacePicker::WorkspacePicker(AppState* state, QWidget* parent) : QComboBox(p
 {
     for (const std::string& n : shippedWorkspaceNames()) {
         const Workspace w = shippedWorkspace(n);
-        addItem(QStringLiteral("%1 (%2)").arg(QString::fromStdString(w.title), QString::fromStdString(w.space.name)),
-                QString::fromStdString(n));
+        // The title on the entry (the side column stays narrow), the space in its tooltip.
+        addItem(QString::fromStdString(w.title), QString::fromStdString(n));
+        setItemData(count() - 1, QStringLiteral("space %1").arg(QString::fromStdString(w.space.name)), Qt::ToolTipRole);
     }
     addItem(QStringLiteral("Open space JSON…"));
     setToolTip(QStringLiteral("A workspace is a design space with the supernet, predictor and data made for it"));

@@ -37,15 +37,21 @@ int cmdDeploy(const Args& argv)
                      "                        of its int8 --params FILE (+ --scales FILE, default scale.json beside it)\n"
                      "  --supernet CKPT --config CFG.json|max|min [--space NAME|FILE]\n"
                      "                        or a subnet of a supernet checkpoint (space default mcunet-fmnist); its BatchNorm\n"
-                     "                        is re-calibrated on --calib-data (default fashion-mnist:holdout) first\n"
+                     "                        is re-calibrated on --bn-images of --calib-data first\n"
+                     "  --calib-data DATASET  images of the space's task (its number of classes, colour, at least half its smallest\n"
+                     "                        input size; others are refused). Default: the space's own (fashion-mnist:holdout for\n"
+                     "                        the Fashion-MNIST spaces; mcunet-vww has none: give it, or --bn-images 0 for onnx);\n"
+                     "                        a zoo model: fashion-mnist:holdout\n"
                      "  --int8                int8 model (tflite); calibrated on --calib-images N (default 200) of --calib-data\n"
-                     "  --bn-images N         a subnet's BatchNorm re-calibration images (default 2000)\n"
+                     "  --bn-images N         a subnet's BatchNorm re-calibration images (default 2000); 0 keeps the checkpoint's\n"
+                     "                        statistics (the onnx file then computes `tinyscope forward`'s logits)\n"
                      "  --board NAME|FILE     also compare the int8 peak SRAM and flash with a board: " + formatList(presetBoardNames()) + "\n"
                      "  --compare-memory      (tflite) run the written file through TensorFlow Lite Micro (tflm_run) and TinyEngine's\n"
                      "                        TFLite code generator: our peak SRAM beside TFLM's arena (head, tail, the op where\n"
                      "                        its live set peaks) and TinyEngine's scheduled arena and PEAK_MEM, each with the\n"
                      "                        reason it differs (JSON: \"memory\"); with --board, each figure against its SRAM\n"
-                     "  --json                print format, out, bytes, ops, input/output {shape, scale, zero_point} (float: null)\n";
+                     "  --json                print format, out, bytes, ops, input/output {shape, scale, zero_point} (float: null),\n"
+                     "                        batchnorm (a subnet's: re-calibrated on which images, or the checkpoint's statistics)\n";
         return 0;
     }
     if (!a.has("format")) throw InputError("give the format: --format tflite|onnx");
@@ -70,7 +76,9 @@ int cmdDeploy(const Args& argv)
     const bool flashFits = board && r.cost.flash_bytes <= board->flash_bytes;
     if (board) {
         j["board"] = board->toJson();
-        j["board_use"] = {{"sram_bytes", r.cost.peak_sram_bytes}, {"flash_bytes", r.cost.flash_bytes}};
+        // flash_bytes: int8 weights + int32 biases; file_bytes: the file (adds quantization parameters and the graph).
+        j["board_use"] = {{"sram_bytes", r.cost.peak_sram_bytes}, {"flash_bytes", r.cost.flash_bytes}, {"file_bytes", r.bytes}};
+        j["file_fits_flash"] = static_cast<std::int64_t>(r.bytes) <= board->flash_bytes;
         j["board_fits"] = sramFits && flashFits;
     }
     std::optional<DeployMemoryComparison> memory;
@@ -89,6 +97,7 @@ int cmdDeploy(const Args& argv)
               << "wrote " << r.out << " (" << deployFormatName(r.format) << ", " << groupThousands(static_cast<std::int64_t>(r.bytes)) << " B)\n"
               << "  input   " << r.input.name << " " << Json(r.input.shape).dump() << " " << r.input.type << "\n"
               << "  output  " << r.output.name << " " << Json(r.output.shape).dump() << " " << r.output.type << "\n"
+              << (r.batchnorm.empty() ? std::string() : "  BN      " + r.batchnorm + "\n")
               << "  ops    ";
     for (const auto& [op, n] : r.ops) std::cout << " " << op << " " << n;
     std::cout << "\n  cost    " << groupThousands(r.cost.macs) << " MACs, peak SRAM " << groupThousands(r.cost.peak_sram_bytes) << " B, flash "
@@ -97,7 +106,9 @@ int cmdDeploy(const Args& argv)
         std::cout << "board " << board->name << " (" << board->core << "): peak SRAM " << groupThousands(r.cost.peak_sram_bytes) << " of "
                   << groupThousands(board->sram_bytes) << " B (" << (sramFits ? "fits" : "does not fit") << "), flash "
                   << groupThousands(r.cost.flash_bytes) << " of " << groupThousands(board->flash_bytes) << " B ("
-                  << (flashFits ? "fits" : "does not fit") << "; int8 figures)\n";
+                  << (flashFits ? "fits" : "does not fit") << "; int8 weights + int32 biases), the file "
+                  << groupThousands(static_cast<std::int64_t>(r.bytes)) << " B ("
+                  << (static_cast<std::int64_t>(r.bytes) <= board->flash_bytes ? "fits" : "does not fit") << ")\n";
     }
     if (memory) {
         std::cout << "memory, three engines" << (board ? " (against " + board->name + "'s " + groupThousands(board->sram_bytes) + " B SRAM)" : "")

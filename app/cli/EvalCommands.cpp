@@ -15,6 +15,7 @@
 #include "space/ArchSampler.h"
 #include "nn/TorchRuntime.h"
 #include "space/SpacePresets.h"
+#include "workspace/CalibrationData.h"
 
 #include <ATen/ATen.h>
 
@@ -134,6 +135,9 @@ int cmdEval(const Args& argv)
                      "  DATASET: a folder of class sub-folders, a folder with IDX files, or fashion-mnist:test|holdout|fit|train.\n"
                      "  Defaults: the shipped Fashion-MNIST supernet, its largest subnet, BN re-calibrated on 2,000\n"
                      "  fashion-mnist:holdout images, top-1 on fashion-mnist:test.\n"
+                     "  --calib-data: images of the space's task (its number of classes, colour, at least half its smallest\n"
+                     "  input size; others are refused); default the space's own (fashion-mnist:holdout for the Fashion-MNIST\n"
+                     "  spaces; mcunet-vww has none: give it, or --no-calib to keep the checkpoint's BatchNorm statistics).\n"
                      "  --lab-calib reproduces the lab's swapped calib_bn arguments (128x128, batch = image size).\n"
                      "  --engine: oneDNN primitives (default; a subnet oneDNN refuses is measured by LibTorch, with a\n"
                      "  note) or LibTorch's forward (docs/ONEDNN.md); BN re-calibration runs on the same engine. The\n"
@@ -168,6 +172,11 @@ int cmdEval(const Args& argv)
     if (images > 0) items.resize(std::min(items.size(), static_cast<std::size_t>(images)));
     if (items.empty()) throw InputError(data->source() + ": no images to evaluate (" + std::to_string(data->size()) + " in the dataset)");
 
+    // The calibration images (BatchNorm, int8 activation ranges), of the space's task: chosen and
+    // checked before the supernet is loaded (workspace/CalibrationData.h).
+    std::unique_ptr<ImageDataset> calib;
+    if (!a.flag("no-calib") || int8) calib = openCalibrationData(sc.space, a.value("calib-data"), !int8, {"--calib-data DATASET", "--no-calib"});
+
     Supernet supernet = Supernet::load(sc.space, sc.path);
     Subnet subnet = supernet.extract(config);
     const bool tty = isatty(2);
@@ -182,13 +191,11 @@ int cmdEval(const Args& argv)
         if (calibBatch > 0) co.batch = calibBatch;
         co.seed = seed;
         co.engine = engine;
-        std::unique_ptr<ImageDataset> calib = openDataset(a.value("calib-data", "fashion-mnist:holdout"));
         calibrateBn(subnet, *calib, co, job, &calibrated);
     }
     subnet.setFolded(true);
     EvalResult r;
     if (int8) {
-        std::unique_ptr<ImageDataset> calib = openDataset(a.value("calib-data", "fashion-mnist:holdout"));
         r = measureInt8Result(sc.space, subnet, *calib, static_cast<std::size_t>(int8CalibImages), *data, items, threads, job);
     } else {
         r = evaluateTop1(subnet, *data, items, batch, job, engine, dtype);
@@ -241,11 +248,24 @@ int cmdClassify(const Args& argv)
     Image img = decodeImageFile(a.positionals()[0]);
     Supernet supernet = Supernet::load(sc.space, sc.path);
     Subnet subnet = supernet.extract(config);
-    if (!a.flag("no-calib") && (a.has("calib-data") || fashionMnistDir().size())) {
-        CalibrationOptions co;
-        co.images = static_cast<std::size_t>(a.int64Value("calib-images", 500, 1, kMaxImages));
-        std::unique_ptr<ImageDataset> calib = openDataset(a.value("calib-data", "fashion-mnist:holdout"));
-        calibrateBn(subnet, *calib, co);
+    if (!a.flag("no-calib")) {
+        // --calib-data (of the space's task), else the space's own when it is here; else the
+        // checkpoint's statistics, said on stderr.
+        std::string spec = a.value("calib-data");
+        const std::string own = ownCalibrationData(sc.space);
+        const bool ownHere = !own.empty() && (own.rfind("fashion-mnist:", 0) != 0 || !fashionMnistDir().empty());
+        if (spec.empty() && ownHere) spec = own;
+        if (spec.empty()) {
+            std::fprintf(stderr, "note: BatchNorm keeps the checkpoint's statistics: %s (--calib-data DATASET re-calibrates it on images of %s)\n",
+                         own.empty() ? ("space " + sc.space.name + " has no calibration images of its own").c_str()
+                                     : (own + " is not installed").c_str(),
+                         calibrationExpectation(sc.space).c_str());
+        } else {
+            CalibrationOptions co;
+            co.images = static_cast<std::size_t>(a.int64Value("calib-images", 500, 1, kMaxImages));
+            const std::unique_ptr<ImageDataset> calib = openCalibrationData(sc.space, spec, true, {"--calib-data DATASET", "--no-calib"});
+            calibrateBn(subnet, *calib, co);
+        }
     }
     std::vector<std::string> names = sc.space.class_names;
     std::vector<ClassScore> scores = classifyImage(subnet, img, names);

@@ -44,11 +44,14 @@ int cmdQuantize(const Args& argv)
     const PreparedModel m = prepareModel(spec, o);
     const QuantizeReport r = compareTop1(m, a.value("data", "fashion-mnist:test"), static_cast<std::size_t>(images), o.threads);
     if (a.flag("json")) {
-        std::cout << r.toJson().dump(2) << "\n";
+        Json j = r.toJson();
+        j["batchnorm"] = m.subnet ? Json(m.batchNorm()) : Json(nullptr);
+        std::cout << j.dump(2) << "\n";
         return 0;
     }
     std::cout << r.model << ": " << r.description << "\n"
-              << "  weights      " << (r.from_pickle ? "int8 from the params pickle" : "quantized here on " + std::to_string(r.calib_images) + " calibration images") << "\n"
+              << "  weights      " << (r.from_pickle ? "int8 from the params pickle" : "quantized here on " + std::to_string(r.calib_images) + " calibration images of " + m.calib_data) << "\n"
+              << (m.subnet ? "  BatchNorm    " + m.batchNorm() + "\n" : std::string())
               << "  data         " << r.data << ", " << r.images << " images at " << r.resolution << "x" << r.resolution << "\n";
     if (r.has_float)
         std::cout << "  float top-1  " << percent(r.float_top1) << "   (" << formatFixed(1000.0 * r.float_seconds / std::max<std::size_t>(1, r.images), 2) << " ms/image)\n";

@@ -11,9 +11,12 @@ const char* const kModelOptions =
     "                        else PyTorch's default initialisation (--seed S), quantized here\n"
     "  --supernet CKPT --config CFG.json|max|min [--space NAME|FILE]\n"
     "                        or a subnet of a supernet checkpoint (space default mcunet-fmnist)\n"
-    "  --calib-data DATASET  images for activation ranges and BN re-calibration (default fashion-mnist:holdout)\n"
-    "  --calib-images N      calibration images (default 200)\n"
-    "  --bn-images N         a subnet's BatchNorm re-calibration images (default 2000)\n"
+    "  --calib-data DATASET  images of the int8 activation ranges and a subnet's BatchNorm re-calibration, of the\n"
+    "                        space's task (its number of classes, colour, at least half its smallest input size).\n"
+    "                        Default: the space's own (fashion-mnist:holdout for the Fashion-MNIST spaces; mcunet-vww has\n"
+    "                        none: give it); a zoo model: fashion-mnist:holdout\n"
+    "  --calib-images N      calibration images of the int8 activation ranges (default 200)\n"
+    "  --bn-images N         a subnet's BatchNorm re-calibration images (default 2000; 0 keeps the checkpoint's statistics)\n"
     "  --threads N           worker threads (default 2)\n";
 
 
@@ -36,9 +39,10 @@ ModelSpec modelFromArgs(const CliArgs& a)
 QuantizeOptions quantizeFromArgs(const CliArgs& a)
 {
     QuantizeOptions o;
-    o.calib_data = a.value("calib-data", o.calib_data);
+    o.calib_data = a.value("calib-data", "");   // "": the model's own (workspace/CalibrationData.h)
     o.calib_images = static_cast<std::size_t>(a.int64Value("calib-images", static_cast<long long>(o.calib_images), 1, kMaxImages));
-    o.bn_images = static_cast<std::size_t>(a.int64Value("bn-images", static_cast<long long>(o.bn_images), 1, kMaxImages));
+    o.bn_images = static_cast<std::size_t>(a.int64Value("bn-images", static_cast<long long>(o.bn_images), 0, kMaxImages));
+    o.words = {"--calib-data DATASET", "--bn-images 0"};
     o.threads = a.intValue("threads", 2, 1, kMaxThreads);
     return o;
 }

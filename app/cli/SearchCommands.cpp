@@ -293,6 +293,13 @@ std::unique_ptr<SupernetAccuracyOracle> measuringOracleFromArgs(const CliArgs& a
     requireEvalDtype(rq.engine, rq.dtype);   // exit 2 naming the missing instruction set, before searching
     if (!rq.int8 && a.has("int8-calib-images")) throw InputError("--int8-calib-images applies to --dtype int8 only");
     rq.int8_calib_images = static_cast<std::size_t>(a.int64Value("int8-calib-images", 200, 1, kMaxImages));
+    // The calibration images, of the supernet's space's task (workspace/CalibrationData.h): chosen
+    // and checked before searching, not after.
+    rq.calib_words = {"--calib-data DATASET", "--calib-images 0"};
+    if (rq.calibrate || rq.int8) {
+        rq.calib_data = chooseCalibrationData(rq.space, rq.calib_data, !rq.int8, rq.calib_words);
+        openCalibrationData(rq.space, rq.calib_data, !rq.int8, rq.calib_words);
+    }
     // Refuse a supernet of another block layout before searching, not after.
     transferConfig(ArchSampler(searchSpace).minConfig(searchSpace.resolutions.front()), searchSpace, rq.space);
     return std::make_unique<SupernetAccuracyOracle>(rq);
@@ -367,8 +374,11 @@ int cmdSearch(const Args& argv)
                "  --out FILE     also write the full JSON result (with every evaluated point) to FILE\n"
                "  --diagram FILE the winner's block diagram as FILE.svg, .png or .dot\n"
                "  --measure      after the search, measure the winner's top-1 on a supernet (BN re-calibrated on\n"
-               "                 --calib-images of --calib-data, default 2000 of fashion-mnist:holdout; --images of --data,\n"
-               "                 default all of fashion-mnist:test). Default supernet: the one shipped for --space, else\n"
+               "                 --calib-images of --calib-data, default 2000 of the supernet's space's own images,\n"
+               "                 fashion-mnist:holdout; --calib-images 0 keeps the checkpoint's statistics; --images of --data,\n"
+               "                 default all of fashion-mnist:test). --calib-data must be of the supernet's space's task (its\n"
+               "                 number of classes, colour, at least half its smallest input size); a space without images of\n"
+               "                 its own (mcunet-vww) needs it. Default supernet: the one shipped for --space, else\n"
                "                 the Fashion-MNIST one. A winner of another space (e.g. --space mcunet-vww) is\n"
                "                 transferred: same blocks, resolution of the same rank. --engine: who\n"
                "                 computes (default onednn); --dtype bf16: oneDNN's bf16 plans (AVX-512 BF16 or AMX);\n"

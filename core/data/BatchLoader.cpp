@@ -3,6 +3,7 @@
 #include "Error.h"
 
 #include <atomic>
+#include <exception>
 #include <mutex>
 #include <thread>
 
@@ -16,6 +17,10 @@ Batch loadBatch(const ImageDataset& data, const std::vector<std::size_t>& items,
     std::vector<char> ok(items.size(), 0);
     std::vector<std::string> why(items.size());
     std::atomic<std::size_t> next{0};
+    // Any other failure (out of memory, a reader's bug) stops every worker and is rethrown on the
+    // caller's thread after all have joined: an exception must never leave a std::thread.
+    std::exception_ptr failure;
+    std::mutex failureMutex;
     auto work = [&]() {
         for (std::size_t i = next++; i < items.size(); i = next++) {
             try {
@@ -25,6 +30,10 @@ Batch loadBatch(const ImageDataset& data, const std::vector<std::size_t>& items,
                 ok[i] = 1;
             } catch (const InputError& e) {
                 why[i] = e.what();
+            } catch (...) {
+                std::lock_guard<std::mutex> lock(failureMutex);
+                if (!failure) failure = std::current_exception();
+                next = items.size();
             }
         }
     };
@@ -33,9 +42,14 @@ Batch loadBatch(const ImageDataset& data, const std::vector<std::size_t>& items,
         work();
     } else {
         std::vector<std::thread> pool;
-        for (int t = 0; t < n; ++t) pool.emplace_back(work);
+        try {
+            for (int t = 0; t < n; ++t) pool.emplace_back(work);
+        } catch (...) {   // a thread could not start: the ones that did finish the work
+            if (pool.empty()) work();
+        }
         for (auto& t : pool) t.join();
     }
+    if (failure) std::rethrow_exception(failure);
     Batch b;
     b.resolution = resolution;
     b.pixels.reserve(pixels.size());

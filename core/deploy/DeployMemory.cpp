@@ -3,6 +3,9 @@
 #include "Error.h"
 #include "io/Text.h"
 
+#include <filesystem>
+#include <system_error>
+
 namespace tinyscope {
 
 namespace {
@@ -78,6 +81,7 @@ Json DeployMemoryComparison::toJson() const
 {
     Json j;
     j["ours"] = {{"peak_sram_bytes", ours_peak_sram_bytes}, {"flash_bytes", ours_flash_bytes}};
+    j["file_bytes"] = file_bytes;
     if (tinyengine)
         j["tinyengine"] = {{"accepted", tinyengine->accepted}, {"refusal", tinyengine->refusal},
                            {"activation_bytes", tinyengine->activation_bytes}, {"peak_bytes", tinyengine->peak_bytes},
@@ -108,6 +112,9 @@ DeployMemoryComparison compareDeployMemory(const std::string& tflitePath, std::i
     DeployMemoryComparison c;
     c.ours_peak_sram_bytes = ours_peak_sram_bytes;
     c.ours_flash_bytes = ours_flash_bytes;
+    std::error_code sizeError;
+    const auto fileSize = std::filesystem::file_size(tflitePath, sizeError);
+    c.file_bytes = sizeError ? 0 : static_cast<std::int64_t>(fileSize);
     job.report(0, 2, "TensorFlow Lite Micro");
     if (std::string missing = tflmRunMissing(); !missing.empty()) {
         c.tflm_unavailable = missing;

@@ -26,7 +26,10 @@ struct EngineMemoryRow {
 };
 
 struct DeployMemoryComparison {
-    std::int64_t ours_peak_sram_bytes = 0, ours_flash_bytes = 0;
+    std::int64_t ours_peak_sram_bytes = 0, ours_flash_bytes = 0;   // ours flash: int8 weights + int32 biases
+    // The .tflite file itself: the weights and biases, the per-channel scales and zero points
+    // (float32 and int64 each), the graph and tensor metadata. Under TFLM the whole file sits in flash.
+    std::int64_t file_bytes = 0;
     std::optional<TflmRunReport> tflm;
     std::string tflm_unavailable;                 // why tflm is empty
     std::optional<TinyEngineTfliteReport> tinyengine;

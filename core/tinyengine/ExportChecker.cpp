@@ -149,12 +149,19 @@ private:
             }
             // Products and quotients by a smaller operand (scales, constants) are written as loops.
             if ((o.kind == OpKind::Multiply || o.kind == OpKind::Divide) && !sameSizes) continue;
-            if (!sameSizes && o.kind == OpKind::Subtract)
+            if (!sameSizes && o.kind == OpKind::Subtract) {
+                // Issue 47: only the weight gradient's x - zero_x is the faithful form's; the others
+                // (a squeeze-and-excite gate's) are in every form, so the advice names the layer instead.
+                const std::string advice =
+                    o.role == OpRole::WeightGrad
+                        ? "export the reference form, which has no x - zero_x in weight gradients"
+                        : "the x - zero_x of " + (o.layer >= 0 ? net_.layer(o.layer).name + "'s" : std::string("a layer's")) +
+                              " gradient, in the reference and the faithful form alike: TinyEngine cannot train through it";
                 error("elementwise-broadcast", "§9.7", opWhere(op),
                       std::string(opTypeName(o.kind)) + " of " + sizes + ": TinyEngine's " + kernel +
                           "() has no broadcasting and reads " + std::to_string(n) +
-                          " elements of every operand, past the end of the smaller one (export the reference form, which has no "
-                          "x - zero_x)");
+                          " elements of every operand, past the end of the smaller one (" + advice + ")");
+            }
             if (n > 65535)
                 error("element-count-uint16", "§9.7", opWhere(op),
                       std::string(opTypeName(o.kind)) + " on " + std::to_string(n) + " elements: TinyEngine's " + kernel +

@@ -12,6 +12,12 @@
 
 namespace tinyscope {
 
+// The board a workspace starts with: STM32F746 (320 KB SRAM, 1 MB flash), the MCUNet papers' board.
+constexpr const char* kDefaultBoardName = "stm32f746";
+
+// The colour of a task's images: Fashion-MNIST's are grey, Visual Wake Words' colour.
+enum class ImageColour { Unknown, Grey, Colour };
+
 struct Workspace {
     std::string name;           // "fashion-mnist", "lab3-vww"; the space's name for another space
     std::string title;          // for pickers and the window title, e.g. "Fashion-MNIST"
@@ -21,9 +27,15 @@ struct Workspace {
     std::string predictor;      // a predictor file made for `space`; "" = none
     std::string data;           // evaluation data ("fashion-mnist:test"); "" = none
     std::string calib_data;     // BN re-calibration data ("fashion-mnist:holdout"); "" = none
+    // What the images of its task look like (grey Fashion-MNIST, colour VWW; Unknown for a space
+    // of its own): calibration data of another colour is not its task's (workspace/CalibrationData.h).
+    ImageColour image_colour = ImageColour::Unknown;
     // The limits a search starts from in this workspace (constraint key, value; each enabled):
     // Lab 3's 60 M MACs / 250 KB in its VWW space. Empty: keep the current ones.
     std::vector<std::pair<std::string, double>> search_limits;
+    // The board its subnets are meant for (a preset of models/boards): every SRAM budget in the GUI
+    // starts from its SRAM, and Deploy / Export check against it (issue 47: one board, one place).
+    std::string board = kDefaultBoardName;
 
     bool hasSupernet() const { return !supernet.empty(); }
     // Why subnets of this workspace cannot be evaluated; "" when they can (a supernet and data).

@@ -14,6 +14,12 @@
 // With --loop: only the loop of issue 46 (LoopShots.h: search → "Use this subnet" → Training
 // inspector → Export verified on the emulated Cortex-M7 → Fine-tune) as on a 1280×720 screen,
 // DIR/loop-{search,inspector,export-verified,finetune}.png; exits 1 unless all four were written.
+// With --fit: only the fit set (FitShots.h, issue 47): every panel, the Training inspector's right
+// tabs and every dialog on a 1280×720 screen (the offscreen screen is made that size), in normal and
+// presentation mode, as DIR/fit-<shot>[-presentation].png; each shot's widget tree is checked (text
+// that does not fit, "…" inside a name or number, truncated chart text, widgets outside the window,
+// Evaluate / Run / a dialog's buttons out of view). Prints each problem; exits 1 when any remain.
+#include "FitShots.h"
 #include "LoopShots.h"
 #include "Screenshots.h"
 #include "TeachingShots.h"
@@ -26,6 +32,7 @@
 #include "nn/TorchRuntime.h"
 
 #include <QApplication>
+#include <QFile>
 #include <QProcess>
 #include <QRegularExpression>
 
@@ -37,7 +44,7 @@
 
 namespace {
 
-constexpr const char* kUsage = "usage: DIR [--no-measure] [--size WxH] [--scale F] [--skip-teaching | --teaching-only] [--loop]";
+constexpr const char* kUsage = "usage: DIR [--no-measure] [--size WxH] [--scale F] [--skip-teaching | --teaching-only] [--loop | --fit]";
 
 struct Options {
     std::string dir;
@@ -45,6 +52,7 @@ struct Options {
     bool teaching = true;        // the tours' and compare mode's screenshots (TeachingShots.h)
     bool teachingOnly = false;
     bool loop = false;           // the loop set alone (LoopShots.h)
+    bool fit = false;            // the fit set alone (FitShots.h)
     int width = 0, height = 0;   // 0: the demonstration set
     double scale = 0;            // 0: not given
 };
@@ -69,6 +77,8 @@ int parse(int argc, char** argv, Options& o)
             o.teachingOnly = true;
         } else if (a == "--loop") {
             o.loop = true;
+        } else if (a == "--fit") {
+            o.fit = true;
         } else if (a == "--size") {
             if (!hasValue) return refuse("--size needs WxH, e.g. 1280x720");
             const QRegularExpressionMatch m =
@@ -95,7 +105,27 @@ int parse(int argc, char** argv, Options& o)
     if (o.dir.empty()) return refuse("the folder DIR is missing");
     if (o.loop && (o.width > 0 || o.scale > 0 || o.teachingOnly))
         return refuse("--loop writes the loop set alone, at 1280x720: not with --size, --scale or --teaching-only");
+    if (o.fit && (o.width > 0 || o.scale > 0 || o.teachingOnly || o.loop))
+        return refuse("--fit writes the fit set alone, at 1280x720: not with --size, --scale, --teaching-only or --loop");
     return 0;
+}
+
+// The offscreen platform's screen is 800×600 unless configured: for the fit set it is a 1280×720
+// screen, so the main window and the dialogs fit the screen the shots are about.
+void useFitScreen(const QString& dir)
+{
+    const char* platform = std::getenv("QT_QPA_PLATFORM");
+    if (platform && std::strcmp(platform, "offscreen") != 0) return;
+    const QString config = dir + QStringLiteral("/.fit-screen.json");
+    QFile f(config);
+    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate)) return;
+    f.write(QStringLiteral("{\"screens\": [{\"name\": \"fit\", \"x\": 0, \"y\": 0, \"width\": %1, \"height\": %2, "
+                           "\"logicalDpi\": 96, \"logicalBaseDpi\": 96, \"dpr\": 1}]}\n")
+                .arg(tinyscope::screenshots::kFitScreen.width())
+                .arg(tinyscope::screenshots::kFitScreen.height())
+                .toUtf8());
+    f.close();
+    ::setenv("QT_QPA_PLATFORM", ("offscreen:configfile=" + config).toLocal8Bit().constData(), 1);
 }
 
 }  // namespace
@@ -115,6 +145,7 @@ int main(int argc, char** argv)
     const bool panelSet = o.width > 0 || o.scale > 0;
     if (o.scale <= 0) o.scale = 1.0;
     if (o.width == 0) o.width = 1600, o.height = 1000;
+    if (o.fit) useFitScreen(QString::fromLocal8Bit(o.dir.c_str()));
     if (!std::getenv("QT_QPA_PLATFORM")) ::setenv("QT_QPA_PLATFORM", "offscreen", 1);
     // The device pixel ratio must be known before the application starts.
     ::setenv("QT_SCALE_FACTOR", QByteArray::number(o.scale).constData(), 1);
@@ -134,6 +165,15 @@ int main(int argc, char** argv)
         const int n = tinyscope::screenshots::writeLoopSet(window, dir);
         std::cout << "wrote " << n << " of 4 loop screenshots to " << o.dir << "\n" << std::flush;
         return tinyscope::ui::finishGui(n == 4 ? 0 : 1);
+    }
+    if (o.fit) {
+        int written = 0;
+        const QStringList problems = tinyscope::screenshots::writeFitSet(window, dir, written);
+        QFile::remove(dir + QStringLiteral("/.fit-screen.json"));
+        for (const QString& p : problems) std::cout << "fit: " << p.toStdString() << "\n";
+        std::cout << "wrote " << written << " fit screenshots to " << o.dir << "; " << problems.size() << " problem"
+                  << (problems.size() == 1 ? "" : "s") << "\n" << std::flush;
+        return tinyscope::ui::finishGui(problems.isEmpty() && written > 0 ? 0 : 1);
     }
     if (o.teachingOnly) {
         const int n = tinyscope::screenshots::writeTourSet(dir) + tinyscope::screenshots::writeCompareSet(dir);

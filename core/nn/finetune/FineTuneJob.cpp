@@ -330,6 +330,13 @@ SchemeMemory schemeMemory(const Network& net, const ResolvedScheme& scheme)
 
 FineTuneResult fineTune(const FineTuneRequest& rq, const JobControl& job, const std::function<void(const FineTuneEpoch&)>& onEpoch)
 {
+    FineTuneProgress progress;
+    progress.onEpoch = onEpoch;
+    return fineTune(rq, job, progress);
+}
+
+FineTuneResult fineTune(const FineTuneRequest& rq, const JobControl& job, const FineTuneProgress& progress)
+{
     const auto started = std::chrono::steady_clock::now();
     auto elapsed = [](std::chrono::steady_clock::time_point since) {
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
@@ -398,6 +405,7 @@ FineTuneResult fineTune(const FineTuneRequest& rq, const JobControl& job, const 
         }
     if (ck.initial_top1 < 0 && r.evaluate_initial) ck.initial_top1 = evaluateTop1(model, *task.test, nTest, r.resolution, r.threads, job, "top-1 of the new head");
     res.initial_top1 = std::max(0.0, ck.initial_top1);
+    if (ck.initial_top1 >= 0 && progress.onInitial) progress.onInitial(ck.initial_top1);
 
     FineTuneAugment augment;
     augment.crop_scale_min = r.crop_scale_min;
@@ -418,6 +426,7 @@ FineTuneResult fineTune(const FineTuneRequest& rq, const JobControl& job, const 
                 lr = r.lrAt(static_cast<std::int64_t>(epoch) * ipe + b, ipe);
                 ck.loss_sum += model.step(model.quantizeInput(batchImages(batch)), batch.labels, lr, r.qas);
                 ck.next_batch = b + 1;
+                if (progress.onBatch) progress.onBatch(FineTuneBatch{epoch + 1, b + 1, ipe, ck.loss_sum / static_cast<double>(b + 1)});
                 job.report(static_cast<std::size_t>(b + 1), static_cast<std::size_t>(ipe),
                            "epoch " + std::to_string(epoch + 1) + "/" + std::to_string(r.epochs));
             }
@@ -440,7 +449,7 @@ FineTuneResult fineTune(const FineTuneRequest& rq, const JobControl& job, const 
         ck.loss_sum = 0;
         ck.partial_seconds = 0;
         if (checkpointed) saveCheckpoint(rq.out, id, ck, model);
-        if (onEpoch) onEpoch(e);
+        if (progress.onEpoch) progress.onEpoch(e);
     }
     res.epochs = ck.history;
     res.final_top1 = res.epochs.empty() ? res.initial_top1 : res.epochs.back().top1;

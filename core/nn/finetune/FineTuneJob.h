@@ -80,7 +80,25 @@ struct FineTuneResult {
     Json toJson() const;
 };
 
-// Each completed epoch is reported (and checkpointed) before the next starts.
+// A training step done, for a live view: the running mean of the epoch's training loss so far.
+struct FineTuneBatch {
+    int epoch = 0;                   // 1-based: the epoch the step belongs to
+    std::int64_t batch = 0;          // steps done in that epoch (1-based)
+    std::int64_t batches = 0;        // steps per epoch
+    double loss = 0;                 // mean training loss over the epoch's steps so far
+    // Where it sits on an epoch axis (epoch 1's last step: 1.0).
+    double position() const { return epoch - 1 + static_cast<double>(batch) / static_cast<double>(batches); }
+};
+
+// What a run reports while it runs, each on the calling (worker) thread right after it happened.
+struct FineTuneProgress {
+    std::function<void(double top1)> onInitial;          // top-1 before any step: measured, or read from the checkpoint
+    std::function<void(const FineTuneBatch&)> onBatch;   // after every training step
+    std::function<void(const FineTuneEpoch&)> onEpoch;   // after an epoch is evaluated (and checkpointed), before the next starts
+};
+
+FineTuneResult fineTune(const FineTuneRequest& request, const JobControl& job, const FineTuneProgress& progress);
+// Only the epochs reported.
 FineTuneResult fineTune(const FineTuneRequest& request, const JobControl& job = {},
                         const std::function<void(const FineTuneEpoch&)>& onEpoch = {});
 

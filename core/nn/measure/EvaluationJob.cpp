@@ -35,12 +35,18 @@ std::shared_ptr<const Supernet> cachedSupernet(const std::string& path, const De
     return net;
 }
 
-Subnet prepared(const EvaluationRequest& rq, const JobControl& job, CalibrationReport* calibrated)
+// The calibration data the request needs (BatchNorm re-calibration, int8 activation ranges),
+// chosen and checked against the space's task; null when it needs none.
+std::unique_ptr<ImageDataset> calibrationData(const EvaluationRequest& rq)
 {
-    rq.config.validate(rq.space, "subnet");
+    if (!rq.calibrate && !rq.int8) return nullptr;
+    return openCalibrationData(rq.space, rq.calib_data, !rq.int8, rq.calib_words);
+}
+
+Subnet prepared(const EvaluationRequest& rq, const ImageDataset* calib, const JobControl& job, CalibrationReport* calibrated)
+{
     Subnet sub = cachedSupernet(rq.supernet, rq.space)->extract(rq.config);
     if (rq.calibrate) {
-        std::unique_ptr<ImageDataset> calib = openDataset(rq.calib_data);
         CalibrationOptions co = rq.calibration;
         co.engine = rq.engine;   // --engine libtorch: the whole measurement on LibTorch
         calibrateBn(sub, *calib, co, job, calibrated);
@@ -59,13 +65,14 @@ EvalResult runEvaluation(const EvaluationRequest& rq, const JobControl& job)
     if (static_cast<int>(data->classNames().size()) != rq.space.n_classes)
         throw InputError(data->source() + " has " + std::to_string(data->classNames().size()) + " classes; the supernet's space '" +
                          rq.space.name + "' has " + std::to_string(rq.space.n_classes));
+    rq.config.validate(rq.space, "subnet");
+    const std::unique_ptr<ImageDataset> calib = calibrationData(rq);
     CalibrationReport calibrated;
-    Subnet sub = prepared(rq, job, &calibrated);
+    Subnet sub = prepared(rq, calib.get(), job, &calibrated);
     std::vector<std::size_t> items = splitIndices(data->size(), rq.split);
     if (rq.images > 0 && rq.images < items.size()) items.resize(rq.images);
     EvalResult r;
     if (rq.int8) {
-        std::unique_ptr<ImageDataset> calib = openDataset(rq.calib_data);
         r = measureInt8Result(rq.space, sub, *calib, rq.int8_calib_images, *data, items, rq.threads, job);
     } else {
         r = evaluateTop1(sub, *data, items, rq.batch, job, rq.engine, rq.dtype);
@@ -78,7 +85,11 @@ std::vector<ClassScore> runClassification(const EvaluationRequest& rq, const std
 {
     configureAllocator();
     Image img = decodeImageFile(imagePath);
-    Subnet sub = prepared(rq, {}, nullptr);
+    rq.config.validate(rq.space, "subnet");
+    EvaluationRequest bnOnly = rq;
+    bnOnly.int8 = false;   // classification is the float forward
+    const std::unique_ptr<ImageDataset> calib = calibrationData(bnOnly);
+    Subnet sub = prepared(bnOnly, calib.get(), {}, nullptr);
     return classifyImage(sub, img, rq.space.class_names);
 }
 

@@ -6,6 +6,7 @@
 #include "nn/measure/EvaluationTypes.h"
 #include "space/DesignSpace.h"
 #include "space/SubnetConfig.h"
+#include "workspace/CalibrationData.h"
 #include "workspace/Workspace.h"
 
 namespace tinyscope {
@@ -17,8 +18,11 @@ struct EvaluationRequest {
     std::string data = "fashion-mnist:test";
     std::size_t images = 0;                     // 0: every item of the split
     int split = -1;                             // the lab's split of `data` (-1: all)
-    bool calibrate = true;
-    std::string calib_data = "fashion-mnist:holdout";
+    bool calibrate = true;                      // false: the checkpoint's BatchNorm statistics
+    // BatchNorm re-calibration and int8 activation ranges read these: "" the space's own, which a
+    // space without any refuses; images not of the space's task are refused (workspace/CalibrationData.h).
+    std::string calib_data;
+    CalibrationWords calib_words;               // how a refusal names the options (the CLI's flags; none: the words alone)
     CalibrationOptions calibration;
     int threads = 2;
     int batch = 100;

@@ -33,14 +33,16 @@ std::vector<double> SupernetAccuracyOracle::predict(const std::vector<SubnetConf
 
 std::string SupernetAccuracyOracle::describe() const
 {
+    // The calibration data as runEvaluation chooses it (workspace/CalibrationData.h).
+    const std::string calib = settings_.calib_data.empty() ? ownCalibrationData(settings_.space) : settings_.calib_data;
     std::string d = "measured top-1 on " + (settings_.images ? groupThousands(static_cast<std::int64_t>(settings_.images)) : std::string("all")) +
                     " images of " + settings_.data;
     d += settings_.calibrate ? ", BN re-calibrated on " + groupThousands(static_cast<std::int64_t>(settings_.calibration.images)) +
-                                   " images of " + settings_.calib_data
+                                   " images of " + calib
                              : ", BN statistics of the checkpoint";
     if (settings_.int8)
         d += "; int8 as deployed: our PTQ on " + groupThousands(static_cast<std::int64_t>(settings_.int8_calib_images)) + " images of " +
-             settings_.calib_data + ", Int8Forward's exact arithmetic";
+             calib + ", Int8Forward's exact arithmetic";
     return d + "; supernet " + settings_.supernet + " (" + settings_.space.name + ")";
 }
 

@@ -36,6 +36,7 @@ DeployResult resultOf(DeployFormat format, const DeployRequest& rq, const Prepar
     r.model = m.network.name;
     r.description = m.description;
     r.cost = deployCost(m, rq.model.space);
+    r.batchnorm = m.batchNorm();
     return r;
 }
 
@@ -73,7 +74,10 @@ DeployResult deployTflite(const DeployRequest& rq, const JobControl& job)
     meta.labels = deployLabels(m, rq.model.space);
     meta.config = m.subnet ? m.subnet->toJson() : Json(nullptr);
     meta.description = m.description + " — int8; written by tinyscope deploy";
-    if (m.subnet) meta.extra["design_space"] = spaceName(rq.model.space);
+    if (m.subnet) {
+        meta.extra["design_space"] = spaceName(rq.model.space);
+        meta.extra["batchnorm"] = m.batchNorm();
+    }
     const TfliteModel t = writeTflite(rq.out, m.network, m.params, meta);
     auto tensor = [](const char* name, const TfliteTensorInfo& i) {
         return DeployTensor{name, std::vector<std::int64_t>(i.shape.begin(), i.shape.end()), "int8", i.scale, i.zero_point};
@@ -120,6 +124,7 @@ Json DeployResult::toJson() const
             {"model", model},
             {"description", description},
             {"cost", {{"macs", cost.macs}, {"peak_sram_bytes", cost.peak_sram_bytes}, {"flash_bytes", cost.flash_bytes}, {"source", cost.source}}},
+            {"batchnorm", batchnorm.empty() ? Json(nullptr) : Json(batchnorm)},
             {"metadata", meta}};
 }
 
@@ -178,6 +183,8 @@ std::vector<std::pair<std::string, std::string>> deployMetadata(const PreparedMo
         {"class_labels", Json(labels).dump()},
         {"subnet_config", m.subnet ? m.subnet->toJson().dump() : "null"},
         {"design_space", m.subnet ? spaceName(space) : ""},
+        // A subnet's BatchNorm statistics, folded into the convs: re-calibrated on which images, or the checkpoint's.
+        {"batchnorm", m.batchNorm()},
         {"macs", std::to_string(c.macs)},
         {"peak_sram_bytes", std::to_string(c.peak_sram_bytes)},
         {"flash_bytes", std::to_string(c.flash_bytes)},

@@ -25,7 +25,7 @@ const char* deployFormatName(DeployFormat f);
 
 struct DeployRequest {
     ModelSpec model;
-    QuantizeOptions quantize;   // calib_data: BN re-calibration of a subnet (and int8 activation ranges)
+    QuantizeOptions quantize;   // calib_data: BN re-calibration of a subnet (bn_images 0: none) and int8 activation ranges
     DeployFormat format = DeployFormat::Onnx;
     bool int8 = false;
     std::string out;            // the file written (atomically)
@@ -56,8 +56,9 @@ struct DeployResult {
     std::map<std::string, int> ops;
     DeployTensor input, output;
     DeployCost cost;
+    std::string batchnorm;     // a subnet's BatchNorm (PreparedModel::batchNorm); "" for a zoo model
     std::vector<std::pair<std::string, std::string>> metadata;
-    Json toJson() const;   // format, out, bytes, ops, input, output, model, description, cost, metadata
+    Json toJson() const;   // format, out, bytes, ops, input, output, model, description, cost, batchnorm (null: zoo), metadata
 };
 
 // Prepares the model, builds the file in memory (refusing an inexpressible layer, naming it),

@@ -6,6 +6,7 @@
 #include "graph/PublishedSchemes.h"
 #include "io/AtomicFile.h"
 #include "io/OutputPaths.h"
+#include "io/Text.h"
 #include "nn/measure/Evaluator.h"
 #include "nn/onednn/OneDnnInt8Accumulator.h"
 #include "nn/onednn/OneDnnInt8Plan.h"
@@ -43,23 +44,27 @@ std::vector<std::size_t> firstItems(std::size_t n, std::size_t limit)
     return items;
 }
 
-// Calibration images spread over the dataset (every k-th item), so all classes occur.
-at::Tensor calibrationImages(const std::string& spec, std::size_t n, int resolution, int threads, std::size_t* used)
+DesignSpace subnetSpace(const ModelSpec& spec) { return loadSpace(spec.space.empty() ? defaultSpaceName() : spec.space); }
+
+// A missing checkpoint is said before the calibration data is looked at.
+void requireCheckpoint(const ModelSpec& spec)
 {
-    std::unique_ptr<ImageDataset> data = openDataset(spec);
-    return calibrationImages(*data, n, resolution, threads, used);
+    if (!exists(spec.supernet)) throw InputError(pathForMessage(spec.supernet) + ": no such supernet checkpoint");
 }
 
-}  // namespace
-
-std::string ModelSpec::describe() const
+// A subnet's calibration data, chosen and checked against its space's task (CalibrationData.h).
+// `keepWouldDo`: only BatchNorm needs it (no int8 activation ranges follow).
+std::shared_ptr<const ImageDataset> subnetCalibration(const DesignSpace& space, const QuantizeOptions& o, bool keepWouldDo,
+                                                      std::string* name)
 {
-    if (!supernet.empty()) return "subnet " + (subnet ? subnet->toJson().dump() : config) + " of " + supernet;
-    if (!params.empty()) return zoo + " with " + params;
-    return zoo + " (seeded initialisation, untrained)";
+    *name = chooseCalibrationData(space, o.calib_data, keepWouldDo, o.words);
+    return openCalibrationData(space, *name, keepWouldDo, o.words);
 }
 
-PreparedModel prepareFloatModel(const ModelSpec& spec, const QuantizeOptions& o, const JobControl& job)
+// prepareFloatModel with, for a subnet, its calibration data already open (null: open it here
+// when BatchNorm is re-calibrated).
+PreparedModel prepareFloat(const ModelSpec& spec, const QuantizeOptions& o, const JobControl& job, std::shared_ptr<const ImageDataset> calib,
+                           std::string calibName)
 {
     configureAllocator();
     setTorchThreads(o.threads);
@@ -67,7 +72,7 @@ PreparedModel prepareFloatModel(const ModelSpec& spec, const QuantizeOptions& o,
     m.description = spec.describe();
     if (!spec.supernet.empty()) {
         if (!spec.zoo.empty()) throw InputError("give either a zoo model or --supernet/--config, not both");
-        const DesignSpace space = loadSpace(spec.space.empty() ? defaultSpaceName() : spec.space);
+        const DesignSpace space = subnetSpace(spec);
         ArchSampler sampler(space);
         SubnetConfig config;
         const std::string which = spec.config.empty() ? "max" : spec.config;
@@ -81,15 +86,22 @@ PreparedModel prepareFloatModel(const ModelSpec& spec, const QuantizeOptions& o,
         } else {
             config = SubnetConfig::loadFile(which, space);
         }
+        // The images before the supernet is loaded: a refusal comes at once.
+        if (o.bn_images > 0 && !calib) {
+            requireCheckpoint(spec);
+            calib = subnetCalibration(space, o, true, &calibName);
+        }
         job.report(0, 3, "loading the supernet");
         const Supernet supernet = Supernet::load(space, spec.supernet);
         Subnet sub = supernet.extract(config);
         job.check();
-        job.report(1, 3, "re-calibrating BatchNorm");
-        std::unique_ptr<ImageDataset> calib = openDataset(o.calib_data);
-        CalibrationOptions co;
-        co.images = o.bn_images;
-        calibrateBn(sub, *calib, co, job);
+        if (o.bn_images > 0) {
+            job.report(1, 3, "re-calibrating BatchNorm");
+            CalibrationOptions co;
+            co.images = o.bn_images;
+            m.bn_images = calibrateBn(sub, *calib, co, job);
+        }
+        m.calib_data = calib ? calibName : "";
         m.network = networkFromSubnet(space, config, "subnet");
         m.float_model = std::make_shared<FloatModel>(floatModelFromSubnet(m.network, sub));
         m.subnet = config;
@@ -123,6 +135,27 @@ PreparedModel prepareFloatModel(const ModelSpec& spec, const QuantizeOptions& o,
     return m;
 }
 
+}  // namespace
+
+std::string ModelSpec::describe() const
+{
+    if (!supernet.empty()) return "subnet " + (subnet ? subnet->toJson().dump() : config) + " of " + supernet;
+    if (!params.empty()) return zoo + " with " + params;
+    return zoo + " (seeded initialisation, untrained)";
+}
+
+std::string PreparedModel::batchNorm() const
+{
+    if (!subnet) return "";
+    return bn_images > 0 ? "re-calibrated on " + groupThousands(static_cast<std::int64_t>(bn_images)) + " images of " + calib_data
+                         : "the checkpoint's statistics";
+}
+
+PreparedModel prepareFloatModel(const ModelSpec& spec, const QuantizeOptions& o, const JobControl& job)
+{
+    return prepareFloat(spec, o, job, nullptr, "");
+}
+
 PreparedModel prepareModel(const ModelSpec& spec, const QuantizeOptions& o, const JobControl& job)
 {
     if (spec.supernet.empty() && !spec.zoo.empty() && spec.params.empty()) {
@@ -131,10 +164,23 @@ PreparedModel prepareModel(const ModelSpec& spec, const QuantizeOptions& o, cons
         if (!obstacle.empty()) throw InputError(net.name + ": " + obstacle);
         if (net.input.c != 3) throw InputError(net.name + ": quantizing needs image inputs (3 channels); this model takes " + std::to_string(net.input.c));
     }
-    PreparedModel m = prepareFloatModel(spec, o, job);
+    // A subnet's images, chosen and checked before anything is loaded; the int8 activation ranges
+    // need them whatever BatchNorm does.
+    std::shared_ptr<const ImageDataset> calib;
+    std::string calibName;
+    if (!spec.supernet.empty() && spec.zoo.empty()) {
+        requireCheckpoint(spec);
+        calib = subnetCalibration(subnetSpace(spec), o, false, &calibName);
+    }
+    PreparedModel m = prepareFloat(spec, o, job, calib, calibName);
     if (m.from_pickle) return m;
+    if (!calib) {
+        calibName = o.calib_data.empty() ? kZooCalibrationData : o.calib_data;
+        calib = openDataset(calibName);
+    }
+    m.calib_data = calibName;
     if (m.subnet) job.report(2, 3, "calibrating activations");
-    const at::Tensor images = calibrationImages(o.calib_data, o.calib_images, m.network.input.h, o.threads, &m.calib_images);
+    const at::Tensor images = calibrationImages(*calib, o.calib_images, m.network.input.h, o.threads, &m.calib_images);
     m.params = quantizeModel(*m.float_model, images);
     m.params.source = m.description;
     if (m.subnet) job.report(3, 3, "quantized");

@@ -6,6 +6,7 @@
 #include "JobControl.h"
 #include "tinyengine/TinyEngineExport.h"
 #include "space/SubnetConfig.h"
+#include "workspace/CalibrationData.h"
 #include "zoo/Network.h"
 
 #include <memory>
@@ -25,11 +26,18 @@ struct ModelSpec {
     std::string describe() const;
 };
 
+// The zoo models' calibration data (their seeded weights have no task of their own).
+constexpr const char* kZooCalibrationData = "fashion-mnist:holdout";
+
 struct QuantizeOptions {
-    std::string calib_data = "fashion-mnist:holdout";   // activation ranges (and supernet BN re-calibration)
+    // The images of the int8 activation ranges and of a subnet's BatchNorm re-calibration. "": the
+    // model's own — a subnet's space's (workspace/CalibrationData.h; refused when the space has
+    // none), kZooCalibrationData for a zoo model. A subnet's data must be of its space's task.
+    std::string calib_data;
     std::size_t calib_images = 200;
-    std::size_t bn_images = 2000;          // supernet subnets: BN re-calibration images
+    std::size_t bn_images = 2000;          // supernet subnets: BN re-calibration images; 0 keeps the checkpoint's statistics
     int threads = 2;
+    CalibrationWords words;                // how a refusal names the options (the CLI's flags, the GUI's fields)
 };
 
 struct PreparedModel {
@@ -40,11 +48,18 @@ struct PreparedModel {
     std::size_t calib_images = 0;
     std::shared_ptr<const FloatModel> float_model;   // null when the float model is unknown (pickle without scales)
     std::optional<SubnetConfig> subnet;    // the config of a supernet subnet (of spec.space)
+    std::string calib_data;                // the calibration data read ("" when none was)
+    std::size_t bn_images = 0;             // a subnet's BatchNorm re-calibration images (0: the checkpoint's statistics)
+    // A subnet's BatchNorm: "re-calibrated on 2,000 images of fashion-mnist:holdout" or "the
+    // checkpoint's statistics"; "" for a zoo model (its own).
+    std::string batchNorm() const;
 };
 
+// A subnet's calibration data is chosen and checked (CalibrationData.h) before the supernet is loaded.
 PreparedModel prepareModel(const ModelSpec& spec, const QuantizeOptions& options, const JobControl& job = {});
 // The float model only, no int8 parameters (except a zoo model's params pickle, read as it is):
-// a supernet subnet is BN re-calibrated on options.calib_data as prepareModel does; a zoo model
+// a supernet subnet is BN re-calibrated on options.calib_data as prepareModel does (bn_images 0:
+// the checkpoint's statistics, and no calibration data is needed); a zoo model
 // without params is seeded (any layer kind; the reader of the float model refuses what it
 // cannot express).
 PreparedModel prepareFloatModel(const ModelSpec& spec, const QuantizeOptions& options, const JobControl& job = {});
@@ -69,6 +84,7 @@ struct ExportRequest {
     ModelSpec model;
     QuantizeOptions quantize;
     std::string scheme;                    // scheme file or name (PublishedSchemes.h)
+    std::string scheme_label;              // the scheme for people when `scheme` is a working file (the GUI); "": `scheme`
     ExportForm form = ExportForm::Reference;
     std::string name;                      // file stem (a plain file name, else InputError); default: the model name
 };
