@@ -57,7 +57,7 @@ SubnetCompareView::SubnetCompareView(QWidget* parent)
     table_->setMaximumHeight(table_->verticalHeader()->length() + table_->horizontalHeader()->height() + 6);
     v->addWidget(table_);
     chart_->setRenderHint(QPainter::Antialiasing);
-    chart_->setMinimumHeight(160);
+    chart_->setMinimumHeight(210);   // title, four bars and the axis: whole in presentation mode (issue 47)
     chart_->setToolTip(QStringLiteral("B relative to A per cost (1× = the same); the axis stays fixed while A is pinned"));
     v->addWidget(chart_, 1);
     redraw();
@@ -191,8 +191,7 @@ void SubnetCompareView::redraw()
     auto* y = new QBarCategoryAxis;
     y->append(names);
     auto* x = new QValueAxis;
-    setNiceRange(x, 0, axisMax_ * 1.05, 6, false, QStringLiteral("×"));
-    x->setTitleText(QStringLiteral("B / A (fixed while A is pinned: up to the space's largest subnet)"));
+    setNiceRange(x, 0, axisMax_ * 1.05, 4, false, QStringLiteral("×"));   // 4 ticks: readable beside two diagrams
     chart->addAxis(y, Qt::AlignLeft);
     chart->addAxis(x, Qt::AlignBottom);
     series->attachAxis(y);
@@ -215,6 +214,10 @@ void SubnetCompareView::redraw()
             .arg(c.ratio(), 0, 'f', 3);
     });
     replaceChart(chart_, chart);
+    // Whole cost names and an axis title that fits (compare mode in presentation mode at 1280×720, issue 47).
+    new CategoryNames(chart, y, names);
+    fitAxisTitle(chart, x, {QStringLiteral("B / A (fixed while A is pinned: up to the space's largest subnet)"),
+                            QStringLiteral("B / A (fixed axis)"), QStringLiteral("B / A")});
 }
 
 }  // namespace tinyscope::ui

@@ -1,5 +1,6 @@
 #include "FitShots.h"
 
+#include "AppState.h"
 #include "DeployDialog.h"
 #include "DesignSpacePanel.h"
 #include "DeviceVerdictView.h"
@@ -355,6 +356,16 @@ void shootAll(MainWindow& window, Shooter& s)
         if (p.widget == window.searchPanel()) primary << run;
         s.shoot(&window, p.stem, primary);
     }
+    // Compare mode: two diagrams and the B / A chart beside the costs (min pinned as A, the lab max as B).
+    DesignSpacePanel* ds = window.designSpacePanel();
+    window.tabs()->setCurrentWidget(ds);
+    const SubnetConfig before = window.state()->subnet();
+    ds->selectMin();
+    ds->pinCompare();
+    ds->selectLabMax();
+    s.shoot(&window, QStringLiteral("design-space-compare"));
+    ds->unpinCompare();
+    window.state()->setSubnet(before);
     TrainingInspectorPanel* ti = window.trainingInspectorPanel();
     window.tabs()->setCurrentWidget(ti);
     for (const auto& [stem, page] : {std::pair{QStringLiteral("training-inspector-finetune"), static_cast<QWidget*>(ti->fineTunePane())},
