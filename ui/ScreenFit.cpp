@@ -11,6 +11,7 @@
 #include <QTableView>
 
 #include <algorithm>
+#include <functional>
 
 namespace tinyscope::ui {
 
@@ -112,18 +113,39 @@ void fitSideColumn(QScrollArea* scroll)
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
 }
 
+namespace {
+// Calls `fit` after the watched widget's font changed (presentation mode).
+class OnFontChange : public QObject {
+public:
+    OnFontChange(QObject* parent, std::function<void()> fit) : QObject(parent), fit_(std::move(fit)) {}
+    bool eventFilter(QObject*, QEvent* e) override
+    {
+        if (e->type() == QEvent::FontChange) fit_();
+        return false;
+    }
+
+private:
+    std::function<void()> fit_;
+};
+}  // namespace
+
 void boundNameColumn(QTableView* table, int column, int maxWidth)
 {
     table->setItemDelegateForColumn(column, new MiddleElideDelegate(table));
     table->horizontalHeader()->setSectionResizeMode(column, QHeaderView::Interactive);
-    auto fit = [table, column, maxWidth] {
+    // The bound grows with the font (presentation mode), so about as many characters show in
+    // either mode: `maxWidth` is for the font the table has now.
+    const int baseCharWidth = std::max(1, table->fontMetrics().averageCharWidth());
+    auto fit = [table, column, maxWidth, baseCharWidth] {
         table->resizeColumnToContents(column);
-        if (table->columnWidth(column) > maxWidth) table->setColumnWidth(column, maxWidth);
+        const int bound = maxWidth * std::max(baseCharWidth, table->fontMetrics().averageCharWidth()) / baseCharWidth;
+        if (table->columnWidth(column) > bound) table->setColumnWidth(column, bound);
     };
     QAbstractItemModel* model = table->model();
     QObject::connect(model, &QAbstractItemModel::modelReset, table, fit);
     QObject::connect(model, &QAbstractItemModel::rowsInserted, table, fit);
     QObject::connect(model, &QAbstractItemModel::layoutChanged, table, fit);
+    table->installEventFilter(new OnFontChange(table, fit));
     fit();
 }
 

@@ -32,7 +32,8 @@ void fitSideColumn(QScrollArea* scroll);
 
 // A table's name column (long module paths) is at most `maxWidth` px wide, elided in the middle
 // (whole name in the cell's tooltip when the model gives one), so the columns after it stay in
-// view; it is re-measured whenever the model is reset.
+// view; it is re-measured whenever the model is reset, and its bound grows with the font
+// (presentation mode keeps about as many characters in view).
 void boundNameColumn(QTableView* table, int column, int maxWidth);
 
 }  // namespace tinyscope::ui
