@@ -49,7 +49,9 @@ private Q_SLOTS:
             QVERIFY2(QFileInfo(path).size() > 0, n);
             const QImage img(path);
             QVERIFY2(!img.isNull(), n);
-            QVERIFY2(img.size() == QSize(1280, 720), qPrintable(QStringLiteral("%1: %2x%3").arg(QLatin1String(n)).arg(img.width()).arg(img.height())));
+            // The Export dialog on a 1280×720 screen: at most 1280×680, room for its title bar (issue 47).
+            const QSize want = QLatin1String(n) == QLatin1String("loop-export-verified") ? QSize(1280, 680) : QSize(1280, 720);
+            QVERIFY2(img.size() == want, qPrintable(QStringLiteral("%1: %2x%3").arg(QLatin1String(n)).arg(img.width()).arg(img.height())));
             QVERIFY2(test::distinctColours(img, 5) > 20, n);
         }
     }

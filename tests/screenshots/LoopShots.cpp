@@ -184,7 +184,7 @@ bool exportStep(MainWindow& window, const QString& base, const QString& exportDi
     const DeviceVerdictView& v = *dialog.verdictView();
     if (dialog.busy() || v.state() != DeviceVerdictView::State::Matches)
         return fail("the verification on the emulated Cortex-M7 did not pass:\n" + dialogText(dialog));
-    dialog.resize(kWindow);   // as on a 1280×720 screen, the verdict shown under the findings
+    dialog.resize(kWindow);   // as large as a 1280×720 screen lets it be (1280×680), the verdict under the findings
     return save(&dialog, base + QStringLiteral("loop-export-verified.png"),
                 "the Export dialog after Write and Verify: " + v.verdictText().toStdString());
 }

@@ -13,7 +13,7 @@
 // 1 and <panel>-<F×100>pct.png otherwise.
 // With --loop: only the loop of issue 46 (LoopShots.h: search → "Use this subnet" → Training
 // inspector → Export verified on the emulated Cortex-M7 → Fine-tune) as on a 1280×720 screen,
-// DIR/loop-{search,inspector,export-verified,finetune}.png; exits 1 unless all four were written.
+// DIR/loop-{search,inspector,export-verified,finetune}.png (the dialog 1280×680); exits 1 unless all four were written.
 // With --fit: only the fit set (FitShots.h, issue 47): every panel, the Training inspector's right
 // tabs and every dialog on a 1280×720 screen (the offscreen screen is made that size), in normal and
 // presentation mode, as DIR/fit-<shot>[-presentation].png; each shot's widget tree is checked (text
@@ -145,7 +145,7 @@ int main(int argc, char** argv)
     const bool panelSet = o.width > 0 || o.scale > 0;
     if (o.scale <= 0) o.scale = 1.0;
     if (o.width == 0) o.width = 1600, o.height = 1000;
-    if (o.fit) useFitScreen(QString::fromLocal8Bit(o.dir.c_str()));
+    if (o.fit || o.loop) useFitScreen(QString::fromLocal8Bit(o.dir.c_str()));   // both are "as on a 1280×720 screen"
     if (!std::getenv("QT_QPA_PLATFORM")) ::setenv("QT_QPA_PLATFORM", "offscreen", 1);
     // The device pixel ratio must be known before the application starts.
     ::setenv("QT_SCALE_FACTOR", QByteArray::number(o.scale).constData(), 1);
