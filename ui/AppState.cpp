@@ -10,18 +10,14 @@ AppState::AppState(QObject* parent) : QObject(parent)
     workspace_ = shippedWorkspace(shippedWorkspaceNames().front());
     subnet_ = ArchSampler(workspace_.space).labMaxConfig(workspace_.space.resolutions.front());
     board_ = loadBoard(workspace_.board);
+    spaceKey_ = keyOf(workspace_.space);
 }
-
-namespace {
-std::string spaceKey(const DesignSpace& space) { return space.toJson().dump(); }
-}  // namespace
 
 void AppState::switchTo(Workspace next)
 {
-    const std::string oldKey = spaceKey(workspace_.space);
-    const std::string newKey = spaceKey(next.space);
-    const bool sameSpace = oldKey == newKey;
-    kept_[oldKey] = Kept{subnet_, board_};
+    std::string newKey = keyOf(next.space);
+    const bool sameSpace = spaceKey_ == newKey;
+    kept_[spaceKey_] = Kept{subnet_, board_};
     BoardProfile board = board_;
     SubnetConfig subnet = subnet_;
     if (!sameSpace) {
@@ -43,6 +39,7 @@ void AppState::switchTo(Workspace next)
     workspace_ = std::move(next);
     board_ = board;
     subnet_ = subnet;
+    spaceKey_ = std::move(newKey);
     Q_EMIT workspaceChanged();
     if (boardDiffers) Q_EMIT boardChanged();
     if (sameSpace) return;   // another supernet or data for the same space: the subnet stays

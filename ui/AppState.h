@@ -24,6 +24,9 @@ public:
     const Workspace& workspace() const { return workspace_; }
     const DesignSpace& space() const { return workspace_.space; }
     const SubnetConfig& subnet() const { return subnet_; }
+    // What identifies a space for what is kept per space (its JSON): spaceKey() is the open one's.
+    static std::string keyOf(const DesignSpace& space) { return space.toJson().dump(); }
+    const std::string& spaceKey() const { return spaceKey_; }
     QString spaceSource() const { return QString::fromStdString(workspace_.space_source); }
     QString workspaceTitle() const { return QString::fromStdString(workspace_.title); }
 
@@ -66,7 +69,8 @@ private:
     Workspace workspace_;
     SubnetConfig subnet_;
     BoardProfile board_;
-    std::map<std::string, Kept> kept_;   // by the space's JSON: what each space was left with
+    std::map<std::string, Kept> kept_;   // by keyOf: what each space was left with
+    std::string spaceKey_;               // keyOf(space())
 };
 
 }  // namespace tinyscope::ui

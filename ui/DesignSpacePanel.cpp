@@ -11,6 +11,7 @@
 #include "SubnetControls.h"
 #include "SubnetDiagramView.h"
 
+#include "nn/measure/EvalEngine.h"
 #include "predict/AccuracyOracle.h"
 #include "space/ArchSampler.h"
 
@@ -223,7 +224,7 @@ void DesignSpacePanel::refreshAccuracy()
         const EvalResult& r = evaluation_->lastResult();
         a.measured = r.top1;
         a.measuredBy = QStringLiteral("%1 %2, %3 images")
-                           .arg(QString::fromStdString(r.engine == "onednn" ? "oneDNN" : r.engine == "libtorch" ? "LibTorch" : r.engine),
+                           .arg(QString::fromStdString(evalEngineTitle(r.engine)),
                                 QString::fromStdString(r.dtype))
                            .arg(r.images);
     }

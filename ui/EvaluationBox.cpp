@@ -37,7 +37,7 @@ QString evaluationHtml(const EvalResult& r, const EvaluationRequest& rq)
     text += QStringLiteral("<br>%1 at %2 px").arg(QString::fromStdString(rq.space.name)).arg(rq.config.image_size);
     text += r.calibration_images ? QStringLiteral(", BN re-calibrated on %1 calibration images (%2)")
                                        .arg(r.calibration_images)
-                                       .arg(r.calibration_engine == "onednn" ? QStringLiteral("oneDNN") : QStringLiteral("LibTorch"))
+                                       .arg(QString::fromStdString(evalEngineTitle(r.calibration_engine)))
                                  : QStringLiteral(", BN statistics of the checkpoint");
     if (r.dtype == "int8")
         text += QStringLiteral("<br>measured by oneDNN int8 (%1): our PTQ on %2 calibration images, Int8Forward's exact arithmetic")
@@ -45,7 +45,7 @@ QString evaluationHtml(const EvalResult& r, const EvaluationRequest& rq)
                     .arg(rq.int8_calib_images);
     else
         text += QStringLiteral("<br>measured by %1 %2 (%3)")
-                    .arg(QString::fromStdString(r.engine == "onednn" ? "oneDNN" : r.engine == "libtorch" ? "LibTorch" : r.engine),
+                    .arg(QString::fromStdString(evalEngineTitle(r.engine)),
                          QString::fromStdString(r.dtype), QString::fromStdString(r.isa).toHtmlEscaped());
     if (!r.engine_note.empty()) text += QStringLiteral("<br>") + QString::fromStdString(r.engine_note).toHtmlEscaped();
     if (r.skipped) text += QStringLiteral("<br>%1 unreadable images skipped").arg(r.skipped);

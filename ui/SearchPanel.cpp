@@ -45,7 +45,6 @@ namespace tinyscope::ui {
 
 namespace {
 QString nowIso() { return QDateTime::currentDateTime().toString(Qt::ISODate); }
-std::string spaceKey(const DesignSpace& space) { return space.toJson().dump(); }
 }  // namespace
 
 SearchPanel::SearchPanel(AppState* state, const QString& historyPath, QWidget* parent)
@@ -316,9 +315,9 @@ void SearchPanel::finishSearch(const SearchResult& result, const DesignSpace& sp
     auto r = std::make_shared<const SearchResult>(result);
     progress_->setValue(progress_->maximum());
     if (record && !r->cancelled) history_->add(SearchRunRecord::fromResult(*r, space.name, nowIso().toStdString()));
-    if (spaceKey(space) != spaceKey(state_->space())) {
+    if (AppState::keyOf(space) != state_->spaceKey()) {
         // Finished after the workspace changed: it belongs to its own space and waits there.
-        if (!r->cancelled) keptRuns_[spaceKey(space)] = KeptRun{r, space, WinnerMeasurement()};
+        if (!r->cancelled) keptRuns_[AppState::keyOf(space)] = KeptRun{r, space, WinnerMeasurement()};
         Q_EMIT searchFinished(!r->cancelled);
         return;
     }
@@ -357,9 +356,9 @@ void SearchPanel::onSpaceChanged()
     // shown and comes back with its space; a space without a run starts empty (then previews).
     if (busy()) search_->cancel();
     if (measuring()) measureRunner_->cancel();
-    if (shown_) keptRuns_[spaceKey(shownSpace_)] = KeptRun{shown_, shownSpace_, measurement_};
+    if (shown_) keptRuns_[AppState::keyOf(shownSpace_)] = KeptRun{shown_, shownSpace_, measurement_};
     const DesignSpace space = state_->space();
-    if (const auto k = keptRuns_.find(spaceKey(space)); k != keptRuns_.end()) {
+    if (const auto k = keptRuns_.find(state_->spaceKey()); k != keptRuns_.end()) {
         measurement_ = k->second.measurement;
         const SearchResult& r = *k->second.result;
         liveTimer_->stop();   // its limits come back with it, not the workspace's starting ones
@@ -418,7 +417,7 @@ void SearchPanel::measureWinner(int images)
 void SearchPanel::useWinner()
 {
     if (!shown_ || !shown_->found) return;
-    if (spaceKey(shownSpace_) != spaceKey(state_->space())) {   // onSpaceChanged keeps them apart; a guard with a reason
+    if (AppState::keyOf(shownSpace_) != state_->spaceKey()) {   // onSpaceChanged keeps them apart; a guard with a reason
         status_->setText(QStringLiteral("This winner was found in space %1, not in the open space %2: switch back to its workspace, "
                                         "or run the search here.")
                              .arg(QString::fromStdString(shownSpace_.name).toHtmlEscaped(),

@@ -13,6 +13,12 @@ enum class EvalEngine { LibTorch, OneDnn };
 
 inline const char* evalEngineName(EvalEngine e) { return e == EvalEngine::OneDnn ? "onednn" : "libtorch"; }
 
+// An engine's name as people write it ("oneDNN", "LibTorch"); another name as it is.
+inline std::string evalEngineTitle(const std::string& name)
+{
+    return name == "onednn" ? "oneDNN" : name == "libtorch" ? "LibTorch" : name;
+}
+
 // "onednn" / "libtorch"; anything else is an InputError naming `where` (e.g. "--engine").
 inline EvalEngine parseEvalEngine(const std::string& text, const std::string& where)
 {
