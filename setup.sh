@@ -16,7 +16,7 @@ PKGS="cmake make g++ pkg-config qt6-base-dev qt6-charts-dev qt6-svg-dev libtorch
 # The device in the loop (tinyscope device-run and the Export dialog's "Verify on an emulated
 # Cortex-M7", docs/DEVICE_RUNNER.md): the Cortex-M toolchain, QEMU and the modules TinyEngine's code
 # generators import; the tests also read our params pickles with numpy.
-DEVICE_PKGS="python3 python3-numpy python3-flatbuffers gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm python3-matplotlib python3-tqdm"
+DEVICE_PKGS="python3 python3-numpy python3-flatbuffers gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm python3-matplotlib python3-tqdm"
 # Deployment checks (tinyscope deploy, docs/DEPLOY.md): onnx.checker, and npm to install ONNX
 # Runtime (onnxruntime-node) into the test folder. A Node.js that brings its own npm will do
 # (Debian's npm package conflicts with such a nodejs).

@@ -55,7 +55,7 @@ inline bool noProcessMentions(const QString& needle)
 inline bool linkDeviceToolsButQemu(const QString& dir)
 {
     if (QStandardPaths::findExecutable(QStringLiteral("arm-none-eabi-gcc")).isEmpty()) return false;
-    for (const char* tool : {"arm-none-eabi-gcc", "arm-none-eabi-size", "arm-none-eabi-nm", "arm-none-eabi-ar", "gcc"}) {
+    for (const char* tool : {"arm-none-eabi-gcc", "arm-none-eabi-g++", "arm-none-eabi-size", "arm-none-eabi-nm", "arm-none-eabi-ar", "gcc"}) {
         const QString t = QStandardPaths::findExecutable(QString::fromLatin1(tool));
         if (!t.isEmpty() && !QFile::link(t, dir + QLatin1Char('/') + QLatin1String(tool))) return false;
     }

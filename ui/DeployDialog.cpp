@@ -6,9 +6,13 @@
 #include "JobRunner.h"
 #include "Palette.h"
 #include "ScreenFit.h"
+#include "TfliteDeviceView.h"
 
 #include "Error.h"
 #include "cost/CostModel.h"
+#include "data/ImageDataset.h"
+#include "deploy/TfliteRead.h"
+#include "device/TfliteDeviceRun.h"
 #include "io/OutputPaths.h"
 #include "io/Text.h"
 #include "space/SpacePresets.h"
@@ -155,6 +159,94 @@ Outcome deployAndCompare(const DeployRequest& rq, const JobControl& job)
     return o;
 }
 
+// The images the device is given: the test split of the calibration data's Fashion-MNIST (never the
+// holdout images the int8 ranges came from), a folder as it is; synthetic LCG images without data.
+constexpr int kDeviceImages = 10;
+
+std::string deviceDataFor(const std::string& calibration)
+{
+    if (calibration.rfind("fashion-mnist", 0) == 0) return fashionMnistDir().empty() ? "synthetic" : "fashion-mnist:test";
+    return calibration.empty() ? "synthetic" : calibration;
+}
+
+QString deviceInputsText(const std::string& data)
+{
+    if (data == "synthetic") return QStringLiteral("%1 synthetic LCG images").arg(kDeviceImages);
+    if (data == "fashion-mnist:test") return QStringLiteral("%1 Fashion-MNIST test images").arg(kDeviceImages);
+    return QStringLiteral("the first %1 images of %2").arg(kDeviceImages).arg(QString::fromStdString(data));
+}
+
+// The device job's stages (runTfliteOnDevice's), said for people with the engine first.
+QString deviceStageText(DeviceEngine e, const std::string& stage)
+{
+    QString words = QString::fromStdString(stage);
+    if (stage == "read") words = QStringLiteral("reading the file, the workbench's outputs");
+    else if (stage == "device")
+        words = e == DeviceEngine::TinyEngine ? QStringLiteral("its code generator, compile and link, QEMU run")
+                                              : QStringLiteral("the runtime for the M7 (cached), compile and link, QEMU run");
+    else if (stage == "host") words = QStringLiteral("TFLM built for the host on the same inputs");
+    else if (stage == "compare") words = QStringLiteral("the device's outputs against Int8Forward");
+    return QStringLiteral("%1: %2").arg(QString::fromLatin1(deviceEngineTitle(e)), words);
+}
+
+// The device job's result: each engine's run, or why the file was refused before any ran.
+struct DeviceRuns {
+    std::vector<TfliteEngineRun> runs;
+    QString refused;
+};
+
+// TFLM + CMSIS-NN, then TinyEngine, each its own answer (a refusal or a missing package is a row,
+// not an error of the job); a corrupt or missing file is refused before either. Cancel during
+// TFLM ends the job (CancelledError); during TinyEngine it keeps TFLM's verdict.
+DeviceRuns runEngines(const std::string& file, const std::string& data, const JobControl& job)
+{
+    DeviceRuns out;
+    job.report(0, 100, deviceStageText(DeviceEngine::Tflm, "read").toStdString());
+    try {
+        readTflite(file);
+    } catch (const std::exception& e) {
+        out.refused = QString::fromUtf8(e.what());
+        return out;
+    }
+    const DeviceEngine engines[] = {DeviceEngine::Tflm, DeviceEngine::TinyEngine};
+    for (int i = 0; i < 2; ++i) {
+        TfliteEngineRun run;
+        run.engine = engines[i];
+        try {
+            job.check();
+        } catch (const CancelledError&) {
+            if (i == 0) throw;
+            run.cancelled = true;
+            out.runs.push_back(std::move(run));
+            continue;
+        }
+        run.missing_package = missingTfliteDevicePackage(run.engine);
+        if (run.missing_package.empty()) {
+            TfliteDeviceRunOptions o;
+            o.tflite = file;
+            o.engine = run.engine;
+            o.images = kDeviceImages;
+            o.data = data;
+            JobControl inner = job;
+            const DeviceEngine e = run.engine;
+            inner.progress = [job, i, e](std::size_t done, std::size_t total, const std::string& stage) {
+                const double f = total ? static_cast<double>(done) / static_cast<double>(total) : 0.0;
+                job.report(static_cast<std::size_t>(50 * i + 50 * f), 100, deviceStageText(e, stage).toStdString());
+            };
+            try {
+                run.result = runTfliteOnDevice(o, inner);
+            } catch (const CancelledError&) {
+                if (i == 0) throw;
+                run.cancelled = true;
+            } catch (const std::exception& e) {
+                run.error = e.what();
+            }
+        }
+        out.runs.push_back(std::move(run));
+    }
+    return out;
+}
+
 }  // namespace
 
 DeployDialog::DeployDialog(ModelSpec model, const QString& stem, QWidget* parent) : QDialog(parent), model_(std::move(model))
@@ -184,14 +276,23 @@ DeployDialog::DeployDialog(ModelSpec model, const QString& stem, QWidget* parent
     // smaller screen the dialog fits it and the result scrolls, the buttons above it in view.
     fitDialogToScreen(this, QSize(1000, 820));
 
-    connect(form_, &DeployForm::boardChanged, this, [this] {
-        // The shown result against the newly chosen board: no need to deploy again.
-        if (memory_) showMemory();
+    // The shown results against the newly chosen board: no need to deploy or run again.
+    connect(form_, &DeployForm::boardChanged, this, &DeployDialog::showBoard);
+    // One runner, two jobs: the deploy's signals end the deploy; the device run ends in its own handlers.
+    connect(jobs_, &JobRunner::cancelled, this, [this] {
+        if (job_ == Job::Deploy) endJob(false, QString());
     });
-    connect(jobs_, &JobRunner::cancelled, this, [this] { endJob(false, QString()); });
-    connect(jobs_, &JobRunner::failed, this, [this](const QString& e) { endJob(false, e); });
+    connect(jobs_, &JobRunner::failed, this, [this](const QString& e) {
+        if (job_ == Job::Deploy) endJob(false, e);
+    });
     connect(jobs_, &JobRunner::finished, this, [this](bool ok) {
-        if (ok) endJob(true, QString());
+        const Job j = job_;
+        job_ = Job::None;
+        if (j == Job::Deploy && ok) endJob(true, QString());
+        if (j == Job::Device) {
+            setRunning(false);
+            Q_EMIT deviceRunFinished();
+        }
     });
 }
 
@@ -202,15 +303,24 @@ QLayout* DeployDialog::buildButtons()
     auto* buttons = new QHBoxLayout;
     deploy_ = new QPushButton(QStringLiteral("Deploy"));
     deploy_->setDefault(true);
+    runDevice_ = new QPushButton(QStringLiteral("Run on an emulated Cortex-M7"));
+    runDevice_->setAutoDefault(false);
+    runDevice_->setToolTip(QStringLiteral("Runs the written .tflite on an emulated Cortex-M7 (QEMU mps2-an500): TensorFlow Lite Micro with "
+                                          "CMSIS-NN's kernels, then TinyEngine's generated code where its generator accepts the model. "
+                                          "Compares the device's int8 outputs with the workbench's and measures arena, SRAM, flash and "
+                                          "instructions per inference (docs/DEPLOY.md \"Deploy dialog\")"));
+    runDevice_->hide();   // until a TFLite deploy
     cancel_ = new QPushButton(QStringLiteral("Cancel"));
     cancel_->setEnabled(false);
     auto* close = new QPushButton(QStringLiteral("Close"));
     close->setAutoDefault(false);
     buttons->addWidget(deploy_);
+    buttons->addWidget(runDevice_);
     buttons->addWidget(cancel_);
     buttons->addStretch(1);
     buttons->addWidget(close);
     connect(deploy_, &QPushButton::clicked, this, &DeployDialog::deploy);
+    connect(runDevice_, &QPushButton::clicked, this, &DeployDialog::runOnDevice);
     connect(cancel_, &QPushButton::clicked, this, &DeployDialog::cancel);
     connect(close, &QPushButton::clicked, this, &QDialog::reject);
     return buttons;
@@ -226,9 +336,12 @@ QWidget* DeployDialog::buildResults()
     summary_->hide();
     memoryView_ = new DeployMemoryView;
     memoryView_->hide();
+    deviceView_ = new TfliteDeviceView;
+    deviceView_->hide();   // until the first device run
     auto* results = new QWidget;
     auto* resultsLayout = new QVBoxLayout(results);
     resultsLayout->setContentsMargins(0, 0, 0, 0);
+    resultsLayout->addWidget(deviceView_);   // first: what the last click asked for
     resultsLayout->addWidget(summary_);
     resultsLayout->addWidget(memoryView_, 1);
     auto* scroll = new QScrollArea;
@@ -285,8 +398,56 @@ void DeployDialog::setRunning(bool running)
 {
     running_ = running;
     deploy_->setEnabled(!running);
+    runDevice_->setEnabled(!running);
     cancel_->setEnabled(running);
     form_->setLocked(running);
+}
+
+bool DeployDialog::runOnDeviceShown() const { return !runDevice_->isHidden(); }
+
+bool DeployDialog::canRunOnDevice() const { return runOnDeviceShown() && runDevice_->isEnabled(); }
+
+bool DeployDialog::deviceViewShown() const { return !deviceView_->isHidden(); }
+
+QString DeployDialog::deviceInputs() const { return deviceInputsText(deviceData_); }
+
+void DeployDialog::showBoard()
+{
+    if (memory_) showMemory();
+    deviceView_->setBoard(presetBoard(boardName().toStdString()));
+}
+
+void DeployDialog::runOnDevice()
+{
+    if (jobs_->busy() || !result_ || result_->format != DeployFormat::TFLite) return;
+    const std::string file = result_->out;
+    const std::string data = deviceData_;
+    setRunning(true);
+    job_ = Job::Device;
+    clock_.start();
+    deviceView_->setBoard(presetBoard(boardName().toStdString()));
+    deviceView_->showRunning(deviceInputs());
+    deviceView_->show();
+    progress_->restart(deviceStageText(DeviceEngine::Tflm, "read"));
+    status_->setText(QStringLiteral("Running %1 on the emulated Cortex-M7…").arg(QString::fromStdString(file).toHtmlEscaped()));
+    jobs_->run([file, data](const JobControl& job) { return runEngines(file, data, job); },
+               [this](const DeviceRuns& d) {
+                   if (!d.refused.isEmpty()) {
+                       progress_->setFormat(QStringLiteral("not run"));
+                       deviceView_->showRefused(d.refused);
+                   } else {
+                       progress_->finish(QStringLiteral("run on the device"));
+                       deviceView_->showRuns(d.runs, deviceInputs());
+                   }
+                   status_->setText(QStringLiteral("Ran on the emulated Cortex-M7 in %1 s.")
+                                        .arg(static_cast<double>(clock_.elapsed()) / 1000.0, 0, 'f', 1));
+               },
+               [this](const JobFailure& f) {
+                   progress_->setFormat(f.cancelled ? QStringLiteral("cancelled") : QStringLiteral("failed"));
+                   if (f.cancelled) deviceView_->showCancelled();
+                   else deviceView_->showRefused(f.message);
+                   status_->setText(f.cancelled ? QStringLiteral("The device run was cancelled; the file is kept.") : QStringLiteral("The device run failed."));
+               });
 }
 
 void DeployDialog::clearResult()
@@ -297,6 +458,9 @@ void DeployDialog::clearResult()
     summary_->hide();
     memoryView_->hide();
     memoryView_->clear();
+    deviceView_->clear();
+    deviceView_->hide();
+    runDevice_->hide();
 }
 
 void DeployDialog::deploy()
@@ -313,7 +477,9 @@ void DeployDialog::deploy()
         Q_EMIT deployed(false);
         return;
     }
+    deviceData_ = deviceDataFor(rq.quantize.calib_data);
     setRunning(true);
+    job_ = Job::Deploy;
     clock_.start();
     progress_->setFormat(QStringLiteral("starting"));
     status_->setText(QStringLiteral("Deploying to %1…").arg(QString::fromStdString(rq.out).toHtmlEscaped()));
@@ -348,6 +514,7 @@ void DeployDialog::showResult()
     summary_->setText(summaryHtml(*result_));
     summary_->show();
     if (memory_) showMemory();
+    runDevice_->setVisible(result_->format == DeployFormat::TFLite);
 }
 
 void DeployDialog::showMemory()

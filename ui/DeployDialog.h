@@ -6,6 +6,9 @@
 // written atomically at the end, so a cancelled or failed run leaves none). For TFLite the same job
 // then compares the memory on three engines (compareDeployMemory: ours, TinyEngine, TFLM) and shows
 // the table and each engine's total against the board's SRAM, ours flash against its flash (DeployMemoryView).
+// After a TFLite deploy, "Run on an emulated Cortex-M7" runs the written file on the device off the
+// GUI thread (the same progress bar and Cancel): TFLM + CMSIS-NN, then TinyEngine; the verdict, the
+// arena / SRAM / flash against the board and the instructions per inference (TfliteDeviceView).
 #include "deploy/DeployMemory.h"
 #include "nn/quantize/DeployJob.h"
 
@@ -25,6 +28,7 @@ class DeployForm;
 class DeployMemoryView;
 class JobProgressBar;
 class JobRunner;
+class TfliteDeviceView;
 
 class DeployDialog : public QDialog {
     Q_OBJECT
@@ -48,6 +52,14 @@ public:
     QString outputFile() const;
 
     void deploy();                         // starts the job off the GUI thread (no-op while busy)
+    // Runs the written .tflite on the emulated Cortex-M7 off the GUI thread: TFLM + CMSIS-NN, then
+    // TinyEngine where its generator accepts the model (no-op while busy or without a TFLite deploy).
+    void runOnDevice();
+    bool canRunOnDevice() const;           // the button is shown and enabled
+    bool runOnDeviceShown() const;         // the button is there (after a TFLite deploy)
+    QString deviceInputs() const;          // what the device is given ("10 Fashion-MNIST test images")
+    const TfliteDeviceView* deviceView() const { return deviceView_; }
+    bool deviceViewShown() const;
     void cancel();                         // asks the job to stop
     bool waitForIdle(int timeoutMs);       // tests and screenshots
     bool busy() const { return running_; }
@@ -66,6 +78,7 @@ public:
 
 Q_SIGNALS:
     void deployed(bool ok);
+    void deviceRunFinished();              // the device verdict is shown (or why there is none)
 
 private:
     QLayout* buildButtons();
@@ -75,15 +88,21 @@ private:
     void showResult();
     void showMemory();
     void endJob(bool ok, const QString& error);   // unlock the form; cancelled / failed text; deployed()
+    void showBoard();                      // the memory table and the device bars against the chosen board
 
     ModelSpec model_;
     DeployForm* form_;
     QPushButton* deploy_;
+    QPushButton* runDevice_;
     QPushButton* cancel_;
     JobProgressBar* progress_;
     QLabel* status_;
     QLabel* summary_;
     DeployMemoryView* memoryView_;
+    TfliteDeviceView* deviceView_;
+    std::string deviceData_;   // the images the device run feeds (set at deploy time)
+    enum class Job { None, Deploy, Device };
+    Job job_ = Job::None;      // what the runner is doing (its signals end either)
     std::optional<DeployResult> result_;
     std::optional<DeployMemoryComparison> memory_;
     QElapsedTimer clock_;

@@ -17,6 +17,7 @@
 #include <QFormLayout>
 #include <QGridLayout>
 #include <QGroupBox>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QSlider>
@@ -41,6 +42,17 @@ QString boardLine(const BoardProfile& b)
         .arg(QString::fromStdString(b.core))
         .arg(b.dsp && b.fpu != "none" ? QString() : QStringLiteral(" (no DSP or FPU: TinyEngine cannot train on it)"));
 }
+
+// What the SRAM limit counts under each runtime (search/SramRuntime.h).
+const char* const kTinyEngineSram =
+    "TinyEngine: our peak SRAM, MCUNet's rule — the largest int8 input + output of any layer as TinyEngine schedules its "
+    "arena (the lab's KBPeakMemory)";
+const char* const kTflmSram =
+    "TFLM + CMSIS-NN: TensorFlow Lite Micro's arena_used_bytes() on the Cortex-M7, predicted exactly from the subnet — the "
+    "activations as TFLM's greedy planner lays them out (the PAD ops' padded copies included) + kernel scratch + its "
+    "persistent records; about twice our peak SRAM (limit key KBTflmArena)";
+
+QString sramLabel(SramRuntime r) { return r == SramRuntime::Tflm ? QStringLiteral("TFLM arena") : QStringLiteral("peak SRAM (TinyEngine)"); }
 }  // namespace
 
 struct SearchLimitsForm::LimitRow {
@@ -64,6 +76,7 @@ SearchLimitsForm::SearchLimitsForm(AppState* state, QWidget* parent) : QWidget(p
     layout->addWidget(buildLimits());
     layout->addWidget(buildTrainingLimit());
     syncRanges();
+    onSramRuntimeChanged();   // the SRAM row's label and tooltips
     setLimit("params", 1000000, false);
     setLimit("KBFlash", 1000, false);
     applyWorkspaceLimits();
@@ -99,6 +112,32 @@ QWidget* SearchLimitsForm::buildLimits()
         grid->addWidget(r->slider, row + 1, 0, 1, 2);
         row += 2;
         LimitRow* raw = r.get();
+        if (q->key == "KBPeakMemory") {
+            // Which runtime's memory the SRAM limit bounds: the same KB, another figure per subnet.
+            sramRow_ = raw;
+            r->on->setText(sramLabel(SramRuntime::TinyEngine));
+            sramRuntime_ = new QComboBox;
+            sramRuntime_->setObjectName(QStringLiteral("sramRuntime"));
+            sramRuntime_->addItem(QStringLiteral("TinyEngine (peak SRAM, MCUNet's rule)"), int(SramRuntime::TinyEngine));
+            sramRuntime_->addItem(QStringLiteral("TFLM + CMSIS-NN (its arena)"), int(SramRuntime::Tflm));
+            sramRuntime_->setItemData(0, QString::fromLatin1(kTinyEngineSram), Qt::ToolTipRole);
+            sramRuntime_->setItemData(1, QString::fromLatin1(kTflmSram), Qt::ToolTipRole);
+            sramRuntime_->setToolTip(QStringLiteral("<p>The runtime the subnet will run under: the SRAM limit bounds its memory.</p><p>%1.</p><p>%2.</p>"
+                                                    "<p>Neither counts the code's own .data / .bss or the stack: the Deploy dialog's "
+                                                    "\"Run on an emulated Cortex-M7\" measures those.</p>")
+                                         .arg(QString::fromLatin1(kTinyEngineSram).toHtmlEscaped(), QString::fromLatin1(kTflmSram).toHtmlEscaped()));
+            auto* line = new QHBoxLayout;
+            auto* forLabel = new QLabel(QStringLiteral("for"));
+            forLabel->setBuddy(sramRuntime_);
+            line->addWidget(forLabel);
+            line->addWidget(sramRuntime_, 1);
+            grid->addLayout(line, row, 0, 1, 2);
+            ++row;
+            connect(sramRuntime_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] {
+                onSramRuntimeChanged();
+                onEdited(false);
+            });
+        }
         connect(r->spin, qOverload<double>(&QDoubleSpinBox::valueChanged), this, [this, raw](double v) {
             QSignalBlocker b(raw->slider);
             raw->slider->setValue(raw->toSlider(v));
@@ -312,7 +351,11 @@ void SearchLimitsForm::setConstraints(const Constraints& c, const QString& train
 {
     for (auto& lr : limits_) {
         const Limit* l = c.find(lr->quantity->key);
-        setLimit(lr->quantity->key, l ? l->max : lr->spin->value(), l != nullptr);
+        if (lr.get() == sramRow_ && !l) {   // the SRAM limit under either runtime brings its runtime back
+            l = c.find("KBPeakMemory");
+            if (!l) l = c.find(kTflmArenaKey);
+        }
+        setLimit(l ? l->key() : lr->quantity->key, l ? l->max : lr->spin->value(), l != nullptr);
     }
     if (const Limit* e = c.find(TinyEngineTrainingLimit::kKey)) {
         // The definition TinyEngineTrainingLimit wrote: {"pattern": "best" | PATTERN, "board": {...}}.
@@ -343,21 +386,64 @@ void SearchLimitsForm::syncRanges()
 {
     // The slider spans what the space can reach; the spin box goes beyond, so an impossible
     // limit can be typed and is explained.
+    if (sramRow_) sramRow_->quantity = sramQuantityFor(sramRuntime());   // TFLM's is the space's own
+    for (auto& r : limits_) syncRange(*r);
+}
+
+void SearchLimitsForm::syncRange(LimitRow& r)
+{
+    const bool was = restoring_;
     restoring_ = true;
-    for (auto& r : limits_) {
-        QuantityRange range = quantityRange(state_->space(), *r->quantity);
-        r->lo = range.least;
-        r->hi = std::max(range.greatest, range.least * 1.01);
-        const double v = r->spin->value();
-        r->spin->setRange(r->quantity->key == "params" ? 1000 : 1, r->hi * 2);
-        r->spin->setSingleStep(r->quantity->key == "params" ? 10000 : (r->quantity->key == "millionMACs" ? 1 : 5));
-        r->spin->setValue(v);
-        r->slider->setValue(r->toSlider(v));
-        r->slider->setToolTip(QStringLiteral("%1 to %2 %3 in this space")
-                                  .arg(QString::fromStdString(formatQuantity(r->lo)), QString::fromStdString(formatQuantity(r->hi)),
-                                       QString::fromStdString(r->quantity->unit)));
+    QuantityRange range = quantityRange(state_->space(), *r.quantity);
+    r.lo = range.least;
+    r.hi = std::max(range.greatest, range.least * 1.01);
+    const double v = r.spin->value();
+    r.spin->setRange(r.quantity->key == "params" ? 1000 : 1, r.hi * 2);
+    r.spin->setSingleStep(r.quantity->key == "params" ? 10000 : (r.quantity->key == "millionMACs" ? 1 : 5));
+    r.spin->setValue(v);
+    {
+        QSignalBlocker keep(r.slider);   // the spin box keeps the typed KB, not the slider's step
+        r.slider->setValue(r.toSlider(v));
     }
-    restoring_ = false;
+    r.slider->setToolTip(QStringLiteral("%1 to %2 %3 in this space")
+                             .arg(QString::fromStdString(formatQuantity(r.lo)), QString::fromStdString(formatQuantity(r.hi)),
+                                  QString::fromStdString(r.quantity->unit)));
+    restoring_ = was;
+}
+
+std::shared_ptr<const ConstraintQuantity> SearchLimitsForm::sramQuantityFor(SramRuntime runtime) const
+{
+    if (runtime == SramRuntime::TinyEngine) return sramQuantity(state_->space(), runtime);
+    const std::string key = AppState::keyOf(state_->space());
+    if (!tflmQuantity_ || key != tflmQuantityKey_) {
+        tflmQuantity_ = sramQuantity(state_->space(), runtime);
+        tflmQuantityKey_ = key;
+    }
+    return tflmQuantity_;
+}
+
+SramRuntime SearchLimitsForm::sramRuntime() const { return static_cast<SramRuntime>(sramRuntime_->currentData().toInt()); }
+
+void SearchLimitsForm::setSramRuntime(SramRuntime runtime)
+{
+    if (runtime == sramRuntime()) return;
+    const bool was = restoring_;
+    restoring_ = true;
+    sramRuntime_->setCurrentIndex(sramRuntime_->findData(int(runtime)));   // onSramRuntimeChanged
+    restoring_ = was;
+}
+
+void SearchLimitsForm::onSramRuntimeChanged()
+{
+    const SramRuntime runtime = sramRuntime();
+    sramRow_->quantity = sramQuantityFor(runtime);
+    sramRow_->on->setText(sramLabel(runtime));
+    sramRow_->on->setToolTip(QStringLiteral("<p>%1 (limit key %2)</p>")
+                                 .arg(QString::fromLatin1(runtime == SramRuntime::Tflm ? kTflmSram : kTinyEngineSram).toHtmlEscaped(),
+                                      QString::fromStdString(sramRow_->quantity->key)));
+    sramRow_->spin->setToolTip(QStringLiteral("Upper limit on %1: every subnet the search returns stays at or below it")
+                                   .arg(QString::fromStdString(sramRow_->quantity->label)));
+    syncRange(*sramRow_);   // the same KB, the slider over this runtime's range in the space
 }
 
 void SearchLimitsForm::applyWorkspaceLimits()
@@ -369,6 +455,8 @@ void SearchLimitsForm::applyWorkspaceLimits()
 
 void SearchLimitsForm::setLimit(const std::string& key, double value, bool enabled)
 {
+    if (sramRow_ && (key == "KBPeakMemory" || key == kTflmArenaKey))
+        setSramRuntime(key == kTflmArenaKey ? SramRuntime::Tflm : SramRuntime::TinyEngine);
     for (auto& r : limits_) {
         if (r->quantity->key != key) continue;
         restoring_ = true;

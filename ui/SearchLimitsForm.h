@@ -1,12 +1,14 @@
 #pragma once
 // The Search panel's limits: one row per built-in quantity (MACs, peak SRAM, params, flash) with a
-// check box, a spin box and a slider spanning what the space can reach, and the fine-tuning
+// check box, a spin box and a slider spanning what the space can reach — the SRAM row for a runtime
+// (search/SramRuntime.h: TinyEngine's peak SRAM, or TFLM's arena on the Cortex-M7) — and the fine-tuning
 // memory limit (budget + sparse-update scheme pattern) for one of two trainers: any runtime
 // (memory only, TrainingMemoryLimit) or TinyEngine on a board (TinyEngineTrainingLimit: the export
 // checker, the board's SRAM and flash, the budget; an empty pattern = the best scheme per subnet).
 // It knows nothing of running searches: it says when the user moved a limit (edited), not when a
 // value was restored.
 #include "search/Constraints.h"
+#include "search/SramRuntime.h"
 #include "tinyengine/BoardProfile.h"
 
 #include <QWidget>
@@ -45,7 +47,12 @@ public:
     // The limits switched on; InputError when the fine-tuning pattern does not parse (an empty
     // one included, except for TinyEngine, where empty means the best scheme per subnet).
     Constraints constraints() const;
-    void setLimit(const std::string& key, double value, bool enabled);   // InputError: unknown key
+    // InputError: unknown key. The SRAM row takes KBPeakMemory (then bounds TinyEngine's figure) or
+    // KBTflmArena (TFLM's arena).
+    void setLimit(const std::string& key, double value, bool enabled);
+    // Which runtime's memory the SRAM limit bounds (the same number of KB; not an edit).
+    void setSramRuntime(SramRuntime runtime);
+    SramRuntime sramRuntime() const;
     // The fine-tuning memory limit: inference peak + extra memory of `pattern` <= `kb` KB (the
     // trainer stays as it is).
     void setTrainingLimit(double kb, const QString& pattern, bool enabled);
@@ -73,10 +80,18 @@ private:
     void checkTrainingPattern();
     void onEdited(bool fromDrag);
     void onTrainerChanged();
+    void onSramRuntimeChanged();   // the SRAM row's quantity, label and range follow the runtime
+    void syncRange(LimitRow& row);
+    std::shared_ptr<const ConstraintQuantity> sramQuantityFor(SramRuntime runtime) const;
     int addBoard(const BoardProfile& board);   // combo index of `board` (added when new)
 
     AppState* state_;
     std::vector<std::unique_ptr<LimitRow>> limits_;
+    LimitRow* sramRow_ = nullptr;     // KBPeakMemory, or KBTflmArena under TFLM
+    QComboBox* sramRuntime_ = nullptr;   // item data: int(SramRuntime)
+    // TFLM's arena quantity, once per space: keeps its per-network memo across live re-runs.
+    mutable std::shared_ptr<const ConstraintQuantity> tflmQuantity_;
+    mutable std::string tflmQuantityKey_;
     QGroupBox* trainBox_ = nullptr;   // checkable: the limit is on
     QDoubleSpinBox* trainBudget_ = nullptr;
     QLineEdit* trainPattern_ = nullptr;

@@ -186,6 +186,20 @@ QString WinnerCard::winnerText() const
                        .arg(best.cost.peakKB(), 0, 'f', 1)
                        .arg(QString::fromStdString(groupThousands(best.cost.params)))
                        .arg(best.cost.flashKB(), 0, 'f', 1);
+    // The SRAM limit under TFLM (search/SramRuntime.h): the figure it bounded, as core reports it.
+    if (result_->best_reports.is_object() && result_->best_reports.contains("sram_figure")) {
+        const Json& f = result_->best_reports["sram_figure"];
+        const auto bytes = f.value("bytes", std::int64_t{0});
+        QString parts;
+        if (f.contains("head_bytes") && f.contains("tail_bytes"))
+            parts = QStringLiteral(" = head %1 + tail %2 B").arg(QString::fromStdString(groupThousands(f["head_bytes"].get<std::int64_t>())),
+                                                                 QString::fromStdString(groupThousands(f["tail_bytes"].get<std::int64_t>())));
+        text += QStringLiteral("<br>%1: <b>%2 KB</b> (%3 B%4), the figure the SRAM limit (%5 KB) bounds")
+                    .arg(QString::fromStdString(f.value("what", std::string("SRAM"))).toHtmlEscaped())
+                    .arg(static_cast<double>(bytes) / 1024.0, 0, 'f', 1)
+                    .arg(QString::fromStdString(groupThousands(bytes)), parts)
+                    .arg(f.value("limit_kb", 0.0), 0, 'g', 6);
+    }
     // The fine-tuning limit's report on the winner (TrainingMemoryLimit::report), as core keeps it.
     if (const auto t = TrainingMemoryLimit::reportOf(*result_)) {
         auto kb = [](std::int64_t bytes) { return static_cast<double>(bytes) / 1024.0; };

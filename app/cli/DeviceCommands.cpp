@@ -4,9 +4,11 @@
 
 #include "Error.h"
 #include "device/DeviceRunner.h"
+#include "device/TfliteDeviceRun.h"
 #include "tinyengine/BoardProfile.h"
 #include "io/JsonFile.h"
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <iostream>
@@ -54,12 +56,151 @@ std::string joined(const std::vector<T>& v)
     return s;
 }
 
+Json differenceJson(const DeviceFirstDifference& d, const char* other)
+{
+    if (d.image < 0) return nullptr;
+    return {{"image", d.image}, {"index", d.index}, {"device", d.device}, {other, d.workbench}};
+}
+
+// device-run --tflite FILE: the model on the emulated M7 under TFLM + CMSIS-NN, TFLM's reference kernels
+// or TinyEngine, against Int8Forward in that runtime's arithmetic (and TFLM on the host).
+int runTfliteOnDeviceCommand(const CliArgs& a)
+{
+    TfliteDeviceRunOptions o;
+    o.tflite = a.value("tflite");
+    o.engine = deviceEngineFromName(a.value("engine", "tflm"));
+    o.images = a.intValue("images", 20, 1, 1000);
+    o.data = a.value("data", "fashion-mnist:test");
+    o.keep_dir = a.value("keep");
+    o.timeout_s = a.intValue("timeout", 1800, 1, 86400);
+    const bool boardGiven = a.has("board");
+    const BoardProfile board = loadBoard(a.value("board", "stm32f746"));
+    const bool json = a.flag("json");
+    JobControl job;
+    if (!json)
+        job.progress = [&o](std::size_t, std::size_t, const std::string& stage) {
+            if (stage == "device")
+                std::cout << deviceEngineTitle(o.engine) << ": build for Cortex-M7 and emulation (the runtime's first build takes minutes; it is cached) ..." << std::endl;
+        };
+    job.cancel = &g_interrupted;
+    TfliteDeviceRunResult r;
+    try {
+        InterruptGuard guard;
+        r = runTfliteOnDevice(o, job);
+    } catch (const CancelledError&) {
+        std::cerr << "tinyscope device-run: interrupted; the device pipeline was stopped\n";
+        return 130;
+    }
+    const bool fits = r.sram_bytes <= board.sram_bytes && r.flash_bytes <= board.flash_bytes;
+    const char* arithmetic = o.engine == DeviceEngine::TinyEngine ? "tinyengine" : "tflite";
+    if (json) {
+        Json j;
+        j["tflite"] = o.tflite;
+        j["engine"] = deviceEngineName(o.engine);
+        j["data"] = o.data;
+        j["images"] = r.images;
+        j["arithmetic"] = arithmetic;
+        j["inference_match"] = r.inference_match;
+        j["first_difference"] = differenceJson(r.first_difference, "workbench");
+        j["host_checked"] = r.host_checked;
+        j["host_match"] = r.host_checked ? Json(r.host_match) : Json(nullptr);
+        j["host_first_difference"] = r.host_checked ? differenceJson(r.host_first_difference, "host") : Json(nullptr);
+        if (!r.host_note.empty()) j["host_note"] = r.host_note;
+        if (r.host_checked) j["host_arena_bytes"] = r.host_arena_bytes;
+        j["arena_bytes"] = r.arena_bytes;
+        j["predicted_arena_bytes"] = r.predicted_arena_bytes < 0 ? Json(nullptr) : Json(r.predicted_arena_bytes);
+        j["static_sram_bytes"] = r.static_sram_bytes;
+        j["stack_bytes"] = r.stack_bytes;
+        j["sram_bytes"] = r.sram_bytes;
+        j["flash_bytes"] = r.flash_bytes;
+        j["sections"] = {{"text", r.text_bytes}, {"rodata", r.rodata_bytes}, {"model", r.model_bytes}, {"data", r.data_bytes}, {"bss", r.bss_bytes}};
+        j["instructions_per_inference"] = r.instructions_per_inference.empty() ? Json(nullptr) : Json(r.instructions_per_inference.front());
+        j["instructions_per_inference_each"] = r.instructions_per_inference;
+        j["board"] = board.name;
+        j["board_sram_bytes"] = board.sram_bytes;
+        j["board_flash_bytes"] = board.flash_bytes;
+        j["board_fits"] = fits;
+        j["codegen_s"] = r.codegen_s;
+        j["compile_s"] = r.compile_s;
+        j["emulate_s"] = r.emulate_s;
+        j["compare_s"] = r.compare_s;
+        j["runtime_reused"] = r.runtime_reused;
+        j["engine_facts"] = r.engine_facts;
+        Json dev = Json::array(), ours = Json::array();
+        for (const auto& v : r.device_outputs) dev.push_back(logitsJson(v));
+        for (const auto& v : r.workbench_outputs) ours.push_back(logitsJson(v));
+        j["device_outputs"] = dev;
+        j["workbench_outputs"] = ours;
+        if (!o.keep_dir.empty()) j["kept"] = r.work_dir;
+        std::cout << j.dump(1) << "\n";
+    } else {
+        std::cout << "device-run " << o.tflite << ": " << r.images << " input(s) (" << o.data << ") through " << deviceEngineTitle(o.engine)
+                  << " on an emulated Cortex-M7 (QEMU mps2-an500)\n";
+        for (std::size_t k = 0; k < std::min<std::size_t>(r.device_outputs.size(), 3); ++k)
+            std::cout << "  input " << k << " device    " << joined(r.device_outputs[k]) << "\n"
+                      << "  input " << k << " workbench " << joined(r.workbench_outputs[k]) << "\n";
+        std::cout << "  inference      " << (r.inference_match ? std::string("equals Int8Forward (") + arithmetic + " arithmetic) on every input" : std::string("DIFFERS")) << "\n";
+        if (r.host_checked)
+            std::cout << "  host TFLM      " << (r.host_match ? "equals the device on every input" : "DIFFERS from the device") << " (x86-64, reference kernels; arena "
+                      << r.host_arena_bytes << " B)\n";
+        else if (!r.host_note.empty())
+            std::cout << "  host TFLM      not compared: " << r.host_note << "\n";
+        if (!r.instructions_per_inference.empty())
+            std::cout << "  instructions   " << r.instructions_per_inference.front() << " per inference (input 0; QEMU -icount, not cycles)\n";
+        std::cout << "  arena          " << r.arena_bytes << " B"
+                  << (o.engine == DeviceEngine::TinyEngine ? std::string(" (TinyEngine's buffer: activations, im2col, kernel)")
+                                                           : " (arena_used_bytes() on the device; predicted without the file: " + std::to_string(r.predicted_arena_bytes) +
+                                                                 (r.predicted_arena_bytes == r.arena_bytes ? " B, equal)" : " B, DIFFERS)"))
+                  << "\n"
+                  << "  SRAM           " << r.sram_bytes << " B (static " << r.static_sram_bytes << (o.engine == DeviceEngine::TinyEngine ? "" : " + arena " + std::to_string(r.arena_bytes))
+                  << " + stack " << r.stack_bytes << ")\n"
+                  << "  flash          " << r.flash_bytes << " B (.text " << r.text_bytes << " + .rodata " << r.rodata_bytes
+                  << (r.model_bytes ? " + model " + std::to_string(r.model_bytes) : std::string()) << " + .data " << r.data_bytes << ")\n"
+                  << "  times          build " << r.codegen_s + r.compile_s << " s" << (r.runtime_reused ? " (runtime from the cache)" : "") << ", emulation " << r.emulate_s
+                  << " s, comparison " << r.compare_s << " s\n"
+                  << "  board          " << board.name << ": SRAM " << r.sram_bytes << " of " << board.sram_bytes << " B, flash " << r.flash_bytes << " of "
+                  << board.flash_bytes << " B: " << (fits ? "fits" : "does NOT fit") << "\n";
+        if (!o.keep_dir.empty()) std::cout << "  build folder   " << r.work_dir << "\n";
+    }
+    int rc = 0;
+    if (!r.inference_match) {
+        const DeviceFirstDifference& d = r.first_difference;
+        std::cerr << "tinyscope device-run: the device disagrees with the workbench: input " << d.image << ", output " << d.index << ": device " << d.device
+                  << ", Int8Forward (" << arithmetic << ") " << d.workbench << "\n";
+        rc = 4;
+    }
+    if (r.host_checked && !r.host_match) {
+        const DeviceFirstDifference& d = r.host_first_difference;
+        std::cerr << "tinyscope device-run: " << deviceEngineTitle(o.engine) << " on the device disagrees with TFLM's reference kernels on the host: input " << d.image
+                  << ", output " << d.index << ": device " << d.device << ", host " << d.workbench << "\n";
+        rc = 4;
+    }
+    if (rc == 0 && boardGiven && !fits) {
+        std::cerr << "tinyscope device-run: the model does not fit " << board.name << " under " << deviceEngineTitle(o.engine) << ": SRAM " << r.sram_bytes << " of "
+                  << board.sram_bytes << " B, flash " << r.flash_bytes << " of " << board.flash_bytes << " B\n";
+        rc = 2;
+    }
+    return rc;
+}
+
 int cmdDeviceRun(const Args& argv)
 {
-    CliArgs a(argv, {"export", "images", "steps", "keep", "timeout", "data", "arithmetic", "board"}, {"json", "help"});
+    CliArgs a(argv, {"export", "tflite", "engine", "images", "steps", "keep", "timeout", "data", "arithmetic", "board"}, {"json", "help"});
     if (a.flag("help")) {
         std::cout << "usage: tinyscope device-run --export DIR [--images N] [--steps K] [--data DATASET] [--keep DIR] [--timeout S]\n"
                      "                            [--arithmetic tinyengine|exact] [--board NAME|FILE] [--json]\n"
+                     "       tinyscope device-run --tflite FILE [--engine tflm|tflm-reference|tinyengine] [--images N]\n"
+                     "                            [--data fashion-mnist:test|DIR|synthetic] [--board NAME|FILE] [--keep DIR] [--timeout S] [--json]\n"
+                     "  --tflite: a Tinyscope int8 .tflite (tinyscope deploy --format tflite) on an emulated Cortex-M7, linked into\n"
+                     "  flash and run for inference on N inputs (default 20 of fashion-mnist:test at the file's resolution;\n"
+                     "  synthetic: the LCG images) by TensorFlow Lite Micro with CMSIS-NN's kernels (tflm, default), TFLM's\n"
+                     "  reference kernels (tflm-reference) or TinyEngine's TFLite code generator (tinyengine; models without\n"
+                     "  squeeze-and-excite). The device's int8 outputs are compared with Int8Forward in the runtime's\n"
+                     "  arithmetic (TFLite's, TinyEngine's) and, for TFLM, with TFLM built for the host on the same inputs.\n"
+                     "  Reported from the binary and the run: arena, SRAM (static + arena + stack high-water mark), flash,\n"
+                     "  instructions per inference, the board's fit. A corrupt or foreign file is refused before any build.\n"
+                     "  Exit 0: all equal; 4: a difference (input, output index and both values printed); 2: bad input, a\n"
+                     "  missing tool, a model the runtime refuses, or (--board given) a model that does not fit the board.\n\n"
                      "  Runs a TinyEngine export (DIR: one *-graph.json, one params *.pkl, scale.json) on an emulated\n"
                      "  Cortex-M7: TinyEngine's code generator, arm-none-eabi-gcc, QEMU mps2-an500 (docs/DEVICE_RUNNER.md).\n"
                      "  N synthetic images (1..100, default 2; image 0 = the LCG image of the docs, the others the same\n"
@@ -84,8 +225,14 @@ int cmdDeviceRun(const Args& argv)
                      "  130: interrupted (the pipeline's processes are killed)\n";
         return 0;
     }
-    if (!a.positionals().empty()) throw InputError("unexpected argument '" + a.positionals()[0] + "' (give the folder with --export DIR)");
-    if (!a.has("export")) throw InputError("give the export folder: --export DIR");
+    if (!a.positionals().empty()) throw InputError("unexpected argument '" + a.positionals()[0] + "' (give the folder with --export DIR or the model with --tflite FILE)");
+    if (a.has("tflite")) {
+        for (const char* k : {"export", "steps", "arithmetic"})
+            if (a.has(k)) throw InputError(std::string("--") + k + " applies to --export, not to --tflite");
+        return runTfliteOnDeviceCommand(a);
+    }
+    if (a.has("engine")) throw InputError("--engine applies to --tflite FILE");
+    if (!a.has("export")) throw InputError("give the export folder (--export DIR) or a .tflite model (--tflite FILE)");
     DeviceRunOptions o;
     o.export_dir = a.value("export");
     o.synthetic_images = a.intValue("images", 2, 1, 100);
@@ -224,7 +371,7 @@ int cmdDeviceRun(const Args& argv)
 
 std::vector<Command> deviceCommands()
 {
-    return {{"device-run", "run a TinyEngine export on an emulated Cortex-M7 and compare it with the workbench", cmdDeviceRun}};
+    return {{"device-run", "run a TinyEngine export or a .tflite model on an emulated Cortex-M7 and compare it with the workbench", cmdDeviceRun}};
 }
 
 }  // namespace tinyscope::cli

@@ -16,6 +16,7 @@
 #include "space/ArchSampler.h"
 #include "search/ArchitectureSearch.h"
 #include "search/Feasibility.h"
+#include "search/SramRuntime.h"
 #include "search/TinyEngineTrainingLimit.h"
 #include "search/TrainingMemoryLimit.h"
 #include "tinyengine/BoardProfile.h"
@@ -28,6 +29,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <unistd.h>
 
 namespace tinyscope::cli {
@@ -344,12 +346,12 @@ int cmdSearch(const Args& argv)
               {"algo", "macs", "sram", "params", "flash", "constraints", "population", "generations", "parent-ratio",
                "mutation-ratio", "arch-mutate-prob", "resolution-mutate-prob", "seed", "predictor", "space", "out",
                "train-budget", "train-scheme", "train-on", "board", "supernet", "supernet-space", "data", "calib-data", "images", "calib-images",
-               "engine", "dtype", "int8-calib-images", "threads", "diagram"},
+               "engine", "dtype", "int8-calib-images", "threads", "diagram", "runtime"},
               {"json", "no-evaluated", "no-cache", "help", "measure"});
     if (a.flag("help")) {
         std::cout
-            << "usage: tinyscope search [--algo evolution|random] [--macs M] [--sram KB] [--params N] [--flash KB]\n"
-               "           [--constraints FILE.json] [--population P] [--generations G] [--parent-ratio R]\n"
+            << "usage: tinyscope search [--algo evolution|random] [--macs M] [--sram KB] [--runtime tinyengine|tflm]\n"
+               "           [--params N] [--flash KB] [--constraints FILE.json] [--population P] [--generations G] [--parent-ratio R]\n"
                "           [--mutation-ratio R] [--arch-mutate-prob p] [--resolution-mutate-prob p] [--seed S]\n"
                "           [--predictor FILE] [--space NAME|FILE] [--json] [--no-evaluated] [--out FILE] [--no-cache]\n"
                "           [--train-budget KB --train-scheme PATTERN] [--diagram FILE]\n"
@@ -359,6 +361,11 @@ int cmdSearch(const Args& argv)
                "                      [--dtype fp32|bf16|int8 [--int8-calib-images N]]]\n"
                "  --macs M       million MACs (the lab's millionMACs)      --sram KB   peak SRAM (KBPeakMemory)\n"
                "  --params N     parameter count                           --flash KB  int8 weights + int32 biases\n"
+               "  --runtime R    which runtime's memory --sram (KBPeakMemory) bounds: tinyengine (default) = our peak\n"
+               "                 SRAM, MCUNet's rule, TinyEngine's scheduled arena; tflm = TensorFlow Lite Micro's\n"
+               "                 arena_used_bytes() on the Cortex-M7 with CMSIS-NN kernels, predicted exactly from\n"
+               "                 the subnet (activations as TFLM's greedy planner lays them out + scratch + its\n"
+               "                 persistent records; docs/DEPLOY.md \"Predicting TFLM's arena\")\n"
                "  --constraints  a JSON object of limits, e.g. {\"millionMACs\": 60, \"KBPeakMemory\": 250}\n"
                "  --train-budget KB --train-scheme PATTERN\n"
                "                 inference peak + extra memory of fine-tuning with PATTERN <= KB, e.g.\n"
@@ -392,6 +399,9 @@ int cmdSearch(const Args& argv)
     for (const char* option : {"out", "diagram"})
         if (a.has(option)) requireWritableFile(a.value(option), std::string("--") + option);
     Constraints constraints = constraintsFromArgs(a);
+    // Which runtime the SRAM limit is for, before the training limits join the list (cheap limits first).
+    const SramRuntime sramRuntime = sramRuntimeFromName(a.value("runtime", "tinyengine"), "--runtime");
+    setSramRuntime(constraints, space, sramRuntime);
     std::unique_ptr<TrainingMemoryLimit> trainLimit = trainingLimitFromArgs(a, space, constraints);
     std::unique_ptr<TinyEngineTrainingLimit> engineLimit = tinyEngineLimitFromArgs(a, space, constraints);
     std::unique_ptr<SupernetAccuracyOracle> measurer = measuringOracleFromArgs(a, space);
@@ -416,8 +426,13 @@ int cmdSearch(const Args& argv)
         MeasuringProgress progress(*measurer, "measuring the winner");
         measured = std::make_unique<WinnerMeasurement>(measureWinner(r, space, *measurer));
     }
+    // The winner's SRAM figure under the chosen runtime (the limit's report when it had one).
+    const std::optional<SramFigure> sram =
+        r.found && r.best.hasConfig() ? std::optional<SramFigure>(sramFigure(space, r.best.config, sramRuntime)) : std::nullopt;
     auto resultJson = [&](bool evaluated) {
         Json j = toJson(r, evaluated);
+        j["sram_runtime"] = sramRuntimeName(sramRuntime);
+        if (sram && j["best"].is_object() && !j["best"].contains("sram_figure")) j["best"]["sram_figure"] = sram->toJson();
         if (measured) j["measurement"] = measured->toJson();
         return j;
     };
@@ -436,6 +451,13 @@ int cmdSearch(const Args& argv)
     std::printf("best       %.3f %% predicted top-1 (found in generation %d)\n", r.best.accuracy, r.best.generation);
     std::printf("MACs       %.3f M\npeak SRAM  %.1f KB\nparams     %s\nflash      %.1f KB\n", s.millionMacs(), s.peakKB(),
                 groupThousands(s.params).c_str(), s.flashKB());
+    if (sram) {
+        std::printf("SRAM for   %s: %s %s B", sramRuntimeName(sramRuntime), sram->what.c_str(), groupThousands(sram->bytes).c_str());
+        if (sram->parts.contains("head_bytes"))
+            std::printf(" = head %s + tail %s", groupThousands(sram->parts["head_bytes"].get<std::int64_t>()).c_str(),
+                        groupThousands(sram->parts["tail_bytes"].get<std::int64_t>()).c_str());
+        std::printf(" (%.1f KB)\n", static_cast<double>(sram->bytes) / 1024.0);
+    }
     if (trainLimit) {
         const Json& t = r.best_reports[TrainingMemoryLimit::kReportKey];
         auto kb = [&t](const char* k) { return t[k].get<double>() / 1024.0; };

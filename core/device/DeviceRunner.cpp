@@ -1,4 +1,5 @@
 #include "device/DeviceRunner.h"
+#include "device/DevicePipeline.h"
 
 #include "Error.h"
 #include "data/BatchLoader.h"
@@ -31,14 +32,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The pipeline's own one-line error ("device-run: …"), else its last line.
-std::string pipelineMessage(const std::string& log)
-{
-    if (std::string found = lastLineAfter(log, "device-run: "); !found.empty()) return found;
-    const std::string last = lastLine(log);
-    return last.empty() ? "(no output)" : last;
-}
-
 struct ExportFiles {
     std::string graph, params, scale;
 };
@@ -61,69 +54,6 @@ ExportFiles findExportFiles(const std::string& dir)
         return v.front();
     };
     return {one(graphs, "*-graph.json"), one(pickles, "*.pkl (params pickle)"), one(scales, "scale.json")};
-}
-
-// The build folder: `keep` when given, else a temporary folder removed on every way out. The
-// pipeline replaces build/, gen/ and run/ inside it, so a kept folder must be ours: one that did not
-// exist, was empty, or holds the marker a previous run left there (kKeepMarker); any other folder
-// is refused, never emptied (issue 45). A temporary folder holds the marker too, with this
-// process's id: a run killed with SIGKILL leaves its folder, which the next run removes once that
-// process is gone.
-constexpr const char* kKeepMarker = ".tinyscope-device-run";
-constexpr const char* kTemporaryStem = "tinyscope-device";
-
-struct WorkDir {
-    std::optional<TemporaryFolder> temporary;
-    std::string dir;
-};
-
-// Removes temporary work folders of this user whose marker names a process that no longer runs.
-void removeStaleWorkDirs()
-{
-    const char* tmp = std::getenv("TMPDIR");
-    const std::string root = tmp && *tmp ? tmp : "/tmp";
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(root, ec)) {
-        const std::string name = e.path().filename().string();
-        if (name.rfind(std::string(kTemporaryStem) + "-", 0) != 0) continue;
-        struct stat st {};
-        if (::lstat(e.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid()) continue;
-        std::string owner;
-        try {
-            owner = readFileBytes(e.path().string() + "/" + kKeepMarker, 64);
-        } catch (const InputError&) {
-            continue;   // not ours, or still being set up
-        }
-        char* end = nullptr;
-        const long pid = std::strtol(owner.c_str(), &end, 10);
-        if (pid <= 0 || end == owner.c_str() || processRunning(pid)) continue;   // unreadable, or its run is still going
-        std::error_code rm;
-        fs::remove_all(e.path(), rm);
-    }
-}
-
-void makeWorkDir(const std::string& keep, WorkDir& w)
-{
-    if (keep.empty()) {
-        removeStaleWorkDirs();
-        w.temporary.emplace(kTemporaryStem);
-        w.dir = w.temporary->path();
-        writeNewFile(w.dir + "/" + kKeepMarker, std::to_string(::getpid()));
-        return;
-    }
-    std::error_code ec;
-    const bool existed = fs::exists(keep, ec);
-    if (existed) {
-        if (!fs::is_directory(keep, ec)) throw InputError("--keep " + escapedForMessage(keep) + ": exists and is not a folder");
-        const bool empty = fs::is_empty(keep, ec);
-        if (!empty && !fs::exists(fs::path(keep) / kKeepMarker, ec))
-            throw InputError("--keep " + escapedForMessage(keep) + ": a folder that holds files and was not made by device-run (no " +
-                             kKeepMarker + "); give a new or empty folder, nothing in it is replaced");
-    }
-    fs::create_directories(keep, ec);
-    if (ec || !fs::is_directory(keep)) throw InputError("cannot create the keep folder '" + escapedForMessage(keep) + "': " + ec.message());
-    w.dir = fs::absolute(keep).string();
-    if (!fs::exists(fs::path(w.dir) / kKeepMarker, ec)) writeNewFile(w.dir + "/" + kKeepMarker, "device-run work folder\n");
 }
 
 std::int64_t jsonInt(const Json& j, const char* key, const std::string& source)
@@ -323,14 +253,7 @@ void compareTrainingSteps(const ImportedGraph& im, const std::vector<std::vector
 
 std::string missingDevicePackage()
 {
-    if (!onPath("arm-none-eabi-gcc")) return "gcc-arm-none-eabi";
-    if (!onPath("arm-none-eabi-size") || !onPath("arm-none-eabi-nm") || !onPath("arm-none-eabi-ar")) return "binutils-arm-none-eabi";
-    if (!onPath("qemu-system-arm")) return "qemu-system-arm";
-    if (!onPath("gcc")) return "gcc";
-    std::string specs;
-    if (runCapture({"arm-none-eabi-gcc", "-print-file-name=rdimon.specs"}, &specs) != 0) return "gcc-arm-none-eabi";
-    specs = lastLine(specs);
-    if (specs.empty() || specs.find('/') == std::string::npos || ::access(specs.c_str(), R_OK) != 0) return "libnewlib-arm-none-eabi";
+    if (std::string pkg = missingEmulatorPackage(); !pkg.empty()) return pkg;
     return missingPythonPackage({{"numpy", "python3-numpy"}, {"matplotlib", "python3-matplotlib"}, {"tqdm", "python3-tqdm"}});
 }
 
@@ -356,9 +279,6 @@ DeviceRunResult runOnDevice(const DeviceRunOptions& o, const JobControl& job)
     if (const std::string pkg = missingDevicePackage(); !pkg.empty())
         throw InputError("a tool the emulated device needs is missing: install the Debian package " + pkg);
     const ExportFiles files = findExportFiles(o.export_dir);
-    const std::string root = dataRoot();
-    const std::string script = root + "/resources/device/run_export.sh";
-    if (root.empty() || !fileExists(script)) throw InputError("the device pipeline resources/device/run_export.sh was not found (set TINYSCOPE_DATA)");
 
     // The workbench side first: a graph or params the workbench cannot read fails before any compile.
     const ImportedGraph im = importTinyEngineGraph(files.graph, files.params, files.scale);
@@ -416,29 +336,22 @@ DeviceRunResult runOnDevice(const DeviceRunOptions& o, const JobControl& job)
     }
 
     DeviceRunResult r;
-    WorkDir guard;
-    makeWorkDir(o.keep_dir, guard);
+    DeviceWorkDir guard;
+    makeDeviceWorkDir(o.keep_dir, guard);
     r.work_dir = guard.dir;
     const std::string inputsPath = guard.dir + "/inputs.bin", labelsPath = guard.dir + "/labels.bin";
     writeFileAtomic(inputsPath, inputs);
     writeFileAtomic(labelsPath, labels);
     std::error_code ec;
     fs::remove(guard.dir + "/summary.json", ec);   // a kept folder never shows an older run's result
-    const std::string cache = o.kernel_cache.empty() ? userStateDir() + "/device-kernels" : o.kernel_cache;
-    const std::string logPath = guard.dir + "/pipeline.log";
 
     job.report(1, 3, "device");
-    ProcessGroupRun run;
-    run.argv = {"/bin/bash", script, fs::absolute(o.export_dir).string(), guard.dir};
-    run.extra_env = {"TS_INPUTS=" + inputsPath, "TS_LABELS=" + labelsPath, "TS_KERNEL_CACHE=" + cache,
-                     "TS_QEMU_TIMEOUT=" + std::to_string(static_cast<long long>(o.timeout_s))};
-    run.log_path = logPath;
+    DevicePipelineRun run;
+    run.args = {fs::absolute(o.export_dir).string()};
+    run.env = {"TS_INPUTS=" + inputsPath, "TS_LABELS=" + labelsPath};
+    run.kernel_cache = o.kernel_cache;
     run.timeout_s = o.timeout_s;
-    const int rc = runProcessGroup(run, job);
-    if (rc != 0) {
-        const std::string log = readFileBytes(logPath, 64u << 20);
-        throw InputError("" + pipelineMessage(log) + (rc == 2 ? "" : " (pipeline exit " + std::to_string(rc) + ")"));
-    }
+    runDevicePipeline(run, guard, job);
 
     // The summary.
     const std::string summaryPath = guard.dir + "/summary.json";

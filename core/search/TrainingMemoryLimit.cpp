@@ -3,6 +3,7 @@
 #include "Error.h"
 #include "search/NetworkMemo.h"
 #include "search/SearchResult.h"
+#include "search/SramRuntime.h"
 #include "search/TinyEngineTrainingLimit.h"
 
 #include <cmath>
@@ -83,12 +84,18 @@ Constraints TrainingMemoryLimit::restore(const DesignSpace& space, const Json& c
                                          const std::string& source)
 {
     const char* engineKey = TinyEngineTrainingLimit::kKey;
-    if (!constraints.is_object() || (!constraints.contains(kKey) && !constraints.contains(engineKey)))
+    if (!constraints.is_object() || (!constraints.contains(kKey) && !constraints.contains(engineKey) && !constraints.contains(kTflmArenaKey)))
         return Constraints::fromJson(constraints, source);
     Json builtin = constraints;
     builtin.erase(kKey);
     builtin.erase(engineKey);
+    builtin.erase(kTflmArenaKey);
     Constraints c = Constraints::fromJson(builtin, source);
+    if (constraints.contains(kTflmArenaKey)) {   // an SRAM limit under TFLM (search/SramRuntime.h)
+        const Json& v = constraints[kTflmArenaKey];
+        if (!v.is_number()) throw InputError(source + ": " + kTflmArenaKey + ": expected a number of KB, got " + jsonBrief(v));
+        c.set(sramQuantity(space, SramRuntime::Tflm), v.get<double>());
+    }
     for (const char* key : {kKey, engineKey}) {
         if (!constraints.contains(key)) continue;
         const Json& v = constraints[key];

@@ -5,7 +5,12 @@
 # (semihosting, -icount shift=0, instruction counts from the project's QEMU plugin).
 #
 # Usage: resources/device/run_export.sh EXPORT_DIR WORKDIR
+#        resources/device/run_export.sh --tflite MODEL.tflite --engine ENGINE WORKDIR
 #        resources/device/run_export.sh --run-elf ELF WORKDIR   (only the last stage: ELF on the board, confined)
+#   --tflite: an int8 .tflite model run for inference by ENGINE: tflm (TensorFlow Lite Micro with CMSIS-NN's
+#   kernels), tflm-reference (TFLM's reference kernels) or tinyengine (TinyEngine's TFLite code generator
+#   and kernels); the engine's build stage is resources/device/engines/ENGINE.sh (tflm.sh serves both TFLM
+#   engines). TS_INPUTS (required) holds the inputs back to back in the model's input layout.
 #   (run by core/device/DeviceRunner for `tinyscope device-run`; bench/device/run_tinyengine_export.sh wraps it)
 #   EXPORT_DIR holds exactly one <name>-graph.json, one params pickle (*.pkl) and one scale.json (or <name>-scale.json).
 #   WORKDIR    is created if needed; everything is written below it (see docs/DEVICE_RUNNER.md).
@@ -29,7 +34,17 @@ set -euo pipefail
 die() { echo "device-run: $*" >&2; exit 2; }
 
 RUN_ELF=""
-if [[ ${1:-} == --run-elf ]]; then
+TFLITE=""
+ENGINE=""
+if [[ ${1:-} == --tflite ]]; then
+  [[ $# -eq 5 && $3 == --engine ]] || die "usage: $0 --tflite MODEL.tflite --engine tflm|tflm-reference|tinyengine WORKDIR"
+  [[ -f $2 ]] || die "model '$2' does not exist"
+  TFLITE=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+  ENGINE=$4
+  case $ENGINE in tflm | tflm-reference | tinyengine) ;; *) die "unknown engine '$ENGINE' (tflm, tflm-reference, tinyengine)" ;; esac
+  [[ -n ${TS_INPUTS:-} && -f ${TS_INPUTS:-} ]] || die "--tflite needs TS_INPUTS, a file of inputs"
+  shift 3   # leaves WORKDIR in $2, as the other forms
+elif [[ ${1:-} == --run-elf ]]; then
   [[ $# -eq 3 ]] || die "usage: $0 --run-elf ELF WORKDIR"
   [[ -f $2 ]] || die "ELF '$2' does not exist"
   RUN_ELF=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
@@ -59,11 +74,28 @@ need gcc gcc
 need "$PY" python3
 need flock util-linux
 [[ -f $(arm-none-eabi-gcc -print-file-name=rdimon.specs) ]] || die "newlib's rdimon.specs not found: install the Debian package libnewlib-arm-none-eabi"
-for mod in numpy:python3-numpy matplotlib:python3-matplotlib tqdm:python3-tqdm; do
+PY_MODULES=()   # what the code generator of this job imports
+if [[ -n $TFLITE ]]; then
+  [[ $ENGINE != tinyengine ]] || PY_MODULES=(numpy:python3-numpy flatbuffers:python3-flatbuffers)
+elif [[ -z $RUN_ELF ]]; then
+  PY_MODULES=(numpy:python3-numpy matplotlib:python3-matplotlib tqdm:python3-tqdm)
+fi
+for mod in "${PY_MODULES[@]}"; do
   "$PY" -c "import ${mod%%:*}" 2>/dev/null || die "python module '${mod%%:*}' missing: install the Debian package ${mod##*:}"
 done
 
 now() { date +%s.%N; }
+# A failed link, in one line: a program larger than the emulated board's memory says by how much.
+die_link() { # LINK_LOG
+  local over
+  over=$(grep -m1 -oE "region .(CODE|RAM). overflowed by [0-9]+ bytes" "$1" || true)
+  if [[ $over == *CODE* ]]; then
+    die "the program does not fit the emulated board's 4 MB of flash (mps2-an500): ${over#region }"
+  elif [[ $over == *RAM* ]]; then
+    die "the program's static data do not fit the emulated board's 4 MB of RAM (mps2-an500): ${over#region }"
+  fi
+  die "link error: $(grep -m1 -E 'error|undefined|overflow' "$1")"
+}
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 
 # The cache is shared by every run of this user (tinyscope device-run's default) and runs may be
@@ -104,7 +136,17 @@ host_tool() { # SOURCE NAME SUFFIX WHAT GCC_FLAGS...
 }
 
 ELF=$RUN_ELF
-if [[ -z $RUN_ELF ]]; then   # the export's codegen, compile and plugin
+if [[ -n $TFLITE ]]; then   # a .tflite model: the engine's build stage, then the plugin
+  BUILD=$WORK/build
+  GEN=$WORK/gen
+  rm -rf "$BUILD" "$GEN" && mkdir -p "$BUILD" "$GEN"
+  ENGINE_FILE=$DEV/engines/${ENGINE%-reference}.sh
+  [[ -f $ENGINE_FILE ]] || die "the $ENGINE engine's build stage '$ENGINE_FILE' is missing"
+  # shellcheck disable=SC1090
+  source "$ENGINE_FILE"
+  engine_build
+  [[ -f $ELF ]] || die "the $ENGINE build stage produced no program"
+elif [[ -z $RUN_ELF ]]; then   # the export's codegen, compile and plugin
 one() { # one FILE matching a glob in EXPORT_DIR, or a one-line error
   local matches=("$EXPORT_DIR"/$1)
   [[ -e ${matches[0]} ]] || die "no $1 in '$EXPORT_DIR'"
@@ -233,7 +275,7 @@ ELF=$BUILD/tinyengine_export.elf
 arm-none-eabi-gcc "${CFLAGS_TE[@]}" --specs=rdimon.specs -nostartfiles -T "$DEV/mps2-an500/link.ld" \
   -Wl,--gc-sections -Wl,-Map="$BUILD/link.map" -o "$ELF" \
   "$BUILD"/*.o "$ARCHIVE" -lm 2>"$BUILD/link.log" \
-  || die "link error: $(grep -m1 -E 'error|undefined|overflow' "$BUILD/link.log")"
+  || die_link "$BUILD/link.log"
 t1=$(now)
 COMPILE_S=$(elapsed "$t0" "$t1")
 # The kernel files the linker took from the archive = the kernels this model needs.
@@ -245,10 +287,12 @@ print("\n".join(u.replace("__", "/") + ".c" for u in used))
 EOF
 
 # ---------------------------------------------------------------------------------------------- plugin
-PLUGIN=$(host_tool "$DEV/qemu-plugin/insn_marks.c" insn_marks .so "the QEMU plugin" -shared -fPIC -O2)
-MARK=$(arm-none-eabi-nm "$ELF" | awk '$3 == "tinyscope_mark" { print $1 }')
-[[ -n $MARK ]] || die "tinyscope_mark not found in $ELF"
-fi   # the export's codegen, compile and plugin
+fi   # the export's codegen and compile
+if [[ -z $RUN_ELF ]]; then
+  PLUGIN=$(host_tool "$DEV/qemu-plugin/insn_marks.c" insn_marks .so "the QEMU plugin" -shared -fPIC -O2)
+  MARK=$(arm-none-eabi-nm "$ELF" | awk '$3 == "tinyscope_mark" { print $1 }')
+  [[ -n $MARK ]] || die "tinyscope_mark not found in $ELF"
+fi
 
 # ---------------------------------------------------------------------------------------------- run
 RUN=$WORK/run
@@ -268,7 +312,7 @@ for _ in range(n):
 open(path, "wb").write(bytes(out) + bytes(n))
 EOF
 fi
-if [[ -n ${TS_LABELS:-} ]]; then cp "$TS_LABELS" "$RUN/labels.bin"; elif [[ -z $RUN_ELF ]]; then printf '\x03' > "$RUN/labels.bin"; fi
+if [[ -n $TFLITE ]]; then :; elif [[ -n ${TS_LABELS:-} ]]; then cp "$TS_LABELS" "$RUN/labels.bin"; elif [[ -z $RUN_ELF ]]; then printf '\x03' > "$RUN/labels.bin"; fi
 
 # The emulated program reaches the host only through semihosting, relative to QEMU's working folder
 # $RUN; the Landlock ruleset lets QEMU (and so the program) write only there, and read only there,
@@ -296,6 +340,12 @@ t1=$(now)
 EMULATION_S=$(elapsed "$t0" "$t1")
 [[ $rc -ne 124 ]] || die "QEMU did not finish within ${TS_QEMU_TIMEOUT:-900} s (hang); last output: $(tail -n1 "$RUN/qemu.log")"
 [[ $rc -ne 125 ]] || die "$(grep -m1 '^landlock_exec: ' "$RUN/qemu.log" || tail -n1 "$RUN/qemu.log") (TINYSCOPE_DEVICE_SANDBOX=off runs it unconfined; docs/DEVICE_RUNNER.md)"
+if [[ $rc -ne 0 && -n $TFLITE ]] && grep -q '^tinyscope-harness: error' "$RUN/qemu.log"; then
+  # The runtime refused the model: the harness's line, after the runtime's own last message if it printed one.
+  HARNESS_SAYS=$(grep -m1 '^tinyscope-harness: error: ' "$RUN/qemu.log" | cut -c27-)
+  RUNTIME_SAYS=$(grep -v '^tinyscope-harness' "$RUN/qemu.log" | grep -v '^[[:space:]]*$' | tail -n1 | cut -c1-300 || true)
+  die "$ENGINE on the emulated board: ${RUNTIME_SAYS:+$RUNTIME_SAYS; }$HARNESS_SAYS"
+fi
 [[ $rc -eq 0 ]] || die "the program on the emulated board failed (exit $rc): $(tail -n1 "$RUN/qemu.log")"
 if [[ -n $RUN_ELF ]]; then
   echo "{\"emulation_s\": $EMULATION_S}"
@@ -304,6 +354,55 @@ fi
 
 # ---------------------------------------------------------------------------------------------- summary
 arm-none-eabi-size -A "$ELF" > "$BUILD/size.txt"
+if [[ -n $TFLITE ]]; then
+"$PY" - "$RUN" "$BUILD" "$CODEGEN_S" "$COMPILE_S" "$EMULATION_S" "$KERNEL_CACHE_HIT" "$TFLITE" "$ENGINE" <<'EOF' | tee "$WORK/summary.json"
+import json, re, sys
+run, build, codegen_s, compile_s, emulation_s, cache_hit, model, engine = sys.argv[1:9]
+rep = {}
+for line in open(f"{run}/device_report.txt"):
+    parts = line.split()
+    if len(parts) == 2:
+        rep[parts[0]] = int(parts[1])
+facts = json.load(open(f"{build}/engine_facts.json"))
+marks = [int(l.split()[2]) for l in open(f"{run}/insns.txt") if l.startswith("mark")]
+first, images = rep.get("marks_inference_first", 0), rep["images"]
+if len(marks) < first + 2 * images:
+    sys.exit(f"device-run: the plugin recorded {len(marks)} marks, expected {first + 2 * images}")
+sizes = {}
+for line in open(f"{build}/size.txt"):
+    m = re.match(r"^(\.\w+)\s+(\d+)\s+(\d+)", line)
+    if m and m.group(1) in (".text", ".rodata", ".tinyscope_model", ".data", ".bss", ".ARM.exidx", ".ARM.extab"):
+        sizes[m.group(1)] = int(m.group(2))
+out_bytes = rep["output_bytes"]
+raw = open(f"{run}/outputs.bin", "rb").read()
+if len(raw) != images * out_bytes:
+    sys.exit(f"device-run: outputs.bin holds {len(raw)} bytes, expected {images} x {out_bytes}")
+outputs = [[v - 256 if v > 127 else v for v in raw[i * out_bytes:(i + 1) * out_bytes]] for i in range(images)]
+# A static arena array (TFLM's) counts in SRAM by the part the interpreter uses; TinyEngine's buffers are
+# static arrays of exactly their size, so its .bss already holds them.
+arena_array = facts.get("arena_array_bytes", 0)
+arena = rep.get("arena_used_bytes", rep.get("arena_bytes", 0))
+static = sizes.get(".data", 0) + sizes.get(".bss", 0) - arena_array
+stack = rep["stack_high_water_inference"]
+print(json.dumps({
+    "model": model, "engine": engine,
+    "codegen_s": float(codegen_s), "compile_link_s": float(compile_s), "emulation_s": float(emulation_s),
+    "kernel_archive_reused": cache_hit == "1",
+    "images": images, "input_bytes": rep["input_bytes"], "output_bytes": out_bytes,
+    "instructions_per_inference": [marks[first + 2 * i + 1] - marks[first + 2 * i] for i in range(images)],
+    "arena_bytes": arena,
+    "static_sram_bytes": static,
+    "stack_high_water_inference": stack,
+    "sram_bytes": static + (arena if arena_array else 0) + stack,
+    "sections": sizes,
+    "flash_bytes": sizes.get(".text", 0) + sizes.get(".rodata", 0) + sizes.get(".tinyscope_model", 0) + sizes.get(".data", 0)
+                   + sizes.get(".ARM.exidx", 0) + sizes.get(".ARM.extab", 0),
+    "engine_facts": facts,
+    "outputs": outputs,
+}, indent=1))
+EOF
+exit "${PIPESTATUS[0]}"
+fi
 "$PY" - "$RUN" "$BUILD" "$CODEGEN_S" "$COMPILE_S" "$EMULATION_S" "$KERNEL_CACHE_HIT" "$GRAPH" <<'EOF' | tee "$WORK/summary.json"
 import json, re, sys
 run, build, codegen_s, compile_s, emulation_s, cache_hit, graph = sys.argv[1:8]
