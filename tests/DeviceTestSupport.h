@@ -7,6 +7,7 @@
 
 #include <QDirIterator>
 #include <QFile>
+#include <QProcess>
 #include <QStandardPaths>
 
 #include <chrono>
@@ -22,6 +23,29 @@ inline QString deviceUnavailable()
     if (const std::string pkg = missingDevicePackage(); !pkg.empty())
         return QStringLiteral("a device tool is missing: install the Debian package %1").arg(QString::fromStdString(pkg));
     return QString();
+}
+
+// `tinyscope ARGS` with PATH = `path` (to show a tool missing).
+inline CliRun runWithPath(const QStringList& args, const QString& path)
+{
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("PATH"), path);
+    p.setProcessEnvironment(env);
+    p.start(tinyscopeBinary(), args);
+    if (!p.waitForFinished(120000)) {
+        p.kill();
+        return {};
+    }
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2, p.readAllStandardOutput().toStdString(),
+            p.readAllStandardError().toStdString()};
+}
+
+inline void writeFile(const QString& path, const QByteArray& bytes)
+{
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(bytes);
 }
 
 // Processes (other than this one) whose command line mentions `needle` (zombies have none).

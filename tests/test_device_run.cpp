@@ -20,32 +20,6 @@
 
 using namespace tinyscope;
 
-namespace {
-
-test::CliRun runWithPath(const QStringList& args, const QString& path)
-{
-    QProcess p;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("PATH"), path);
-    p.setProcessEnvironment(env);
-    p.start(test::tinyscopeBinary(), args);
-    if (!p.waitForFinished(120000)) {
-        p.kill();
-        return {};
-    }
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2, p.readAllStandardOutput().toStdString(),
-            p.readAllStandardError().toStdString()};
-}
-
-void writeFile(const QString& path, const QByteArray& bytes)
-{
-    QFile f(path);
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write(bytes);
-}
-
-}  // namespace
-
 // The process's temporary folders go to `tmp` (to see that the runner leaves none behind).
 void withTmpdir(QProcess& p, const QString& tmp)
 {
@@ -80,7 +54,7 @@ private Q_SLOTS:
     {
         QTemporaryDir empty, exportDir;
         // No arm-none-eabi-gcc on PATH (an empty folder): one line naming the package, exit 2.
-        const test::CliRun r = runWithPath({QStringLiteral("device-run"), QStringLiteral("--export"), exportDir.path()}, empty.path());
+        const test::CliRun r = test::runWithPath({QStringLiteral("device-run"), QStringLiteral("--export"), exportDir.path()}, empty.path());
         QCOMPARE(r.code, 2);
         QCOMPARE(test::lineCount(r.err), 1);
         QVERIFY2(r.err.find("install the Debian package gcc-arm-none-eabi") != std::string::npos, r.err.c_str());
@@ -89,7 +63,7 @@ private Q_SLOTS:
         // The cross compiler present but no emulator: PATH holds links to every tool except qemu-system-arm.
         QTemporaryDir bin;
         if (!test::linkDeviceToolsButQemu(bin.path())) QSKIP("gcc-arm-none-eabi is not installed: the second case needs the cross compiler without QEMU");
-        const test::CliRun q = runWithPath({QStringLiteral("device-run"), QStringLiteral("--export"), exportDir.path()}, bin.path());
+        const test::CliRun q = test::runWithPath({QStringLiteral("device-run"), QStringLiteral("--export"), exportDir.path()}, bin.path());
         QCOMPARE(q.code, 2);
         QCOMPARE(test::lineCount(q.err), 1);
         QVERIFY2(q.err.find("install the Debian package qemu-system-arm") != std::string::npos, q.err.c_str());
@@ -120,16 +94,16 @@ private Q_SLOTS:
         QVERIFY2(a.err.find("no-such-export") != std::string::npos && a.err.find("does not exist") != std::string::npos, a.err.c_str());
 
         // A graph without params: the missing file is named.
-        writeFile(dir.path() + QStringLiteral("/m-graph.json"), "[]");
-        writeFile(dir.path() + QStringLiteral("/scale.json"), "{}");
+        test::writeFile(dir.path() + QStringLiteral("/m-graph.json"), "[]");
+        test::writeFile(dir.path() + QStringLiteral("/scale.json"), "{}");
         const test::CliRun b = test::runTinyscope({QStringLiteral("device-run"), QStringLiteral("--export"), dir.path()});
         QCOMPARE(b.code, 2);
         QCOMPARE(test::lineCount(b.err), 1);
         QVERIFY2(b.err.find("no *.pkl") != std::string::npos, b.err.c_str());
 
         // Malformed files: refused by the workbench's reader before any code is generated, naming the file.
-        writeFile(dir.path() + QStringLiteral("/m-params.pkl"), "not a pickle");
-        writeFile(dir.path() + QStringLiteral("/m-graph.json"), "[{\"name\": ");
+        test::writeFile(dir.path() + QStringLiteral("/m-params.pkl"), "not a pickle");
+        test::writeFile(dir.path() + QStringLiteral("/m-graph.json"), "[{\"name\": ");
         const test::CliRun c = test::runTinyscope({QStringLiteral("device-run"), QStringLiteral("--export"), dir.path(), QStringLiteral("--keep"),
                                                    dir.path() + QStringLiteral("/build")});
         QCOMPARE(c.code, 2);
@@ -168,8 +142,8 @@ private Q_SLOTS:
         const QString stale = tmp + QStringLiteral("/tinyscope-device-Stale1"), live = tmp + QStringLiteral("/tinyscope-device-Live01"),
                       other = tmp + QStringLiteral("/tinyscope-device-NoMark");
         for (const QString& d : {stale, live, other}) QVERIFY(QDir().mkpath(d + QStringLiteral("/build")));
-        writeFile(stale + QStringLiteral("/.tinyscope-device-run"), QByteArray::number(deadPid));
-        writeFile(live + QStringLiteral("/.tinyscope-device-run"), QByteArray::number(QCoreApplication::applicationPid()));
+        test::writeFile(stale + QStringLiteral("/.tinyscope-device-run"), QByteArray::number(deadPid));
+        test::writeFile(live + QStringLiteral("/.tinyscope-device-run"), QByteArray::number(QCoreApplication::applicationPid()));
         QProcess q;
         withTmpdir(q, tmp);
         q.start(test::tinyscopeBinary(), {QStringLiteral("device-run"), QStringLiteral("--export"), exportDir, QStringLiteral("--timeout"), QStringLiteral("1")});
@@ -188,7 +162,7 @@ private Q_SLOTS:
         const QString exportDir = dir.path() + QStringLiteral("/export"), mine = dir.path() + QStringLiteral("/mine");
         if (!exportForDevice(exportDir)) return;
         QVERIFY(QDir().mkpath(mine + QStringLiteral("/build")));
-        writeFile(mine + QStringLiteral("/build/thesis.tex"), "years of work\n");
+        test::writeFile(mine + QStringLiteral("/build/thesis.tex"), "years of work\n");
         const test::CliRun r = test::runTinyscope({QStringLiteral("device-run"), QStringLiteral("--export"), exportDir, QStringLiteral("--keep"), mine});
         QCOMPARE(r.code, 2);
         QCOMPARE(test::lineCount(r.err), 1);
@@ -202,7 +176,7 @@ private Q_SLOTS:
         for (Json& op : g)
             for (Json& t : op["inputs"])
                 if (t["name"] == "label") t["shape"] = Json::array({1, 7});
-        writeFile(graphPath, QByteArray::fromStdString(g.dump()));
+        test::writeFile(graphPath, QByteArray::fromStdString(g.dump()));
         const test::CliRun l = test::runTinyscope({QStringLiteral("device-run"), QStringLiteral("--export"), exportDir, QStringLiteral("--keep"), keep});
         QCOMPARE(l.code, 2);
         QVERIFY2(l.err.find("parameter 'label' has shape [1, 7], the classifier's output needs [1, 10]") != std::string::npos, l.err.c_str());
@@ -248,7 +222,7 @@ private Q_SLOTS:
         const QString scalePath = exportDir + QStringLiteral("/scale.json");
         Json scales = readJsonFile(scalePath.toStdString());
         QVERIFY(scales.erase("v15_x_scale") == 1 && scales.erase("v15_y_scale") == 1);
-        writeFile(scalePath, QByteArray::fromStdString(scales.dump()));
+        test::writeFile(scalePath, QByteArray::fromStdString(scales.dump()));
         const test::CliRun r = test::runTinyscope({QStringLiteral("device-run"), QStringLiteral("--export"), exportDir, QStringLiteral("--keep"), keep});
         QCOMPARE(r.code, 2);
         QCOMPARE(test::lineCount(r.err), 1);
@@ -280,7 +254,7 @@ private Q_SLOTS:
         QVERIFY2(cc.exitCode() == 0, cc.readAllStandardError().constData());
 
         const auto runGuest = [&](const QString& work, bool confined) {
-            writeFile(outside, "original\n");
+            test::writeFile(outside, "original\n");
             QProcess p;
             QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
             env.insert(QStringLiteral("TS_KERNEL_CACHE"), d + QStringLiteral("/cache"));
@@ -350,21 +324,21 @@ private Q_SLOTS:
             for (Json& op : g)
                 for (Json& t : op["inputs"])
                     if (t["name"] == "v15_bias") t["name"] = name;
-            writeFile(graphPath, QByteArray::fromStdString(g.dump()));
+            test::writeFile(graphPath, QByteArray::fromStdString(g.dump()));
             test::CliRun r = test::runTinyscope({QStringLiteral("device-run"), QStringLiteral("--export"), exportDir, QStringLiteral("--keep"), QString::fromStdString(keep)});
             QVERIFY2(r.code == 2 && test::lineCount(r.err) == 1, (shape + ": " + r.err).c_str());
             QVERIFY2(r.err.find("mcunet-5fps-graph.json") != std::string::npos && r.err.find("not a name TinyEngine's code generator can emit safely") != std::string::npos,
                      r.err.c_str());
             QVERIFY2(r.err.find('\n') == r.err.size() - 1, r.err.c_str());   // the name's newline is escaped
-            writeFile(graphPath, graph);
+            test::writeFile(graphPath, graph);
 
             Json s = Json::parse(scale.toStdString());
             s[name] = 0.5;
-            writeFile(scalePath, QByteArray::fromStdString(s.dump()));
+            test::writeFile(scalePath, QByteArray::fromStdString(s.dump()));
             r = test::runTinyscope({QStringLiteral("device-run"), QStringLiteral("--export"), exportDir, QStringLiteral("--keep"), QString::fromStdString(keep)});
             QVERIFY2(r.code == 2 && test::lineCount(r.err) == 1, (shape + ": " + r.err).c_str());
             QVERIFY2(r.err.find("scale.json: key '") != std::string::npos, r.err.c_str());
-            writeFile(scalePath, scale);
+            test::writeFile(scalePath, scale);
             QVERIFY(!QFileInfo::exists(marker));
             QVERIFY(!QFileInfo::exists(QString::fromStdString(keep) + QStringLiteral("/gen")));
         }
@@ -373,7 +347,7 @@ private Q_SLOTS:
         const int at = bad.indexOf("v15_bias");
         QVERIFY(at > 0);
         bad.replace(at, 8, "v15\n#inc");
-        writeFile(paramsPath, bad);
+        test::writeFile(paramsPath, bad);
         const test::CliRun p = test::runTinyscope({QStringLiteral("device-run"), QStringLiteral("--export"), exportDir, QStringLiteral("--keep"), QString::fromStdString(keep)});
         QVERIFY2(p.code == 2 && test::lineCount(p.err) == 1, p.err.c_str());
         QVERIFY2(p.err.find("mcunet-5fps-params.pkl: key 'v15\\n#inc'") != std::string::npos, p.err.c_str());

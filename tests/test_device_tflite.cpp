@@ -12,28 +12,6 @@ using namespace tinyscope;
 
 namespace {
 
-void writeFile(const QString& path, const QByteArray& bytes)
-{
-    QFile f(path);
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write(bytes);
-}
-
-test::CliRun runWithPath(const QStringList& args, const QString& path)
-{
-    QProcess p;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("PATH"), path);
-    p.setProcessEnvironment(env);
-    p.start(test::tinyscopeBinary(), args);
-    if (!p.waitForFinished(120000)) {
-        p.kill();
-        return {};
-    }
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2, p.readAllStandardOutput().toStdString(),
-            p.readAllStandardError().toStdString()};
-}
-
 // A Tinyscope .tflite of the shipped supernet's smallest subnet (under a second), or "" (skipped).
 QString smallModel(const QString& dir)
 {
@@ -78,7 +56,7 @@ private Q_SLOTS:
         };
         for (const Case& c : cases) {
             const QString path = dir.path() + QLatin1Char('/') + QLatin1String(c.name);
-            writeFile(path, c.bytes);
+            test::writeFile(path, c.bytes);
             const test::CliRun r = test::runTinyscope({QStringLiteral("device-run"), QStringLiteral("--tflite"), path, QStringLiteral("--keep"), keep});
             QVERIFY2(r.code == 2, (std::string(c.name) + ": " + r.err).c_str());
             QCOMPARE(test::lineCount(r.err), 1);
@@ -92,7 +70,7 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         const QString any = dir.path() + QStringLiteral("/m.tflite");
-        writeFile(any, QByteArray("x"));
+        test::writeFile(any, QByteArray("x"));
         struct Case {
             QStringList args;
             const char* says;
@@ -132,8 +110,8 @@ private Q_SLOTS:
         QTemporaryDir bin, dir;
         if (!test::linkDeviceToolsButQemu(bin.path())) QSKIP("gcc-arm-none-eabi is not installed: the case needs the cross compiler without QEMU");
         const QString any = dir.path() + QStringLiteral("/m.tflite");
-        writeFile(any, QByteArray("x"));
-        const test::CliRun q = runWithPath({QStringLiteral("device-run"), QStringLiteral("--tflite"), any}, bin.path());
+        test::writeFile(any, QByteArray("x"));
+        const test::CliRun q = test::runWithPath({QStringLiteral("device-run"), QStringLiteral("--tflite"), any}, bin.path());
         QCOMPARE(q.code, 2);
         QCOMPARE(test::lineCount(q.err), 1);
         QVERIFY2(q.err.find("install the Debian package qemu-system-arm") != std::string::npos, q.err.c_str());
@@ -144,7 +122,7 @@ private Q_SLOTS:
         QTemporaryDir dir;
         const QString script = test::sourceDir() + QStringLiteral("/resources/device/run_export.sh");
         const QString any = dir.path() + QStringLiteral("/m.tflite");
-        writeFile(any, QByteArray("x"));
+        test::writeFile(any, QByteArray("x"));
         auto run = [&](const QStringList& args, bool withInputs) {
             QProcess p;
             QProcessEnvironment env = QProcessEnvironment::systemEnvironment();

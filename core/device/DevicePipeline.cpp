@@ -124,4 +124,16 @@ void runDevicePipeline(const DevicePipelineRun& p, const DeviceWorkDir& w, const
     }
 }
 
+std::int64_t summaryInt(const Json& s, const char* key, const std::string& source)
+{
+    if (!s.contains(key) || !s[key].is_number_integer()) throw InputError(source + ": no integer '" + key + "'");
+    return s[key].get<std::int64_t>();
+}
+
+std::int64_t summarySectionBytes(const Json& s, const char* section)
+{
+    const Json& sec = s.at("sections");
+    return sec.contains(section) ? sec[section].get<std::int64_t>() : std::int64_t{0};
+}
+
 }  // namespace tinyscope

@@ -5,6 +5,9 @@
 // by TFLM or TinyEngine (TfliteDeviceRun.h). Torch-free, Qt-free.
 #include "JobControl.h"
 #include "io/ChildProcess.h"
+#include "io/JsonFile.h"
+
+#include <cstdint>
 
 #include <optional>
 #include <string>
@@ -42,5 +45,10 @@ struct DevicePipelineRun {
 // Runs the script on `w` (its log is w.dir/pipeline.log). The script missing, a failed stage or a hang
 // throws InputError with the pipeline's one line; job.cancel kills the group (CancelledError).
 void runDevicePipeline(const DevicePipelineRun& run, const DeviceWorkDir& w, const JobControl& job);
+
+// Reading the pipeline's summary.json: an integer (InputError naming `source` and the key when it is
+// missing), and the bytes of one ELF section of its "sections" (0 when the program has none).
+std::int64_t summaryInt(const Json& summary, const char* key, const std::string& source);
+std::int64_t summarySectionBytes(const Json& summary, const char* section);
 
 }  // namespace tinyscope

@@ -56,31 +56,24 @@ ExportFiles findExportFiles(const std::string& dir)
     return {one(graphs, "*-graph.json"), one(pickles, "*.pkl (params pickle)"), one(scales, "scale.json")};
 }
 
-std::int64_t jsonInt(const Json& j, const char* key, const std::string& source)
-{
-    if (!j.contains(key) || !j[key].is_number_integer()) throw InputError(source + ": no integer '" + key + "'");
-    return j[key].get<std::int64_t>();
-}
 
 // The script's summary.json into `r` (a summary the script did not finish is an InputError naming it).
 Json readSummary(const std::string& text, const std::string& summaryPath, DeviceRunResult& r)
 {
     const Json s = parseJson(text, summaryPath);
     try {
-        r.images = static_cast<int>(jsonInt(s, "images", summaryPath));
-        r.steps = static_cast<int>(jsonInt(s, "steps", summaryPath));
+        r.images = static_cast<int>(summaryInt(s, "images", summaryPath));
+        r.steps = static_cast<int>(summaryInt(s, "steps", summaryPath));
         for (const Json& v : s.at("instructions_per_inference")) r.instructions_per_inference.push_back(v.get<std::int64_t>());
         for (const Json& v : s.at("instructions_per_step")) r.instructions_per_step.push_back(v.get<std::int64_t>());
-        const Json& sec = s.at("sections");
-        auto secBytes = [&](const char* k) { return sec.contains(k) ? sec[k].get<std::int64_t>() : std::int64_t{0}; };
-        r.text_bytes = secBytes(".text");
-        r.rodata_bytes = secBytes(".rodata");
-        r.data_bytes = secBytes(".data");
-        r.bss_bytes = secBytes(".bss");
-        r.stack_inference_bytes = jsonInt(s, "stack_high_water_inference", summaryPath);
-        r.stack_training_bytes = jsonInt(s, "stack_high_water_training", summaryPath);
+        r.text_bytes = summarySectionBytes(s, ".text");
+        r.rodata_bytes = summarySectionBytes(s, ".rodata");
+        r.data_bytes = summarySectionBytes(s, ".data");
+        r.bss_bytes = summarySectionBytes(s, ".bss");
+        r.stack_inference_bytes = summaryInt(s, "stack_high_water_inference", summaryPath);
+        r.stack_training_bytes = summaryInt(s, "stack_high_water_training", summaryPath);
         r.sram_bytes = r.data_bytes + r.bss_bytes + std::max(r.stack_inference_bytes, r.stack_training_bytes);
-        r.flash_bytes = jsonInt(s, "flash_bytes", summaryPath);
+        r.flash_bytes = summaryInt(s, "flash_bytes", summaryPath);
         r.codegen_s = s.at("codegen_s").get<double>();
         r.compile_s = s.at("compile_link_s").get<double>();
         r.emulate_s = s.at("emulation_s").get<double>();

@@ -109,11 +109,6 @@ DeviceFirstDifference firstDifference(const std::vector<std::vector<std::int8_t>
     return d;
 }
 
-std::int64_t summaryInt(const Json& s, const char* key, const std::string& source)
-{
-    if (!s.contains(key) || !s[key].is_number_integer()) throw InputError(source + ": no integer '" + key + "'");
-    return s[key].get<std::int64_t>();
-}
 
 }  // namespace
 
@@ -159,13 +154,11 @@ TfliteDeviceRunResult runTfliteOnDevice(const TfliteDeviceRunOptions& o, const J
         r.stack_bytes = summaryInt(s, "stack_high_water_inference", summaryPath);
         r.sram_bytes = summaryInt(s, "sram_bytes", summaryPath);
         r.flash_bytes = summaryInt(s, "flash_bytes", summaryPath);
-        const Json& sec = s.at("sections");
-        auto secBytes = [&](const char* k) { return sec.contains(k) ? sec[k].get<std::int64_t>() : std::int64_t{0}; };
-        r.text_bytes = secBytes(".text");
-        r.rodata_bytes = secBytes(".rodata");
-        r.data_bytes = secBytes(".data");
-        r.bss_bytes = secBytes(".bss");
-        r.model_bytes = secBytes(".tinyscope_model");
+        r.text_bytes = summarySectionBytes(s, ".text");
+        r.rodata_bytes = summarySectionBytes(s, ".rodata");
+        r.data_bytes = summarySectionBytes(s, ".data");
+        r.bss_bytes = summarySectionBytes(s, ".bss");
+        r.model_bytes = summarySectionBytes(s, ".tinyscope_model");
         for (const Json& v : s.at("instructions_per_inference")) r.instructions_per_inference.push_back(v.get<std::int64_t>());
         r.codegen_s = s.at("codegen_s").get<double>();
         r.compile_s = s.at("compile_link_s").get<double>();

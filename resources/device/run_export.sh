@@ -135,6 +135,57 @@ host_tool() { # SOURCE NAME SUFFIX WHAT GCC_FLAGS...
   echo "$out"
 }
 
+# One folder entry of the cache holding FILE (a compiled archive), built by the function BUILDER into a
+# private folder ENTRY.tmp.XXXXXX and published by one rename (mv -T). Sets ENTRY_HIT: 1 when the entry
+# was there (or another run published it while we waited for the lock), 0 when this run built it.
+cached_folder() { # ENTRY FILE WHAT BUILDER
+  local entry=$1 file=$2 what=$3 builder=$4 tmp
+  ENTRY_HIT=1
+  [[ ! -f $entry/$file ]] || return 0
+  lock_entry "$entry.lock" "$what"
+  if [[ ! -f $entry/$file ]]; then   # not published while we waited: we build it
+    ENTRY_HIT=0
+    # Leftovers of a run killed while it held this lock (only a holder writes them, and we hold it).
+    rm -rf "$entry" "$entry".tmp.*
+    tmp=$(mktemp -d "$entry.tmp.XXXXXX")
+    "$builder" "$tmp"
+    sync "$tmp/$file" 2>/dev/null || true   # on disk before its name is
+    mv -T "$tmp" "$entry" || { rm -rf "$tmp"; die "cannot publish $what as '$entry'"; }
+  fi
+  unlock_entry
+}
+
+# TinyEngine's tutorial flags (both TinyEngine paths: the training export and the TFLite inference code).
+CFLAGS_TE=(-mcpu=cortex-m7 -mthumb -mfpu=fpv5-sp-d16 -mfloat-abi=hard -std=c11 -Ofast -DSTM32F746xx)
+CFLAGS_OURS=(-ffunction-sections -fdata-sections)
+
+build_tinyengine_kernels() { # DIR: TinyEngine's kernels compiled against $GEN's genInclude.h, archived in DIR
+  local tmp=$1 src obj
+  (cd "$TE/TinyEngine/src/kernels" && find . -name '*.c' | sort) > "$tmp/sources.txt"
+  while read -r src; do
+    obj=$tmp/$(echo "${src#./}" | sed 's|/|__|g; s|\.c$|.o|')
+    echo "$TE/TinyEngine/src/kernels/${src#./} $obj"
+  done < "$tmp/sources.txt" > "$tmp/jobs.txt"
+  # shellcheck disable=SC2016
+  TE="$TE" CMSIS="$CMSIS" GEN="$GEN" FLAGS="${CFLAGS_TE[*]} ${CFLAGS_OURS[*]}" xargs -P 2 -L 1 bash -c \
+    'read -r -a flags <<< "$FLAGS"
+     arm-none-eabi-gcc "${flags[@]}" -w -I "$TE/TinyEngine/include" -I "$CMSIS/NN/Include" -I "$CMSIS/DSP/Include" \
+       -I "$CMSIS/Core/Include" -I "$GEN/codegen/Include" -c "$0" -o "$1" 2>"$1.log" || { echo "compile error in $0: $(grep -m1 error "$1.log")" >&2; exit 255; }' \
+    < "$tmp/jobs.txt" || die "a TinyEngine kernel failed to compile (see above)"
+  arm-none-eabi-ar rcs "$tmp/libtinyengine_kernels.a" "$tmp"/*.o || die "cannot archive the TinyEngine kernels in '$tmp'"
+  rm -f "$tmp"/*.o "$tmp"/*.log "$tmp/jobs.txt"
+}
+
+# TinyEngine's kernels include the generated genInclude.h, so their objects are per model; an archive
+# built for the same genInclude.h (and the same flags and compiler) is reused, by either TinyEngine path.
+# Sets KEY, ARCHIVE and KERNEL_CACHE_HIT.
+tinyengine_kernel_archive() {
+  KEY=$( (cat "$GEN/codegen/Include/genInclude.h"; echo "${CFLAGS_TE[*]} ${CFLAGS_OURS[*]}"; arm-none-eabi-gcc --version | head -n1) | sha256sum | cut -c1-16)
+  ARCHIVE=$CACHE_ROOT/$KEY/libtinyengine_kernels.a
+  cached_folder "$CACHE_ROOT/$KEY" libtinyengine_kernels.a "the kernel archive $KEY" build_tinyengine_kernels
+  KERNEL_CACHE_HIT=$ENTRY_HIT
+}
+
 ELF=$RUN_ELF
 if [[ -n $TFLITE ]]; then   # a .tflite model: the engine's build stage, then the plugin
   BUILD=$WORK/build
@@ -218,8 +269,6 @@ EOF
 source "$GEN/graph_facts.sh"
 
 # ---------------------------------------------------------------------------------------------- compile
-CFLAGS_TE=(-mcpu=cortex-m7 -mthumb -mfpu=fpv5-sp-d16 -mfloat-abi=hard -std=c11 -Ofast -DSTM32F746xx)
-CFLAGS_OURS=(-ffunction-sections -fdata-sections)
 INCS=(-I "$TE/TinyEngine/include" -I "$CMSIS/NN/Include" -I "$CMSIS/DSP/Include" -I "$CMSIS/Core/Include"
       -I "$GEN/codegen/Include" -I "$DEV/mps2-an500" -I "$DEV/harness")
 BUILD=$WORK/build
@@ -231,37 +280,7 @@ compile() { # SRC OBJ
 
 
 t0=$(now)
-# TinyEngine's kernels include the generated genInclude.h, so their objects are per model; an archive
-# built for the same genInclude.h (and the same flags and compiler) is reused.
-KEY=$( (cat "$GEN/codegen/Include/genInclude.h"; echo "${CFLAGS_TE[*]} ${CFLAGS_OURS[*]}"; arm-none-eabi-gcc --version | head -n1) | sha256sum | cut -c1-16)
-CACHE=$CACHE_ROOT/$KEY
-ARCHIVE=$CACHE/libtinyengine_kernels.a
-KERNEL_CACHE_HIT=1
-if [[ ! -f $ARCHIVE ]]; then
-  lock_entry "$CACHE.lock" "the kernel archive $KEY"
-  if [[ ! -f $ARCHIVE ]]; then   # not published while we waited: we build it
-    KERNEL_CACHE_HIT=0
-    # Leftovers of a run killed while it held this lock (only a holder writes them, and we hold it).
-    rm -rf "$CACHE" "$CACHE".tmp.*
-    tmp=$(mktemp -d "$CACHE.tmp.XXXXXX")
-    (cd "$TE/TinyEngine/src/kernels" && find . -name '*.c' | sort) > "$tmp/sources.txt"
-    while read -r src; do
-      obj=$tmp/$(echo "${src#./}" | sed 's|/|__|g; s|\.c$|.o|')
-      echo "$TE/TinyEngine/src/kernels/${src#./} $obj"
-    done < "$tmp/sources.txt" > "$tmp/jobs.txt"
-    # shellcheck disable=SC2016
-    TE="$TE" CMSIS="$CMSIS" GEN="$GEN" DEV="$DEV" xargs -P 2 -L 1 bash -c \
-      'arm-none-eabi-gcc -mcpu=cortex-m7 -mthumb -mfpu=fpv5-sp-d16 -mfloat-abi=hard -std=c11 -Ofast -DSTM32F746xx \
-         -ffunction-sections -fdata-sections -w -I "$TE/TinyEngine/include" -I "$CMSIS/NN/Include" -I "$CMSIS/DSP/Include" \
-         -I "$CMSIS/Core/Include" -I "$GEN/codegen/Include" -c "$0" -o "$1" 2>"$1.log" || { echo "compile error in $0: $(grep -m1 error "$1.log")" >&2; exit 255; }' \
-      < "$tmp/jobs.txt" || { rm -rf "$tmp"; die "a TinyEngine kernel failed to compile (see above)"; }
-    arm-none-eabi-ar rcs "$tmp/libtinyengine_kernels.a" "$tmp"/*.o || { rm -rf "$tmp"; die "cannot archive the TinyEngine kernels in '$tmp'"; }
-    rm -f "$tmp"/*.o "$tmp"/*.log "$tmp/jobs.txt"
-    sync "$tmp/libtinyengine_kernels.a" 2>/dev/null || true   # on disk before its name is
-    mv -T "$tmp" "$CACHE" || { rm -rf "$tmp"; die "cannot publish the kernel archive as '$CACHE'"; }
-  fi
-  unlock_entry
-fi
+tinyengine_kernel_archive
 for src in "$GEN"/codegen/Source/*.c; do compile "$src" "$BUILD/$(basename "${src%.c}").o"; done
 compile "$GEN/tinyscope_params.c" "$BUILD/tinyscope_params.o"
 arm-none-eabi-gcc "${CFLAGS_TE[@]}" "${CFLAGS_OURS[@]}" "${INCS[@]}" -Wall -Wextra -Wno-unused-parameter \

@@ -16,6 +16,7 @@
 #include "tensorflow/lite/micro/micro_allocator.h"
 #include "tensorflow/lite/micro/micro_interpreter.h"
 #include "tensorflow/lite/micro/micro_mutable_op_resolver.h"
+#include "tinyscope/tflm_ops.h"
 #include "tensorflow/lite/micro/recording_micro_interpreter.h"
 #include "tensorflow/lite/schema/schema_generated.h"
 #include "tensorflow/lite/schema/schema_utils.h"
@@ -240,33 +241,8 @@ nlohmann::json memoryPlan(const tflite::Model* model, const nlohmann::json& ops,
           {"buffers", named}};
 }
 
-// Every builtin a Tinyscope export (docs/DEPLOY.md) and a usual small int8 classifier needs.
-using Resolver = tflite::MicroMutableOpResolver<32>;
-void addOps(Resolver& r) {
-  r.AddConv2D();
-  r.AddDepthwiseConv2D();
-  r.AddFullyConnected();
-  r.AddAdd();
-  r.AddSub();
-  r.AddMul();
-  r.AddMean();
-  r.AddAveragePool2D();
-  r.AddMaxPool2D();
-  r.AddReshape();
-  r.AddSqueeze();
-  r.AddPad();
-  r.AddConcatenation();
-  r.AddRelu();
-  r.AddRelu6();
-  r.AddHardSwish();
-  r.AddLogistic();
-  r.AddTanh();
-  r.AddQuantize();
-  r.AddDequantize();
-  r.AddSoftmax();
-  r.AddTranspose();
-  r.AddStridedSlice();
-}
+using Resolver = tinyscope_tflm::Resolver;
+using tinyscope_tflm::addOps;
 
 }  // namespace
 

@@ -67,6 +67,24 @@ tflm_flags() { # LEVEL LANG: the compiler flags of one translation unit
   echo "${flags[@]}"
 }
 
+build_tflm_runtime() { # DIR: every source of $BUILD/tflm_sources.txt compiled, archived in DIR/libtflm.a
+  local tmp=$1 n=0 level lang src
+  while read -r level lang src; do
+    n=$((n + 1))
+    echo "$n $(tflm_flags "$level" "$lang") -- $src"
+  done < "$BUILD/tflm_sources.txt" > "$tmp/jobs.txt"
+  # Each line: NUMBER FLAGS... -- SOURCE; objects are numbered (sources of the same name exist in several folders).
+  # shellcheck disable=SC2016
+  TMP="$tmp" xargs -P 2 -L 1 bash -c '
+    n=$0; flags=(); for a in "$@"; do [[ $a == -- ]] && break; flags+=("$a"); done; src=${!#}
+    case $src in *.c) cc=arm-none-eabi-gcc ;; *) cc=arm-none-eabi-g++ ;; esac
+    $cc "${flags[@]}" -w -c "$src" -o "$TMP/$n.o" 2>"$TMP/$n.log" || { echo "compile error in $src: $(grep -m1 error "$TMP/$n.log")" >&2; exit 255; }' \
+    < "$tmp/jobs.txt" || die "a TensorFlow Lite Micro source failed to compile for Cortex-M7 (see above)"
+  arm-none-eabi-ar rcs "$tmp/libtflm.a" "$tmp"/*.o || die "cannot archive the TFLM runtime in '$tmp'"
+  cp "$BUILD/tflm_sources.txt" "$tmp/sources.txt"
+  rm -f "$tmp"/*.o "$tmp"/*.log "$tmp/jobs.txt"
+}
+
 engine_build() {
   local tflm=$RT/tflite-micro
   [[ -d $tflm/tensorflow/lite/micro && -d $RT/flatbuffers/include && -d $RT/ruy ]] \
@@ -78,7 +96,7 @@ engine_build() {
   CODEGEN_S=0
 
   # ------------------------------------------------------------------------------------- the runtime archive
-  local t0 t1 key cache archive tmp
+  local t0 t1 key cache archive
   t0=$(now)
   tflm_sources > "$BUILD/tflm_sources.txt"
   key=$( (while read -r level lang src; do echo "$level $lang ${src#"$RT"/}"; sha256sum < "$src"; done < "$BUILD/tflm_sources.txt"
@@ -88,39 +106,14 @@ engine_build() {
           arm-none-eabi-g++ --version | head -n1) | sha256sum | cut -c1-16)
   cache=$CACHE_ROOT/$ENGINE-$key
   archive=$cache/libtflm.a
-  KERNEL_CACHE_HIT=1
-  if [[ ! -f $archive ]]; then
-    lock_entry "$cache.lock" "the $ENGINE runtime archive $key"
-    if [[ ! -f $archive ]]; then   # not published while we waited: we build it
-      KERNEL_CACHE_HIT=0
-      rm -rf "$cache" "$cache".tmp.*
-      tmp=$(mktemp -d "$cache.tmp.XXXXXX")
-      local n=0 level lang src
-      while read -r level lang src; do
-        n=$((n + 1))
-        echo "$n $(tflm_flags "$level" "$lang") -- $src"
-      done < "$BUILD/tflm_sources.txt" > "$tmp/jobs.txt"
-      # Each line: NUMBER FLAGS... -- SOURCE; objects are numbered (sources of the same name exist in several folders).
-      # shellcheck disable=SC2016
-      TMP="$tmp" xargs -P 2 -L 1 bash -c '
-        n=$0; flags=(); for a in "$@"; do [[ $a == -- ]] && break; flags+=("$a"); done; src=${!#}
-        case $src in *.c) cc=arm-none-eabi-gcc ;; *) cc=arm-none-eabi-g++ ;; esac
-        $cc "${flags[@]}" -w -c "$src" -o "$TMP/$n.o" 2>"$TMP/$n.log" || { echo "compile error in $src: $(grep -m1 error "$TMP/$n.log")" >&2; exit 255; }' \
-        < "$tmp/jobs.txt" || { rm -rf "$tmp"; die "a TensorFlow Lite Micro source failed to compile for Cortex-M7 (see above)"; }
-      arm-none-eabi-ar rcs "$tmp/libtflm.a" "$tmp"/*.o || { rm -rf "$tmp"; die "cannot archive the TFLM runtime in '$tmp'"; }
-      cp "$BUILD/tflm_sources.txt" "$tmp/sources.txt"
-      rm -f "$tmp"/*.o "$tmp"/*.log "$tmp/jobs.txt"
-      sync "$tmp/libtflm.a" 2>/dev/null || true   # on disk before its name is
-      mv -T "$tmp" "$cache" || { rm -rf "$tmp"; die "cannot publish the TFLM runtime archive as '$cache'"; }
-    fi
-    unlock_entry
-  fi
+  cached_folder "$cache" libtflm.a "the $ENGINE runtime archive $key" build_tflm_runtime
+  KERNEL_CACHE_HIT=$ENTRY_HIT
 
   # ------------------------------------------------------------------------------------- the program
   cp "$TFLITE" "$BUILD/model.tflite" || die "cannot copy '$TFLITE' into the build folder"
   local harness_flags
   read -r -a harness_flags <<< "$(tflm_flags kernel c++)"
-  arm-none-eabi-g++ "${harness_flags[@]}" -Wall -Wextra -Wno-unused-parameter -I "$DEV/mps2-an500" \
+  arm-none-eabi-g++ "${harness_flags[@]}" -Wall -Wextra -Wno-unused-parameter -Wno-unused-function -I "$DEV/mps2-an500" -I "$DEV/harness" \
     -c "$DEV/harness/tflm_main.cc" -o "$BUILD/tflm_main.o" 2>"$BUILD/tflm_main.log" \
     || die "compile error in tflm_main.cc: $(grep -m1 error "$BUILD/tflm_main.log")"
   (cd "$BUILD" && arm-none-eabi-gcc "${TFLM_ARCH[@]}" -c "$DEV/harness/tflm_model.S" -o "$BUILD/tflm_model.o" 2>"$BUILD/tflm_model.log") \

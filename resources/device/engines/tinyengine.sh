@@ -21,8 +21,6 @@
 #                                (docs/DEVICE_RUNNER.md).
 # Debian packages besides run_export.sh's: python3-flatbuffers (the generator reads the .tflite with it).
 
-TINYENGINE_CFLAGS=(-mcpu=cortex-m7 -mthumb -mfpu=fpv5-sp-d16 -mfloat-abi=hard -std=c11 -Ofast -DSTM32F746xx)
-TINYENGINE_CFLAGS_OURS=(-ffunction-sections -fdata-sections)
 
 # The generator driver: GenerateSourceFilesFromTFlite with TfliteConvertor.parseOperatorInfo wrapped to
 # (1) pass a RESHAPE's input on to its readers (unless TS_TINYENGINE_RESHAPE=skip), (2) check that the
@@ -174,37 +172,10 @@ engine_build() {
   t0=$(now)
   # TinyEngine's kernels include the generated genInclude.h: the archive is per genInclude.h, keyed (and
   # built, published and shared) exactly as run_export.sh's training path does, so both reuse each other's.
-  KEY=$( (cat "$GEN/codegen/Include/genInclude.h"; echo "${TINYENGINE_CFLAGS[*]} ${TINYENGINE_CFLAGS_OURS[*]}"; arm-none-eabi-gcc --version | head -n1) | sha256sum | cut -c1-16)
-  CACHE=$CACHE_ROOT/$KEY
-  ARCHIVE=$CACHE/libtinyengine_kernels.a
-  KERNEL_CACHE_HIT=1
-  if [[ ! -f $ARCHIVE ]]; then
-    lock_entry "$CACHE.lock" "the kernel archive $KEY"
-    if [[ ! -f $ARCHIVE ]]; then
-      KERNEL_CACHE_HIT=0
-      rm -rf "$CACHE" "$CACHE".tmp.*
-      tmp=$(mktemp -d "$CACHE.tmp.XXXXXX")
-      (cd "$TE/TinyEngine/src/kernels" && find . -name '*.c' | sort) > "$tmp/sources.txt"
-      while read -r src; do
-        obj=$tmp/$(echo "${src#./}" | sed 's|/|__|g; s|\.c$|.o|')
-        echo "$TE/TinyEngine/src/kernels/${src#./} $obj"
-      done < "$tmp/sources.txt" > "$tmp/jobs.txt"
-      # shellcheck disable=SC2016
-      TE="$TE" CMSIS="$CMSIS" GEN="$GEN" xargs -P 2 -L 1 bash -c \
-        'arm-none-eabi-gcc -mcpu=cortex-m7 -mthumb -mfpu=fpv5-sp-d16 -mfloat-abi=hard -std=c11 -Ofast -DSTM32F746xx \
-           -ffunction-sections -fdata-sections -w -I "$TE/TinyEngine/include" -I "$CMSIS/NN/Include" -I "$CMSIS/DSP/Include" \
-           -I "$CMSIS/Core/Include" -I "$GEN/codegen/Include" -c "$0" -o "$1" 2>"$1.log" || { echo "compile error in $0: $(grep -m1 error "$1.log")" >&2; exit 255; }' \
-        < "$tmp/jobs.txt" || { rm -rf "$tmp"; unlock_entry; die "a TinyEngine kernel failed to compile (see above)"; }
-      arm-none-eabi-ar rcs "$tmp/libtinyengine_kernels.a" "$tmp"/*.o || { rm -rf "$tmp"; unlock_entry; die "cannot archive the TinyEngine kernels in '$tmp'"; }
-      rm -f "$tmp"/*.o "$tmp"/*.log "$tmp/jobs.txt"
-      sync "$tmp/libtinyengine_kernels.a" 2>/dev/null || true
-      mv -T "$tmp" "$CACHE" || { rm -rf "$tmp"; unlock_entry; die "cannot publish the kernel archive as '$CACHE'"; }
-    fi
-    unlock_entry
-  fi
+  tinyengine_kernel_archive
   for src in "$GEN"/codegen/Source/*.c; do
     obj=$BUILD/$(basename "${src%.c}").o
-    arm-none-eabi-gcc "${TINYENGINE_CFLAGS[@]}" "${TINYENGINE_CFLAGS_OURS[@]}" "${INCS[@]}" -w -c "$src" -o "$obj" 2>"$obj.log" \
+    arm-none-eabi-gcc "${CFLAGS_TE[@]}" "${CFLAGS_OURS[@]}" "${INCS[@]}" -w -c "$src" -o "$obj" 2>"$obj.log" \
       || die "compile error in $src: $(grep -m1 'error' "$obj.log")"
   done
   # The working buffer the generated code reserves: genModel.h's `static signed char buffer[PEAK_MEM]`
@@ -212,15 +183,15 @@ engine_build() {
   TS_ARENA_BYTES=$(arm-none-eabi-nm -S "$BUILD/genModel.o" | awk '$4 == "buffer" && $3 ~ /^[bBdD]$/ { print $2 }')
   [[ -n $TS_ARENA_BYTES ]] || die "the generated genModel.o has no working buffer 'buffer' (see $GEN/codegen/Include/genModel.h)"
   TS_ARENA_BYTES=$((16#$TS_ARENA_BYTES))
-  arm-none-eabi-gcc "${TINYENGINE_CFLAGS[@]}" "${TINYENGINE_CFLAGS_OURS[@]}" "${INCS[@]}" -Wall -Wextra -Wno-unused-parameter \
+  arm-none-eabi-gcc "${CFLAGS_TE[@]}" "${CFLAGS_OURS[@]}" "${INCS[@]}" -Wall -Wextra -Wno-unused-parameter \
     -DTS_INPUT_BYTES="$TS_INPUT_BYTES" -DTS_OUTPUT_BYTES="$TS_OUTPUT_BYTES" -DTS_ARENA_BYTES="$TS_ARENA_BYTES" \
     -c "$DEV/harness/tinyengine_infer_main.c" -o "$BUILD/tinyengine_infer_main.o" 2>"$BUILD/tinyengine_infer_main.log" \
     || die "compile error in tinyengine_infer_main.c: $(grep -m1 error "$BUILD/tinyengine_infer_main.log")"
-  arm-none-eabi-gcc "${TINYENGINE_CFLAGS[@]}" "${TINYENGINE_CFLAGS_OURS[@]}" -Wall -Wextra -I "$DEV/mps2-an500" \
+  arm-none-eabi-gcc "${CFLAGS_TE[@]}" "${CFLAGS_OURS[@]}" -Wall -Wextra -I "$DEV/mps2-an500" \
     -c "$DEV/mps2-an500/startup.c" -o "$BUILD/startup.o" 2>"$BUILD/startup.log" \
     || die "compile error in startup.c: $(grep -m1 error "$BUILD/startup.log")"
   ELF=$BUILD/tinyengine_infer.elf
-  arm-none-eabi-gcc "${TINYENGINE_CFLAGS[@]}" --specs=rdimon.specs -nostartfiles -T "$DEV/mps2-an500/link.ld" \
+  arm-none-eabi-gcc "${CFLAGS_TE[@]}" --specs=rdimon.specs -nostartfiles -T "$DEV/mps2-an500/link.ld" \
     -Wl,--gc-sections -Wl,-Map="$BUILD/link.map" -o "$ELF" \
     "$BUILD"/*.o "$ARCHIVE" -lm 2>"$BUILD/link.log" \
     || die_link "$BUILD/link.log"

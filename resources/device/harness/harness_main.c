@@ -24,6 +24,7 @@
 
 #include "genNN.h"
 #include "tinyscope_device.h"
+#include "tinyscope_harness_io.h"
 #include "tinyscope_harness.h"
 
 #ifndef TS_INPUT_BYTES
@@ -33,45 +34,16 @@
 #error "TS_NUM_CLASSES must be defined (length of the logits vector)"
 #endif
 
-/* The runner's QEMU plugin records the instruction count each time this function is entered. */
-__attribute__((noinline, used)) void tinyscope_mark(uint32_t id)
-{
-    __asm__ volatile("" ::"r"(id) : "memory");
-}
-
 static unsigned mark_counter;
-static FILE *report;
-
-static void fail(const char *what, const char *file)
-{
-    printf("tinyscope-harness: error: %s '%s'\n", what, file);
-    if (report) {
-        fprintf(report, "error %s %s\n", what, file);
-        fclose(report);
-    }
-    exit(1);
-}
-
-static long file_size(FILE *f)
-{
-    if (fseek(f, 0, SEEK_END) != 0) {
-        return -1;
-    }
-    long n = ftell(f);
-    if (fseek(f, 0, SEEK_SET) != 0) {
-        return -1;
-    }
-    return n;
-}
 
 static void write_file(const char *path, const void *data, size_t bytes)
 {
     FILE *f = fopen(path, "wb");
     if (!f) {
-        fail("cannot open for writing", path);
+        tinyscope_fail("cannot open for writing", path);
     }
     if (bytes && fwrite(data, 1, bytes, f) != bytes) {
-        fail("short write to", path);
+        tinyscope_fail("short write to", path);
     }
     fclose(f);
 }
@@ -80,7 +52,7 @@ static void write_params(FILE *f, const char *path)
 {
     for (uint32_t i = 0; i < tinyscope_param_count; ++i) {
         if (fwrite(tinyscope_params[i].data, 1, tinyscope_params[i].bytes, f) != tinyscope_params[i].bytes) {
-            fail("short write to", path);
+            tinyscope_fail("short write to", path);
         }
     }
 }
@@ -89,7 +61,7 @@ static void dump_params(const char *path)
 {
     FILE *f = fopen(path, "wb");
     if (!f) {
-        fail("cannot open for writing", path);
+        tinyscope_fail("cannot open for writing", path);
     }
     write_params(f, path);
     fclose(f);
@@ -101,7 +73,7 @@ static void load_image(FILE *inputs, uint32_t i)
 {
     if (fseek(inputs, (long)i * TS_INPUT_BYTES, SEEK_SET) != 0 ||
         fread(getInput(), 1, TS_INPUT_BYTES, inputs) != TS_INPUT_BYTES) {
-        fail("short read from", "inputs.bin");
+        tinyscope_fail("short read from", "inputs.bin");
     }
 }
 
@@ -121,18 +93,18 @@ static void run_inference(FILE *inputs, uint32_t i, int8_t *logits, uint32_t *st
 
 int main(void)
 {
-    report = fopen("device_report.txt", "w");
-    if (!report) {
-        fail("cannot open for writing", "device_report.txt");
+    tinyscope_report = fopen("device_report.txt", "w");
+    if (!tinyscope_report) {
+        tinyscope_fail("cannot open for writing", "device_report.txt");
     }
 
     FILE *inputs = fopen("inputs.bin", "rb");
     if (!inputs) {
-        fail("cannot open", "inputs.bin");
+        tinyscope_fail("cannot open", "inputs.bin");
     }
-    long input_bytes = file_size(inputs);
+    long input_bytes = tinyscope_file_size(inputs);
     if (input_bytes <= 0 || input_bytes % TS_INPUT_BYTES != 0) {
-        fail("size is not a positive multiple of the graph input's bytes:", "inputs.bin");
+        tinyscope_fail("size is not a positive multiple of the graph input's bytes:", "inputs.bin");
     }
     uint32_t images = (uint32_t)(input_bytes / TS_INPUT_BYTES);
 
@@ -140,38 +112,38 @@ int main(void)
     uint32_t steps = 0;
     FILE *label_file = fopen("labels.bin", "rb");
     if (label_file) {
-        long n = file_size(label_file);
+        long n = tinyscope_file_size(label_file);
         if (n < 0 || n > 65536) {
-            fail("unreadable or longer than 65536 steps:", "labels.bin");
+            tinyscope_fail("unreadable or longer than 65536 steps:", "labels.bin");
         }
         steps = (uint32_t)n;
         labels = malloc(steps ? steps : 1);
         if (!labels) {
-            fail("out of heap for", "labels.bin");
+            tinyscope_fail("out of heap for", "labels.bin");
         }
         if (steps && fread(labels, 1, steps, label_file) != steps) {
-            fail("short read from", "labels.bin");
+            tinyscope_fail("short read from", "labels.bin");
         }
         fclose(label_file);
         for (uint32_t k = 0; k < steps; ++k) {
             if (labels[k] >= TS_NUM_CLASSES) {
-                fail("label out of range in", "labels.bin");
+                tinyscope_fail("label out of range in", "labels.bin");
             }
         }
     }
 
-    fprintf(report, "images %lu\nsteps %lu\ninput_bytes %lu\nnum_classes %lu\nstack_region_bytes %lu\n",
+    fprintf(tinyscope_report, "images %lu\nsteps %lu\ninput_bytes %lu\nnum_classes %lu\nstack_region_bytes %lu\n",
             (unsigned long)images, (unsigned long)steps, (unsigned long)TS_INPUT_BYTES,
             (unsigned long)TS_NUM_CLASSES, (unsigned long)tinyscope_stack_size());
     for (uint32_t i = 0; i < tinyscope_param_count; ++i) {
-        fprintf(report, "param %s %s %s %lu\n", tinyscope_params[i].name, tinyscope_params[i].array,
+        fprintf(tinyscope_report, "param %s %s %s %lu\n", tinyscope_params[i].name, tinyscope_params[i].array,
                 tinyscope_params[i].dtype, (unsigned long)tinyscope_params[i].bytes);
     }
     dump_params("params_before.bin");
 
     int8_t *logits = malloc((size_t)images * TS_NUM_CLASSES);
     if (!logits) {
-        fail("out of heap for logits of", "inputs.bin");
+        tinyscope_fail("out of heap for logits of", "inputs.bin");
     }
 
     /* Inference on every image.  Marks 2i and 2i+1 bracket invoke_inf() on image i. */
@@ -180,17 +152,17 @@ int main(void)
         run_inference(inputs, i, logits + (size_t)i * TS_NUM_CLASSES, &stack_inference);
     }
     write_file("logits.bin", logits, (size_t)images * TS_NUM_CLASSES);
-    fprintf(report, "marks_inference_first %u\n", 0u);
-    fprintf(report, "stack_high_water_inference %lu\n", (unsigned long)stack_inference);
+    fprintf(tinyscope_report, "marks_inference_first %u\n", 0u);
+    fprintf(tinyscope_report, "stack_high_water_inference %lu\n", (unsigned long)stack_inference);
 
     /* Training steps.  Marks bracket each invoke(labels).  After each step the updated arrays are
      * appended to params_steps.bin (K x the table's bytes), so every step can be checked from the
      * device's own starting point. */
     uint32_t stack_training = 0;
-    fprintf(report, "marks_training_first %u\n", mark_counter);
+    fprintf(tinyscope_report, "marks_training_first %u\n", mark_counter);
     FILE *step_dump = fopen("params_steps.bin", "wb");
     if (!step_dump) {
-        fail("cannot open for writing", "params_steps.bin");
+        tinyscope_fail("cannot open for writing", "params_steps.bin");
     }
     for (uint32_t k = 0; k < steps; ++k) {
         load_image(inputs, k % images);
@@ -210,20 +182,20 @@ int main(void)
         write_params(step_dump, "params_steps.bin");
     }
     fclose(step_dump);
-    fprintf(report, "stack_high_water_training %lu\n", (unsigned long)stack_training);
+    fprintf(tinyscope_report, "stack_high_water_training %lu\n", (unsigned long)stack_training);
     dump_params("params_after.bin");
 
     if (steps > 0) {
         uint32_t ignored = 0;
-        fprintf(report, "marks_inference_after_first %u\n", mark_counter);
+        fprintf(tinyscope_report, "marks_inference_after_first %u\n", mark_counter);
         for (uint32_t i = 0; i < images; ++i) {
             run_inference(inputs, i, logits + (size_t)i * TS_NUM_CLASSES, &ignored);
         }
         write_file("logits_after.bin", logits, (size_t)images * TS_NUM_CLASSES);
     }
     fclose(inputs);
-    fprintf(report, "marks_total %u\ndone 1\n", mark_counter);
-    fclose(report);
+    fprintf(tinyscope_report, "marks_total %u\ndone 1\n", mark_counter);
+    fclose(tinyscope_report);
     printf("tinyscope-harness: %lu images, %lu training steps, done\n", (unsigned long)images, (unsigned long)steps);
     return 0;
 }

@@ -23,11 +23,13 @@
 
 #include "tensorflow/lite/micro/micro_interpreter.h"
 #include "tensorflow/lite/micro/micro_mutable_op_resolver.h"
+#include "tinyscope/tflm_ops.h"
 #include "tensorflow/lite/schema/schema_generated.h"
 
 extern "C" {
 #include "tinyscope_device.h"
 }
+#include "tinyscope_harness_io.h"
 
 #ifndef TS_ARENA_BYTES
 #define TS_ARENA_BYTES (3u * 1024u * 1024u)
@@ -35,12 +37,6 @@ extern "C" {
 
 extern "C" const unsigned char tinyscope_model[];
 extern "C" const unsigned int tinyscope_model_bytes;
-
-/* The runner's QEMU plugin records the instruction count each time this function is entered. */
-extern "C" __attribute__((noinline, used)) void tinyscope_mark(uint32_t id)
-{
-    __asm__ volatile("" ::"r"(id) : "memory");
-}
 
 /* The objects main() keeps in function-local statics register their destructors with __cxa_atexit,
  * which names the module by __dso_handle; crtbegin.o (left out by -nostartfiles) would define it. */
@@ -74,43 +70,8 @@ alignas(16) uint8_t arena[TS_ARENA_BYTES];
     exit(3);
 }
 
-/* Every builtin a Tinyscope export and a usual small int8 classifier needs: the list of tflm_run
- * (tests/tflm/tflm_run.cc), so host and device accept the same models. */
-using Resolver = tflite::MicroMutableOpResolver<23>;
-void addOps(Resolver& r)
-{
-    r.AddConv2D();
-    r.AddDepthwiseConv2D();
-    r.AddFullyConnected();
-    r.AddAdd();
-    r.AddSub();
-    r.AddMul();
-    r.AddMean();
-    r.AddAveragePool2D();
-    r.AddMaxPool2D();
-    r.AddReshape();
-    r.AddSqueeze();
-    r.AddPad();
-    r.AddConcatenation();
-    r.AddRelu();
-    r.AddRelu6();
-    r.AddHardSwish();
-    r.AddLogistic();
-    r.AddTanh();
-    r.AddQuantize();
-    r.AddDequantize();
-    r.AddSoftmax();
-    r.AddTranspose();
-    r.AddStridedSlice();
-}
+using tinyscope_tflm::Resolver;
 
-long fileSize(FILE* f)
-{
-    if (fseek(f, 0, SEEK_END) != 0) return -1;
-    const long n = ftell(f);
-    if (fseek(f, 0, SEEK_SET) != 0) return -1;
-    return n;
-}
 
 }  // namespace
 
@@ -120,7 +81,7 @@ int main()
     if (model->version() != TFLITE_SCHEMA_VERSION) fail("the model's schema version is", static_cast<long>(model->version()));
 
     static Resolver resolver;
-    addOps(resolver);
+    tinyscope_tflm::addOps(resolver);
     static tflite::MicroInterpreter interpreter(model, resolver, arena, sizeof arena);
     if (interpreter.initialization_status() != kTfLiteOk) fail("TFLM refuses the model (initialisation)");
     if (interpreter.AllocateTensors() != kTfLiteOk) fail("TFLM refuses the model in AllocateTensors; arena bytes", static_cast<long>(sizeof arena));
@@ -131,12 +92,12 @@ int main()
     const size_t inBytes = input->bytes, outBytes = output->bytes;
 
     FILE* inputs = fopen("inputs.bin", "rb");
-    if (!inputs) fail("cannot open inputs.bin");
-    const long total = fileSize(inputs);
+    if (!inputs) tinyscope_fail("cannot open", "inputs.bin");
+    const long total = tinyscope_file_size(inputs);
     if (total <= 0 || total % static_cast<long>(inBytes) != 0) fail("inputs.bin is not a whole number of inputs; bytes", total);
     const uint32_t images = static_cast<uint32_t>(total / static_cast<long>(inBytes));
     FILE* outputs = fopen("outputs.bin", "wb");
-    if (!outputs) fail("cannot open outputs.bin for writing");
+    if (!outputs) tinyscope_fail("cannot open for writing", "outputs.bin");
 
     uint32_t mark = 0, stackBytes = 0;
     for (uint32_t i = 0; i < images; ++i) {
@@ -153,8 +114,9 @@ int main()
     fclose(outputs);
     fclose(inputs);
 
-    FILE* report = fopen("device_report.txt", "w");
-    if (!report) fail("cannot open device_report.txt for writing");
+    tinyscope_report = fopen("device_report.txt", "w");
+    FILE* report = tinyscope_report;
+    if (!report) tinyscope_fail("cannot open for writing", "device_report.txt");
     fprintf(report, "images %lu\ninput_bytes %lu\noutput_bytes %lu\narena_bytes %lu\narena_used_bytes %lu\n",
             static_cast<unsigned long>(images), static_cast<unsigned long>(inBytes), static_cast<unsigned long>(outBytes),
             static_cast<unsigned long>(sizeof arena), static_cast<unsigned long>(interpreter.arena_used_bytes()));

@@ -27,6 +27,7 @@
 
 #include "genNN.h"
 #include "tinyscope_device.h"
+#include "tinyscope_harness_io.h"
 
 #ifndef TS_INPUT_BYTES
 #error "TS_INPUT_BYTES must be defined (bytes of the model's input tensor)"
@@ -38,56 +39,27 @@
 #error "TS_ARENA_BYTES must be defined (bytes of the generated code's working buffer)"
 #endif
 
-/* The runner's QEMU plugin records the instruction count each time this function is entered. */
-__attribute__((noinline, used)) void tinyscope_mark(uint32_t id)
-{
-    __asm__ volatile("" ::"r"(id) : "memory");
-}
-
-static FILE *report;
-
-static void fail(const char *what, const char *file)
-{
-    printf("tinyscope-harness: error: %s '%s'\n", what, file);
-    if (report) {
-        fprintf(report, "error %s %s\n", what, file);
-        fclose(report);
-    }
-    exit(1);
-}
-
-static long file_size(FILE *f)
-{
-    if (fseek(f, 0, SEEK_END) != 0) {
-        return -1;
-    }
-    long n = ftell(f);
-    if (fseek(f, 0, SEEK_SET) != 0) {
-        return -1;
-    }
-    return n;
-}
 
 int main(void)
 {
-    report = fopen("device_report.txt", "w");
-    if (!report) {
-        fail("cannot open for writing", "device_report.txt");
+    tinyscope_report = fopen("device_report.txt", "w");
+    if (!tinyscope_report) {
+        tinyscope_fail("cannot open for writing", "device_report.txt");
     }
     FILE *inputs = fopen("inputs.bin", "rb");
     if (!inputs) {
-        fail("cannot open", "inputs.bin");
+        tinyscope_fail("cannot open", "inputs.bin");
     }
-    long input_file_bytes = file_size(inputs);
+    long input_file_bytes = tinyscope_file_size(inputs);
     if (input_file_bytes <= 0 || input_file_bytes % TS_INPUT_BYTES != 0) {
-        fail("size is not a positive multiple of the model input's bytes:", "inputs.bin");
+        tinyscope_fail("size is not a positive multiple of the model input's bytes:", "inputs.bin");
     }
     uint32_t images = (uint32_t)(input_file_bytes / TS_INPUT_BYTES);
     FILE *outputs = fopen("outputs.bin", "wb");
     if (!outputs) {
-        fail("cannot open for writing", "outputs.bin");
+        tinyscope_fail("cannot open for writing", "outputs.bin");
     }
-    fprintf(report, "images %lu\ninput_bytes %lu\noutput_bytes %lu\narena_bytes %lu\nstack_region_bytes %lu\n",
+    fprintf(tinyscope_report, "images %lu\ninput_bytes %lu\noutput_bytes %lu\narena_bytes %lu\nstack_region_bytes %lu\n",
             (unsigned long)images, (unsigned long)TS_INPUT_BYTES, (unsigned long)TS_OUTPUT_BYTES,
             (unsigned long)TS_ARENA_BYTES, (unsigned long)tinyscope_stack_size());
 
@@ -96,7 +68,7 @@ int main(void)
     uint32_t mark = 0, stack_inference = 0;
     for (uint32_t i = 0; i < images; ++i) {
         if (fread(getInput(), 1, TS_INPUT_BYTES, inputs) != TS_INPUT_BYTES) {
-            fail("short read from", "inputs.bin");
+            tinyscope_fail("short read from", "inputs.bin");
         }
         tinyscope_stack_paint();
         tinyscope_mark(mark++);
@@ -107,14 +79,14 @@ int main(void)
             stack_inference = used;
         }
         if (fwrite(getOutput(), 1, TS_OUTPUT_BYTES, outputs) != TS_OUTPUT_BYTES) {
-            fail("short write to", "outputs.bin");
+            tinyscope_fail("short write to", "outputs.bin");
         }
     }
     fclose(outputs);
     fclose(inputs);
-    fprintf(report, "marks_inference_first %u\nstack_high_water_inference %lu\nmarks_total %lu\ndone 1\n", 0u,
+    fprintf(tinyscope_report, "marks_inference_first %u\nstack_high_water_inference %lu\nmarks_total %lu\ndone 1\n", 0u,
             (unsigned long)stack_inference, (unsigned long)mark);
-    fclose(report);
+    fclose(tinyscope_report);
     printf("tinyscope-harness: %lu images through TinyEngine's generated inference, done\n", (unsigned long)images);
     return 0;
 }
