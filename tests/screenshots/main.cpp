@@ -32,6 +32,7 @@
 #include "nn/TorchRuntime.h"
 
 #include <QApplication>
+#include <QDir>
 #include <QFile>
 #include <QProcess>
 #include <QRegularExpression>
@@ -116,6 +117,7 @@ void useFitScreen(const QString& dir)
 {
     const char* platform = std::getenv("QT_QPA_PLATFORM");
     if (platform && std::strcmp(platform, "offscreen") != 0) return;
+    QDir().mkpath(dir);   // DIR may not exist yet: without the file the screen would stay 800×600
     const QString config = dir + QStringLiteral("/.fit-screen.json");
     QFile f(config);
     if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate)) return;
