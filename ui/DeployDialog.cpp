@@ -35,7 +35,7 @@ QString bytesText(std::int64_t b) { return QString::fromStdString(groupThousands
 
 QString kb(std::int64_t b) { return QString::fromStdString(kilobytesText(b)); }
 
-QString spaceOf(const ModelSpec& m) { return QString::fromStdString(m.space.empty() ? std::string(defaultSpaceName()) : m.space); }
+QString spaceOf(const ModelSpec& m) { return QString::fromStdString(spaceOrDefault(m.space)); }
 
 // One line for people: which subnet of which checkpoint, and its figures from the cost model.
 QString describeModel(const ModelSpec& m)

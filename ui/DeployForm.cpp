@@ -31,7 +31,7 @@ DeployForm::DeployForm(const QString& stem, const ModelSpec& model, QWidget* par
     if (bnApplies_) {
         // The space's own calibration data and what its task's images are: the rule the deploy applies.
         try {
-            const DesignSpace space = loadSpace(model.space.empty() ? std::string(defaultSpaceName()) : model.space);
+            const DesignSpace space = loadSpace(spaceOrDefault(model.space));
             ownData_ = QString::fromStdString(ownCalibrationData(space));
             expected_ = QString::fromStdString(calibrationExpectation(space));
             spaceName_ = QString::fromStdString(space.name);

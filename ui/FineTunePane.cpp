@@ -200,7 +200,7 @@ FineTuneRequest FineTunePane::baseRequest() const
     if (!rq.model.config.empty()) {
         // The subnet itself instead of the export's temporary file: the run (and its checkpoint)
         // is the same one in the next session.
-        rq.model.subnet = SubnetConfig::loadFile(rq.model.config, loadSpace(rq.model.space.empty() ? defaultSpaceName() : rq.model.space));
+        rq.model.subnet = SubnetConfig::loadFile(rq.model.config, loadSpace(spaceOrDefault(rq.model.space)));
         rq.model.config.clear();
     }
     rq.quantize = quantize_;

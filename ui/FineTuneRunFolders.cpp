@@ -26,7 +26,7 @@ std::string calibrationName(const FineTuneRequest& rq)
     if (!rq.quantize.calib_data.empty()) return rq.quantize.calib_data;
     if (!rq.model.zoo.empty()) return kZooCalibrationData;
     try {
-        return ownCalibrationData(loadSpace(rq.model.space.empty() ? defaultSpaceName() : rq.model.space));
+        return ownCalibrationData(loadSpace(spaceOrDefault(rq.model.space)));
     } catch (const std::exception&) {
         return std::string();
     }

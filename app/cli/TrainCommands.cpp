@@ -378,7 +378,7 @@ int cmdShipSupernet(const Args& argv)
         throw InputError(runCkpt + ": training has not finished (run train-supernet again to continue it)");
     // The run's own space (its state names it); --space only for a space file of that name.
     const std::string runSpace = state.value("space", std::string());
-    DesignSpace space = loadSpace(a.value("space", runSpace.empty() ? std::string(defaultSpaceName()) : runSpace));
+    DesignSpace space = loadSpace(a.value("space", spaceOrDefault(runSpace)));
     if (!runSpace.empty() && space.name != runSpace)
         throw InputError("--space " + space.name + ": the run " + a.value("run") + " trained space '" + runSpace + "'");
     const std::string storage = a.value("storage", "float16");

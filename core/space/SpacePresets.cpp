@@ -36,4 +36,6 @@ DesignSpace loadSpace(const std::string& nameOrPath)
 
 const char* defaultSpaceName() { return "mcunet-fmnist"; }
 
+std::string spaceOrDefault(const std::string& nameOrPath) { return nameOrPath.empty() ? std::string(defaultSpaceName()) : nameOrPath; }
+
 }  // namespace tinyscope

@@ -16,5 +16,8 @@ DesignSpace loadSpace(const std::string& nameOrPath);
 // The space of the first-start workspace (workspace/Workspace.h: the first shipped one): what the
 // CLI searches, costs and evaluates without --space, and the space of a model given without one.
 const char* defaultSpaceName();                          // "mcunet-fmnist"
+// `nameOrPath`, or defaultSpaceName() when it is empty (a model given without a space): the one place
+// that says so.
+std::string spaceOrDefault(const std::string& nameOrPath);
 
 }  // namespace tinyscope

@@ -98,7 +98,7 @@ EvaluationRequest supernetRequest(const std::string& checkpoint)
     EvaluationRequest rq;
     rq.supernet = checkpoint;
     const std::string cardSpace = supernetCardSpace(checkpoint);
-    rq.space = presetSpace(cardSpace.empty() ? defaultSpaceName() : cardSpace);
+    rq.space = presetSpace(spaceOrDefault(cardSpace));
     return rq;
 }
 

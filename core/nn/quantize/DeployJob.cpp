@@ -23,7 +23,6 @@ std::vector<float> floats(const at::Tensor& t)
     return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
 }
 
-std::string spaceName(const std::string& space) { return space.empty() ? defaultSpaceName() : space; }
 
 Json floatsJson(const float (&v)[3]) { return Json::array({v[0], v[1], v[2]}); }
 
@@ -75,7 +74,7 @@ DeployResult deployTflite(const DeployRequest& rq, const JobControl& job)
     meta.config = m.subnet ? m.subnet->toJson() : Json(nullptr);
     meta.description = m.description + " — int8; written by tinyscope deploy";
     if (m.subnet) {
-        meta.extra["design_space"] = spaceName(rq.model.space);
+        meta.extra["design_space"] = spaceOrDefault(rq.model.space);
         meta.extra["batchnorm"] = m.batchNorm();
     }
     const TfliteModel t = writeTflite(rq.out, m.network, m.params, meta);
@@ -132,7 +131,7 @@ DeployCost deployCost(const PreparedModel& m, const std::string& space)
 {
     DeployCost c;
     if (m.subnet) {
-        const DesignSpace s = loadSpace(spaceName(space));
+        const DesignSpace s = loadSpace(spaceOrDefault(space));
         const CostSummary sum = CostModel(s).summary(*m.subnet);
         c.macs = sum.macs;
         c.peak_sram_bytes = sum.peak_activation_bytes;
@@ -153,7 +152,7 @@ DeployCost deployCost(const PreparedModel& m, const std::string& space)
 std::vector<std::string> deployLabels(const PreparedModel& m, const std::string& space)
 {
     std::vector<std::string> labels;
-    if (m.subnet) labels = loadSpace(spaceName(space)).class_names;
+    if (m.subnet) labels = loadSpace(spaceOrDefault(space)).class_names;
     if (static_cast<int>(labels.size()) != m.network.num_outputs) {
         labels.clear();
         for (int k = 0; k < m.network.num_outputs; ++k) labels.push_back(std::to_string(k));
@@ -182,7 +181,7 @@ std::vector<std::pair<std::string, std::string>> deployMetadata(const PreparedMo
         {"std", image ? floatsJson(norm.std).dump() : "null"},
         {"class_labels", Json(labels).dump()},
         {"subnet_config", m.subnet ? m.subnet->toJson().dump() : "null"},
-        {"design_space", m.subnet ? spaceName(space) : ""},
+        {"design_space", m.subnet ? spaceOrDefault(space) : ""},
         // A subnet's BatchNorm statistics, folded into the convs: re-calibrated on which images, or the checkpoint's.
         {"batchnorm", m.batchNorm()},
         {"macs", std::to_string(c.macs)},

@@ -44,7 +44,7 @@ std::vector<std::size_t> firstItems(std::size_t n, std::size_t limit)
     return items;
 }
 
-DesignSpace subnetSpace(const ModelSpec& spec) { return loadSpace(spec.space.empty() ? defaultSpaceName() : spec.space); }
+DesignSpace subnetSpace(const ModelSpec& spec) { return loadSpace(spaceOrDefault(spec.space)); }
 
 // A missing checkpoint is said before the calibration data is looked at.
 void requireCheckpoint(const ModelSpec& spec)
