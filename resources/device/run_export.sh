@@ -176,6 +176,21 @@ build_tinyengine_kernels() { # DIR: TinyEngine's kernels compiled against $GEN's
   rm -f "$tmp"/*.o "$tmp"/*.log "$tmp/jobs.txt"
 }
 
+# startup.c (vector table, reset handler, stack painting) with the program's architecture flags, into
+# $BUILD/startup.o: every program on the board links it.
+compile_startup() { # FLAGS...
+  arm-none-eabi-gcc "$@" -std=c11 -Wall -Wextra -I "$DEV/mps2-an500" -c "$DEV/mps2-an500/startup.c" -o "$BUILD/startup.o" \
+    2>"$BUILD/startup.log" || die "compile error in startup.c: $(grep -m1 error "$BUILD/startup.log")"
+}
+
+# A TinyEngine program (either path): every object in $BUILD and the kernel archive, linked with
+# TinyEngine's flags, link.ld and newlib's semihosting into ELF (map: $BUILD/link.map).
+link_tinyengine_program() { # ELF
+  arm-none-eabi-gcc "${CFLAGS_TE[@]}" --specs=rdimon.specs -nostartfiles -T "$DEV/mps2-an500/link.ld" \
+    -Wl,--gc-sections -Wl,-Map="$BUILD/link.map" -o "$1" "$BUILD"/*.o "$ARCHIVE" -lm 2>"$BUILD/link.log" \
+    || die_link "$BUILD/link.log"
+}
+
 # TinyEngine's kernels include the generated genInclude.h, so their objects are per model; an archive
 # built for the same genInclude.h (and the same flags and compiler) is reused, by either TinyEngine path.
 # Sets KEY, ARCHIVE and KERNEL_CACHE_HIT.
@@ -287,14 +302,9 @@ arm-none-eabi-gcc "${CFLAGS_TE[@]}" "${CFLAGS_OURS[@]}" "${INCS[@]}" -Wall -Wext
   -DTS_INPUT_BYTES="$TS_INPUT_BYTES" -DTS_NUM_CLASSES="$TS_NUM_CLASSES" \
   -c "$DEV/harness/harness_main.c" -o "$BUILD/harness_main.o" 2>"$BUILD/harness_main.log" \
   || die "compile error in harness_main.c: $(grep -m1 error "$BUILD/harness_main.log")"
-arm-none-eabi-gcc "${CFLAGS_TE[@]}" "${CFLAGS_OURS[@]}" -std=c11 -Wall -Wextra -I "$DEV/mps2-an500" \
-  -c "$DEV/mps2-an500/startup.c" -o "$BUILD/startup.o" 2>"$BUILD/startup.log" \
-  || die "compile error in startup.c: $(grep -m1 error "$BUILD/startup.log")"
+compile_startup "${CFLAGS_TE[@]}" "${CFLAGS_OURS[@]}"
 ELF=$BUILD/tinyengine_export.elf
-arm-none-eabi-gcc "${CFLAGS_TE[@]}" --specs=rdimon.specs -nostartfiles -T "$DEV/mps2-an500/link.ld" \
-  -Wl,--gc-sections -Wl,-Map="$BUILD/link.map" -o "$ELF" \
-  "$BUILD"/*.o "$ARCHIVE" -lm 2>"$BUILD/link.log" \
-  || die_link "$BUILD/link.log"
+link_tinyengine_program "$ELF"
 t1=$(now)
 COMPILE_S=$(elapsed "$t0" "$t1")
 # The kernel files the linker took from the archive = the kernels this model needs.

@@ -1,7 +1,7 @@
 # TensorFlow Lite Micro on the emulated Cortex-M7: the `tflm` (CMSIS-NN kernels) and `tflm-reference`
 # (TFLM's portable reference kernels) engines of `run_export.sh --tflite FILE --engine ENGINE WORKDIR`.
 # Sourced by run_export.sh, which sets TFLITE, WORK, BUILD, CACHE_ROOT, RT, DEV, ENGINE and the functions
-# die, die_link, now, elapsed, lock_entry, unlock_entry; engine_build sets ELF, CODEGEN_S, COMPILE_S, KERNEL_CACHE_HIT
+# die, die_link, compile_startup, now, elapsed, cached_folder; engine_build sets ELF, CODEGEN_S, COMPILE_S, KERNEL_CACHE_HIT
 # and writes $BUILD/engine_facts.json (docs/DEVICE_RUNNER.md "TFLM on the device").
 #
 # TFLM's Makefile downloads its toolchain and CMSIS-NN, so the runtime is compiled here, from
@@ -118,9 +118,7 @@ engine_build() {
     || die "compile error in tflm_main.cc: $(grep -m1 error "$BUILD/tflm_main.log")"
   (cd "$BUILD" && arm-none-eabi-gcc "${TFLM_ARCH[@]}" -c "$DEV/harness/tflm_model.S" -o "$BUILD/tflm_model.o" 2>"$BUILD/tflm_model.log") \
     || die "cannot assemble the model into flash: $(head -n1 "$BUILD/tflm_model.log")"
-  arm-none-eabi-gcc "${TFLM_ARCH[@]}" -O2 -ffunction-sections -fdata-sections -std=c11 -Wall -Wextra -I "$DEV/mps2-an500" \
-    -c "$DEV/mps2-an500/startup.c" -o "$BUILD/startup.o" 2>"$BUILD/startup.log" \
-    || die "compile error in startup.c: $(grep -m1 error "$BUILD/startup.log")"
+  compile_startup "${TFLM_ARCH[@]}" -O2 -ffunction-sections -fdata-sections
   ELF=$BUILD/tflm_model.elf
   arm-none-eabi-g++ "${TFLM_ARCH[@]}" --specs=rdimon.specs -nostartfiles -T "$DEV/mps2-an500/link.ld" \
     -Wl,--gc-sections -Wl,-Map="$BUILD/link.map" -o "$ELF" \

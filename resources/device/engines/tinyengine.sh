@@ -187,14 +187,9 @@ engine_build() {
     -DTS_INPUT_BYTES="$TS_INPUT_BYTES" -DTS_OUTPUT_BYTES="$TS_OUTPUT_BYTES" -DTS_ARENA_BYTES="$TS_ARENA_BYTES" \
     -c "$DEV/harness/tinyengine_infer_main.c" -o "$BUILD/tinyengine_infer_main.o" 2>"$BUILD/tinyengine_infer_main.log" \
     || die "compile error in tinyengine_infer_main.c: $(grep -m1 error "$BUILD/tinyengine_infer_main.log")"
-  arm-none-eabi-gcc "${CFLAGS_TE[@]}" "${CFLAGS_OURS[@]}" -Wall -Wextra -I "$DEV/mps2-an500" \
-    -c "$DEV/mps2-an500/startup.c" -o "$BUILD/startup.o" 2>"$BUILD/startup.log" \
-    || die "compile error in startup.c: $(grep -m1 error "$BUILD/startup.log")"
+  compile_startup "${CFLAGS_TE[@]}" "${CFLAGS_OURS[@]}"
   ELF=$BUILD/tinyengine_infer.elf
-  arm-none-eabi-gcc "${CFLAGS_TE[@]}" --specs=rdimon.specs -nostartfiles -T "$DEV/mps2-an500/link.ld" \
-    -Wl,--gc-sections -Wl,-Map="$BUILD/link.map" -o "$ELF" \
-    "$BUILD"/*.o "$ARCHIVE" -lm 2>"$BUILD/link.log" \
-    || die_link "$BUILD/link.log"
+  link_tinyengine_program "$ELF"
   t1=$(now)
   # shellcheck disable=SC2034  # read by run_export.sh
   COMPILE_S=$(elapsed "$t0" "$t1")
