@@ -15,7 +15,7 @@
 #include "BenchTiming.h"
 #include "FmaPeak.h"
 #include "nn/onednn/DepthwiseConv.h"
-#include "nn/onednn/OneDnnInfo.h"
+#include "nn/OneDnnInfo.h"
 #include "nn/onednn/StemConv.h"
 
 #include <dnnl.hpp>

@@ -28,7 +28,7 @@
 #include "nn/onednn/OneDnnInt8Plan.h"
 #include "nn/quantize/PostTrainingQuantizer.h"
 #include "zoo/SubnetNetwork.h"
-#include "nn/onednn/OneDnnInfo.h"
+#include "nn/OneDnnInfo.h"
 #include "nn/onednn/OneDnnSubnet.h"
 #include "nn/supernet/Supernet.h"
 #include "nn/TorchRuntime.h"

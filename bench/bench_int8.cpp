@@ -10,7 +10,7 @@
 #include "PythonBaseline.h"
 #include "graph/ForwardLowering.h"
 #include "nn/TorchRuntime.h"
-#include "nn/onednn/OneDnnInfo.h"
+#include "nn/OneDnnInfo.h"
 #include "nn/onednn/OneDnnInt8Accumulator.h"
 #include "nn/onednn/OneDnnInt8Plan.h"
 #include "nn/onednn/OneDnnSubnet.h"

@@ -24,6 +24,9 @@
 
 namespace tinyscope::test {
 
+// The lab's VWW supernet checkpoint (perturbed weights) in ../shared.
+inline constexpr const char* kVwwCkpt = "reference/mcunet-vww/ofa_mcunet384_vww_seed0_perturbed.pth";
+
 inline QString systemPython3()
 {
     return QFileInfo::exists(QStringLiteral("/usr/bin/python3")) ? QStringLiteral("/usr/bin/python3") : QStringLiteral("python3");

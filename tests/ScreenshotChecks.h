@@ -9,7 +9,7 @@
 
 #include "data/ImageDataset.h"
 #include "io/JsonFile.h"
-#include "nn/measure/EvaluationJob.h"
+#include "nn/accuracy/EvaluationJob.h"
 #include "tour/Tour.h"
 #include "workspace/ShippedModels.h"
 

@@ -8,6 +8,8 @@
 #include <QString>
 #include <QtTest>
 
+#include "SuiteRegistry.h"
+
 #include <algorithm>
 #include <functional>
 #include <string>
@@ -23,6 +25,9 @@ inline std::string sharedPath(const char* relative) { return (sharedDir() + QLat
 inline bool haveShared() { return QFileInfo::exists(sharedDir() + QStringLiteral("/reference")); }
 inline QString tinyscopeBinary() { return QStringLiteral(TINYSCOPE_BINARY); }
 inline QString sourceDir() { return QStringLiteral(TINYSCOPE_SOURCE_DIR); }
+// A file of ../shared/reference/tinyengine (MIT's graph, params and reference outputs).
+inline std::string tinyengineRef(const char* relative) { return sharedPath((std::string("reference/tinyengine/") + relative).c_str()); }
+inline QString tinyengineRefPath(const char* relative) { return QString::fromStdString(tinyengineRef(relative)); }
 
 // The message of the exception `f` throws, or "<no error>".
 inline std::string errorOf(const std::function<void()>& f)
@@ -34,6 +39,20 @@ inline std::string errorOf(const std::function<void()>& f)
     }
     return "<no error>";
 }
+
+// Sets an environment variable for a scope; the old value (or its absence) comes back after.
+struct EnvOverride {
+    QByteArray name, old;
+    bool had;
+    EnvOverride(const char* n, const QString& value) : name(n), old(qgetenv(n)), had(qEnvironmentVariableIsSet(n)) { qputenv(n, value.toLocal8Bit()); }
+    ~EnvOverride()
+    {
+        if (had) qputenv(name.constData(), old);
+        else qunsetenv(name.constData());
+    }
+    EnvOverride(const EnvOverride&) = delete;
+    EnvOverride& operator=(const EnvOverride&) = delete;
+};
 
 // `tinyscope ARGS` as a user runs it: exit code (-1 on timeout, -2 on a crash), stdout, stderr.
 struct CliRun {
@@ -52,6 +71,8 @@ inline CliRun runTinyscope(const QStringList& args, int timeoutMs = 300000)
     return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2, p.readAllStandardOutput().toStdString(),
             p.readAllStandardError().toStdString()};
 }
+// The same, bounded at two minutes: a hang is named well before the suite's own limit.
+inline CliRun runCli(const QStringList& args) { return runTinyscope(args, 120000); }
 
 inline int lineCount(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 

@@ -51,14 +51,14 @@ def main():
         env.update(kv.split("=", 1) for kv in props.get("ENVIRONMENT", []))
         cwd = props.get("WORKING_DIRECTORY", a.build)
         cmd = t["command"]
-        names = subprocess.run(cmd[:1] + ["-functions"], capture_output=True, text=True, env=env, cwd=cwd).stdout.split()
+        names = subprocess.run(cmd + ["-functions"], capture_output=True, text=True, env=env, cwd=cwd).stdout.split()
         functions = [f[:-2] for f in names if f.endswith("()")]
         first = NEEDS.get(t["name"])
-        base = run(cmd[:1] + [first], env, cwd)[0] if first else 0.0
+        base = run(cmd + [first], env, cwd)[0] if first else 0.0
         total_cpu = total_wall = 0.0
         for f in functions:
             after = first is not None and f != first
-            cpu, wall, code, out = run(cmd[:1] + ([first, f] if after else [f]), env, cwd)
+            cpu, wall, code, out = run(cmd + ([first, f] if after else [f]), env, cwd)
             if after:
                 cpu = max(0.0, cpu - base)
             result = "ok" if code == 0 else f"FAILED ({code})"

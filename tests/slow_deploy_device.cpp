@@ -88,6 +88,25 @@ void barsHoldTheRunsBytes(const ui::TfliteDeviceView& v, const BoardProfile& boa
 
 class SlowDeployDevice : public QObject {
     Q_OBJECT
+public:
+    // The offscreen screen is 800×600 unless configured: here a 1280×720 one, so the dialog fits the
+    // screen the screenshot is about (as tinyscope-screenshots --fit does). Qt Test calls this
+    // before it makes the application.
+    static void initMain()
+    {
+        const char* platform = std::getenv("QT_QPA_PLATFORM");
+        static QTemporaryDir config;
+        if (!platform || QByteArray(platform) == "offscreen") {
+            const QString path = config.path() + QStringLiteral("/screen.json");
+            QFile f(path);
+            if (f.open(QIODevice::WriteOnly)) {
+                f.write("{\"screens\": [{\"name\": \"s\", \"x\": 0, \"y\": 0, \"width\": 1280, \"height\": 720, "
+                        "\"logicalDpi\": 96, \"logicalBaseDpi\": 96, \"dpr\": 1}]}\n");
+                f.close();
+                qputenv("QT_QPA_PLATFORM", ("offscreen:configfile=" + path).toLocal8Bit());
+            }
+        }
+    }
 
 private Q_SLOTS:
     // A design-space subnet: TFLM + CMSIS-NN runs it; TinyEngine's generator refuses the SE gate.
@@ -175,25 +194,5 @@ private Q_SLOTS:
     }
 };
 
-// The offscreen screen is 800×600 unless configured: here a 1280×720 one, so the dialog fits the
-// screen the screenshot is about (as tinyscope-screenshots --fit does).
-int main(int argc, char** argv)
-{
-    const char* platform = std::getenv("QT_QPA_PLATFORM");
-    QTemporaryDir config;
-    if (!platform || QByteArray(platform) == "offscreen") {
-        const QString path = config.path() + QStringLiteral("/screen.json");
-        QFile f(path);
-        if (f.open(QIODevice::WriteOnly)) {
-            f.write("{\"screens\": [{\"name\": \"s\", \"x\": 0, \"y\": 0, \"width\": 1280, \"height\": 720, "
-                    "\"logicalDpi\": 96, \"logicalBaseDpi\": 96, \"dpr\": 1}]}\n");
-            f.close();
-            qputenv("QT_QPA_PLATFORM", ("offscreen:configfile=" + path).toLocal8Bit());
-        }
-    }
-    QApplication app(argc, argv);
-    SlowDeployDevice t;
-    return QTest::qExec(&t, argc, argv);
-}
-
+QTEST_MAIN(SlowDeployDevice)
 #include "slow_deploy_device.moc"

@@ -26,7 +26,6 @@ using namespace tinyscope;
 
 namespace {
 
-const char* kVwwCkpt = "reference/mcunet-vww/ofa_mcunet384_vww_seed0_perturbed.pth";
 
 // A folder of `classes` class sub-folders with `perClass` PNGs of side `side`, grey or in colour.
 QString imageFolder(const QString& root, const QString& name, int classes, int perClass, int side, bool colour)
@@ -65,7 +64,7 @@ class TestCalibrationCli : public QObject {
 private Q_SLOTS:
     void initTestCase()
     {
-        ckpt = QString::fromStdString(test::sharedPath(kVwwCkpt));
+        ckpt = QString::fromStdString(test::sharedPath(test::kVwwCkpt));
         vwwImages = imageFolder(tmp.path(), QStringLiteral("vww"), 2, 3, 64, true);      // the VWW task: 2 classes, colour
         clothes = imageFolder(tmp.path(), QStringLiteral("clothes"), 10, 1, 28, false);  // the Fashion-MNIST task
         greyTwo = imageFolder(tmp.path(), QStringLiteral("grey-two"), 2, 2, 64, false);

@@ -81,7 +81,7 @@ struct ZipFile {
     }
 };
 
-TensorRef ref(const std::string& key, std::int64_t storageNumel, std::vector<std::int64_t> shape, std::vector<std::int64_t> stride,
+TensorRef tensorRef(const std::string& key, std::int64_t storageNumel, std::vector<std::int64_t> shape, std::vector<std::int64_t> stride,
               std::int64_t offset = 0)
 {
     TensorRef t;
@@ -109,7 +109,7 @@ std::string checkpointOf(const std::vector<std::pair<std::string, TensorRef>>& t
 
 std::string floats(std::initializer_list<float> v) { return std::string(reinterpret_cast<const char*>(v.begin()), v.size() * sizeof(float)); }
 
-std::string errorOf(const std::function<void()>& f) { return test::errorOf(f); }
+using test::errorOf;
 
 }  // namespace
 
@@ -160,7 +160,7 @@ private Q_SLOTS:
 
     void zipSizesAreCheckedBeforeExtraction()
     {
-        const TensorRef four = ref("0", 4, {4}, {1});
+        const TensorRef four = tensorRef("0", 4, {4}, {1});
         // A storage record that declares 1 GiB from a deflated kilobyte.
         std::string z = ZipFile().add("data.pkl", "\x80\x02}.").add("data/0", std::string(1000, 'x'), true, std::int64_t(1) << 30).add("version", "3\n").bytes();
         std::string msg = errorOf([&] { readCheckpointBytes(z, "inflated.pth"); });
@@ -188,13 +188,13 @@ private Q_SLOTS:
             const char* expect;
         } cases[] = {
             // A view of 2^60 elements over one float (stride 0): .contiguous() would need 4 EiB.
-            {ref("0", 1, {std::int64_t(1) << 40, std::int64_t(1) << 20}, {0, 0}), "the tensors need more than 2147483648 bytes"},
+            {tensorRef("0", 1, {std::int64_t(1) << 40, std::int64_t(1) << 20}, {0, 0}), "the tensors need more than 2147483648 bytes"},
             // shape x stride products beyond int64 (signed overflow before).
-            {ref("0", 1, {std::int64_t(1) << 40, std::int64_t(1) << 40}, {std::int64_t(1) << 40, 1}), "has more elements than 2^63"},
-            {ref("0", 1, {2, 2}, {std::int64_t(1) << 40, std::int64_t(1) << 40}), "reaches past its storage of 1 elements"},
-            {ref("0", 1, {std::int64_t(1) << 30, 3}, {std::int64_t(1) << 40, std::int64_t(1) << 40}), "overflows"},
+            {tensorRef("0", 1, {std::int64_t(1) << 40, std::int64_t(1) << 40}, {std::int64_t(1) << 40, 1}), "has more elements than 2^63"},
+            {tensorRef("0", 1, {2, 2}, {std::int64_t(1) << 40, std::int64_t(1) << 40}), "reaches past its storage of 1 elements"},
+            {tensorRef("0", 1, {std::int64_t(1) << 30, 3}, {std::int64_t(1) << 40, std::int64_t(1) << 40}), "overflows"},
             // A storage declaring 2^62 float32 elements: 2^64 bytes.
-            {ref("0", std::int64_t(1) << 62, {1}, {1}), "more than 2^63 bytes"},
+            {tensorRef("0", std::int64_t(1) << 62, {1}, {1}), "more than 2^63 bytes"},
         };
         for (const Case& c : cases) {
             const std::string z = checkpointOf({{"head.weight", c.t}}, {{"0", one}});
@@ -202,7 +202,7 @@ private Q_SLOTS:
             QVERIFY2(msg.contains(QStringLiteral("forged.pth: tensor 'head.weight'")) && msg.contains(QLatin1String(c.expect)), qPrintable(msg));
         }
         // Two tensors viewing one storage (tied weights) read, each its part.
-        Checkpoint tied = readCheckpointBytes(checkpointOf({{"a", ref("0", 4, {2}, {1})}, {"b", ref("0", 4, {2}, {1}, 2)}, {"c", ref("0", 4, {2, 2}, {1, 2})}},
+        Checkpoint tied = readCheckpointBytes(checkpointOf({{"a", tensorRef("0", 4, {2}, {1})}, {"b", tensorRef("0", 4, {2}, {1}, 2)}, {"c", tensorRef("0", 4, {2, 2}, {1, 2})}},
                                                            {{"0", floats({1, 2, 3, 4})}}),
                                               "tied.pth");
         QCOMPARE(tied.state_dict[1].second[1].item<float>(), 4.0f);
@@ -319,7 +319,7 @@ private Q_SLOTS:
             copy.front().second.view({-1})[5] = std::numeric_limits<float>::quiet_NaN();
             saveStateDict(path("nan.pth"), copy, true);
         }
-        writeFileAtomic(path("forged.pth"), checkpointOf({{sd.front().first, ref("0", 1, {std::int64_t(1) << 40, std::int64_t(1) << 20}, {0, 0})}},
+        writeFileAtomic(path("forged.pth"), checkpointOf({{sd.front().first, tensorRef("0", 1, {std::int64_t(1) << 40, std::int64_t(1) << 20}, {0, 0})}},
                                                          {{"0", floats({1})}}));
         writeFileAtomic(path("bomb.pth"), ZipFile().add("data.pkl", "\x80\x02" + std::string(4'000'000, 'N') + ".", true).add("version", "3\n").bytes());
         writeFileAtomic(path("hostile.pth"), ZipFile().add("data.pkl", test::hostilePickles(marker).front().bytes).add("version", "3\n").bytes());

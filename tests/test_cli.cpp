@@ -14,8 +14,6 @@ using namespace tinyscope;
 
 namespace {
 using Run = test::CliRun;
-Run run(const QStringList& args) { return test::runTinyscope(args, 120000); }
-int lines(const std::string& s) { return test::lineCount(s); }
 }  // namespace
 
 class TestCli : public QObject {
@@ -35,7 +33,7 @@ private Q_SLOTS:
 
     void costJsonOfOneSubnet()
     {
-        Run r = run({QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--json"), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
+        Run r = test::runCli({QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--json"), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
         QCOMPARE(r.code, 0);
         Json j = Json::parse(r.out);
         QVERIFY(j.is_object());
@@ -52,7 +50,7 @@ private Q_SLOTS:
     {
         REQUIRE_SHARED();
         Json ref = readJsonFile(test::sharedPath("reference/mcunet-vww/cost_reference.json"));
-        Run r = run({QStringLiteral("cost"), QStringLiteral("--random"), QStringLiteral("10"), QStringLiteral("--seed"),
+        Run r = test::runCli({QStringLiteral("cost"), QStringLiteral("--random"), QStringLiteral("10"), QStringLiteral("--seed"),
                      QStringLiteral("0"), QStringLiteral("--json"), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
         QCOMPARE(r.code, 0);
         Json j = Json::parse(r.out);
@@ -70,14 +68,14 @@ private Q_SLOTS:
     {
         std::string cfg = (tmp.path() + QStringLiteral("/max.json")).toStdString();
         writeFileAtomic(cfg, R"({"wid": 1, "ks": [7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7], "e": [6,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6], "d": [2,2,2,2,2,2], "image_size": 96})");
-        Run r = run({QStringLiteral("cost"), QString::fromStdString(cfg), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
+        Run r = test::runCli({QStringLiteral("cost"), QString::fromStdString(cfg), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
         QCOMPARE(r.code, 0);
         QVERIFY2(r.out.find("79.416432 M") != std::string::npos, r.out.c_str());
         QVERIFY(r.out.find("270.00 KB") != std::string::npos);
         QVERIFY(r.out.find("2,478,862") != std::string::npos);
-        Run same = run({QStringLiteral("cost"), QStringLiteral("--max"), QStringLiteral("--resolution"), QStringLiteral("96"), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
+        Run same = test::runCli({QStringLiteral("cost"), QStringLiteral("--max"), QStringLiteral("--resolution"), QStringLiteral("96"), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
         QCOMPARE(same.out, r.out);
-        Run many = run({QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--max"), QStringLiteral("--json"), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
+        Run many = test::runCli({QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--max"), QStringLiteral("--json"), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
         QVERIFY(Json::parse(many.out).is_array());
     }
 
@@ -86,11 +84,11 @@ private Q_SLOTS:
         // The lab's draw: title with the subnet's own MACs and peak SRAM, one node per active block
         // coloured by kernel size, the peak-SRAM block outlined; the format follows the suffix.
         auto file = [this](const char* name) { return tmp.path() + QLatin1Char('/') + QLatin1String(name); };
-        Run j = run({QStringLiteral("cost"), QStringLiteral("--max"), QStringLiteral("--json"), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
+        Run j = test::runCli({QStringLiteral("cost"), QStringLiteral("--max"), QStringLiteral("--json"), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
         QCOMPARE(j.code, 0);
         const Json cost = Json::parse(j.out);
         for (const char* name : {"max.dot", "max.svg", "max.png"}) {
-            Run r = run({QStringLiteral("cost"), QStringLiteral("--max"), QStringLiteral("--diagram"), file(name), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
+            Run r = test::runCli({QStringLiteral("cost"), QStringLiteral("--max"), QStringLiteral("--diagram"), file(name), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
             QCOMPARE(r.code, 0);
             QVERIFY2(r.out.rfind("wrote " + file(name).toStdString() + "\n", 0) == 0, r.out.c_str());
         }
@@ -112,7 +110,7 @@ private Q_SLOTS:
         const std::string png = readFileBytes(file("max.png").toStdString());
         QVERIFY(png.rfind("\x89PNG\r\n", 0) == 0);
         // --json stays parseable with --diagram: nothing but the JSON on stdout.
-        Run both = run({QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--json"), QStringLiteral("--diagram"), file("min.gv"), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
+        Run both = test::runCli({QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--json"), QStringLiteral("--diagram"), file("min.gv"), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
         QCOMPARE(both.code, 0);
         QCOMPARE(Json::parse(both.out)["macs"].get<long long>(), 8302128LL);
         QVERIFY(readFileBytes(file("min.gv").toStdString()).rfind("digraph subnet {", 0) == 0);
@@ -122,29 +120,29 @@ private Q_SLOTS:
     {
         std::string cfg = (tmp.path() + QStringLiteral("/min.json")).toStdString();
         writeFileAtomic(cfg, R"({"wid": 0, "ks": [3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3], "e": [3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3], "d": [0,0,0,0,0,0], "image_size": 96})");
-        Run r = run({QStringLiteral("encode"), QString::fromStdString(cfg), QStringLiteral("--json"), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
+        Run r = test::runCli({QStringLiteral("encode"), QString::fromStdString(cfg), QStringLiteral("--json"), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
         QCOMPARE(r.code, 0);
         Json j = Json::parse(r.out);
         QCOMPARE(j["one_hot_indices"].get<std::vector<int>>(),
                  (std::vector<int>{0, 5, 8, 17, 20, 29, 32, 41, 44, 53, 56, 65, 68, 77, 80, 89, 92, 101, 104, 113, 116, 125}));
         QCOMPARE(j["bits"].get<std::string>().size(), std::size_t(128));
-        Run d = run({QStringLiteral("decode"), QString::fromStdString(j["bits"].get<std::string>()), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
+        Run d = test::runCli({QStringLiteral("decode"), QString::fromStdString(j["bits"].get<std::string>()), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
         QCOMPARE(d.code, 0);
         Json c = Json::parse(d.out);
         QCOMPARE(c["wid"].get<int>(), 0);
         QCOMPARE(c["d"].get<std::vector<int>>(), (std::vector<int>{0, 0, 0, 0, 0, 1}));
         QCOMPARE(c["ks"][2].get<int>(), 0);   // inactive block
-        Run d2 = run({QStringLiteral("decode"), QStringLiteral("--indices"), QStringLiteral("0,5,8,17,20,29,32,41,44,53,56,65,68,77,80,89,92,101,104,113,116,125"), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
+        Run d2 = test::runCli({QStringLiteral("decode"), QStringLiteral("--indices"), QStringLiteral("0,5,8,17,20,29,32,41,44,53,56,65,68,77,80,89,92,101,104,113,116,125"), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
         QCOMPARE(d2.out, d.out);
     }
 
     void spaceShow()
     {
-        Run r = run({QStringLiteral("space"), QStringLiteral("show"), QStringLiteral("mcunet-vww")});
+        Run r = test::runCli({QStringLiteral("space"), QStringLiteral("show"), QStringLiteral("mcunet-vww")});
         QCOMPARE(r.code, 0);
         QVERIFY(r.out.find("mcunet-vww") != std::string::npos);
         QVERIFY(r.out.find("128 dims") != std::string::npos);
-        Run j = run({QStringLiteral("space"), QStringLiteral("show"), QStringLiteral("mcunet-vww"), QStringLiteral("--json")});
+        Run j = test::runCli({QStringLiteral("space"), QStringLiteral("show"), QStringLiteral("mcunet-vww"), QStringLiteral("--json")});
         QCOMPARE(Json::parse(j.out)["n_classes"].get<int>(), 2);
     }
 
@@ -152,13 +150,13 @@ private Q_SLOTS:
     // workspace (space/SpacePresets.h, defaultSpaceName).
     void theDefaultSpaceIsFashionMnist()
     {
-        Run show = run({QStringLiteral("space"), QStringLiteral("show")});
+        Run show = test::runCli({QStringLiteral("space"), QStringLiteral("show")});
         QCOMPARE(show.code, 0);
         QVERIFY2(show.out.rfind("mcunet-fmnist (mcunet)\n", 0) == 0, show.out.c_str());
         QVERIFY(show.out.find("126 dims") != std::string::npos);
-        Run cost = run({QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--json")});
+        Run cost = test::runCli({QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--json")});
         QCOMPARE(cost.code, 0);
-        Run named = run({QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--json"), QStringLiteral("--space"), QStringLiteral("mcunet-fmnist")});
+        Run named = test::runCli({QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--json"), QStringLiteral("--space"), QStringLiteral("mcunet-fmnist")});
         QCOMPARE(cost.out, named.out);
         const Json j = Json::parse(cost.out);
         QCOMPARE(j["config"]["image_size"].get<int>(), 28);   // the smallest Fashion-MNIST resolution
@@ -193,10 +191,10 @@ private Q_SLOTS:
              "x.pdf: unknown drawing format '.pdf' (use .svg, .png or .dot)"},
         };
         for (const Case& c : cases) {
-            Run r = run(c.args);
+            Run r = test::runCli(c.args);
             QVERIFY2(r.code == 2, qPrintable(c.args.join(QLatin1Char(' ')) + QStringLiteral(" exit %1").arg(r.code)));
             QVERIFY2(r.err.find(c.expect) != std::string::npos, r.err.c_str());
-            QCOMPARE(lines(r.err), 1);
+            QCOMPARE(test::lineCount(r.err), 1);
             QVERIFY(r.out.empty());
         }
     }
@@ -211,10 +209,10 @@ private Q_SLOTS:
             {{"finetune", "--model", "mcunet-5fps", "--epochs", "1", "--epochs", "50"}, "--epochs"},
         };
         for (const auto& [args, option] : cases) {
-            const Run r = run(args);
+            const Run r = test::runCli(args);
             QVERIFY2(r.code == 2, qPrintable(args.join(QLatin1Char(' ')) + QStringLiteral(" exit %1").arg(r.code)));
             QVERIFY2(r.err.find("option " + option + " is given twice; give it once") != std::string::npos, r.err.c_str());
-            QCOMPARE(lines(r.err), 1);
+            QCOMPARE(test::lineCount(r.err), 1);
             QVERIFY(r.out.empty());
         }
     }
@@ -244,10 +242,10 @@ private Q_SLOTS:
              "--schemes: 'a/49kb' and 'b/49kb' would share the run folder 49kb"},
         };
         for (const Case& c : cases) {
-            const Run r = run(c.args);
+            const Run r = test::runCli(c.args);
             QVERIFY2(r.code == 2, qPrintable(c.args.join(QLatin1Char(' ')) + QStringLiteral(" exit %1: ").arg(r.code) + QString::fromStdString(r.err)));
             QVERIFY2(r.err.find(c.expect) != std::string::npos, r.err.c_str());
-            QCOMPARE(lines(r.err), 1);
+            QCOMPARE(test::lineCount(r.err), 1);
             QVERIFY(r.out.empty());
         }
         QVERIFY(!QFileInfo::exists(dir));   // refused before any work

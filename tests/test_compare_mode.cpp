@@ -1,6 +1,8 @@
 // Compare mode of the Design-space panel (issue 22): A pinned, B edited; exact costs and deltas of
 // both, predicted and measured top-1, A's diagram beside B's, chart axes fixed while comparing, and
 // compare mode ends when the space changes.
+#include "TestSupport.h"
+
 #include "AppState.h"
 #include "DesignSpacePanel.h"
 #include "MainWindow.h"

@@ -39,19 +39,9 @@ using namespace tinyscope;
 
 namespace {
 
-struct EnvOverride {
-    const char* name;
-    QByteArray old;
-    bool had;
-    EnvOverride(const char* n, const QString& value) : name(n), old(qgetenv(n)), had(qEnvironmentVariableIsSet(n)) { qputenv(n, value.toLocal8Bit()); }
-    ~EnvOverride()
-    {
-        if (had) qputenv(name, old);
-        else qunsetenv(name);
-    }
-};
+using test::EnvOverride;
 
-ModelSpec minSubnet()
+ModelSpec minFmnistSubnet()
 {
     const DesignSpace s = presetSpace("mcunet-fmnist");
     ModelSpec m;
@@ -123,7 +113,7 @@ private Q_SLOTS:
         if (shippedSupernetPath().empty()) QSKIP("the shipped supernet models/supernets/mcunet-fmnist.pth is absent");
         if (fashionMnistDir().empty()) QSKIP("dataset-fashion-mnist is not installed (the calibration images)");
         QTemporaryDir dir;
-        ui::DeployDialog d(minSubnet());
+        ui::DeployDialog d(minFmnistSubnet());
         d.show();
         QVERIFY(!d.runOnDeviceShown());   // nothing written yet
         d.runOnDevice();                  // a no-op without a TFLite file

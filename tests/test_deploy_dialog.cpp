@@ -25,7 +25,7 @@
 #include "data/ImageDataset.h"
 #include "deploy/TinyEngineTfliteCodegen.h"
 #include "io/Text.h"
-#include "nn/measure/EvaluationJob.h"
+#include "nn/accuracy/EvaluationJob.h"
 #include "space/ArchSampler.h"
 #include "space/SpacePresets.h"
 #include "workspace/ShippedModels.h"
@@ -67,7 +67,7 @@ ModelSpec minSubnet()
     return m;
 }
 
-void screenshot(QWidget& w, const char* name)
+void saveScreenshot(QWidget& w, const char* name)
 {
     QDir().mkpath(QStringLiteral("screenshots"));
     QCoreApplication::processEvents();
@@ -156,7 +156,7 @@ private Q_SLOTS:
         QCOMPARE(d.memory()->file_bytes, static_cast<std::int64_t>(QFileInfo(out).size()));
         QVERIFY(d.fileFlashBar()->used() > cost.flash_bytes);
         QCOMPARE(d.fileFlashBar()->capacity(), std::int64_t(1048576));
-        screenshot(d, "deploy-dialog-tflite.png");
+        saveScreenshot(d, "deploy-dialog-tflite.png");
 
         if (!enginesHere()) {
             // Without the runtimes each engine is a row saying why, not an error.
@@ -304,7 +304,7 @@ private Q_SLOTS:
                  qPrintable(status));
         QVERIFY(!QFileInfo::exists(out));
         d.show();
-        screenshot(d, "deploy-dialog-vww-refused.png");
+        saveScreenshot(d, "deploy-dialog-vww-refused.png");
         d.setBnImages(0);
         d.deploy();
         QVERIFY(d.waitForIdle(120000));

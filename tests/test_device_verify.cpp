@@ -19,16 +19,7 @@ using namespace tinyscope;
 namespace {
 
 // Sets an environment variable for the scope of a test, restoring it after.
-struct EnvOverride {
-    QByteArray name, old;
-    bool had;
-    EnvOverride(const char* n, const QString& value) : name(n), old(qgetenv(n)), had(qEnvironmentVariableIsSet(n)) { qputenv(n, value.toLocal8Bit()); }
-    ~EnvOverride()
-    {
-        if (had) qputenv(name.constData(), old);
-        else qunsetenv(name.constData());
-    }
-};
+using test::EnvOverride;
 
 QPushButton* button(QWidget& w, const QString& text)
 {

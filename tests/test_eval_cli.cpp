@@ -5,7 +5,7 @@
 #include "data/ImageDataset.h"
 #include "io/AtomicFile.h"
 #include "io/JsonFile.h"
-#include "nn/measure/EvaluationJob.h"
+#include "nn/accuracy/EvaluationJob.h"
 #include "nn/supernet/Supernet.h"
 #include "space/ArchSampler.h"
 #include "space/PyRandom.h"

@@ -9,7 +9,6 @@ using namespace tinyscope;
 
 namespace {
 
-QString ref(const char* rel) { return QString::fromStdString(test::sharedPath((std::string("reference/tinyengine/") + rel).c_str())); }
 
 }  // namespace
 
@@ -20,8 +19,8 @@ private Q_SLOTS:
     void inspectReportsTheRealGraph()
     {
         REQUIRE_SHARED();
-        const test::CliRun r = test::runTinyscope({QStringLiteral("inspect"), ref("49kb-int8-graph.json"), QStringLiteral("--params"),
-                                                   ref("full-int8-params.pkl"), QStringLiteral("--json")});
+        const test::CliRun r = test::runTinyscope({QStringLiteral("inspect"), test::tinyengineRefPath("49kb-int8-graph.json"), QStringLiteral("--params"),
+                                                   test::tinyengineRefPath("full-int8-params.pkl"), QStringLiteral("--json")});
         QVERIFY2(r.code == 0, r.err.c_str());
         const Json j = Json::parse(r.out);
         QCOMPARE(j["ops"].get<int>(), 423);
@@ -38,12 +37,12 @@ private Q_SLOTS:
         // Params without scales: the checker says the QAS scales are missing.
         QCOMPARE(j["findings"].size(), std::size_t(1));
         QCOMPARE(j["findings"][0]["rule"].get<std::string>(), std::string("missing-scales"));
-        const test::CliRun withScales = test::runTinyscope({QStringLiteral("inspect"), ref("49kb-int8-graph.json"), QStringLiteral("--params"),
-                                                            ref("full-int8-params.pkl"), QStringLiteral("--scales"), ref("scale.json"), QStringLiteral("--json")});
+        const test::CliRun withScales = test::runTinyscope({QStringLiteral("inspect"), test::tinyengineRefPath("49kb-int8-graph.json"), QStringLiteral("--params"),
+                                                            test::tinyengineRefPath("full-int8-params.pkl"), QStringLiteral("--scales"), test::tinyengineRefPath("scale.json"), QStringLiteral("--json")});
         QVERIFY2(withScales.code == 0, withScales.err.c_str());
         QCOMPARE(Json::parse(withScales.out)["findings"].size(), std::size_t(0));
         // The text form names the scheme.
-        const test::CliRun t = test::runTinyscope({QStringLiteral("inspect"), ref("49kb-int8-graph.json")});
+        const test::CliRun t = test::runTinyscope({QStringLiteral("inspect"), test::tinyengineRefPath("49kb-int8-graph.json")});
         QVERIFY2(t.code == 0, t.err.c_str());
         QVERIFY(t.out.find("n_bias_update 20, manual_weight_idx [24,27,30], weight_update_ratio [1/4,1/2,1/2]") != std::string::npos);
     }
@@ -68,12 +67,12 @@ private Q_SLOTS:
         QTemporaryDir dir;
         const QString out = dir.path() + QStringLiteral("/out");
         const test::CliRun r = test::runTinyscope({QStringLiteral("export"), QStringLiteral("--model"), QStringLiteral("mcunet-5fps"), QStringLiteral("--params"),
-                                                   ref("full-int8-params.pkl"), QStringLiteral("--scheme"), QStringLiteral("mcunet-5fps/49kb"),
+                                                   test::tinyengineRefPath("full-int8-params.pkl"), QStringLiteral("--scheme"), QStringLiteral("mcunet-5fps/49kb"),
                                                    QStringLiteral("--out"), out, QStringLiteral("--name"), QStringLiteral("49kb-int8"), QStringLiteral("--strict")});
         QVERIFY2(r.code == 0, r.err.c_str());
         QVERIFY(r.out.find("checker (§9): no findings") != std::string::npos);
         for (const char* f : {"/49kb-int8-graph.json", "/49kb-int8-params.pkl", "/scale.json"}) QVERIFY(QFileInfo::exists(out + QLatin1String(f)));
-        QCOMPARE(readJsonFile((out + QStringLiteral("/49kb-int8-graph.json")).toStdString()), readJsonFile(ref("49kb-int8-graph.json").toStdString()));
+        QCOMPARE(readJsonFile((out + QStringLiteral("/49kb-int8-graph.json")).toStdString()), readJsonFile(test::tinyengineRefPath("49kb-int8-graph.json").toStdString()));
         // Re-open what we wrote, with its params and scales.
         const test::CliRun i = test::runTinyscope({QStringLiteral("inspect"), out + QStringLiteral("/49kb-int8-graph.json"), QStringLiteral("--params"),
                                                    out + QStringLiteral("/49kb-int8-params.pkl"), QStringLiteral("--scales"), out + QStringLiteral("/scale.json"),
@@ -83,7 +82,7 @@ private Q_SLOTS:
         // A scheme the kernels do not cover: --strict refuses and writes nothing.
         const QString out2 = dir.path() + QStringLiteral("/strict");
         const test::CliRun s = test::runTinyscope({QStringLiteral("export"), QStringLiteral("--model"), QStringLiteral("mcunet-5fps"), QStringLiteral("--params"),
-                                                   ref("full-int8-params.pkl"), QStringLiteral("--scheme"), QStringLiteral("full"), QStringLiteral("--out"), out2,
+                                                   test::tinyengineRefPath("full-int8-params.pkl"), QStringLiteral("--scheme"), QStringLiteral("full"), QStringLiteral("--out"), out2,
                                                    QStringLiteral("--strict")});
         QCOMPARE(s.code, 2);
         QVERIFY(s.out.find("depthwise-weight-update") != std::string::npos);
@@ -91,13 +90,13 @@ private Q_SLOTS:
         QVERIFY(QDir(out2).entryList(QDir::Files | QDir::Hidden).isEmpty());
         // Faithful form.
         const test::CliRun f = test::runTinyscope({QStringLiteral("export"), QStringLiteral("--model"), QStringLiteral("mcunet-5fps"), QStringLiteral("--params"),
-                                                   ref("full-int8-params.pkl"), QStringLiteral("--scheme"), QStringLiteral("mcunet-5fps/49kb"), QStringLiteral("--out"),
+                                                   test::tinyengineRefPath("full-int8-params.pkl"), QStringLiteral("--scheme"), QStringLiteral("mcunet-5fps/49kb"), QStringLiteral("--out"),
                                                    dir.path() + QStringLiteral("/faithful"), QStringLiteral("--mode"), QStringLiteral("faithful"), QStringLiteral("--json")});
         QVERIFY2(f.code == 0, f.err.c_str());
         QCOMPARE(Json::parse(f.out)["mode"].get<std::string>(), std::string("faithful"));
         // A board: bias-only:41 needs 713,736 B of SRAM, more than the F746's 320 KB; --strict refuses.
         const test::CliRun b = test::runTinyscope({QStringLiteral("export"), QStringLiteral("--model"), QStringLiteral("mcunet-5fps"), QStringLiteral("--params"),
-                                                   ref("full-int8-params.pkl"), QStringLiteral("--scheme"), QStringLiteral("bias-only:41"), QStringLiteral("--out"),
+                                                   test::tinyengineRefPath("full-int8-params.pkl"), QStringLiteral("--scheme"), QStringLiteral("bias-only:41"), QStringLiteral("--out"),
                                                    dir.path() + QStringLiteral("/board"), QStringLiteral("--board"), QStringLiteral("stm32f746"), QStringLiteral("--json")});
         QVERIFY2(b.code == 0, b.err.c_str());
         const Json bj = Json::parse(b.out);
@@ -105,7 +104,7 @@ private Q_SLOTS:
         QCOMPARE(bj["board_use"]["sram_bytes"].get<long long>(), 713736LL);
         QCOMPARE(bj["board_fits"].get<bool>(), false);
         const test::CliRun bs = test::runTinyscope({QStringLiteral("export"), QStringLiteral("--model"), QStringLiteral("mcunet-5fps"), QStringLiteral("--params"),
-                                                    ref("full-int8-params.pkl"), QStringLiteral("--scheme"), QStringLiteral("bias-only:41"), QStringLiteral("--out"),
+                                                    test::tinyengineRefPath("full-int8-params.pkl"), QStringLiteral("--scheme"), QStringLiteral("bias-only:41"), QStringLiteral("--out"),
                                                     out2, QStringLiteral("--board"), QStringLiteral("stm32f746"), QStringLiteral("--strict")});
         QCOMPARE(bs.code, 2);
         QVERIFY2(bs.out.find("board-sram: stm32f746 (cortex-m7): training needs 713,736 B") != std::string::npos, bs.out.c_str());
@@ -125,7 +124,7 @@ private Q_SLOTS:
         REQUIRE_SHARED();
         if (!QFileInfo::exists(QStringLiteral("/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz"))) QSKIP("dataset-fashion-mnist is not installed");
         const test::CliRun r = test::runTinyscope({QStringLiteral("quantize"), QStringLiteral("--model"), QStringLiteral("mcunet-5fps"), QStringLiteral("--params"),
-                                                   ref("full-int8-params.pkl"), QStringLiteral("--images"), QStringLiteral("20"), QStringLiteral("--json")});
+                                                   test::tinyengineRefPath("full-int8-params.pkl"), QStringLiteral("--images"), QStringLiteral("20"), QStringLiteral("--json")});
         QVERIFY2(r.code == 0, r.err.c_str());
         const Json j = Json::parse(r.out);
         QCOMPARE(j["images"].get<int>(), 20);

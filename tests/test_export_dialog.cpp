@@ -19,7 +19,6 @@ using namespace tinyscope;
 
 namespace {
 
-QString ref(const char* rel) { return QString::fromStdString(test::sharedPath((std::string("reference/tinyengine/") + rel).c_str())); }
 
 QString screenshot(QWidget& w, const char* name)
 {
@@ -65,7 +64,7 @@ private Q_SLOTS:
         QVERIFY(d.waitForIdle(60000));
         QCOMPARE(d.writtenFiles().size(), 3);
         QCOMPARE(readJsonFile((dir.path() + QStringLiteral("/49kb-int8-graph.json")).toStdString()),
-                 readJsonFile(ref("49kb-int8-graph.json").toStdString()));
+                 readJsonFile(test::tinyengineRefPath("49kb-int8-graph.json").toStdString()));
 
         // The faithful form: its four x − zero_x subtracts are errors (TinyEngine's sub() has no
         // broadcasting), listed with the two warnings.
@@ -135,9 +134,9 @@ private Q_SLOTS:
     void openedRealGraphReachesTheGraphView()
     {
         REQUIRE_SHARED();
-        const QString path = ref("49kb-int8-graph.json");
-        QCOMPARE(ui::companionParams(path), ref("full-int8-params.pkl"));
-        QCOMPARE(ui::companionScales(path), ref("scale.json"));
+        const QString path = test::tinyengineRefPath("49kb-int8-graph.json");
+        QCOMPARE(ui::companionParams(path), test::tinyengineRefPath("full-int8-params.pkl"));
+        QCOMPARE(ui::companionScales(path), test::tinyengineRefPath("scale.json"));
         const ImportedGraph im = ui::openTrainingGraph(path);
         QCOMPARE(int(im.graph.ops.size()), 423);
         QVERIFY(im.params.has_value());

@@ -13,7 +13,6 @@ using namespace tinyscope;
 
 namespace {
 using Run = test::CliRun;
-Run run(const QStringList& args) { return test::runTinyscope(args); }
 
 QStringList args(std::initializer_list<const char*> a)
 {
@@ -22,7 +21,6 @@ QStringList args(std::initializer_list<const char*> a)
     return l;
 }
 
-int lines(const std::string& s) { return test::lineCount(s); }
 
 const char* kModels[] = {"mbv2-w0.35", "mcunet-5fps", "proxyless-w0.3", "ds-cnn-s",
                          "mobilenetv1-0.25", "autoencoder", "resnet-8", "cct-2/3x2"};
@@ -36,13 +34,13 @@ class TestGraphCli : public QObject {
 private Q_SLOTS:
     void zooListNamesEveryModel()
     {
-        Run r = run(args({"zoo", "list", "--json"}));
+        Run r = test::runTinyscope(args({"zoo", "list", "--json"}));
         QCOMPARE(r.code, 0);
         const Json j = Json::parse(r.out);
         QCOMPARE(j.size(), std::size(kModels));
         for (std::size_t i = 0; i < j.size(); ++i) QCOMPARE(j[i]["name"].get<std::string>(), std::string(kModels[i]));
         QCOMPARE(j[1]["published_schemes"].get<int>(), 6);
-        Run human = run(args({"zoo", "list"}));
+        Run human = test::runTinyscope(args({"zoo", "list"}));
         QCOMPARE(human.code, 0);
         QVERIFY(human.out.find("470,834") != std::string::npos);
     }
@@ -51,7 +49,7 @@ private Q_SLOTS:
     {
         const long long params[] = {245578, 470834, 327202, 23180, 213586, 267928, 78042, 283979};
         for (std::size_t i = 0; i < std::size(kModels); ++i) {
-            Run r = run(args({"zoo", "show", kModels[i], "--json"}));
+            Run r = test::runTinyscope(args({"zoo", "show", kModels[i], "--json"}));
             QCOMPARE(r.code, 0);
             const Json j = Json::parse(r.out);
             QCOMPARE(j["params"].get<long long>(), params[i]);
@@ -59,16 +57,16 @@ private Q_SLOTS:
             QVERIFY(j["peak_activation_bytes"].get<long long>() > 0);
             if (std::string(kModels[i]) == "mcunet-5fps") QCOMPARE(j["peak_activation_bytes"].get<long long>(), 163840LL);
             QVERIFY(j["layers"].size() >= 10);
-            Run human = run(args({"zoo", "show", kModels[i]}));
+            Run human = test::runTinyscope(args({"zoo", "show", kModels[i]}));
             QCOMPARE(human.code, 0);
-            QVERIFY(lines(human.out) > 15);
+            QVERIFY(test::lineCount(human.out) > 15);
         }
     }
 
     void trainGraphReproducesThe49kbGraphByName()
     {
         const std::string dot = file("g.dot");
-        Run r = run(args({"train-graph", "--model", "mcunet-5fps", "--scheme", "mcunet-5fps/49kb", "--mode", "reference",
+        Run r = test::runTinyscope(args({"train-graph", "--model", "mcunet-5fps", "--scheme", "mcunet-5fps/49kb", "--mode", "reference",
                           "--json", "--dot", dot.c_str()}));
         QCOMPARE(r.code, 0);
         const Json j = Json::parse(r.out);
@@ -86,7 +84,7 @@ private Q_SLOTS:
         QVERIFY(text.find("v9_conv_0_weight") != std::string::npos);
         // The same graph as SVG and PNG (capped at 6,000 px a side).
         const std::string svg = file("g.svg"), png = file("g.png");
-        QCOMPARE(run(args({"train-graph", "--model", "ds-cnn-s", "--n-bias-update", "2", "--svg", svg.c_str(), "--png", png.c_str()})).code, 0);
+        QCOMPARE(test::runTinyscope(args({"train-graph", "--model", "ds-cnn-s", "--n-bias-update", "2", "--svg", svg.c_str(), "--png", png.c_str()})).code, 0);
         QVERIFY(readFileBytes(svg).find("<svg") != std::string::npos);
         const std::string pngBytes = readFileBytes(png);
         QVERIFY(pngBytes.size() > 24 && pngBytes.rfind("\x89PNG\r\n", 0) == 0);
@@ -97,7 +95,7 @@ private Q_SLOTS:
         };
         QVERIFY2(be32(16) <= 6000 && be32(20) <= 6000 && be32(20) > 500, qPrintable(QStringLiteral("%1 x %2").arg(be32(16)).arg(be32(20))));
         // Human output and the op list.
-        Run h = run(args({"train-graph", "--model", "mcunet-5fps", "--scheme", "49kb", "--mode", "reference", "--ops"}));
+        Run h = test::runTinyscope(args({"train-graph", "--model", "mcunet-5fps", "--scheme", "49kb", "--mode", "reference", "--ops"}));
         QCOMPARE(h.code, 0);
         QVERIFY(h.out.find("423 kept") != std::string::npos);
         QVERIFY(h.out.find("3 zero (dummy)") != std::string::npos);
@@ -106,7 +104,7 @@ private Q_SLOTS:
     void trainGraphCheckComparesEveryGradientWithAutograd()
     {
         for (const char* mode : {"correct", "reference"}) {
-            Run r = run(args({"train-graph", "--model", "resnet-8", "--scheme", "full", "--mode", mode, "--check", "--json"}));
+            Run r = test::runTinyscope(args({"train-graph", "--model", "resnet-8", "--scheme", "full", "--mode", mode, "--check", "--json"}));
             QCOMPARE(r.code, 0);
             const Json c = Json::parse(r.out)["check"];
             QCOMPARE(c["gradients"].get<int>(), 20);
@@ -114,7 +112,7 @@ private Q_SLOTS:
             QVERIFY(c["max_relative_error"].get<double>() < 1e-4);
             QVERIFY(c["passed"].get<bool>());
         }
-        Run h = run(args({"train-graph", "--model", "mcunet-5fps", "--scheme", "49kb", "--mode", "reference", "--check", "--seed", "3"}));
+        Run h = test::runTinyscope(args({"train-graph", "--model", "mcunet-5fps", "--scheme", "49kb", "--mode", "reference", "--check", "--seed", "3"}));
         QCOMPARE(h.code, 0);
         QVERIFY2(h.out.find("25 gradients vs LibTorch autograd") != std::string::npos, h.out.c_str());
     }
@@ -126,14 +124,14 @@ private Q_SLOTS:
         for (std::size_t i = 0; i < std::size(kModels); ++i) {
             const char* m = kModels[i];
             const char* scheme = i % 2 == 0 ? "full" : "bias-only:2";
-            Run g = run(args({"train-graph", "--model", m, "--scheme", scheme, "--json"}));
-            Run mem = run(args({"memory", "--model", m, "--scheme", scheme, "--json"}));
+            Run g = test::runTinyscope(args({"train-graph", "--model", m, "--scheme", scheme, "--json"}));
+            Run mem = test::runTinyscope(args({"memory", "--model", m, "--scheme", scheme, "--json"}));
             if (std::string(m) == "cct-2/3x2") {
                 // No int8 op for LayerNorm / attention / max pooling: refused with the reason.
                 QCOMPARE(g.code, 2);
                 QVERIFY2(g.err.find("tokenizer.pool0") != std::string::npos, g.err.c_str());
                 QCOMPARE(mem.code, 2);
-                QCOMPARE(lines(mem.err), 1);
+                QCOMPARE(test::lineCount(mem.err), 1);
                 continue;
             }
             QVERIFY2(g.code == 0, (std::string(m) + " " + g.err).c_str());
@@ -150,7 +148,7 @@ private Q_SLOTS:
 
     void memoryMatchesThePublishedFiguresAndAcceptsFractions()
     {
-        Run r = run(args({"memory", "--model", "mcunet-5fps", "--scheme", "mcunet-5fps/49kb", "--json"}));
+        Run r = test::runTinyscope(args({"memory", "--model", "mcunet-5fps", "--scheme", "mcunet-5fps/49kb", "--json"}));
         QCOMPARE(r.code, 0);
         const Json j = Json::parse(r.out);
         QCOMPARE(j["extra_bytes"].get<long long>(), 50944LL);
@@ -163,14 +161,14 @@ private Q_SLOTS:
         QVERIFY(j["peak_bytes"].get<long long>() > j["inference_peak_bytes"].get<long long>());
         // The same scheme inline, ratios as decimals or fractions.
         for (const char* ratios : {"0,0.25,0.5,0.5,0,0", "0,1/4,1/2,1/2,0,0"}) {
-            Run i = run(args({"memory", "--model", "mcunet-5fps", "--n-bias-update", "20", "--weight-idx", "23,24,27,30,33,39",
+            Run i = test::runTinyscope(args({"memory", "--model", "mcunet-5fps", "--n-bias-update", "20", "--weight-idx", "23,24,27,30,33,39",
                               "--weight-ratio", ratios, "--json"}));
             QCOMPARE(i.code, 0);
             const Json ij = Json::parse(i.out);
             QCOMPARE(ij["extra_bytes"].get<long long>(), 50944LL);
             QCOMPARE(ij["peak_bytes"], j["peak_bytes"]);
         }
-        Run h = run(args({"memory", "--model", "mbv2-w0.35", "--scheme", "49kb"}));
+        Run h = test::runTinyscope(args({"memory", "--model", "mbv2-w0.35", "--scheme", "49kb"}));
         QCOMPARE(h.code, 0);
         QVERIFY(h.out.find("51,002") != std::string::npos);
     }
@@ -178,19 +176,19 @@ private Q_SLOTS:
     void schemeFilesAndSubnetConfigs()
     {
         const std::string yaml = file("s.yaml");
-        Run save = run(args({"memory", "--model", "proxyless-w0.3", "--scheme", "98kb", "--save-scheme", yaml.c_str()}));
+        Run save = test::runTinyscope(args({"memory", "--model", "proxyless-w0.3", "--scheme", "98kb", "--save-scheme", yaml.c_str()}));
         QCOMPARE(save.code, 0);
-        Run load = run(args({"memory", "--model", "proxyless-w0.3", "--scheme", yaml.c_str(), "--json"}));
+        Run load = test::runTinyscope(args({"memory", "--model", "proxyless-w0.3", "--scheme", yaml.c_str(), "--json"}));
         QCOMPARE(load.code, 0);
         QCOMPARE(Json::parse(load.out)["extra_bytes"].get<long long>(), 100896LL);
         const std::string cfg = file("subnet.json");
         writeFileAtomic(cfg, R"({"wid": 0, "ks": [3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3], "e": [3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3], "d": [0,0,0,0,0,0], "image_size": 96})");
-        Run z = run(args({"zoo", "show", "--config", cfg.c_str(), "--space", "mcunet-vww", "--json"}));
+        Run z = test::runTinyscope(args({"zoo", "show", "--config", cfg.c_str(), "--space", "mcunet-vww", "--json"}));
         QCOMPARE(z.code, 0);
         QCOMPARE(Json::parse(z.out)["params"].get<long long>(), 304538LL);
-        Run m = run(args({"memory", "--config", cfg.c_str(), "--space", "mcunet-vww", "--scheme", "bias-only:6", "--json"}));
+        Run m = test::runTinyscope(args({"memory", "--config", cfg.c_str(), "--space", "mcunet-vww", "--scheme", "bias-only:6", "--json"}));
         QCOMPARE(m.code, 0);
-        Run g = run(args({"train-graph", "--config", cfg.c_str(), "--space", "mcunet-vww", "--scheme", "last:4", "--json"}));
+        Run g = test::runTinyscope(args({"train-graph", "--config", cfg.c_str(), "--space", "mcunet-vww", "--scheme", "last:4", "--json"}));
         QCOMPARE(g.code, 0);
         QVERIFY(Json::parse(g.out)["op_type_counts"].contains("nn.mcumultiply"));   // squeeze-excite blocks
     }
@@ -223,14 +221,14 @@ private Q_SLOTS:
             {args({"train-graph", "--model", "mcunet-5fps", "--scheme", "full", "--dott", "x"}), "unknown option --dott"},
         };
         for (const Case& c : cases) {
-            Run r = run(c.argv);
+            Run r = test::runTinyscope(c.argv);
             QVERIFY2(r.code == 2, qPrintable(c.argv.join(' ') + QStringLiteral(" -> ") + QString::number(r.code)));
             QVERIFY2(r.err.find(c.expect) != std::string::npos, r.err.c_str());
-            QCOMPARE(lines(r.err), 1);
+            QCOMPARE(test::lineCount(r.err), 1);
             QVERIFY(r.out.empty());
         }
         // The message for a file names it and the entry.
-        Run r = run(args({"memory", "--model", "mcunet-5fps", "--scheme", bad.c_str()}));
+        Run r = test::runTinyscope(args({"memory", "--model", "mcunet-5fps", "--scheme", bad.c_str()}));
         QVERIFY2(r.err.find("weight_update_ratio[1] = 0.3") != std::string::npos, r.err.c_str());
     }
 };

@@ -11,7 +11,7 @@
 #include "nn/measure/EvalEngine.h"
 #include "nn/measure/Evaluator.h"
 #include "nn/quantize/Int8Measurement.h"
-#include "nn/onednn/OneDnnInfo.h"
+#include "nn/OneDnnInfo.h"
 #include "nn/supernet/Supernet.h"
 #include "space/ArchSampler.h"
 #include "space/SpacePresets.h"

@@ -20,7 +20,6 @@ using namespace tinyscope;
 namespace {
 
 using Run = test::CliRun;
-Run run(const QStringList& args) { return test::runTinyscope(args, 120000); }
 
 // JSON nested `depth` levels (arrays) around a leaf.
 std::string deepJson(int depth, const std::string& leaf = "\"x\"")
@@ -168,7 +167,7 @@ private Q_SLOTS:
         const std::string deep = deepJson(70000);
         const QString f = write("deep.json", deep);
         // A whole subnet config whose "wid" is the deep value (a wrong type, so its message is built).
-        const Run minCost = run({QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--json")});
+        const Run minCost = test::runCli({QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--json")});
         QCOMPARE(minCost.code, 0);
         std::string config = Json::parse(minCost.out)["config"].dump();
         config.replace(config.find("\"wid\":0") + 6, 1, deep);
@@ -193,15 +192,15 @@ private Q_SLOTS:
             {QStringLiteral("train-predictor"), QStringLiteral("--data"), dictDir, QStringLiteral("--out"), path("p.bin")},
         };
         for (const QStringList& c : commands) {
-            const Run r = run(c);
+            const Run r = test::runCli(c);
             QVERIFY2(r.code == 2, qPrintable(c.join(QLatin1Char(' ')) + QStringLiteral(": exit %1: %2").arg(r.code).arg(QString::fromStdString(r.err))));
             QVERIFY2(mentions(r.err, nested), qPrintable(c.join(QLatin1Char(' ')) + QStringLiteral(": ") + QString::fromStdString(r.err)));
         }
         // A key of an acc.dict is parsed too.
-        const Run key = run({QStringLiteral("train-predictor"), QStringLiteral("--data"), dir, QStringLiteral("--out"), path("p.bin")});
+        const Run key = test::runCli({QStringLiteral("train-predictor"), QStringLiteral("--data"), dir, QStringLiteral("--out"), path("p.bin")});
         expectClean(key, QStringLiteral("acc.dict"), nested);
         // The same limit applies to graph scales.
-        const Run scales = run({QStringLiteral("inspect"), test::sharedDir() + QStringLiteral("/reference/tinyengine/49kb-int8-graph.json"),
+        const Run scales = test::runCli({QStringLiteral("inspect"), test::sharedDir() + QStringLiteral("/reference/tinyengine/49kb-int8-graph.json"),
                                 QStringLiteral("--scales"), f});
         if (test::haveShared()) expectClean(scales, QStringLiteral("deep.json"), nested);
     }
@@ -241,14 +240,14 @@ private Q_SLOTS:
         const QString f = write("flood-graph.json", flood);
         flood.clear();
         flood.shrink_to_fit();
-        const Run r = run({QStringLiteral("inspect"), f});
+        const Run r = test::runCli({QStringLiteral("inspect"), f});
         expectClean(r, QStringLiteral("flood-graph.json"), QStringLiteral("this reader accepts"));
         // Just under the size limit, the container count stops it early.
         std::string under = "[";
         while (under.size() < (30u << 20)) under += "{},";
         under += "{}]";
         const QString g = write("under-graph.json", under);
-        const Run u = run({QStringLiteral("inspect"), g});
+        const Run u = test::runCli({QStringLiteral("inspect"), g});
         expectClean(u, QStringLiteral("under-graph.json"), QStringLiteral("objects and arrays"));
         QVERIFY2(maxRssKb() < 1500 * 1024, qPrintable(QStringLiteral("child max RSS %1 KB").arg(maxRssKb())));
     }
@@ -256,10 +255,10 @@ private Q_SLOTS:
     void wrongTypesAndOddBytesInConfigFiles()
     {
         const QString yaml = write("scheme.yaml", "n_bias_update: \"\xff\xfe\"\nweight_update_ratio: [0.5]\n");
-        const Run y = run({QStringLiteral("memory"), QStringLiteral("--model"), QStringLiteral("mcunet-5fps"), QStringLiteral("--scheme"), yaml});
+        const Run y = test::runCli({QStringLiteral("memory"), QStringLiteral("--model"), QStringLiteral("mcunet-5fps"), QStringLiteral("--scheme"), yaml});
         expectClean(y, QStringLiteral("scheme.yaml"));
         const QString big = write("big.json", "{\"millionMACs\": 1e400}");
-        expectClean(run({QStringLiteral("search"), QStringLiteral("--constraints"), big}), QStringLiteral("big.json"), QStringLiteral("line 1"));
+        expectClean(test::runCli({QStringLiteral("search"), QStringLiteral("--constraints"), big}), QStringLiteral("big.json"), QStringLiteral("line 1"));
     }
 
     // --- design spaces -----------------------------------------------------------------------
@@ -271,12 +270,12 @@ private Q_SLOTS:
             "widths": [{"first_conv": 8, "block0": 8, "stages": [8], "feature_mix": 8}],
             "stage_strides": [2], "base_depth": [1], "se_stages": [false]})");
         const QString f = write("big-space.json", space.dump());
-        const Run r = run({QStringLiteral("cost"), QStringLiteral("--max"), QStringLiteral("--space"), f});
+        const Run r = test::runCli({QStringLiteral("cost"), QStringLiteral("--max"), QStringLiteral("--space"), f});
         expectClean(r, QStringLiteral("big-space.json"), QStringLiteral("expand_ratio_list[0]: must be in 1..64"));
         space["expand_ratio_list"] = {3};
         space["resolutions"] = {1 << 30};
         const QString g = write("huge-res.json", space.dump());
-        expectClean(run({QStringLiteral("cost"), QStringLiteral("--max"), QStringLiteral("--space"), g}), QStringLiteral("huge-res.json"),
+        expectClean(test::runCli({QStringLiteral("cost"), QStringLiteral("--max"), QStringLiteral("--space"), g}), QStringLiteral("huge-res.json"),
                     QStringLiteral("resolutions[0]"));
         // Within every single range, the product still must fit 64-bit costs.
         space["resolutions"] = {4096};
@@ -284,7 +283,7 @@ private Q_SLOTS:
         space["expand_ratio_list"] = {64};
         space["ks_list"] = {31};
         const QString h = write("wide.json", space.dump());
-        expectClean(run({QStringLiteral("cost"), QStringLiteral("--max"), QStringLiteral("--space"), h}), QStringLiteral("wide.json"),
+        expectClean(test::runCli({QStringLiteral("cost"), QStringLiteral("--max"), QStringLiteral("--space"), h}), QStringLiteral("wide.json"),
                     QStringLiteral("beyond what 64-bit costs hold"));
     }
 
@@ -317,7 +316,7 @@ private Q_SLOTS:
             }
         QVERIFY(changed);
         const QString f = write("bad-graph.json", g.dump());
-        expectClean(run({QStringLiteral("inspect"), f}), QStringLiteral("bad-graph.json: op 0"), expected);
+        expectClean(test::runCli({QStringLiteral("inspect"), f}), QStringLiteral("bad-graph.json: op 0"), expected);
     }
 
     void graphOpArityIsChecked()
@@ -330,7 +329,7 @@ private Q_SLOTS:
                 break;
             }
         const QString f = write("arity-graph.json", g.dump());
-        expectClean(run({QStringLiteral("inspect"), f}), QStringLiteral("arity-graph.json"), QStringLiteral("takes 2 inputs, got 1"));
+        expectClean(test::runCli({QStringLiteral("inspect"), f}), QStringLiteral("arity-graph.json"), QStringLiteral("takes 2 inputs, got 1"));
     }
 
     // --- images and datasets -----------------------------------------------------------------
@@ -341,7 +340,7 @@ private Q_SLOTS:
         const QString e = test::inputErrorOf([&] { decodeImage(hdr, "photo.png"); });
         QCOMPARE(e, QStringLiteral("photo.png: cannot decode image: not a PNG or JPEG file"));
         const QString f = write("photo.png", hdr);
-        expectClean(run({QStringLiteral("classify"), f}), QStringLiteral("photo.png"), QStringLiteral("not a PNG or JPEG file"));
+        expectClean(test::runCli({QStringLiteral("classify"), f}), QStringLiteral("photo.png"), QStringLiteral("not a PNG or JPEG file"));
         // Dimensions are bounded from the header, before anything is decoded.
         const QString huge = test::inputErrorOf([&] { decodeImage(pngHeaderOnly(8192, 8191, 16, 0), "big.png"); });
         QVERIFY2(huge.contains(QStringLiteral("8192x8191 is larger than")), qPrintable(huge));
@@ -390,10 +389,10 @@ private Q_SLOTS:
     void readersKnowTheSizeTheyExpect()
     {
         // /dev/zero never ends: refused as a device, at once.
-        const Run minCost = run({QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--json")});
+        const Run minCost = test::runCli({QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--json")});
         QCOMPARE(minCost.code, 0);
         const QString cfg = write("min.json", Json::parse(minCost.out)["config"].dump());
-        const Run z = run({QStringLiteral("forward"), QStringLiteral("--supernet"), path("none.pth"), QStringLiteral("--config"), cfg,
+        const Run z = test::runCli({QStringLiteral("forward"), QStringLiteral("--supernet"), path("none.pth"), QStringLiteral("--config"), cfg,
                            QStringLiteral("--input"), QStringLiteral("/dev/zero")});
         expectClean(z, QStringLiteral("/dev/zero"), QStringLiteral("not a regular file"));
         // A file larger than the tensor is refused by its size, not read.
@@ -403,7 +402,7 @@ private Q_SLOTS:
             QVERIFY(f.open(QIODevice::WriteOnly));
             QVERIFY(f.resize(qint64(1) << 30));   // sparse: takes no disk
         }
-        const Run b = run({QStringLiteral("forward"), QStringLiteral("--supernet"), path("none.pth"), QStringLiteral("--config"), cfg,
+        const Run b = test::runCli({QStringLiteral("forward"), QStringLiteral("--supernet"), path("none.pth"), QStringLiteral("--config"), cfg,
                            QStringLiteral("--input"), big});
         expectClean(b, QStringLiteral("big.bin"), QStringLiteral("this reader accepts"));
         QVERIFY(test::inputErrorOf([&] { readFileBytes(tmp.path().toStdString()); }).contains(QStringLiteral("is a folder")));
@@ -437,7 +436,7 @@ private Q_SLOTS:
     {
         QFETCH(QStringList, args);
         QFETCH(QString, expected);
-        const Run r = run(args);
+        const Run r = test::runCli(args);
         QVERIFY2(r.code == 2, qPrintable(args.join(QLatin1Char(' ')) + QStringLiteral(": exit %1: %2").arg(r.code).arg(QString::fromStdString(r.err))));
         QVERIFY2(mentions(r.err, expected), r.err.c_str());
     }
@@ -446,10 +445,10 @@ private Q_SLOTS:
 
     void degenerateAccuracyDataIsRefusedWithTheReason()
     {
-        const Run minCost = run({QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--json")});
+        const Run minCost = test::runCli({QStringLiteral("cost"), QStringLiteral("--min"), QStringLiteral("--json")});
         QCOMPARE(minCost.code, 0);
         const Json cfg = Json::parse(minCost.out)["config"];
-        const Run maxCost = run({QStringLiteral("cost"), QStringLiteral("--max"), QStringLiteral("--json")});
+        const Run maxCost = test::runCli({QStringLiteral("cost"), QStringLiteral("--max"), QStringLiteral("--json")});
         const Json other = Json::parse(maxCost.out)["config"];
         auto table = [&](const char* name, int n, bool sameSubnet, bool sameAccuracy) {
             Json t = Json::array();
@@ -460,7 +459,7 @@ private Q_SLOTS:
             return dir;
         };
         auto train = [&](const QString& dir) {
-            return run({QStringLiteral("train-predictor"), QStringLiteral("--data"), dir, QStringLiteral("--out"), path("p.bin"),
+            return test::runCli({QStringLiteral("train-predictor"), QStringLiteral("--data"), dir, QStringLiteral("--out"), path("p.bin"),
                         QStringLiteral("--epochs"), QStringLiteral("1")});
         };
         expectClean(train(table("two", 2, false, false)), QStringLiteral("two"), QStringLiteral("a predictor needs at least 10"));
@@ -507,7 +506,7 @@ private Q_SLOTS:
 
         // Through the binary: `deploy --board` reads the board before any work.
         auto deployWithBoard = [&](const QString& b) {
-            return run({QStringLiteral("deploy"), QStringLiteral("--format"), QStringLiteral("tflite"), QStringLiteral("--out"), path("x.tflite"),
+            return test::runCli({QStringLiteral("deploy"), QStringLiteral("--format"), QStringLiteral("tflite"), QStringLiteral("--out"), path("x.tflite"),
                         QStringLiteral("--board"), b});
         };
         Json evil = board;

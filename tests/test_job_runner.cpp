@@ -1,6 +1,8 @@
 // ui/JobRunner (issue 19: one way to run core work off the GUI thread): results, progress, cancel
 // and errors arrive on the GUI thread; one job per runner; a destroyed runner delivers nothing;
 // quitting (finishGui) cancels every runner's job instead of waiting for it.
+#include "TestSupport.h"
+
 #include "GuiMain.h"
 #include "JobRunner.h"
 

@@ -15,7 +15,7 @@
 #include "nn/onednn/DepthwiseConv.h"
 #include "nn/onednn/FoldedSubnet.h"
 #include "graph/ForwardLowering.h"
-#include "nn/onednn/OneDnnInfo.h"
+#include "nn/OneDnnInfo.h"
 #include "nn/onednn/OneDnnInt8Accumulator.h"
 #include "nn/onednn/Int8StemConv.h"
 #include "nn/onednn/OneDnnInt8Plan.h"

@@ -17,7 +17,6 @@ using namespace tinyscope;
 
 namespace {
 
-const char* kVwwCkpt = "reference/mcunet-vww/ofa_mcunet384_vww_seed0_perturbed.pth";
 
 std::string demoSupernet() { return (test::sourceDir() + QStringLiteral("/models/supernets/mcunet-fmnist.pth")).toStdString(); }
 
@@ -53,7 +52,7 @@ private Q_SLOTS:
         files.push_back(test::exportOnnxCase(test::preparedSubnet(demo, fs.fullMaxConfig(36), "max"), "mcunet-fmnist", dir, "fmnist-max", 3).model);
         if (test::haveShared()) {
             const DesignSpace vww = presetSpace("mcunet-vww");
-            const Supernet net = Supernet::load(vww, test::sharedPath(kVwwCkpt));
+            const Supernet net = Supernet::load(vww, test::sharedPath(test::kVwwCkpt));
             PyRandom rng(18);
             SubnetConfig c = ArchSampler(vww).random(rng);
             files.push_back(test::exportOnnxCase(test::preparedSubnet(net, c, "random"), "mcunet-vww", dir, "vww-random", 4).model);
@@ -79,7 +78,7 @@ private Q_SLOTS:
         cases.push_back(test::exportOnnxCase(seededZoo("mcunet-5fps", 7), "", dir, "mcunet-5fps", 7));
         if (test::haveShared()) {
             const DesignSpace vww = presetSpace("mcunet-vww");
-            const Supernet net = Supernet::load(vww, test::sharedPath(kVwwCkpt));
+            const Supernet net = Supernet::load(vww, test::sharedPath(test::kVwwCkpt));
             PyRandom rng(5);
             SubnetConfig c = ArchSampler(vww).random(rng);
             c.image_size = 112;

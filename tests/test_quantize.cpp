@@ -30,7 +30,6 @@ using namespace tinyscope;
 
 namespace {
 
-std::string ref(const char* rel) { return test::sharedPath((std::string("reference/tinyengine/") + rel).c_str()); }
 
 bool haveFashionMnist() { return !fashionMnistDir().empty(); }
 
@@ -56,8 +55,8 @@ private Q_SLOTS:
     void int8ForwardEqualsTheInterpreterOnTheRealModel()
     {
         REQUIRE_SHARED();
-        QuantizedParams p = readParamsPickle(ref("full-int8-params.pkl"));
-        p.scales = readScaleJson(ref("scale.json"));
+        QuantizedParams p = readParamsPickle(test::tinyengineRef("full-int8-params.pkl"));
+        p.scales = readScaleJson(test::tinyengineRef("scale.json"));
         const Network net = zooModel("mcunet-5fps");
         const TrainingGraph g = lowerForward(net);
         const Int8Forward f(g, p);
@@ -102,8 +101,8 @@ private Q_SLOTS:
         // arithmetic differs from the first conv on (TinyEngine truncates); the TinyEngine one
         // gives the device's bytes.
         REQUIRE_SHARED();
-        QuantizedParams p = readParamsPickle(ref("full-int8-params.pkl"));
-        p.scales = readScaleJson(ref("scale.json"));
+        QuantizedParams p = readParamsPickle(test::tinyengineRef("full-int8-params.pkl"));
+        p.scales = readScaleJson(test::tinyengineRef("scale.json"));
         const TrainingGraph g = lowerForward(zooModel("mcunet-5fps"));
         const int H = 128, W = 128, C = 3;
         std::vector<std::int8_t> lcg(static_cast<std::size_t>(C * H * W));
@@ -232,7 +231,7 @@ private Q_SLOTS:
         REQUIRE_SHARED();
         ModelSpec spec;
         spec.zoo = "mbv2-w0.35";
-        spec.params = ref("full-int8-params.pkl");
+        spec.params = test::tinyengineRef("full-int8-params.pkl");
         try {
             prepareModel(spec, {});
             QFAIL("accepted mcunet-5fps weights for mbv2-w0.35");

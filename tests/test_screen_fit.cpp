@@ -2,6 +2,8 @@
 // mouse wheel changes only a focused control (it scrolls the panel otherwise), and the screenshot
 // tool's fit set (tinyscope-screenshots --fit: every panel and dialog at 1280×720, normal and
 // presentation mode, checked over the widget tree) finds nothing cut off in the layouts it covers.
+#include "TestSupport.h"
+
 #include "DesignSpacePanel.h"
 #include "EvaluationOptions.h"
 #include "MainWindow.h"

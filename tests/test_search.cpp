@@ -4,6 +4,7 @@
 // bound, the Pareto front, the populations and origins kept for playback (also through the stored
 // history), and the shipped predictor reaching the lab's accuracy.
 #include "TestSupport.h"
+#include "LabLimits.h"
 
 #include "Error.h"
 #include "nn/predictor/AccuracyPredictor.h"
@@ -60,13 +61,7 @@ std::string infeasibleMessage(const DesignSpace& space, const Constraints& c)
     return "feasible";
 }
 
-Constraints labLimits()
-{
-    Constraints c;
-    c.set("millionMACs", 60);
-    c.set("KBPeakMemory", 250);
-    return c;
-}
+using test::labLimits;
 
 QString python()
 {

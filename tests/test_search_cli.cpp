@@ -16,8 +16,6 @@ using namespace tinyscope;
 
 namespace {
 using Run = test::CliRun;
-Run run(const QStringList& args) { return test::runTinyscope(args); }
-int lines(const std::string& s) { return test::lineCount(s); }
 }  // namespace
 
 class TestSearchCli : public QObject {
@@ -27,7 +25,7 @@ class TestSearchCli : public QObject {
 private Q_SLOTS:
     void searchMeetsTheLabsLimitsAndAccuracy()
     {
-        Run r = run({QStringLiteral("search"), QStringLiteral("--macs"), QStringLiteral("60"), QStringLiteral("--sram"),
+        Run r = test::runTinyscope({QStringLiteral("search"), QStringLiteral("--macs"), QStringLiteral("60"), QStringLiteral("--sram"),
                      QStringLiteral("250"), QStringLiteral("--seed"), QStringLiteral("1"), QStringLiteral("--json"),
                      QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
         QCOMPARE(r.code, 0);
@@ -48,7 +46,7 @@ private Q_SLOTS:
         QVERIFY(!j["pareto"].empty());
         // The same seed gives the same subnet; --diagram draws it with its prediction and costs.
         const QString diagram = tmp.path() + QStringLiteral("/winner.dot");
-        Run again = run({QStringLiteral("search"), QStringLiteral("--macs"), QStringLiteral("60"), QStringLiteral("--sram"),
+        Run again = test::runTinyscope({QStringLiteral("search"), QStringLiteral("--macs"), QStringLiteral("60"), QStringLiteral("--sram"),
                          QStringLiteral("250"), QStringLiteral("--seed"), QStringLiteral("1"), QStringLiteral("--json"),
                          QStringLiteral("--no-evaluated"), QStringLiteral("--diagram"), diagram, QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
         QCOMPARE(Json::parse(again.out)["best"]["config"], best["config"]);
@@ -62,18 +60,18 @@ private Q_SLOTS:
 
     void humanOutputAndRandomSearch()
     {
-        Run r = run({QStringLiteral("search"), QStringLiteral("--algo"), QStringLiteral("random"), QStringLiteral("--macs"),
+        Run r = test::runTinyscope({QStringLiteral("search"), QStringLiteral("--algo"), QStringLiteral("random"), QStringLiteral("--macs"),
                      QStringLiteral("40"), QStringLiteral("--flash"), QStringLiteral("600"), QStringLiteral("--population"),
                      QStringLiteral("20"), QStringLiteral("--generations"), QStringLiteral("4")});
         QCOMPARE(r.code, 0);
         QVERIFY2(r.out.find("random search, population 20, 4 generations, seed 0; MACs ≤ 40 M, flash ≤ 600 KB") == 0, r.out.c_str());
         QVERIFY(r.out.find("100 subnets evaluated in 5 batches") != std::string::npos);
-        QVERIFY(lines(r.out) > 10);
+        QVERIFY(test::lineCount(r.out) > 10);
     }
 
     void impossibleLimitsExitThreeWithTheSpacesMinimum()
     {
-        Run r = run({QStringLiteral("search"), QStringLiteral("--sram"), QStringLiteral("64"), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
+        Run r = test::runTinyscope({QStringLiteral("search"), QStringLiteral("--sram"), QStringLiteral("64"), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
         QCOMPARE(r.code, 3);
         QCOMPARE(r.err, std::string("tinyscope search: peak SRAM ≤ 64 KB is impossible: the smallest subnet in this space needs 72 KB\n"));
         QVERIFY(r.out.empty());
@@ -87,7 +85,7 @@ private Q_SLOTS:
                                QStringLiteral("--train-scheme"), QStringLiteral("bias-only:12+pw1:3@1/4"), QStringLiteral("--seed"),
                                QStringLiteral("1"), QStringLiteral("--space"), QStringLiteral("mcunet-vww")};
         };
-        Run r = run(args("200") << QStringLiteral("--json") << QStringLiteral("--no-evaluated"));
+        Run r = test::runTinyscope(args("200") << QStringLiteral("--json") << QStringLiteral("--no-evaluated"));
         QCOMPARE(r.code, 0);
         const Json j = Json::parse(r.out);
         const Json& t = j["best"]["training_memory"];
@@ -95,18 +93,18 @@ private Q_SLOTS:
         QCOMPARE(t["total_bytes"].get<long long>(), t["inference_peak_bytes"].get<long long>() + t["extra_bytes"].get<long long>());
         QVERIFY(j["best"]["peak_activation_bytes"].get<long long>() <= 250LL * 1024);
         QCOMPARE(j["constraint_definitions"]["KBTrainingMemory"]["pattern"].get<std::string>(), std::string("bias-only:12+pw1:3@1/4"));
-        Run human = run(args("200"));
+        Run human = test::runTinyscope(args("200"));
         QCOMPARE(human.code, 0);
         QVERIFY2(human.out.find("training   bias-only:12+pw1:3@1/4: inference working set ") != std::string::npos, human.out.c_str());
-        Run impossible = run(args("100"));
+        Run impossible = test::runTinyscope(args("100"));
         QCOMPARE(impossible.code, 3);
         QVERIFY2(impossible.err.find("training memory (bias-only:12+pw1:3@1/4) ≤ 100 KB is impossible: the smallest subnet in this "
                                      "space needs 101.657 KB (inference working set 72 KB + extra 29.657 KB)") != std::string::npos,
                  impossible.err.c_str());
-        Run half = run({QStringLiteral("search"), QStringLiteral("--train-budget"), QStringLiteral("200")});
+        Run half = test::runTinyscope({QStringLiteral("search"), QStringLiteral("--train-budget"), QStringLiteral("200")});
         QCOMPARE(half.code, 2);
         QVERIFY2(half.err.find("--train-budget needs --train-scheme PATTERN") != std::string::npos, half.err.c_str());
-        Run bad = run({QStringLiteral("search"), QStringLiteral("--train-budget"), QStringLiteral("200"), QStringLiteral("--train-scheme"),
+        Run bad = test::runTinyscope({QStringLiteral("search"), QStringLiteral("--train-budget"), QStringLiteral("200"), QStringLiteral("--train-scheme"),
                        QStringLiteral("last:x")});
         QCOMPARE(bad.code, 2);
         QVERIFY2(bad.err.find("'last:x'") != std::string::npos, bad.err.c_str());
@@ -117,19 +115,19 @@ private Q_SLOTS:
     void trainOnTinyEngineRefusesWhatCannotBeTrained()
     {
         auto te = [&](QStringList extra) {
-            return run(QStringList{QStringLiteral("search"), QStringLiteral("--space"), QStringLiteral("mcunet-fmnist-te")} + extra);
+            return test::runTinyscope(QStringList{QStringLiteral("search"), QStringLiteral("--space"), QStringLiteral("mcunet-fmnist-te")} + extra);
         };
         Run r = te({QStringLiteral("--train-on"), QStringLiteral("tinyengine"), QStringLiteral("--train-budget"), QStringLiteral("10")});
         QCOMPARE(r.code, 3);
         QVERIFY2(r.err.find("no subnet of mcunet-fmnist-te can be trained on TinyEngine (stm32f746, scheme chosen per subnet) within 10 KB: "
                             "the least any needs is 11.859 KB (inference working set 11.484 KB + extra 0.375 KB of 'classifier'; the rule "
-                            "that binds: the budget") != std::string::npos && lines(r.err) == 1,
+                            "that binds: the budget") != std::string::npos && test::lineCount(r.err) == 1,
                  r.err.c_str());
         r = te({QStringLiteral("--train-on"), QStringLiteral("tinyengine"), QStringLiteral("--train-budget"), QStringLiteral("500"),
                 QStringLiteral("--train-scheme"), QStringLiteral("last:3")});
         QCOMPARE(r.code, 3);
         QVERIFY2(r.err.find("at any budget: conv 30 (blocks.10.dw): depthwise weight update") != std::string::npos, r.err.c_str());
-        r = run({QStringLiteral("search"), QStringLiteral("--space"), QStringLiteral("mcunet-fmnist"), QStringLiteral("--train-on"),
+        r = test::runTinyscope({QStringLiteral("search"), QStringLiteral("--space"), QStringLiteral("mcunet-fmnist"), QStringLiteral("--train-on"),
                  QStringLiteral("tinyengine"), QStringLiteral("--train-budget"), QStringLiteral("500")});
         QCOMPARE(r.code, 3);
         QVERIFY2(r.err.find("at any budget: squeeze-excite gates") != std::string::npos, r.err.c_str());
@@ -151,21 +149,21 @@ private Q_SLOTS:
     {
         const std::string limits = (tmp.path() + QStringLiteral("/limits.json")).toStdString();
         writeFileAtomic(limits, R"({"millionMACs": 60, "latency": 3})");
-        Run r = run({QStringLiteral("search"), QStringLiteral("--constraints"), QString::fromStdString(limits)});
+        Run r = test::runTinyscope({QStringLiteral("search"), QStringLiteral("--constraints"), QString::fromStdString(limits)});
         QCOMPARE(r.code, 2);
-        QVERIFY2(r.err.find("unknown constraint 'latency'") != std::string::npos && lines(r.err) == 1, r.err.c_str());
-        r = run({QStringLiteral("search"), QStringLiteral("--macz"), QStringLiteral("60")});
+        QVERIFY2(r.err.find("unknown constraint 'latency'") != std::string::npos && test::lineCount(r.err) == 1, r.err.c_str());
+        r = test::runTinyscope({QStringLiteral("search"), QStringLiteral("--macz"), QStringLiteral("60")});
         QCOMPARE(r.code, 2);
         QVERIFY(r.err.find("unknown option --macz") != std::string::npos);
-        r = run({QStringLiteral("search"), QStringLiteral("--sram"), QStringLiteral("-5")});
+        r = test::runTinyscope({QStringLiteral("search"), QStringLiteral("--sram"), QStringLiteral("-5")});
         QCOMPARE(r.code, 2);
-        r = run({QStringLiteral("search"), QStringLiteral("--macs"), QStringLiteral("60"), QStringLiteral("--diagram"), QStringLiteral("w.jpg")});
+        r = test::runTinyscope({QStringLiteral("search"), QStringLiteral("--macs"), QStringLiteral("60"), QStringLiteral("--diagram"), QStringLiteral("w.jpg")});
         QCOMPARE(r.code, 2);
-        QVERIFY2(r.err.find("w.jpg: unknown drawing format '.jpg'") != std::string::npos && lines(r.err) == 1, r.err.c_str());
-        r = run({QStringLiteral("search"), QStringLiteral("--algo"), QStringLiteral("annealing")});
+        QVERIFY2(r.err.find("w.jpg: unknown drawing format '.jpg'") != std::string::npos && test::lineCount(r.err) == 1, r.err.c_str());
+        r = test::runTinyscope({QStringLiteral("search"), QStringLiteral("--algo"), QStringLiteral("annealing")});
         QCOMPARE(r.code, 2);
         QVERIFY(r.err.find("evolution or random") != std::string::npos);
-        r = run({QStringLiteral("search"), QStringLiteral("--predictor"), QStringLiteral("/nonexistent/p.bin")});
+        r = test::runTinyscope({QStringLiteral("search"), QStringLiteral("--predictor"), QStringLiteral("/nonexistent/p.bin")});
         QCOMPARE(r.code, 2);
         QVERIFY2(r.err.find("/nonexistent/p.json: predictor card not found") != std::string::npos, r.err.c_str());
     }
@@ -179,12 +177,12 @@ private Q_SLOTS:
                                    QStringLiteral("4"), QStringLiteral("--seed"), QStringLiteral("7")};
         const QStringList measure = {QStringLiteral("--measure"), QStringLiteral("--images"), QStringLiteral("200"),
                                      QStringLiteral("--calib-images"), QStringLiteral("100"), QStringLiteral("--json")};
-        Run r = run(QStringList{QStringLiteral("predict")} + draws + measure);
+        Run r = test::runTinyscope(QStringList{QStringLiteral("predict")} + draws + measure);
         QVERIFY2(r.code == 0, r.err.c_str());
         const Json j = Json::parse(r.out);
         const Json& rows = j["subnets"];
         QCOMPARE(rows.size(), std::size_t(4));
-        Run plain = run(QStringList{QStringLiteral("predict")} + draws + QStringList{QStringLiteral("--json")});
+        Run plain = test::runTinyscope(QStringList{QStringLiteral("predict")} + draws + QStringList{QStringLiteral("--json")});
         const Json plainJson = Json::parse(plain.out);
         const Json& predictions = plainJson["predictions"];
         std::vector<double> predicted, measured;
@@ -198,7 +196,7 @@ private Q_SLOTS:
         }
         const std::string cfg = (tmp.path() + QStringLiteral("/draw0.json")).toStdString();
         writeFileAtomic(cfg, rows[0]["config"].dump());
-        Run eval = run({QStringLiteral("eval"), QStringLiteral("--config"), QString::fromStdString(cfg), QStringLiteral("--images"),
+        Run eval = test::runTinyscope({QStringLiteral("eval"), QStringLiteral("--config"), QString::fromStdString(cfg), QStringLiteral("--images"),
                         QStringLiteral("200"), QStringLiteral("--calib-images"), QStringLiteral("100"), QStringLiteral("--json")});
         QCOMPARE(Json::parse(eval.out)["top1"].get<double>(), measured[0]);
         const Json& m = j["metrics"];
@@ -209,11 +207,11 @@ private Q_SLOTS:
         QVERIFY(std::fabs(m["mean_offset"].get<double>() - offset) < 1e-9);
         QCOMPARE(j["transferred"].get<bool>(), false);
         // Fewer than three subnets cannot be ranked; measuring options need --measure.
-        r = run({QStringLiteral("predict"), QStringLiteral("--space"), QStringLiteral("mcunet-fmnist"), QStringLiteral("--random"),
+        r = test::runTinyscope({QStringLiteral("predict"), QStringLiteral("--space"), QStringLiteral("mcunet-fmnist"), QStringLiteral("--random"),
                  QStringLiteral("2"), QStringLiteral("--measure"), QStringLiteral("--images"), QStringLiteral("10")});
         QCOMPARE(r.code, 2);
         QVERIFY2(r.err.find("needs at least 3 subnets to rank, got 2") != std::string::npos, r.err.c_str());
-        r = run({QStringLiteral("predict"), QStringLiteral("--random"), QStringLiteral("3"), QStringLiteral("--images"), QStringLiteral("10")});
+        r = test::runTinyscope({QStringLiteral("predict"), QStringLiteral("--random"), QStringLiteral("3"), QStringLiteral("--images"), QStringLiteral("10")});
         QCOMPARE(r.code, 2);
         QVERIFY2(r.err.find("--images only applies with --measure") != std::string::npos, r.err.c_str());
     }
@@ -223,7 +221,7 @@ private Q_SLOTS:
         const std::string cfgs = (tmp.path() + QStringLiteral("/two.json")).toStdString();
         writeFileAtomic(cfgs, R"([{"wid": 0, "ks": [3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3], "e": [3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3], "d": [0,0,0,0,0,0], "image_size": 96},
                                    {"wid": 1, "ks": [7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7], "e": [6,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6], "d": [2,2,2,2,2,2], "image_size": 160}])");
-        Run r = run({QStringLiteral("predict"), QString::fromStdString(cfgs), QStringLiteral("--json"), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
+        Run r = test::runTinyscope({QStringLiteral("predict"), QString::fromStdString(cfgs), QStringLiteral("--json"), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
         QCOMPARE(r.code, 0);
         Json j = Json::parse(r.out);
         QCOMPARE(j["predictions"].size(), std::size_t(2));
@@ -231,7 +229,7 @@ private Q_SLOTS:
         const double large = j["predictions"][1]["predicted_accuracy"].get<double>();
         QVERIFY2(small > 80 && small < 90 && large > 92 && large < 96, r.out.c_str());
         QCOMPARE(j["predictions"][0]["macs"].get<long long>(), 8302128LL);
-        r = run({QStringLiteral("predict"), QString::fromStdString(cfgs), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
+        r = test::runTinyscope({QStringLiteral("predict"), QString::fromStdString(cfgs), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
         QCOMPARE(r.code, 0);
         QVERIFY(r.out.find("MLP predictor for mcunet-vww") != std::string::npos);
     }
@@ -246,7 +244,7 @@ private Q_SLOTS:
         for (std::size_t i = 0; i < 600; ++i) part.push_back(all[i]);
         writeJsonFile((tmp.path() + QStringLiteral("/data/src/small_acc_table.json")).toStdString(), part);
         const QString out = tmp.path() + QStringLiteral("/mine.bin");
-        Run r = run({QStringLiteral("train-predictor"), QStringLiteral("--data"), tmp.path() + QStringLiteral("/data"),
+        Run r = test::runTinyscope({QStringLiteral("train-predictor"), QStringLiteral("--data"), tmp.path() + QStringLiteral("/data"),
                      QStringLiteral("--out"), out, QStringLiteral("--epochs"), QStringLiteral("3"), QStringLiteral("--json"), QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
         QCOMPARE(r.code, 0);
         Json card = Json::parse(r.out);
@@ -259,16 +257,16 @@ private Q_SLOTS:
         QVERIFY(QFileInfo::exists(tmp.path() + QStringLiteral("/mine.json")));
         const std::string cfg = (tmp.path() + QStringLiteral("/one.json")).toStdString();
         writeFileAtomic(cfg, R"({"wid": 0, "ks": [3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3], "e": [3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3], "d": [0,0,0,0,0,0], "image_size": 96})");
-        r = run({QStringLiteral("predict"), QStringLiteral("--predictor"), out, QString::fromStdString(cfg), QStringLiteral("--json"),
+        r = test::runTinyscope({QStringLiteral("predict"), QStringLiteral("--predictor"), out, QString::fromStdString(cfg), QStringLiteral("--json"),
                  QStringLiteral("--space"), QStringLiteral("mcunet-vww")});
         QCOMPARE(r.code, 0);
         const double acc = Json::parse(r.out)["predictions"][0]["predicted_accuracy"].get<double>();
         QVERIFY(acc > 70 && acc < 100);
-        r = run({QStringLiteral("train-predictor"), QStringLiteral("--data"), tmp.path() + QStringLiteral("/data"), QStringLiteral("--out"),
+        r = test::runTinyscope({QStringLiteral("train-predictor"), QStringLiteral("--data"), tmp.path() + QStringLiteral("/data"), QStringLiteral("--out"),
                  out, QStringLiteral("--schedule"), QStringLiteral("linear")});
         QCOMPARE(r.code, 2);
         QVERIFY(r.err.find("schedule must be constant or cosine") != std::string::npos);
-        r = run({QStringLiteral("train-predictor"), QStringLiteral("--data"), tmp.path() + QStringLiteral("/nothing"), QStringLiteral("--out"), out});
+        r = test::runTinyscope({QStringLiteral("train-predictor"), QStringLiteral("--data"), tmp.path() + QStringLiteral("/nothing"), QStringLiteral("--out"), out});
         QCOMPARE(r.code, 2);
         QVERIFY(r.err.find("no such accuracy dataset") != std::string::npos);
     }
@@ -280,12 +278,12 @@ private Q_SLOTS:
         space["resolutions"] = Json::array({176, 192, 208, 224, 240});
         const std::string path = (tmp.path() + QStringLiteral("/hires.json")).toStdString();
         writeJsonFile(path, space);
-        Run r = run({QStringLiteral("search"), QStringLiteral("--space"), QString::fromStdString(path), QStringLiteral("--predictor"),
+        Run r = test::runTinyscope({QStringLiteral("search"), QStringLiteral("--space"), QString::fromStdString(path), QStringLiteral("--predictor"),
                      test::sourceDir() + QStringLiteral("/models/predictors/mcunet-vww.bin")});
         QCOMPARE(r.code, 2);
         QVERIFY2(r.err.find("made for space 'mcunet-vww'") != std::string::npos, r.err.c_str());
         // Without --predictor: no shipped predictor for that space, and the message says what to do.
-        r = run({QStringLiteral("search"), QStringLiteral("--space"), QString::fromStdString(path)});
+        r = test::runTinyscope({QStringLiteral("search"), QStringLiteral("--space"), QString::fromStdString(path)});
         QCOMPARE(r.code, 2);
         QVERIFY2(r.err.find("no predictor is shipped for space 'vww-hires'") != std::string::npos, r.err.c_str());
     }

@@ -23,7 +23,7 @@
 #include "graph/PublishedSchemes.h"
 #include "graph/TrainingBudget.h"
 #include "io/AtomicFile.h"
-#include "nn/measure/EvaluationJob.h"
+#include "nn/accuracy/EvaluationJob.h"
 #include "predict/PredictionMetrics.h"
 #include "space/ArchSampler.h"
 #include "io/Text.h"

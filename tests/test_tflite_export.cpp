@@ -36,7 +36,6 @@ using namespace tinyscope;
 
 namespace {
 
-std::string ref(const char* rel) { return test::sharedPath((std::string("reference/tinyengine/") + rel).c_str()); }
 const char* kSchema = "reference/runtimes/tflite-micro/tensorflow/compiler/mlir/lite/schema/schema.fbs";
 
 QString flatc() { return QStandardPaths::findExecutable(QStringLiteral("flatc")); }
@@ -301,8 +300,8 @@ std::map<std::string, int> expectedCounts(const Network& net)
 
 QuantizedParams mitParams()
 {
-    QuantizedParams p = readParamsPickle(ref("full-int8-params.pkl"));
-    p.scales = readScaleJson(ref("scale.json"));
+    QuantizedParams p = readParamsPickle(test::tinyengineRef("full-int8-params.pkl"));
+    p.scales = readScaleJson(test::tinyengineRef("scale.json"));
     return p;
 }
 

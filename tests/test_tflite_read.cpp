@@ -31,7 +31,6 @@ using namespace tinyscope;
 
 namespace {
 
-std::string ref(const char* rel) { return test::sharedPath((std::string("reference/tinyengine/") + rel).c_str()); }
 
 // A small network with every op the writer emits: a stride-2 conv on an even size (PAD), a
 // depthwise conv, a residual ADD, a squeeze-excite MUL (h-sigmoid gate), pooling, the classifier.
@@ -242,8 +241,8 @@ private Q_SLOTS:
     void mcunet5fpsWithMitParamsRoundTrips()
     {
         REQUIRE_SHARED();
-        QuantizedParams p = readParamsPickle(ref("full-int8-params.pkl"));
-        p.scales = readScaleJson(ref("scale.json"));
+        QuantizedParams p = readParamsPickle(test::tinyengineRef("full-int8-params.pkl"));
+        p.scales = readScaleJson(test::tinyengineRef("scale.json"));
         TfliteMetadata meta;
         meta.config = Json{{"zoo", "mcunet-5fps"}};
         checkRoundTrip(zooModel("mcunet-5fps"), p, meta, "mcunet-5fps");

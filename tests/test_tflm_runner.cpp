@@ -5,6 +5,8 @@
 // (QuantizeMultiplier: frexp into a Q31 multiplier and a shift; MultiplyByQuantizedMultiplier:
 // gemmlowp's saturating rounding doubling high multiply, then a rounding right shift). Bad input
 // (corrupt model, unknown op, wrong input size, tiny arena) gives one line and exit 2.
+#include "TestSupport.h"
+
 #include "TfliteSchema.h"
 #include "deploy/TfliteExport.h"
 #include "graph/ForwardLowering.h"
@@ -262,12 +264,12 @@ struct TestNet {
     }
 };
 
-struct Run {
+struct ProcessRun {
     int code = -1;
     std::string out, err;
 };
 
-Run runProcess(const QString& program, const QStringList& args, const QString& workDir = {})
+ProcessRun runProcess(const QString& program, const QStringList& args, const QString& workDir = {})
 {
     QProcess p;
     if (!workDir.isEmpty()) p.setWorkingDirectory(workDir);
@@ -294,7 +296,7 @@ QByteArray readBytes(const QString& path)
 }
 
 // Exactly one line on stderr, nothing on stdout, exit 2.
-void checkOneLineError(const Run& r, const char* mustContain)
+void checkOneLineError(const ProcessRun& r, const char* mustContain)
 {
     QCOMPARE(r.code, 2);
     QVERIFY2(r.out.empty(), r.out.c_str());
@@ -317,7 +319,7 @@ class TestTflmRunner : public QObject {
         QDir().mkpath(dir);
         const QString jsonPath = dir + QStringLiteral("/") + name + QStringLiteral(".json");
         if (!writeBytes(jsonPath, QByteArray::fromStdString(model.dump()))) return {};
-        const Run r = runProcess(QStringLiteral("flatc"),
+        const ProcessRun r = runProcess(QStringLiteral("flatc"),
                                  {QStringLiteral("-b"), QStringLiteral("--strict-json"), QStringLiteral("-o"), dir, schema_, jsonPath});
         if (r.code != 0) {
             qWarning("flatc failed: %s%s", r.out.c_str(), r.err.c_str());
@@ -335,7 +337,7 @@ class TestTflmRunner : public QObject {
         return b;
     }
 
-    Run runModel(const QString& model, const QByteArray& images, int count, const QStringList& extra = {})
+    ProcessRun runModel(const QString& model, const QByteArray& images, int count, const QStringList& extra = {})
     {
         const QString inputs = tmp_.filePath(QStringLiteral("inputs-%1.bin").arg(qHash(images)));
         if (!writeBytes(inputs, images)) return {};
@@ -367,7 +369,7 @@ private Q_SLOTS:
         QVERIFY(!model.isEmpty());
         const int count = 6;
         const QByteArray images = randomImages(count, net.inputBytes(), 7);
-        const Run r = runModel(model, images, count);
+        const ProcessRun r = runModel(model, images, count);
         QVERIFY2(r.code == 0, r.err.c_str());
         const json j = json::parse(r.out);
         QCOMPARE(j["input"]["shape"], json({1, 8, 8, 3}));
@@ -402,7 +404,7 @@ private Q_SLOTS:
         QVERIFY2(unsaturated >= count * 3, r.out.c_str());
 
         // The same model and images again, and fewer images: the same arena and the same outputs.
-        const Run again = runModel(model, images, count);
+        const ProcessRun again = runModel(model, images, count);
         QVERIFY2(again.code == 0, again.err.c_str());
         const json k = json::parse(again.out);
         QCOMPARE(k["arena_used_bytes"], j["arena_used_bytes"]);
@@ -413,7 +415,7 @@ private Q_SLOTS:
         // arena, and here they need more than the 768 bytes of planned activations.
         const long long minArena = j["min_arena_bytes"].get<long long>();
         QVERIFY2(minArena > j["arena_used_bytes"].get<long long>(), r.out.c_str());
-        const Run exact = runModel(model, images, count, {QStringLiteral("--arena"), QString::number(minArena)});
+        const ProcessRun exact = runModel(model, images, count, {QStringLiteral("--arena"), QString::number(minArena)});
         QVERIFY2(exact.code == 0, exact.err.c_str());
         QCOMPARE(json::parse(exact.out)["outputs"], j["outputs"]);
         QCOMPARE(json::parse(exact.out)["arena_used_bytes"], j["arena_used_bytes"]);
@@ -424,7 +426,7 @@ private Q_SLOTS:
         const QString used = QString::number(j["arena_used_bytes"].get<long long>());
         checkOneLineError(runModel(model, images, count, {QStringLiteral("--arena"), used}),
                           qPrintable(QStringLiteral("AllocateTensors, with an arena of %1 bytes").arg(used)));
-        const Run one = runModel(model, images.left(int(net.inputBytes())), 1);
+        const ProcessRun one = runModel(model, images.left(int(net.inputBytes())), 1);
         QVERIFY2(one.code == 0, one.err.c_str());
         QCOMPARE(json::parse(one.out)["arena_used_bytes"], j["arena_used_bytes"]);
         QCOMPARE(json::parse(one.out)["outputs"][0], j["outputs"][0]);
@@ -439,7 +441,7 @@ private Q_SLOTS:
         QVERIFY(!a.isEmpty() && !b.isEmpty());
         const QByteArray imagesA = randomImages(2, small.inputBytes(), 11);
         const QByteArray imagesB = randomImages(2, large.inputBytes(), 12);
-        const Run ra = runModel(a, imagesA, 2), rb = runModel(b, imagesB, 2);
+        const ProcessRun ra = runModel(a, imagesA, 2), rb = runModel(b, imagesB, 2);
         QVERIFY2(ra.code == 0, ra.err.c_str());
         QVERIFY2(rb.code == 0, rb.err.c_str());
         const json ja = json::parse(ra.out), jb = json::parse(rb.out);
@@ -498,7 +500,7 @@ private Q_SLOTS:
             const std::vector<std::int8_t> logits = ours.run(chw);
             expected.emplace_back(logits.begin(), logits.end());
         }
-        const Run r = runModel(model, nhwcImages, count);
+        const ProcessRun r = runModel(model, nhwcImages, count);
         QVERIFY2(r.code == 0, r.err.c_str());
         const json j = json::parse(r.out);
         QCOMPARE(j["input"]["shape"], json({1, in.h, in.w, in.c}));
@@ -543,7 +545,7 @@ private Q_SLOTS:
         checkOneLineError(runModel(unknown, image, 1), "BATCH_MATMUL");
 
         // An arena too small: the size, AllocateTensors and TFLM's reason.
-        const Run tiny = runModel(model, image, 1, {QStringLiteral("--arena"), QStringLiteral("2048")});
+        const ProcessRun tiny = runModel(model, image, 1, {QStringLiteral("--arena"), QStringLiteral("2048")});
         checkOneLineError(tiny, "AllocateTensors, with an arena of 2048 bytes");
         QVERIFY2(tiny.err.find("Failed to") != std::string::npos, tiny.err.c_str());
 

@@ -4,6 +4,7 @@
 // checksum; scale.json carries every conv's x/y scales; reference mode keeps the identity slices
 // ratio-1 inner weight updates need; a failed or refused export leaves no files.
 #include "TestSupport.h"
+#include "Findings.h"
 
 #include "Error.h"
 #include "graph/Autodiff.h"
@@ -28,12 +29,11 @@ using namespace tinyscope;
 
 namespace {
 
-std::string ref(const char* rel) { return test::sharedPath((std::string("reference/tinyengine/") + rel).c_str()); }
 
 QuantizedParams realParams()
 {
-    QuantizedParams p = readParamsPickle(ref("full-int8-params.pkl"));
-    p.scales = readScaleJson(ref("scale.json"));
+    QuantizedParams p = readParamsPickle(test::tinyengineRef("full-int8-params.pkl"));
+    p.scales = readScaleJson(test::tinyengineRef("scale.json"));
     return p;
 }
 
@@ -69,13 +69,7 @@ std::string joined(const std::vector<std::string>& v)
     return s;
 }
 
-std::set<std::string> errorRules(const std::vector<Finding>& f)
-{
-    std::set<std::string> r;
-    for (const Finding& x : f)
-        if (x.error()) r.insert(x.rule);
-    return r;
-}
+using test::errorRules;
 
 QStringList entries(const QString& dir) { return QDir(dir).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot); }
 
@@ -92,12 +86,12 @@ private Q_SLOTS:
         const ExportPlan plan = planExport(net, realParams(), schemeByName("mcunet-5fps/49kb", nullptr), ExportForm::Reference, "49kb-int8");
         QCOMPARE(plan.identity_slices, 0);   // 49kb has no ratio-1 inner weight update
         const Json ours = Json::parse(graphJsonText(plan.graph, childrenCountFor(plan.form)));
-        const Json real = readJsonFile(ref("49kb-int8-graph.json"));
+        const Json real = readJsonFile(test::tinyengineRef("49kb-int8-graph.json"));
         const std::vector<std::string> diff = differences(ours, real);
         QVERIFY2(diff.empty(), joined(diff).c_str());
         QCOMPARE(ours, real);
         // Key order and layout too: the text is the real file's (json.dumps, indent 2).
-        std::string realText = readFileBytes(ref("49kb-int8-graph.json"));
+        std::string realText = readFileBytes(test::tinyengineRef("49kb-int8-graph.json"));
         while (!realText.empty() && realText.back() == '\n') realText.pop_back();
         QVERIFY(graphJsonText(plan.graph, ChildrenCount::Compiler) == realText);
         // The real int8 model passes the checker.
@@ -124,7 +118,7 @@ private Q_SLOTS:
             "print(json.dumps({'arrays': out, 'keys': list(ours), 'same_as_real': same}))\n";
         QProcess py;
         py.start(QStringLiteral("/usr/bin/python3"), {QStringLiteral("-c"), QString::fromUtf8(script), QString::fromStdString(files.params),
-                                                     QString::fromStdString(ref("full-int8-params.pkl"))});
+                                                     QString::fromStdString(test::tinyengineRef("full-int8-params.pkl"))});
         QVERIFY(py.waitForFinished(60000));
         const QByteArray err = py.readAllStandardError();
         if (py.exitCode() != 0 && err.contains("No module named 'numpy'")) QSKIP("python3-numpy is not installed (setup.sh installs it)");
@@ -150,7 +144,7 @@ private Q_SLOTS:
         QCOMPARE(plan.params.array("v3_qadd_scale_y").shape, std::vector<std::int64_t>{1});
         // scale.json: the 86 x/y scales of the real file, same values.
         const auto scales = readScaleJson(files.scales);
-        const auto real = readScaleJson(ref("scale.json"));
+        const auto real = readScaleJson(test::tinyengineRef("scale.json"));
         QCOMPARE(scales, real);
         QCOMPARE(int(scales.size()), 86);
     }

@@ -3,6 +3,7 @@
 // memory ledger); export -> import -> export is the identity; the hand-made example/ graphs pass
 // or fail the §9 checker as TinyEngine's codegen did; malformed files name the op and the field.
 #include "TestSupport.h"
+#include "Findings.h"
 
 #include "Error.h"
 #include "graph/Autodiff.h"
@@ -24,15 +25,8 @@ using namespace tinyscope;
 
 namespace {
 
-std::string ref(const char* rel) { return test::sharedPath((std::string("reference/tinyengine/") + rel).c_str()); }
 
-std::set<std::string> errorRules(const std::vector<Finding>& f)
-{
-    std::set<std::string> r;
-    for (const Finding& x : f)
-        if (x.error()) r.insert(x.rule);
-    return r;
-}
+using test::errorRules;
 
 std::string describe(const std::vector<Finding>& f)
 {
@@ -64,7 +58,7 @@ private Q_SLOTS:
     void realGraphGivesThePublishedFacts()
     {
         REQUIRE_SHARED();
-        const ImportedGraph im = importTinyEngineGraph(ref("49kb-int8-graph.json"));
+        const ImportedGraph im = importTinyEngineGraph(test::tinyengineRef("49kb-int8-graph.json"));
         const TrainingGraph& g = im.graph;
         QCOMPARE(int(g.ops.size()), 423);
         QCOMPARE(g.forward_ops, 105);
@@ -106,7 +100,7 @@ private Q_SLOTS:
     void recoveredNetworkIsMcunet5fpsAndFeedsTheLedger()
     {
         REQUIRE_SHARED();
-        const ImportedGraph im = importTinyEngineGraph(ref("49kb-int8-graph.json"), ref("full-int8-params.pkl"), ref("scale.json"));
+        const ImportedGraph im = importTinyEngineGraph(test::tinyengineRef("49kb-int8-graph.json"), test::tinyengineRef("full-int8-params.pkl"), test::tinyengineRef("scale.json"));
         const Network zoo = zooModel("mcunet-5fps");
         QCOMPARE(im.network.numConvs(), 43);
         QCOMPARE(im.network.params(), zoo.params());
@@ -135,7 +129,7 @@ private Q_SLOTS:
     {
         REQUIRE_SHARED();
         // The real file read and written again is the same JSON.
-        const Json real = readJsonFile(ref("49kb-int8-graph.json"));
+        const Json real = readJsonFile(test::tinyengineRef("49kb-int8-graph.json"));
         const TrainingGraph imported = readGraphJson(real, "49kb");
         QCOMPARE(Json::parse(graphJsonText(imported, ChildrenCount::Compiler)), real);
         // Our export (both forms) read back and written again is byte-identical.
@@ -171,19 +165,19 @@ private Q_SLOTS:
             {"example/negative_depthwise_weight", {"depthwise-weight-update"}},
         };
         for (const Case& c : cases) {
-            const std::string d = ref(c.dir);
+            const std::string d = test::tinyengineRef(c.dir);
             const ImportedGraph im = importTinyEngineGraph(d + "/tiny-graph.json", d + "/tiny-params.pkl", d + "/tiny-scale.json");
             const std::vector<Finding> f = checkForTinyEngine(im.graph, im.network, &*im.params);
             QVERIFY2(errorRules(f) == c.errors, (std::string(c.dir) + ":\n" + describe(f)).c_str());
         }
-        const ImportedGraph tiny = importTinyEngineGraph(ref("example/tiny-graph.json"));
+        const ImportedGraph tiny = importTinyEngineGraph(test::tinyengineRef("example/tiny-graph.json"));
         QCOMPARE(int(tiny.graph.ops.size()), 59);
         QCOMPARE(tiny.graph.forward_ops, 11);
         QCOMPARE(tiny.scheme.n_bias_update, 1);
         QCOMPARE(tiny.scheme.manual_weight_idx, std::vector<int>{1});
         QCOMPARE(tiny.scheme.weight_update_ratio, std::vector<double>{0.5});
         // Without a scale.json the checker says the scales are missing.
-        QuantizedParams noScales = readParamsPickle(ref("example/tiny-params.pkl"));
+        QuantizedParams noScales = readParamsPickle(test::tinyengineRef("example/tiny-params.pkl"));
         QVERIFY(errorRules(checkForTinyEngine(tiny.graph, tiny.network, &noScales)).count("missing-scales"));
     }
 
@@ -193,7 +187,7 @@ private Q_SLOTS:
     void namesOutsideTheGrammarAreRefusedWhereTheyComeIn()
     {
         REQUIRE_SHARED();
-        const Json good = readJsonFile(ref("example/tiny-graph.json"));
+        const Json good = readJsonFile(test::tinyengineRef("example/tiny-graph.json"));
         QCOMPARE(importError(good, [](Json&) {}), std::string("no error"));
         const std::string code = "v1_bias;\n__attribute__((constructor)) static void p(void){}\nint x";
         const std::string safe = "not a name TinyEngine's code generator can emit safely";
@@ -238,7 +232,7 @@ private Q_SLOTS:
         m = importError(good, [](Json& j) { j[0]["attrs"]["data_layout"] = "NCHW\n#define x"; });
         QVERIFY2(refused(m, {"op 0", "attrs.data_layout"}), m.c_str());
         // The names MIT's compiler writes are all accepted (the real 49kb file reads).
-        importTinyEngineGraph(ref("49kb-int8-graph.json"), ref("full-int8-params.pkl"), ref("scale.json"));
+        importTinyEngineGraph(test::tinyengineRef("49kb-int8-graph.json"), test::tinyengineRef("full-int8-params.pkl"), test::tinyengineRef("scale.json"));
 
         // scale.json keys, and a zero scale (QAS divides by it) before anything compiles.
         QTemporaryDir dir;
@@ -251,7 +245,7 @@ private Q_SLOTS:
         QVERIFY2(m.find("v0_x_scale: expected a positive scale, got 0.0") != std::string::npos, m.c_str());
 
         // A params pickle key: the example's v1_bias renamed in place (the same length) to hold a newline.
-        std::string pickle = readFileBytes(ref("example/tiny-params.pkl"));
+        std::string pickle = readFileBytes(test::tinyengineRef("example/tiny-params.pkl"));
         const std::size_t at = pickle.find("v1_bias");
         QVERIFY(at != std::string::npos);
         pickle.replace(at, 7, "v1\n/*x*");
@@ -273,7 +267,7 @@ private Q_SLOTS:
     void dilationIsRefusedWhereNothingComputesIt()
     {
         REQUIRE_SHARED();
-        const Json good = readJsonFile(ref("example/tiny-graph.json"));
+        const Json good = readJsonFile(test::tinyengineRef("example/tiny-graph.json"));
         std::string m = importError(good, [](Json& j) { j[0]["attrs"]["dilation"] = Json::array({4096, 4096}); });
         QVERIFY2(m.find("op 0") != std::string::npos && m.find("attrs.dilation: dilation 4096 is not supported on 'nn.mcuconv2d'") != std::string::npos, m.c_str());
         bool transposed = false;
@@ -298,7 +292,7 @@ private Q_SLOTS:
     void malformedFilesNameTheOpAndTheField()
     {
         REQUIRE_SHARED();
-        const Json good = readJsonFile(ref("example/tiny-graph.json"));
+        const Json good = readJsonFile(test::tinyengineRef("example/tiny-graph.json"));
         auto has = [](const std::string& msg, std::initializer_list<const char*> parts) {
             for (const char* p : parts)
                 if (msg.find(p) == std::string::npos) return false;
@@ -324,7 +318,7 @@ private Q_SLOTS:
         QVERIFY2(has(m, {"op 10", "output_info"}), m.c_str());
         // A params pickle of another graph is refused with the key.
         try {
-            importTinyEngineGraph(ref("49kb-int8-graph.json"), ref("example/tiny-params.pkl"));
+            importTinyEngineGraph(test::tinyengineRef("49kb-int8-graph.json"), test::tinyengineRef("example/tiny-params.pkl"));
             QFAIL("accepted the params of another graph");
         } catch (const InputError& e) {
             QVERIFY2(std::string(e.what()).find("tiny-params.pkl") != std::string::npos, e.what());

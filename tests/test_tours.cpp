@@ -185,6 +185,9 @@ private Q_SLOTS:
         w.resize(1280, 720);
         w.show();
         ui::TourPanel* panel = w.tourPanel();
+        // Every target a tour may highlight is a widget of this window (the panels register them).
+        for (const QString& name : ui::TourDriver::targetNames())
+            QVERIFY2(panel->driver()->target(name) != nullptr, qPrintable(name));
         w.startTour(shippedTour("lab3"));
         QVERIFY(w.tourDock()->isVisible());
         std::int64_t macsBefore = 0;

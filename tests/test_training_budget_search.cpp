@@ -8,6 +8,7 @@
 // the reference-form graph, the checker, the ledger), the chosen scheme is the best of its family
 // (brute force), and what no subnet can train is refused naming the least budget or the rule.
 #include "TestSupport.h"
+#include "LabLimits.h"
 
 #include "Error.h"
 #include "graph/Autodiff.h"
@@ -45,13 +46,7 @@ public:
 
 constexpr const char* kPattern = "bias-only:12+pw1:3@1/4";
 
-Constraints labLimits()
-{
-    Constraints c;
-    c.set("millionMACs", 60);
-    c.set("KBPeakMemory", 250);
-    return c;
-}
+using test::labLimits;
 
 // Export's path, independent of the limit's shortcuts: the scheme by its name (loadScheme), the
 // reference-form graph with identity slices, the checker's errors, the ledger against the board.

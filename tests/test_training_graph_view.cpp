@@ -2,6 +2,8 @@
 // view draws, the per-block collapse, the edges between the drawn nodes, and the layout DOT that
 // keys the pane's cache — on mcunet-5fps's real graph under the published 49kb scheme and under
 // bias-only:12, every expected value counted independently from the graph's own flags.
+#include "TestSupport.h"
+
 #include "graph/Autodiff.h"
 #include "graph/PublishedSchemes.h"
 #include "viz/TrainingGraphView.h"

@@ -2,6 +2,7 @@
 
 #include "Palette.h"
 #include "io/Text.h"
+#include "UiText.h"
 
 #include <QPainter>
 
@@ -10,8 +11,6 @@
 namespace tinyscope::ui {
 
 namespace {
-
-QString kb(std::int64_t bytes) { return QString::fromStdString(kilobytesText(bytes)); }
 
 constexpr int kBarHeight = 18;
 
@@ -49,10 +48,10 @@ void CapacityBar::setLabelWidth(int px)
 QString CapacityBar::text() const
 {
     if (used_ < 0) return QString();
-    const QString usedText = QStringLiteral("%1 (%2 B)").arg(kb(used_), QString::fromStdString(groupThousands(used_)));
+    const QString usedText = QStringLiteral("%1 (%2 B)").arg(kbText(used_), QString::fromStdString(groupThousands(used_)));
     if (capacity_ <= 0) return usedText;
-    QString t = QStringLiteral("%1 of %2 (%3)").arg(usedText, kb(capacity_), capacityName_);
-    if (over()) t += QStringLiteral(": %1 over").arg(kb(used_ - capacity_));
+    QString t = QStringLiteral("%1 of %2 (%3)").arg(usedText, kbText(capacity_), capacityName_);
+    if (over()) t += QStringLiteral(": %1 over").arg(kbText(used_ - capacity_));
     return t;
 }
 

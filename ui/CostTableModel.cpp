@@ -9,7 +9,7 @@
 namespace tinyscope::ui {
 
 namespace {
-QString shapeText(const std::vector<int>& s)
+QString shapeWithoutBatch(const std::vector<int>& s)
 {
     QStringList parts;
     for (std::size_t i = 1; i < s.size(); ++i) parts << QString::number(s[i]);
@@ -59,8 +59,8 @@ QVariant CostTableModel::data(const QModelIndex& index, int role) const
         case Index: return index.row();
         case Name: return QString::fromStdString(r.layer.name);
         case Type: return QString::fromStdString(r.layer.type);
-        case Input: return shapeText(r.layer.input_shape);
-        case Output: return shapeText(r.layer.output_shape);
+        case Input: return shapeWithoutBatch(r.layer.input_shape);
+        case Output: return shapeWithoutBatch(r.layer.output_shape);
         case Macs: return QString::fromStdString(groupThousands(r.layer.macs));
         case Params: return QString::fromStdString(groupThousands(r.layer.params));
         case PeakTermKB: return r.peakTerm < 0 ? QVariant() : QVariant(QString::number(r.peakTerm / 1024.0, 'f', 1));

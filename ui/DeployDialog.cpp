@@ -16,6 +16,7 @@
 #include "io/OutputPaths.h"
 #include "io/Text.h"
 #include "space/SpacePresets.h"
+#include "UiText.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -30,10 +31,6 @@
 namespace tinyscope::ui {
 
 namespace {
-
-QString bytesText(std::int64_t b) { return QString::fromStdString(groupThousands(b)); }
-
-QString kb(std::int64_t b) { return QString::fromStdString(kilobytesText(b)); }
 
 QString spaceOf(const ModelSpec& m) { return QString::fromStdString(spaceOrDefault(m.space)); }
 
@@ -56,7 +53,7 @@ QString describeModel(const ModelSpec& m)
         text += QStringLiteral(", %1 blocks — %2 M MACs, peak SRAM %3, flash %4 (cost model, int8)")
                     .arg(blocks)
                     .arg(cost.millionMacs(), 0, 'f', 2)
-                    .arg(kb(cost.peak_activation_bytes), kb(cost.flash_bytes));
+                    .arg(kbText(cost.peak_activation_bytes), kbText(cost.flash_bytes));
     } catch (const std::exception& e) {
         text += QStringLiteral(" — <i>%1</i>").arg(QString::fromUtf8(e.what()).toHtmlEscaped());
     }
@@ -106,11 +103,11 @@ QString summaryHtml(const DeployResult& r)
     for (const auto& [op, n] : r.ops) ops << QStringLiteral("%1 %2").arg(QString::fromStdString(op)).arg(n);
     QString text = QStringLiteral("<b>%1</b> — %2 B, %3<br><b>Ops</b> %4<br><b>Input</b> %5<br><b>Output</b> %6<br>"
                                  "<b>Cost model</b> %7 MACs, peak SRAM %8 B, flash %9 B (int8)")
-                       .arg(QString::fromStdString(r.out).toHtmlEscaped(), bytesText(static_cast<std::int64_t>(r.bytes)),
+                       .arg(QString::fromStdString(r.out).toHtmlEscaped(), thousandsText(static_cast<std::int64_t>(r.bytes)),
                             (r.format == DeployFormat::TFLite ? QStringLiteral("TFLite, int8") : QStringLiteral("ONNX, float32")) +
                                 (r.batchnorm.empty() ? QString() : QStringLiteral("; BatchNorm: ") + QString::fromStdString(r.batchnorm).toHtmlEscaped()),
-                            ops.join(QStringLiteral(", ")), tensor(r.input), tensor(r.output), bytesText(r.cost.macs),
-                            bytesText(r.cost.peak_sram_bytes), bytesText(r.cost.flash_bytes));
+                            ops.join(QStringLiteral(", ")), tensor(r.input), tensor(r.output), thousandsText(r.cost.macs),
+                            thousandsText(r.cost.peak_sram_bytes), thousandsText(r.cost.flash_bytes));
     if (r.format != DeployFormat::TFLite)
         text += QStringLiteral("<br><i>The three-engine memory table is for the int8 TFLite file (the engines that run a "
                                "microcontroller model): choose TFLite and deploy again to see it.</i>");
@@ -118,7 +115,7 @@ QString summaryHtml(const DeployResult& r)
 }
 
 // The job's result: the written file, and the memory comparison or why there is none.
-struct Outcome {
+struct DeployOutcome {
     DeployResult result;
     std::optional<DeployMemoryComparison> memory;
     QString memoryError;
@@ -128,7 +125,7 @@ struct Outcome {
 // The job: deployModel, then for TFLite compareDeployMemory on the written file. Percent of the
 // bar with the stage's words: deployModel's stages take the first 70 % (all of it for ONNX), the
 // memory comparison the rest.
-Outcome deployAndCompare(const DeployRequest& rq, const JobControl& job)
+DeployOutcome deployAndCompare(const DeployRequest& rq, const JobControl& job)
 {
     const bool tflite = rq.format == DeployFormat::TFLite;
     auto comparing = std::make_shared<bool>(false);
@@ -143,7 +140,7 @@ Outcome deployAndCompare(const DeployRequest& rq, const JobControl& job)
         const int value = *comparing ? 70 + static_cast<int>(30 * f) : static_cast<int>((tflite ? 70 : 100) * f);
         job.report(static_cast<std::size_t>(value), 100, text.toStdString());
     };
-    Outcome o;
+    DeployOutcome o;
     o.result = deployModel(rq, inner);
     if (!tflite) return o;
     // The written file on the engines that run it: the file is already there, so a cancel or an
@@ -484,7 +481,7 @@ void DeployDialog::deploy()
     progress_->setFormat(QStringLiteral("starting"));
     status_->setText(QStringLiteral("Deploying to %1…").arg(QString::fromStdString(rq.out).toHtmlEscaped()));
     jobs_->run([rq](const JobControl& job) { return deployAndCompare(rq, job); },
-               [this](Outcome o) {
+               [this](DeployOutcome o) {
                    result_ = std::move(o.result);
                    memory_ = std::move(o.memory);
                    progress_->finish(QStringLiteral("written"));

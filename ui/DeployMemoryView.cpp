@@ -4,6 +4,7 @@
 #include "Palette.h"
 
 #include "io/Text.h"
+#include "UiText.h"
 
 #include <QHeaderView>
 #include <QLabel>
@@ -15,10 +16,6 @@
 namespace tinyscope::ui {
 
 namespace {
-
-QString bytesText(std::int64_t b) { return QString::fromStdString(groupThousands(b)); }
-
-QString kb(std::int64_t b) { return QString::fromStdString(kilobytesText(b)); }
 
 // "peak SRAM (int8 activations)" → "peak SRAM": the figure's name without its gloss (bar labels).
 QString shortFigure(const std::string& figure)
@@ -37,8 +34,8 @@ QTableWidgetItem* fitsItem(const EngineMemoryRow& row, const BoardProfile& board
         return item;
     }
     const bool ok = *row.bytes <= board.sram_bytes;
-    auto* item = new QTableWidgetItem(ok ? QStringLiteral("fits (%1 free)").arg(kb(board.sram_bytes - *row.bytes))
-                                         : QStringLiteral("does not fit (%1 over)").arg(kb(*row.bytes - board.sram_bytes)));
+    auto* item = new QTableWidgetItem(ok ? QStringLiteral("fits (%1 free)").arg(kbText(board.sram_bytes - *row.bytes))
+                                         : QStringLiteral("does not fit (%1 over)").arg(kbText(*row.bytes - board.sram_bytes)));
     item->setForeground(paletteColor(ok ? "status.fits" : "status.error"));
     return item;
 }
@@ -92,7 +89,7 @@ void DeployMemoryView::showMemory(const DeployMemoryComparison& memory, const Bo
     const QString boardName = QString::fromStdString(board.name);
     caption_->setText(QStringLiteral("The same int8 file on three engines, each engine's whole figure against %1's %2 SRAM (%3 B). "
                                      "Ours counts activations only; the reasons for each difference are in the table (hover a reason to read all of it).")
-                          .arg(boardName, kb(board.sram_bytes), bytesText(board.sram_bytes)));
+                          .arg(boardName, kbText(board.sram_bytes), thousandsText(board.sram_bytes)));
     showBars(rows, memory, board);
     fillTable(rows, board);
     setTitle(QStringLiteral("One memory figure, three engines — against %1").arg(boardName));
@@ -161,7 +158,7 @@ void DeployMemoryView::fillTable(const std::vector<EngineMemoryRow>& rows, const
         }
         table_->setItem(r, 0, engine);
         table_->setItem(r, 1, new QTableWidgetItem(QString::fromStdString(row.figure)));
-        auto* bytes = new QTableWidgetItem(row.bytes ? bytesText(*row.bytes) : QStringLiteral("—"));
+        auto* bytes = new QTableWidgetItem(row.bytes ? thousandsText(*row.bytes) : QStringLiteral("—"));
         bytes->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
         table_->setItem(r, 2, bytes);
         table_->setItem(r, 3, fitsItem(row, board));

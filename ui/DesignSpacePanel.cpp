@@ -10,6 +10,7 @@
 #include "SubnetCompareView.h"
 #include "SubnetControls.h"
 #include "SubnetDiagramView.h"
+#include "TourActions.h"
 
 #include "nn/measure/EvalEngine.h"
 #include "predict/AccuracyOracle.h"
@@ -158,6 +159,24 @@ QTabWidget* DesignSpacePanel::chartTabs()
 double DesignSpacePanel::budgetKB() const { return totals_->budgetKB(); }
 
 const std::string& DesignSpacePanel::diagramDot() const { return diagram_->dot(); }
+
+void DesignSpacePanel::addTourActions(TourActions& actions)
+{
+    actions.addAction("subnet", [this](const Json& g, TourRun&) {
+        const std::string p = g["preset"].get<std::string>();
+        if (p == "min") selectMin();
+        else if (p == "lab-max") selectLabMax();
+        else if (p == "full-max") selectFullMax();
+        else selectRandom();
+        return true;
+    });
+    actions.addTarget("subnet-controls", [this] { return findChild<SubnetControls*>(); });
+    actions.addTarget("cost-totals", [this] { return findChild<CostTotals*>(); });
+    actions.addTarget("subnet-diagram", [this] { return findChild<SubnetDiagramView*>(); });
+    actions.addTarget("layer-costs", [this] { return findChild<LayerCostTable*>(); });
+    actions.addTarget("peak-chart", [this] { return findChild<PeakMemoryChart*>(); });
+    actions.addTarget("evaluation", [this] { return findChild<EvaluationBox*>(); });
+}
 
 void DesignSpacePanel::selectMin() { controls_->selectMin(); }
 

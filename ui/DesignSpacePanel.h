@@ -26,6 +26,7 @@ class AccuracyOracle;
 namespace tinyscope::ui {
 
 class AppState;
+class TourActions;
 class CostTotals;
 class EvaluationBox;
 class LayerCostTable;
@@ -38,6 +39,8 @@ class DesignSpacePanel : public QWidget {
     Q_OBJECT
 public:
     explicit DesignSpacePanel(AppState* state, QWidget* parent = nullptr);
+    // Guided tours (TourDriver): the "subnet" action and its parts as highlight targets.
+    void addTourActions(TourActions& actions);
 
     void selectMin();
     void selectLabMax();

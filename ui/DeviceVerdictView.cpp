@@ -5,6 +5,7 @@
 #include "Palette.h"
 #include "CapacityBar.h"
 #include "io/Text.h"
+#include "UiText.h"
 
 #include <QLabel>
 #include <QScrollArea>
@@ -17,8 +18,6 @@ namespace tinyscope::ui {
 namespace {
 
 const QString kGreen = paletteName("status.pass"), kRed = paletteName("status.error"), kGrey = paletteName("text.note");
-
-QString thousands(std::int64_t v) { return QString::fromStdString(groupThousands(v)); }
 
 QString signedList(const std::vector<std::int64_t>& v)
 {
@@ -65,23 +64,14 @@ QString trainingStepText(const DeviceRunResult& r)
                 .arg(r.steps == 1 ? QStringLiteral("training step") : QStringLiteral("%1 training steps").arg(r.steps))
                 .arg(r.steps == 1 ? QStringLiteral("s") : QString())
                 .arg(r.params.size())
-                .arg(thousands(changed))
-                .arg(tolerated > 0 ? QStringLiteral(", %1 within the gradient tolerance").arg(thousands(tolerated)) : QString());
+                .arg(thousandsText(changed))
+                .arg(tolerated > 0 ? QStringLiteral(", %1 within the gradient tolerance").arg(thousandsText(tolerated)) : QString());
     } else {
         t = QStringLiteral("training step differs from GraphInterpreter: %1 (max relative error %2)")
                 .arg(QString::fromStdString(r.training_difference))
                 .arg(r.max_param_rel_error, 0, 'g', 3);
     }
     return t;
-}
-
-QLabel* wrappedLabel()
-{
-    auto* l = new QLabel;
-    l->setWordWrap(true);
-    l->setTextFormat(Qt::PlainText);
-    l->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    return l;
 }
 
 }  // namespace
@@ -96,15 +86,15 @@ DeviceVerdictView::DeviceVerdictView(QWidget* parent) : QGroupBox(parent)
     auto* content = new QWidget;
     outer->addWidget(verticalScrollArea(content));
     auto* layout = new QVBoxLayout(content);
-    headline_ = wrappedLabel();
+    headline_ = wrappedTextLabel();
     QFont f = headline_->font();
     f.setBold(true);
     headline_->setFont(f);
-    training_ = wrappedLabel();
-    barsCaption_ = wrappedLabel();
+    training_ = wrappedTextLabel();
+    barsCaption_ = wrappedTextLabel();
     sram_ = new CapacityBar(QStringLiteral("SRAM"));
     flash_ = new CapacityBar(QStringLiteral("flash"));
-    details_ = wrappedLabel();
+    details_ = wrappedTextLabel();
     layout->addWidget(headline_);
     layout->addWidget(training_);
     layout->addWidget(sram_);
@@ -199,7 +189,7 @@ void DeviceVerdictView::showResult(const DeviceRunResult& r, const QString& inpu
     training_->setText(train + QLatin1Char('.'));
     training_->show();
 
-    auto perCall = [](const std::vector<std::int64_t>& v) { return v.empty() ? QStringLiteral("—") : thousands(v.front()); };
+    auto perCall = [](const std::vector<std::int64_t>& v) { return v.empty() ? QStringLiteral("—") : thousandsText(v.front()); };
     details_->setText(QStringLiteral("Instructions (QEMU icount), not cycles: %1 per inference, %2 per training step.\n"
                                      "Times: codegen %3 s, compile + link %4 s%5, emulation %6 s.")
                           .arg(perCall(r.instructions_per_inference), perCall(r.instructions_per_step))
@@ -229,9 +219,9 @@ void DeviceVerdictView::showBars()
     const bool fits = r.sram_bytes <= b.sram_bytes && r.flash_bytes <= b.flash_bytes;
     QString caption = QStringLiteral("The linked binary: SRAM = .data %1 + .bss %2 + stack high-water %3 B; flash = .text %4 + .rodata %5 + .data %1 B. "
                                      "The workbench's figures: memory ledger peak %6 B, parameters %7 B. ")
-                          .arg(thousands(r.data_bytes), thousands(r.bss_bytes),
-                               thousands(std::max(r.stack_inference_bytes, r.stack_training_bytes)), thousands(r.text_bytes),
-                               thousands(r.rodata_bytes), thousands(r.ledger_sram_bytes), thousands(r.params_flash_bytes));
+                          .arg(thousandsText(r.data_bytes), thousandsText(r.bss_bytes),
+                               thousandsText(std::max(r.stack_inference_bytes, r.stack_training_bytes)), thousandsText(r.text_bytes),
+                               thousandsText(r.rodata_bytes), thousandsText(r.ledger_sram_bytes), thousandsText(r.params_flash_bytes));
     caption += board_ ? QStringLiteral("It %1 the %2.").arg(fits ? QStringLiteral("fits") : QStringLiteral("does NOT fit"), QString::fromStdString(b.name))
                       : QStringLiteral("No board chosen: shown against the STM32F746 (TinyEngine's flags target it), which it %1.")
                             .arg(fits ? QStringLiteral("fits") : QStringLiteral("does NOT fit"));

@@ -9,7 +9,7 @@
 
 #include "data/ImageDataset.h"
 #include "io/DataPaths.h"
-#include "nn/measure/EvaluationJob.h"
+#include "nn/accuracy/EvaluationJob.h"
 #include "workspace/Workspace.h"
 
 #include <QFileDialog>

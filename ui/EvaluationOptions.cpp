@@ -1,6 +1,6 @@
 #include "EvaluationOptions.h"
 
-#include "nn/onednn/OneDnnInfo.h"
+#include "nn/OneDnnInfo.h"
 #include "workspace/CalibrationData.h"
 #include "workspace/Workspace.h"
 

@@ -15,12 +15,12 @@
 #include "Palette.h"
 #include "Presentation.h"
 #include "SchemeAccuracyScatter.h"
-#include "TrainingInspectorPanel.h"
 #include "TrainingLayerModel.h"
 #include "io/AtomicFile.h"
 #include "io/DataPaths.h"
 #include "space/SpacePresets.h"
 #include "space/SubnetConfig.h"
+#include "UiText.h"
 
 #include <QApplication>
 #include <QDir>
@@ -45,8 +45,6 @@ namespace {
 
 // The core's checkpoint of a run (FineTuneJob.cpp writes it per epoch and on cancel).
 bool hasCheckpoint(const QString& folder) { return hasFineTuneCheckpoint(folder.toStdString()); }
-
-QString kbText(std::int64_t bytes) { return QStringLiteral("%1 KB").arg(static_cast<double>(bytes) / 1024.0, 0, 'f', 1); }
 
 }  // namespace
 
@@ -151,7 +149,7 @@ bool FineTunePane::eventFilter(QObject* watched, QEvent* e)
 QString FineTunePane::modelName() const
 {
     const QString key = modelKey_();
-    return key == inspectorSubnetKey() ? TrainingInspectorPanel::subnetEntryName() : key;
+    return key == inspectorSubnetKey() ? inspectorSubnetEntryName() : key;
 }
 
 QString FineTunePane::folderModel() const

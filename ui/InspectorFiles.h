@@ -23,6 +23,8 @@ class TrainingLayerModel;
 
 // The model picker's data for the entries that are not zoo models.
 inline QString inspectorSubnetKey() { return QStringLiteral("subnet"); }
+// The picker's text for that entry (TrainingInspectorPanel::subnetEntryName; the Fine-tune tab names it so too).
+inline QString inspectorSubnetEntryName() { return QStringLiteral("design-space subnet"); }
 inline QString inspectorOpenedKey() { return QStringLiteral("opened"); }   // a graph from a file, no zoo model
 
 class InspectorFiles : public QObject {

@@ -20,7 +20,7 @@ QSet<JobRunner*>& registry()
     return runners;
 }
 
-struct Outcome {
+struct JobOutcome {
     enum class Kind { Ok, Cancelled, Failed } kind = Kind::Ok;
     QString message;
 };
@@ -44,7 +44,7 @@ bool JobRunner::start(std::function<void(const JobControl&)> work, std::function
     busy_ = true;
     cancel_ = std::make_shared<std::atomic<bool>>(false);
     auto flag = cancel_;
-    auto outcome = std::make_shared<Outcome>();
+    auto outcome = std::make_shared<JobOutcome>();
     QPointer<JobRunner> self(this);
     JobControl job;
     job.cancel = flag.get();
@@ -62,19 +62,19 @@ bool JobRunner::start(std::function<void(const JobControl&)> work, std::function
     connect(watcher_, &QFutureWatcher<void>::finished, this, [this, outcome, deliver, onFailure] {
         busy_ = false;
         switch (outcome->kind) {
-        case Outcome::Kind::Ok:
+        case JobOutcome::Kind::Ok:
             deliver();
             break;
-        case Outcome::Kind::Cancelled:
+        case JobOutcome::Kind::Cancelled:
             if (onFailure) onFailure({true, QString()});
             Q_EMIT cancelled();
             break;
-        case Outcome::Kind::Failed:
+        case JobOutcome::Kind::Failed:
             if (onFailure) onFailure({false, outcome->message});
             Q_EMIT failed(outcome->message);
             break;
         }
-        Q_EMIT finished(outcome->kind == Outcome::Kind::Ok);
+        Q_EMIT finished(outcome->kind == JobOutcome::Kind::Ok);
     });
     Q_EMIT started();
     // `flag` travels with the work so the JobControl's pointer stays valid until it returns.
@@ -82,12 +82,12 @@ bool JobRunner::start(std::function<void(const JobControl&)> work, std::function
         try {
             work(job);
         } catch (const CancelledError&) {
-            outcome->kind = Outcome::Kind::Cancelled;
+            outcome->kind = JobOutcome::Kind::Cancelled;
         } catch (const std::exception& e) {
-            outcome->kind = Outcome::Kind::Failed;
+            outcome->kind = JobOutcome::Kind::Failed;
             outcome->message = QString::fromUtf8(e.what());
         } catch (...) {
-            outcome->kind = Outcome::Kind::Failed;
+            outcome->kind = JobOutcome::Kind::Failed;
             outcome->message = QStringLiteral("the job failed with an unknown error");
         }
     }));

@@ -11,13 +11,17 @@
 #include "PredictorPanel.h"
 #include "ScreenFit.h"
 #include "SearchPanel.h"
+#include "TourDriver.h"
 #include "TourPanel.h"
 #include "WheelGuard.h"
 
 #include "Version.h"
 #include "io/DataPaths.h"
 #include "io/JsonFile.h"
+#include "space/DesignSpace.h"
+#include "space/SubnetConfig.h"
 #include "tour/Tour.h"
+#include "workspace/Workspace.h"
 
 #include <QIcon>
 #include <QApplication>
@@ -31,6 +35,7 @@
 #include <QStatusBar>
 #include <QTabWidget>
 
+#include <algorithm>
 #include <memory>
 
 namespace tinyscope::ui {
@@ -61,7 +66,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     tabs_->addTab(trainingInspector_, QStringLiteral("Training inspector"));
     setCentralWidget(tabs_);
     // The guided tour (Help → Tours) on the right, hidden until a tour starts.
-    tour_ = new TourPanel(this);
+    auto* driver = new TourDriver(this);
+    addTourActions(driver->actions());
+    tour_ = new TourPanel(state_, driver);
     tourDock_ = new QDockWidget(QStringLiteral("Tour"), this);
     tourDock_->setObjectName(QStringLiteral("tourDock"));
     tourDock_->setWidget(tour_);
@@ -91,6 +98,43 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     // preferred size is filled (issue 47; runGui shows the window maximised there).
     const QScreen* screen = this->screen() ? this->screen() : QGuiApplication::primaryScreen();
     resize(initialWindowSize(screen ? screen->availableGeometry() : QRect()));
+}
+
+void MainWindow::addTourActions(TourActions& t)
+{
+    t.addAction("workspace", [this](const Json& g, TourRun&) {
+        state_->setWorkspace(shippedWorkspace(g["name"].get<std::string>()));
+        return true;
+    });
+    t.addAction("panel", [this](const Json& g, TourRun&) {
+        const std::string p = g["panel"].get<std::string>();
+        QWidget* panel = p == "design-space" ? static_cast<QWidget*>(designSpace_)
+                         : p == "predictor"  ? static_cast<QWidget*>(predictor_)
+                         : p == "search"     ? static_cast<QWidget*>(search_)
+                                             : static_cast<QWidget*>(trainingInspector_);
+        tabs_->setCurrentWidget(panel);
+        return true;
+    });
+    t.addAction("subnet-edit", [this](const Json& g, TourRun&) {
+        const DesignSpace& space = state_->space();
+        SubnetConfig c = state_->subnet();
+        if (g.contains("image_size")) c.image_size = g["image_size"].get<int>();
+        if (g.contains("wid")) c.wid = g["wid"].get<int>();
+        if (g.contains("ks")) std::fill(c.ks.begin(), c.ks.end(), g["ks"].get<int>());
+        if (g.contains("e")) std::fill(c.e.begin(), c.e.end(), g["e"].get<int>());
+        if (g.contains("d"))
+            for (std::size_t s = 0; s < c.d.size(); ++s)
+                if (space.stages[s].elastic_depth) c.d[s] = g["d"].get<int>();
+        c.validate(space, "space " + space.name);
+        state_->setSubnet(c);
+        return true;
+    });
+    // The highlight targets in the order of docs/TOURS.md: Design space, Predictor, Search, Training inspector.
+    designSpace_->addTourActions(t);
+    predictor_->addTourActions(t);
+    search_->addTourActions(t);
+    trainingInspector_->addTourActions(t);
+    Q_ASSERT(t.targetNames() == TourDriver::targetNames());   // every name the core accepts has its widget
 }
 
 QList<MainWindow::PanelEntry> MainWindow::panels() const

@@ -18,6 +18,7 @@ class DesignSpacePanel;
 class TrainingInspectorPanel;
 class PredictorPanel;
 class SearchPanel;
+class TourActions;
 class TourPanel;
 
 class MainWindow : public QMainWindow {
@@ -51,6 +52,7 @@ public:
 
 private:
     void buildMenus();
+    void addTourActions(TourActions& actions);   // the tour actions the window itself performs, then each panel's
 
     AppState* state_;
     QTabWidget* tabs_;

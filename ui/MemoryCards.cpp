@@ -16,8 +16,8 @@ namespace tinyscope::ui {
 
 namespace {
 
-QString kb(std::int64_t bytes, int decimals = 1) { return QStringLiteral("%1 KB").arg(static_cast<double>(bytes) / 1024.0, 0, 'f', decimals); }
-QString bytesText(std::int64_t b) { return QString::fromStdString(groupThousands(b)) + QStringLiteral(" B"); }
+QString cardKb(std::int64_t bytes, int decimals = 1) { return QStringLiteral("%1 KB").arg(static_cast<double>(bytes) / 1024.0, 0, 'f', decimals); }
+QString bytesWithUnit(std::int64_t b) { return QString::fromStdString(groupThousands(b)) + QStringLiteral(" B"); }
 
 QLabel* card()
 {
@@ -63,29 +63,29 @@ void MemoryCards::showLedger(const MemoryLedger* ledger, double budgetKB)
     const MemoryLedger& m = *ledger;
     const std::int64_t budget = static_cast<std::int64_t>(budgetKB * 1024.0);
     const ExtraMemory& e = m.extra;
-    cards_[0]->setText(cardHtml(QStringLiteral("Extra memory (tiny-training analytic)"), kb(e.total(), 2),
+    cards_[0]->setText(cardHtml(QStringLiteral("Extra memory (tiny-training analytic)"), cardKb(e.total(), 2),
                                 QStringLiteral("masks %1 · biases %2 · inputs %3 · weights %4")
-                                    .arg(kb(e.masks()), kb(e.biases), kb(e.saved_inputs + e.classifier_input), kb(e.weights))));
-    cards_[0]->setToolTip(QStringLiteral("%1 (%2 bits)").arg(bytesText(e.total())).arg(e.totalBits()));
-    cards_[1]->setText(cardHtml(QStringLiteral("Training peak SRAM"), kb(m.peak_bytes),
-                                QStringLiteral("with reordering · %1 without").arg(kb(m.peak_bytes_no_reorder)),
+                                    .arg(cardKb(e.masks()), cardKb(e.biases), cardKb(e.saved_inputs + e.classifier_input), cardKb(e.weights))));
+    cards_[0]->setToolTip(QStringLiteral("%1 (%2 bits)").arg(bytesWithUnit(e.total())).arg(e.totalBits()));
+    cards_[1]->setText(cardHtml(QStringLiteral("Training peak SRAM"), cardKb(m.peak_bytes),
+                                QStringLiteral("with reordering · %1 without").arg(cardKb(m.peak_bytes_no_reorder)),
                                 paletteName(m.peak_bytes > budget ? "status.over" : "text.strong")));
     cards_[1]->setToolTip(QStringLiteral("schedule peak: %1 with operator reordering / in-place update, %2 without")
-                              .arg(bytesText(m.peak_bytes), bytesText(m.peak_bytes_no_reorder)));
-    cards_[2]->setText(cardHtml(QStringLiteral("Inference working set"), kb(m.inference_peak_bytes), QStringLiteral("largest set of live forward tensors")));
+                              .arg(bytesWithUnit(m.peak_bytes), bytesWithUnit(m.peak_bytes_no_reorder)));
+    cards_[2]->setText(cardHtml(QStringLiteral("Inference working set"), cardKb(m.inference_peak_bytes), QStringLiteral("largest set of live forward tensors")));
     cards_[2]->setToolTip(QStringLiteral("%1: the int8 tensors alive at once in the scheduled forward pass (a depthwise conv in place, "
                                          "as TinyEngine runs it; <tt>tinyscope memory</tt>). Not the Design-space panel's "
                                          "\"Peak SRAM (lab rule)\", which is Lab 3's per-block count (<tt>tinyscope cost</tt>) and "
                                          "often larger.")
-                              .arg(bytesText(m.inference_peak_bytes)));
+                              .arg(bytesWithUnit(m.inference_peak_bytes)));
     const std::int64_t total = m.inference_peak_bytes + e.total();
     const bool fits = total <= budget;
-    cards_[3]->setText(cardHtml(QStringLiteral("Working set + extra vs %1 KB").arg(budgetKB, 0, 'f', 0), kb(total),
-                                fits ? QStringLiteral("fits, %1 to spare").arg(kb(budget - total))
-                                     : QStringLiteral("exceeds the budget by %1").arg(kb(total - budget)),
+    cards_[3]->setText(cardHtml(QStringLiteral("Working set + extra vs %1 KB").arg(budgetKB, 0, 'f', 0), cardKb(total),
+                                fits ? QStringLiteral("fits, %1 to spare").arg(cardKb(budget - total))
+                                     : QStringLiteral("exceeds the budget by %1").arg(cardKb(total - budget)),
                                 paletteName(fits ? "status.fits" : "status.over")));
     cards_[3]->setToolTip(QStringLiteral("%1 + %2 = %3 (the training-budget search's constraint)")
-                              .arg(bytesText(m.inference_peak_bytes), bytesText(e.total()), bytesText(total)));
+                              .arg(bytesWithUnit(m.inference_peak_bytes), bytesWithUnit(e.total()), bytesWithUnit(total)));
 }
 
 QString MemoryCards::text() const

@@ -10,6 +10,7 @@
 #include "PredictorScatter.h"
 #include "nn/predictor/PredictorWork.h"
 #include "ScreenFit.h"
+#include "TourActions.h"
 
 #include "workspace/Workspace.h"
 
@@ -62,6 +63,12 @@ PredictorPanel::PredictorPanel(AppState* state, QWidget* parent) : QWidget(paren
 }
 
 PredictorPanel::~PredictorPanel() = default;   // jobs_ cancels and waits
+
+void PredictorPanel::addTourActions(TourActions& actions)
+{
+    actions.addTarget("predictor-card", [this] { return findChild<PredictorCardView*>(); });
+    actions.addTarget("predictor-scatter", [this] { return findChild<PredictorScatter*>(); });
+}
 
 QWidget* PredictorPanel::makeControls()
 {

@@ -27,6 +27,7 @@ class QSpinBox;
 namespace tinyscope::ui {
 
 class AppState;
+class TourActions;
 class JobRunner;
 class LiveLineChart;
 class PredictorCardView;
@@ -39,6 +40,8 @@ class PredictorPanel : public QWidget {
 public:
     explicit PredictorPanel(AppState* state, QWidget* parent = nullptr);
     ~PredictorPanel() override;
+    // Guided tours (TourDriver): its parts as highlight targets.
+    void addTourActions(TourActions& actions);
 
     std::shared_ptr<AccuracyPredictor> predictor() const { return predictor_; }
     QString datasetPath() const;

@@ -20,7 +20,7 @@ namespace tinyscope::ui {
 
 namespace {
 
-double kb(std::int64_t bytes) { return static_cast<double>(bytes) / 1024.0; }
+double kbValue(std::int64_t bytes) { return static_cast<double>(bytes) / 1024.0; }
 
 }  // namespace
 
@@ -91,7 +91,7 @@ double SchemeAccuracyScatter::budgetLineKB() const
     const std::vector<SchemeRun> shown = shownRuns();
     if (shown.empty()) return std::numeric_limits<double>::quiet_NaN();
     // The inference working set is the model's (the same for every scheme of it): the latest run's.
-    return budgetKB_ - kb(shown.back().inference_peak_bytes);
+    return budgetKB_ - kbValue(shown.back().inference_peak_bytes);
 }
 
 QString SchemeAccuracyScatter::titleText() const { return legend_->title(); }
@@ -102,9 +102,9 @@ QString SchemeAccuracyScatter::tip(const SchemeRun& r) const
         .arg(r.scheme, r.qas ? QStringLiteral("on") : QStringLiteral("off"))
         .arg(r.epochs)
         .arg(r.top1, 0, 'f', 2)
-        .arg(kb(r.extra_bytes), 0, 'f', 1)
-        .arg(kb(r.inference_peak_bytes), 0, 'f', 1)
-        .arg(kb(r.total_bytes), 0, 'f', 1);
+        .arg(kbValue(r.extra_bytes), 0, 'f', 1)
+        .arg(kbValue(r.inference_peak_bytes), 0, 'f', 1)
+        .arg(kbValue(r.total_bytes), 0, 'f', 1);
 }
 
 void SchemeAccuracyScatter::redraw()
@@ -125,8 +125,8 @@ void SchemeAccuracyScatter::redraw()
     if (!shown.empty()) {
         xlo = 1e300, xhi = -1e300, ylo = 1e300, yhi = -1e300;
         for (const SchemeRun& r : shown) {
-            xlo = std::min(xlo, kb(r.extra_bytes));
-            xhi = std::max(xhi, kb(r.extra_bytes));
+            xlo = std::min(xlo, kbValue(r.extra_bytes));
+            xhi = std::max(xhi, kbValue(r.extra_bytes));
             ylo = std::min(ylo, r.top1);
             yhi = std::max(yhi, r.top1);
         }
@@ -151,8 +151,8 @@ void SchemeAccuracyScatter::redraw()
         f->setPen(fp);
         const std::vector<SchemeRun> fr = front();
         for (std::size_t i = 0; i < fr.size(); ++i) {
-            if (i > 0) f->append(kb(fr[i].extra_bytes), fr[i - 1].top1);   // step
-            f->append(kb(fr[i].extra_bytes), fr[i].top1);
+            if (i > 0) f->append(kbValue(fr[i].extra_bytes), fr[i - 1].top1);   // step
+            f->append(kbValue(fr[i].extra_bytes), fr[i].top1);
         }
         f->append(x->max(), fr.back().top1);   // the best accuracy holds for any larger memory
         attach(f);
@@ -167,7 +167,7 @@ void SchemeAccuracyScatter::redraw()
         std::vector<SchemeRun> mine;
         for (const SchemeRun& r : shown)
             if (r.qas == qas) {
-                s->append(kb(r.extra_bytes), r.top1);
+                s->append(kbValue(r.extra_bytes), r.top1);
                 mine.push_back(r);
             }
         if (mine.empty()) {
@@ -177,7 +177,7 @@ void SchemeAccuracyScatter::redraw()
         connect(s, &QScatterSeries::hovered, this, [this, mine](const QPointF& p, bool on) {
             if (!on) return QToolTip::hideText();
             const auto near = std::min_element(mine.begin(), mine.end(), [&](const SchemeRun& a, const SchemeRun& b) {
-                return std::hypot(kb(a.extra_bytes) - p.x(), a.top1 - p.y()) < std::hypot(kb(b.extra_bytes) - p.x(), b.top1 - p.y());
+                return std::hypot(kbValue(a.extra_bytes) - p.x(), a.top1 - p.y()) < std::hypot(kbValue(b.extra_bytes) - p.x(), b.top1 - p.y());
             });
             QToolTip::showText(QCursor::pos(), tip(*near), view_);
         });

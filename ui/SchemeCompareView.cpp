@@ -6,6 +6,7 @@
 #include "TrainingLayerModel.h"
 
 #include "io/Text.h"
+#include "UiText.h"
 
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -24,10 +25,6 @@
 #include <map>
 
 namespace tinyscope::ui {
-
-namespace {
-QString kb(std::int64_t bytes) { return QStringLiteral("%1 KB").arg(static_cast<double>(bytes) / 1024.0, 0, 'f', 1); }
-}  // namespace
 
 SchemeCompareView::SchemeCompareView(TrainingLayerModel* layers, SchemeAccuracyScatter* runs, QWidget* parent)
     : QWidget(parent), layers_(layers), runs_(runs), caption_(new QLabel), pin_(new QPushButton), table_(new QTableWidget), chart_(new QChartView)
@@ -133,10 +130,10 @@ void SchemeCompareView::redraw()
         const ComparedMemory& m = rows_[i];
         const int r = static_cast<int>(i);
         labels << (m.part ? QStringLiteral("   ") : QString()) + QString::fromStdString(m.label);
-        set(r, 0, kb(m.a), QString::fromStdString(groupThousands(m.a)) + QStringLiteral(" bytes"));
-        set(r, 1, kb(m.b), QString::fromStdString(groupThousands(m.b)) + QStringLiteral(" bytes"));
+        set(r, 0, kbText(m.a), QString::fromStdString(groupThousands(m.a)) + QStringLiteral(" bytes"));
+        set(r, 1, kbText(m.b), QString::fromStdString(groupThousands(m.b)) + QStringLiteral(" bytes"));
         const std::int64_t d = m.delta();
-        set(r, 2, d == 0 ? QStringLiteral("0") : (d < 0 ? QStringLiteral("−") : QStringLiteral("+")) + kb(std::llabs(d)),
+        set(r, 2, d == 0 ? QStringLiteral("0") : (d < 0 ? QStringLiteral("−") : QStringLiteral("+")) + kbText(std::llabs(d)),
             QString::fromStdString(groupThousands(d)) + QStringLiteral(" bytes"), d == 0 ? QColor() : d < 0 ? better : worse);
     }
     const int acc = static_cast<int>(rows_.size());

@@ -13,13 +13,14 @@
 #include "SearchLimitsForm.h"
 #include "SearchOptionsForm.h"
 #include "SearchPlayback.h"
+#include "TourActions.h"
 #include "search/StoredSearch.h"
 #include "WinnerCard.h"
 
 #include "Error.h"
 #include "io/DataPaths.h"
 #include "io/Text.h"
-#include "nn/measure/EvaluationJob.h"
+#include "nn/accuracy/EvaluationJob.h"
 #include "search/Feasibility.h"
 #include "search/SearchHistory.h"
 #include "search/TinyEngineTrainingLimit.h"
@@ -40,6 +41,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <memory>
 
 namespace tinyscope::ui {
 
@@ -94,6 +96,59 @@ SearchPanel::SearchPanel(AppState* state, const QString& historyPath, QWidget* p
 }
 
 SearchPanel::~SearchPanel() = default;   // the runners (children) cancel their jobs and wait
+
+void SearchPanel::addTourActions(TourActions& actions)
+{
+    // Runs on this panel's worker; the tour goes on when the search with the tour's limits ends.
+    actions.addAction("search", [this](const Json& g, TourRun& run) {
+        SearchOptions o = options();
+        if (g.contains("algorithm")) o.algorithm = g["algorithm"].get<std::string>();
+        if (g.contains("population")) o.population = g["population"].get<int>();
+        if (g.contains("generations")) o.generations = g["generations"].get<int>();
+        if (g.contains("seed")) o.seed = g["seed"].get<std::uint64_t>();
+        o.validate();
+        setOptions(o);
+        if (g.contains("macs_m")) setLimit("millionMACs", g["macs_m"].get<double>(), true);
+        if (g.contains("sram_kb")) setLimit("KBPeakMemory", g["sram_kb"].get<double>(), true);
+        const Json wanted = constraints().toJson();
+        const TourRun::Later later = run.later();
+        auto connection = std::make_shared<QMetaObject::Connection>();
+        *connection = connect(this, &SearchPanel::searchFinished, this, [this, connection, wanted, later](bool ok) {
+            if (!later.current()) {
+                disconnect(*connection);
+                return;
+            }
+            // A search the live mode started with earlier limits may end first: wait for ours.
+            if (ok && (!lastResult() || lastResult()->constraints.toJson() != wanted)) return;
+            disconnect(*connection);
+            if (!ok || !lastResult()->found) later.finish(false, QStringLiteral("the search did not finish: ") + statusText());
+            else later.finish(true, QString());
+        });
+        run.status(QStringLiteral("running the search …"));
+        startSearch(true);
+        return false;
+    });
+    actions.addStop([this] {
+        if (busy()) cancel();
+    });
+    actions.addAction("use-winner", [this](const Json&, TourRun&) {
+        if (!lastResult() || !lastResult()->found) throw InputError("no search result to use: run a search first");
+        useWinner();
+        return true;
+    });
+    actions.addAction("deploy-dialog", [this](const Json&, TourRun& run) {
+        QWidget* d = deployWinner();
+        if (!d) throw InputError("no Deploy dialog: " + statusText().toStdString());
+        run.keepDialog(d);
+        return true;
+    });
+    actions.addTarget("search-limits", [this] { return findChild<SearchLimitsForm*>(); });
+    actions.addTarget("search-options", [this] { return findChild<SearchOptionsForm*>(); });
+    actions.addTarget("pareto-chart", [this] { return findChild<ParetoChart*>(); });
+    actions.addTarget("convergence-chart", [this] { return findChild<ConvergenceChart*>(); });
+    actions.addTarget("winner-card", [this] { return findChild<WinnerCard*>(); });
+    actions.addTarget("run-history", [this] { return findChild<RunHistoryView*>(); });
+}
 
 QWidget* SearchPanel::buildControls()
 {

@@ -7,7 +7,7 @@
 // It holds the typed SearchResult it shows, runs the search (LiveSearch: re-runs while a limit moves,
 // docs/SEARCH.md) and the winner's measurement on JobRunners.
 #include "nn/predictor/AccuracyPredictor.h"
-#include "nn/measure/WinnerMeasurement.h"
+#include "nn/accuracy/WinnerMeasurement.h"
 #include "search/ArchitectureSearch.h"
 #include "space/DesignSpace.h"
 
@@ -26,6 +26,7 @@ class QTimer;
 namespace tinyscope::ui {
 
 class AppState;
+class TourActions;
 class DeployDialog;
 class JobRunner;
 class ConvergenceChart;
@@ -43,6 +44,8 @@ public:
     // `historyPath`: where runs are kept ("" = userStateDir()/search-history.json).
     explicit SearchPanel(AppState* state, const QString& historyPath = QString(), QWidget* parent = nullptr);
     ~SearchPanel() override;
+    // Guided tours (TourDriver): "search", "use-winner", "deploy-dialog" and its parts as highlight targets.
+    void addTourActions(TourActions& actions);
 
     void setOracle(std::shared_ptr<AccuracyOracle> oracle);
     Constraints constraints() const;

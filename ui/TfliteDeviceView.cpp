@@ -4,6 +4,7 @@
 #include "Palette.h"
 
 #include "io/Text.h"
+#include "UiText.h"
 
 #include <QGridLayout>
 #include <QLabel>
@@ -14,8 +15,6 @@
 namespace tinyscope::ui {
 
 namespace {
-
-QString thousands(std::int64_t v) { return QString::fromStdString(groupThousands(v)); }
 
 QString engineTitle(DeviceEngine e) { return QString::fromLatin1(deviceEngineTitle(e)); }
 
@@ -31,19 +30,10 @@ QString perInference(const std::vector<std::int64_t>& v)
 {
     if (v.empty()) return QStringLiteral("—");
     const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-    return *lo == *hi ? thousands(*lo) : QStringLiteral("%1–%2").arg(thousands(*lo), thousands(*hi));
+    return *lo == *hi ? thousandsText(*lo) : QStringLiteral("%1–%2").arg(thousandsText(*lo), thousandsText(*hi));
 }
 
 std::int64_t firstCount(const TfliteDeviceRunResult& r) { return r.instructions_per_inference.empty() ? 0 : r.instructions_per_inference.front(); }
-
-QLabel* wrappedLabel()
-{
-    auto* l = new QLabel;
-    l->setWordWrap(true);
-    l->setTextFormat(Qt::PlainText);
-    l->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    return l;
-}
 
 void colour(QLabel* l, const char* role) { l->setStyleSheet(role ? QStringLiteral("color: %1").arg(paletteName(role)) : QString()); }
 
@@ -84,7 +74,7 @@ TfliteDeviceView::TfliteDeviceView(QWidget* parent) : QGroupBox(parent), board_(
 {
     setTitle(QStringLiteral("The .tflite file on an emulated Cortex-M7 (QEMU mps2-an500)"));
     auto* layout = new QVBoxLayout(this);
-    headline_ = wrappedLabel();
+    headline_ = wrappedTextLabel();
     QFont bold = headline_->font();
     bold.setBold(true);
     headline_->setFont(bold);
@@ -100,7 +90,7 @@ TfliteDeviceView::TfliteDeviceView(QWidget* parent) : QGroupBox(parent), board_(
         c->engine = e;
         c->name = new QLabel(engineTitle(e));
         c->name->setFont(bold);
-        c->verdict = wrappedLabel();
+        c->verdict = wrappedTextLabel();
         c->verdict->setAlignment(Qt::AlignLeft | Qt::AlignTop);
         c->arena = new CapacityBar(QStringLiteral("arena"));
         c->sram = new CapacityBar(QStringLiteral("SRAM"));
@@ -109,8 +99,8 @@ TfliteDeviceView::TfliteDeviceView(QWidget* parent) : QGroupBox(parent), board_(
             b->setLabelWidth(labelWidth);
             b->setMinimumWidth(260);
         }
-        c->instructions = wrappedLabel();
-        c->times = wrappedLabel();
+        c->instructions = wrappedTextLabel();
+        c->times = wrappedTextLabel();
         colour(c->times, "text.note");
         const int col = static_cast<int>(columns_.size());
         int row = 0;
@@ -120,7 +110,7 @@ TfliteDeviceView::TfliteDeviceView(QWidget* parent) : QGroupBox(parent), board_(
         columns_.push_back(std::move(c));
     }
     layout->addLayout(grid);
-    caption_ = wrappedLabel();
+    caption_ = wrappedTextLabel();
     colour(caption_, "text.note");
     layout->addWidget(caption_);
     clear();
@@ -299,10 +289,10 @@ void TfliteDeviceView::showBars()
                                                                              "its persistent records")));
         c->sram->setToolTip(c->sram->text() +
                             QStringLiteral("\n= static %1 B (.data + .bss%2) + %3stack high-water %4 B")
-                                .arg(thousands(r.static_sram_bytes), tinyEngine ? QStringLiteral(", its buffers included") : QStringLiteral(" without the arena"),
-                                     tinyEngine ? QString() : QStringLiteral("arena %1 B + ").arg(thousands(r.arena_bytes)), thousands(r.stack_bytes)));
+                                .arg(thousandsText(r.static_sram_bytes), tinyEngine ? QStringLiteral(", its buffers included") : QStringLiteral(" without the arena"),
+                                     tinyEngine ? QString() : QStringLiteral("arena %1 B + ").arg(thousandsText(r.arena_bytes)), thousandsText(r.stack_bytes)));
         c->flash->setToolTip(c->flash->text() + QStringLiteral("\n= .text %1 B + .rodata %2 B + the model %3 B + .data's load image %4 B")
-                                                    .arg(thousands(r.text_bytes), thousands(r.rodata_bytes), thousands(r.model_bytes), thousands(r.data_bytes)));
+                                                    .arg(thousandsText(r.text_bytes), thousandsText(r.rodata_bytes), thousandsText(r.model_bytes), thousandsText(r.data_bytes)));
         const bool ok = r.sram_bytes <= board_.sram_bytes && r.flash_bytes <= board_.flash_bytes;
         fits << QStringLiteral("%1 %2 the %3").arg(engineTitle(run.engine), ok ? QStringLiteral("fits") : QStringLiteral("does NOT fit"), QString::fromStdString(board_.name));
     }

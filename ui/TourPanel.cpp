@@ -1,7 +1,6 @@
 #include "TourPanel.h"
 
 #include "AppState.h"
-#include "MainWindow.h"
 #include "Palette.h"
 #include "TourDriver.h"
 
@@ -13,10 +12,10 @@
 
 namespace tinyscope::ui {
 
-TourPanel::TourPanel(MainWindow* window, QWidget* parent)
+TourPanel::TourPanel(AppState* state, TourDriver* driver, QWidget* parent)
     : QWidget(parent),
-      window_(window),
-      driver_(new TourDriver(window)),
+      state_(state),
+      driver_(driver),
       title_(new QLabel),
       position_(new QLabel),
       progress_(new QProgressBar),
@@ -96,7 +95,7 @@ void TourPanel::start(const Tour& tour)
     driver_->stop();
     driver_->closeDialogs();
     if (!before_) {
-        const AppState& s = *window_->state();
+        const AppState& s = *state_;
         before_ = Before{s.workspace(), s.boardName(), s.subnet()};
     }
     tour_ = tour;
@@ -137,7 +136,7 @@ void TourPanel::stop()
     if (!before_) return;
     const Before b = *before_;
     before_.reset();
-    AppState& s = *window_->state();
+    AppState& s = *state_;
     const bool other = s.workspace().name != b.workspace.name || s.workspace().supernet != b.workspace.supernet ||
                        s.space().toJson() != b.workspace.space.toJson();
     try {

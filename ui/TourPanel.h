@@ -18,13 +18,14 @@ class QProgressBar;
 
 namespace tinyscope::ui {
 
-class MainWindow;
+class AppState;
 class TourDriver;
 
 class TourPanel : public QWidget {
     Q_OBJECT
 public:
-    explicit TourPanel(MainWindow* window, QWidget* parent = nullptr);
+    // Steps are performed by `driver`; `state` is what a closed tour brings back.
+    TourPanel(AppState* state, TourDriver* driver, QWidget* parent = nullptr);
 
     void start(const Tour& tour);   // shows and performs the first step
     bool next();                    // false at the last step or while a step is still running
@@ -56,7 +57,7 @@ private:
         QString board;
         SubnetConfig subnet;
     };
-    MainWindow* window_;
+    AppState* state_;
     TourDriver* driver_;
     std::optional<Before> before_;   // while a tour is open
     Tour tour_;

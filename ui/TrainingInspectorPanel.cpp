@@ -7,12 +7,15 @@
 #include "MemoryCards.h"
 #include "RatioDelegate.h"
 #include "ChartLegend.h"
+#include "ExportDialog.h"
 #include "FineTunePane.h"
 #include "TrainingGraphFile.h"
 #include "AppState.h"
 #include "TrainingGraphPane.h"
 #include "TrainingLayerModel.h"
+#include "TourActions.h"
 #include "TrainingMemoryChart.h"
+#include "Error.h"
 #include "graph/Autodiff.h"
 #include "graph/ForwardLowering.h"
 #include "graph/PublishedSchemes.h"
@@ -172,7 +175,55 @@ void TrainingInspectorPanel::connectTableAndGraph()
 
 TrainingInspectorPanel::~TrainingInspectorPanel() = default;
 
-QString TrainingInspectorPanel::subnetEntryName() { return QStringLiteral("design-space subnet"); }
+void TrainingInspectorPanel::addTourActions(TourActions& actions)
+{
+    actions.addAction("model", [this](const Json& g, TourRun&) {
+        const QString name = QString::fromStdString(g["model"].get<std::string>());
+        if (!selectModel(name)) throw InputError("the Training inspector has no model '" + name.toStdString() + "'");
+        return true;
+    });
+    actions.addAction("scheme", [this](const Json& g, TourRun&) {
+        if (!model_->hasNetwork()) throw InputError("the Training inspector has no model to apply a scheme to");
+        if (g.contains("published")) {
+            const QString name = QString::fromStdString(g["published"].get<std::string>());
+            if (!loadPublishedScheme(name)) throw InputError(model_->network().name + " has no published scheme '" + name.toStdString() + "'");
+        } else if (g.contains("bias_only")) {
+            applyBiasOnly(g["bias_only"].get<int>());
+        } else if (g.contains("last_layers")) {
+            applyLastLayers(g["last_layers"].get<int>());
+        } else if (g.contains("full")) {
+            applyLastLayers(model_->network().numBackboneConvs());
+        } else {
+            resetScheme();
+        }
+        return true;
+    });
+    actions.addAction("inspector-tab", [this](const Json& g, TourRun&) {
+        const bool graph = g["tab"].get<std::string>() == "graph";
+        tabs_->setCurrentWidget(graph ? static_cast<QWidget*>(pane_) : fineTune_);
+        return true;
+    });
+    actions.addAction("budget", [this](const Json& g, TourRun&) {
+        setBudgetKB(g["kb"].get<double>());
+        return true;
+    });
+    actions.addAction("export-dialog", [this](const Json&, TourRun& run) {
+        auto* d = new ExportDialog(exportRequest(), window());
+        d->setBoard(state_->boardName());   // the workspace's board
+        d->setAttribute(Qt::WA_DeleteOnClose);
+        d->show();
+        run.keepDialog(d);
+        return true;
+    });
+    actions.addTarget("inspector-toolbar", [this] { return findChild<InspectorToolbar*>(); });
+    actions.addTarget("memory-cards", [this] { return findChild<MemoryCards*>(); });
+    actions.addTarget("memory-chart", [this]() -> QWidget* { return chart_; });
+    actions.addTarget("scheme-table", [this]() -> QWidget* { return table_; });
+    actions.addTarget("training-graph", [this]() -> QWidget* { return pane_; });
+    actions.addTarget("fine-tune", [this]() -> QWidget* { return fineTune_; });
+}
+
+QString TrainingInspectorPanel::subnetEntryName() { return inspectorSubnetEntryName(); }
 
 QStringList TrainingInspectorPanel::modelNames() const
 {

@@ -25,6 +25,7 @@ class QTabWidget;
 namespace tinyscope::ui {
 
 class AppState;
+class TourActions;
 class ExportDialog;
 class FineTunePane;
 class InspectorFiles;
@@ -41,6 +42,8 @@ class TrainingInspectorPanel : public QWidget {
 public:
     explicit TrainingInspectorPanel(AppState* state, QWidget* parent = nullptr);
     ~TrainingInspectorPanel() override;
+    // Guided tours (TourDriver): "model", "scheme", "inspector-tab", "budget", "export-dialog" and its parts as highlight targets.
+    void addTourActions(TourActions& actions);
 
     // The picker: zoo model names, then the Design-space panel's subnet (subnetEntryName()).
     QStringList modelNames() const;

@@ -5,6 +5,7 @@
 #include "graph/PublishedSchemes.h"
 #include "graph/SchemeEdit.h"
 #include "io/Text.h"
+#include "UiText.h"
 
 #include <QBrush>
 #include <QColor>
@@ -32,8 +33,6 @@ private:
 };
 
 QString shapeText(const Shape3& s) { return QStringLiteral("%1×%2×%3").arg(s.c).arg(s.h).arg(s.w); }
-
-QString thousands(std::int64_t v) { return QString::fromStdString(groupThousands(v)); }
 
 QString ratioText(double r) { return QString::fromStdString(formatRatio(r)); }
 
@@ -236,9 +235,9 @@ QVariant TrainingLayerModel::data(const QModelIndex& index, int role) const
                                                                                                       : c.groups > 1 ? QStringLiteral(" g%1").arg(c.groups)
                                                                                                                      : QString());
         case Macs:
-            return thousands(c.macs());
+            return thousandsText(c.macs());
         case Params:
-            return thousands(c.params());
+            return thousandsText(c.params());
         case Bias:
             return head ? QStringLiteral("always") : QString();
         case Weight:
@@ -247,7 +246,7 @@ QVariant TrainingLayerModel::data(const QModelIndex& index, int role) const
                               : QStringLiteral("—");
         case Extra:
             if (!ledger_) return QStringLiteral("—");
-            return thousands(static_cast<std::int64_t>(std::ceil(ledger_->rows[static_cast<std::size_t>(ci)].totalBytes())));
+            return thousandsText(static_cast<std::int64_t>(std::ceil(ledger_->rows[static_cast<std::size_t>(ci)].totalBytes())));
         case Warning:
             return warningsOf(ci).isEmpty() ? QString() : QStringLiteral("⚠");
         }
@@ -264,9 +263,9 @@ QVariant TrainingLayerModel::data(const QModelIndex& index, int role) const
         if (col == Warning && !w.isEmpty()) return QStringLiteral("TinyEngine cannot compile this choice:\n• ") + w.join(QStringLiteral("\n• "));
         if (col == Extra && ledger_) {
             const LedgerRow& r = ledger_->rows[static_cast<std::size_t>(ci)];
-            if (head) return QStringLiteral("classifier input kept for its weight gradient: %1 B").arg(thousands(r.classifier_input_bytes));
+            if (head) return QStringLiteral("classifier input kept for its weight gradient: %1 B").arg(thousandsText(r.classifier_input_bytes));
             return QStringLiteral("masks %1 bits, bias %2 B, saved input %3 B, weight %4 B")
-                .arg(thousands(r.mask_bits), thousands(r.bias_bytes), thousands(r.saved_input_bytes), thousands(r.weight_bytes));
+                .arg(thousandsText(r.mask_bits), thousandsText(r.bias_bytes), thousandsText(r.saved_input_bytes), thousandsText(r.weight_bytes));
         }
         if (col == Layer) return QString::fromStdString(c.name);   // elided in the table when long
         if (col == Weight && !head) return QStringLiteral("click to choose 0 (frozen), 1/8, 1/4, 1/2 or 1 of the %1 input channels").arg(c.cin);

@@ -5,7 +5,7 @@
 // (right-click saves it). The card's diagram is a thumbnail on a 1280×720 screen: "⤢ Full size" in
 // its corner opens it in a window of its own, nine tenths of the screen (issue 47). It shows a
 // typed SearchResult; the panel does what the buttons ask.
-#include "nn/measure/WinnerMeasurement.h"
+#include "nn/accuracy/WinnerMeasurement.h"
 #include "search/SearchResult.h"
 #include "space/DesignSpace.h"
 

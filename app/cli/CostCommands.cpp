@@ -12,6 +12,7 @@
 #include "space/SpacePresets.h"
 #include "viz/ArchDiagram.h"
 #include "viz/GraphvizRenderer.h"
+#include "cli/TextColumns.h"
 
 #include <cstdio>
 #include <iostream>
@@ -20,12 +21,6 @@
 namespace tinyscope::cli {
 
 namespace {
-
-std::string pad(std::string s, std::size_t n, bool right = false)
-{
-    if (s.size() >= n) return s;
-    return right ? std::string(n - s.size(), ' ') + s : s + std::string(n - s.size(), ' ');
-}
 
 std::string shapeText(const std::vector<int>& s)
 {
@@ -49,17 +44,17 @@ void printHumanSingle(const DesignSpace& space, const SubnetConfig& c, const Cos
               << "params     " << groupThousands(s.params) << "\n"
               << "flash      " << formatFixed(s.flashKB(), 2) << " KB  (" << groupThousands(s.flash_bytes)
               << " B: int8 weights + int32 biases)\n\n";
-    std::cout << pad("layer", 52) << pad("type", 12) << pad("input", 13) << pad("output", 13) << pad("MACs", 13, true)
-              << pad("params", 11, true) << "\n";
+    std::cout << padded("layer", 52) << padded("type", 12) << padded("input", 13) << padded("output", 13) << padded("MACs", 13, true)
+              << padded("params", 11, true) << "\n";
     for (const LayerCost& l : r.layers) {
         if (!allModules && l.type != "Conv2d" && l.type != "Linear") continue;
-        std::cout << pad(l.name, 52) << pad(l.type, 12) << pad(shapeText(l.input_shape), 13)
-                  << pad(shapeText(l.output_shape), 13) << pad(groupThousands(l.macs), 13, true)
-                  << pad(groupThousands(l.params), 11, true) << "\n";
+        std::cout << padded(l.name, 52) << padded(l.type, 12) << padded(shapeText(l.input_shape), 13)
+                  << padded(shapeText(l.output_shape), 13) << padded(groupThousands(l.macs), 13, true)
+                  << padded(groupThousands(l.params), 11, true) << "\n";
     }
-    std::cout << "\n" << pad("peak term", 20) << pad("bytes", 11, true) << "\n";
+    std::cout << "\n" << padded("peak term", 20) << padded("bytes", 11, true) << "\n";
     for (const PeakTerm& t : r.peak_terms)
-        std::cout << pad(t.name, 20) << pad(groupThousands(t.elements), 11, true)
+        std::cout << padded(t.name, 20) << padded(groupThousands(t.elements), 11, true)
                   << (t.name == r.peak_layer ? "  <- peak" : "") << "\n";
 }
 
@@ -123,14 +118,14 @@ int cmdCost(const Args& argv)
         printHumanSingle(space, configs[0], model.report(configs[0]), a.flag("all-modules"));
         return 0;
     }
-    std::cout << pad("#", 5) << pad("wid", 5) << pad("res", 6) << pad("MACs (M)", 12, true) << pad("peak KB", 10, true)
-              << pad("params", 12, true) << pad("flash KB", 11, true) << "\n";
+    std::cout << padded("#", 5) << padded("wid", 5) << padded("res", 6) << padded("MACs (M)", 12, true) << padded("peak KB", 10, true)
+              << padded("params", 12, true) << padded("flash KB", 11, true) << "\n";
     for (std::size_t i = 0; i < configs.size(); ++i) {
         CostSummary s = model.summary(configs[i]);
-        std::cout << pad(std::to_string(i), 5) << pad(std::to_string(configs[i].wid), 5)
-                  << pad(std::to_string(configs[i].image_size), 6) << pad(formatFixed(s.millionMacs(), 3), 12, true)
-                  << pad(formatFixed(s.peakKB(), 1), 10, true) << pad(groupThousands(s.params), 12, true)
-                  << pad(formatFixed(s.flashKB(), 1), 11, true) << "\n";
+        std::cout << padded(std::to_string(i), 5) << padded(std::to_string(configs[i].wid), 5)
+                  << padded(std::to_string(configs[i].image_size), 6) << padded(formatFixed(s.millionMacs(), 3), 12, true)
+                  << padded(formatFixed(s.peakKB(), 1), 10, true) << padded(groupThousands(s.params), 12, true)
+                  << padded(formatFixed(s.flashKB(), 1), 11, true) << "\n";
     }
     return 0;
 }
@@ -245,7 +240,7 @@ int cmdSpace(const Args& argv)
     for (auto [label, c] : {std::pair<const char*, SubnetConfig>{"min", sampler.minConfig(r0)},
                             {"lab max", sampler.labMaxConfig(r0)}, {"full max", sampler.fullMaxConfig(r0)}}) {
         CostSummary s = model.summary(c);
-        std::cout << "  " << pad(label, 9) << "@" << r0 << ": " << formatFixed(s.millionMacs(), 3) << " M MACs, "
+        std::cout << "  " << padded(label, 9) << "@" << r0 << ": " << formatFixed(s.millionMacs(), 3) << " M MACs, "
                   << formatFixed(s.peakKB(), 1) << " KB peak, " << groupThousands(s.params) << " params\n";
     }
     return 0;

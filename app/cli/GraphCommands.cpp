@@ -16,6 +16,7 @@
 #include "viz/TrainingGraphDot.h"
 #include "zoo/SubnetNetwork.h"
 #include "zoo/ZooCatalog.h"
+#include "cli/TextColumns.h"
 
 #include <iostream>
 #include <map>
@@ -24,12 +25,6 @@
 namespace tinyscope::cli {
 
 namespace {
-
-std::string pad(std::string s, std::size_t n, bool right = false)
-{
-    if (s.size() >= n) return s;
-    return right ? std::string(n - s.size(), ' ') + s : s + std::string(n - s.size(), ' ');
-}
 
 std::string shape3(const Shape3& s) { return std::to_string(s.c) + "x" + std::to_string(s.h) + "x" + std::to_string(s.w); }
 
@@ -146,7 +141,7 @@ int cmdZoo(const Args& argv)
     if (pos[0] == "list") {
         Json all = Json::array();
         if (!a.flag("json"))
-            std::cout << pad("model", 18) << pad("params", 10, true) << pad("MACs", 13, true) << "  " << pad("input", 11)
+            std::cout << padded("model", 18) << padded("params", 10, true) << padded("MACs", 13, true) << "  " << padded("input", 11)
                       << "description\n";
         for (const ZooEntry& e : zooEntries()) {
             const Network net = zooModel(e.name);
@@ -160,8 +155,8 @@ int cmdZoo(const Args& argv)
                                    {"trainable_graph", loweringObstacle(net).empty()},
                                    {"published_schemes", publishedSchemesFor(e.name).size()}});
             } else {
-                std::cout << pad(e.name, 18) << pad(groupThousands(net.params()), 10, true)
-                          << pad(groupThousands(net.macs()), 13, true) << "  " << pad(shape3(net.input), 11) << e.summary
+                std::cout << padded(e.name, 18) << padded(groupThousands(net.params()), 10, true)
+                          << padded(groupThousands(net.macs()), 13, true) << "  " << padded(shape3(net.input), 11) << e.summary
                           << "\n";
             }
         }
@@ -186,17 +181,17 @@ int cmdZoo(const Args& argv)
     const std::string obstacle = loweringObstacle(net);
     if (!obstacle.empty()) std::cout << "  training graph: not available: " << obstacle << "\n";
     std::cout << "\n"
-              << pad("idx", 5) << pad("layer", 26) << pad("role", 17) << pad("in", 12) << pad("out", 12) << pad("k", 6)
-              << pad("s", 3) << pad("g", 5) << pad("MACs", 12, true) << pad("params", 10, true) << "\n";
+              << padded("idx", 5) << padded("layer", 26) << padded("role", 17) << padded("in", 12) << padded("out", 12) << padded("k", 6)
+              << padded("s", 3) << padded("g", 5) << padded("MACs", 12, true) << padded("params", 10, true) << "\n";
     for (std::size_t i = 0; i < net.layers.size(); ++i) {
         const Layer& l = net.layers[i];
         const std::string idx = l.isConv() ? std::to_string(l.conv_index) : "";
-        std::cout << pad(idx, 5) << pad(l.name, 26) << pad(l.isConv() ? l.role : layerKindName(l.kind), 17)
-                  << pad(shape3(l.in), 12) << pad(shape3(l.out), 12)
-                  << pad(l.isConv() ? std::to_string(l.kh) + "x" + std::to_string(l.kw) : "", 6)
-                  << pad(l.isConv() ? std::to_string(l.stride_h) : "", 3) << pad(l.isConv() ? std::to_string(l.groups) : "", 5)
-                  << pad(l.isConv() ? groupThousands(l.macs()) : "", 12, true)
-                  << pad(l.params() ? groupThousands(l.params()) : "", 10, true) << "\n";
+        std::cout << padded(idx, 5) << padded(l.name, 26) << padded(l.isConv() ? l.role : layerKindName(l.kind), 17)
+                  << padded(shape3(l.in), 12) << padded(shape3(l.out), 12)
+                  << padded(l.isConv() ? std::to_string(l.kh) + "x" + std::to_string(l.kw) : "", 6)
+                  << padded(l.isConv() ? std::to_string(l.stride_h) : "", 3) << padded(l.isConv() ? std::to_string(l.groups) : "", 5)
+                  << padded(l.isConv() ? groupThousands(l.macs()) : "", 12, true)
+                  << padded(l.params() ? groupThousands(l.params()) : "", 10, true) << "\n";
     }
     return 0;
 }
@@ -343,11 +338,11 @@ int cmdTrainGraph(const Args& argv)
         std::cout << "note     a ratio·C_in is not whole: the analytic model truncates, the reference compiler rounds\n";
     std::cout << "op types";
     for (const auto& [t, n] : types) std::cout << " " << t << "×" << n;
-    std::cout << "\n\n" << pad("pos", 6) << pad("leaf", 26) << pad("op", 30) << "shape\n";
+    std::cout << "\n\n" << padded("pos", 6) << padded("leaf", 26) << padded("op", 30) << "shape\n";
     for (const GraphOutput& o : g.outputs) {
         const Tensor& t = g.tensor(o.tensor);
-        std::cout << pad(std::to_string(position[static_cast<std::size_t>(t.producer)]), 6) << pad(o.info, 26)
-                  << pad(opTypeName(g.op(t.producer).kind), 30) << tensorShape(t).dump() << " " << dtypeName(t.dtype) << "\n";
+        std::cout << padded(std::to_string(position[static_cast<std::size_t>(t.producer)]), 6) << padded(o.info, 26)
+                  << padded(opTypeName(g.op(t.producer).kind), 30) << tensorShape(t).dump() << " " << dtypeName(t.dtype) << "\n";
     }
     if (a.flag("ops")) {
         std::cout << "\n";
@@ -361,7 +356,7 @@ int cmdTrainGraph(const Args& argv)
                         : t.kind == TensorKind::Constant ? formatFixed(t.value, 4)
                                                          : "@" + std::to_string(position[static_cast<std::size_t>(t.producer)]));
             }
-            std::cout << pad(std::to_string(i), 5) << pad(opTypeName(o.kind), 22) << pad(tensorShape(g.tensor(o.output)).dump(), 18)
+            std::cout << padded(std::to_string(i), 5) << padded(opTypeName(o.kind), 22) << padded(tensorShape(g.tensor(o.output)).dump(), 18)
                       << "(" << ins << ")\n";
         }
     }
@@ -401,31 +396,31 @@ int cmdMemory(const Args& argv)
     const ExtraMemory& e = m.extra;
     std::cout << "model    " << net.name << "\n"
               << "scheme   " << schemeSummary(net, r) << "\n\n"
-              << "extra memory (tiny-training analytic)  " << pad(groupThousands(e.total()), 9, true) << " B  ("
+              << "extra memory (tiny-training analytic)  " << padded(groupThousands(e.total()), 9, true) << " B  ("
               << formatFixed(static_cast<double>(e.totalBits()) / 8192.0, 3) << " kB)\n"
-              << "  classifier input                     " << pad(groupThousands(e.classifier_input), 9, true) << "\n"
-              << "  masks (1 bit per output)             " << pad(groupThousands(e.masks()), 9, true) << "\n"
-              << "  biases (int32)                       " << pad(groupThousands(e.biases), 9, true) << "\n"
-              << "  saved inputs (int8, k channels)      " << pad(groupThousands(e.saved_inputs), 9, true) << "\n"
-              << "  weights (int8, k channels)           " << pad(groupThousands(e.weights), 9, true) << "\n\n"
-              << "peak SRAM, with reordering             " << pad(groupThousands(m.peak_bytes), 9, true) << " B  ("
+              << "  classifier input                     " << padded(groupThousands(e.classifier_input), 9, true) << "\n"
+              << "  masks (1 bit per output)             " << padded(groupThousands(e.masks()), 9, true) << "\n"
+              << "  biases (int32)                       " << padded(groupThousands(e.biases), 9, true) << "\n"
+              << "  saved inputs (int8, k channels)      " << padded(groupThousands(e.saved_inputs), 9, true) << "\n"
+              << "  weights (int8, k channels)           " << padded(groupThousands(e.weights), 9, true) << "\n\n"
+              << "peak SRAM, with reordering             " << padded(groupThousands(m.peak_bytes), 9, true) << " B  ("
               << kB(m.peak_bytes) << ", " << at(m.peak_step) << ")\n"
-              << "peak SRAM, without reordering          " << pad(groupThousands(m.peak_bytes_no_reorder), 9, true) << " B  ("
+              << "peak SRAM, without reordering          " << padded(groupThousands(m.peak_bytes_no_reorder), 9, true) << " B  ("
               << kB(m.peak_bytes_no_reorder) << ", " << at(m.peak_step_no_reorder) << ")\n"
-              << "inference peak                         " << pad(groupThousands(m.inference_peak_bytes), 9, true) << " B  ("
+              << "inference peak                         " << padded(groupThousands(m.inference_peak_bytes), 9, true) << " B  ("
               << kB(m.inference_peak_bytes) << ")\n"
-              << "  of which trainable weights + biases  " << pad(groupThousands(m.trainable_bytes), 9, true) << " B in the training peaks\n";
+              << "  of which trainable weights + biases  " << padded(groupThousands(m.trainable_bytes), 9, true) << " B in the training peaks\n";
     std::cout << "\n"
-              << pad("idx", 5) << pad("layer", 22) << pad("role", 11) << pad("update", 14) << pad("masks", 8, true)
-              << pad("biases", 8, true) << pad("saved in", 10, true) << pad("weights", 9, true) << "\n";
+              << padded("idx", 5) << padded("layer", 22) << padded("role", 11) << padded("update", 14) << padded("masks", 8, true)
+              << padded("biases", 8, true) << padded("saved in", 10, true) << padded("weights", 9, true) << "\n";
     for (const LedgerRow& row : m.rows) {
         if (row.totalBytes() == 0 && !row.classifier) continue;
         std::string upd = row.classifier ? "input " + std::to_string(row.classifier_input_bytes) + " B"
                           : row.k > 0    ? "bias+W " + std::to_string(row.k) + "/" + std::to_string(row.cin)
                                          : "bias";
-        std::cout << pad(std::to_string(row.index), 5) << pad(row.name, 22) << pad(row.role, 11) << pad(upd, 14)
-                  << pad(groupThousands((row.mask_bits + 7) / 8), 8, true) << pad(groupThousands(row.bias_bytes), 8, true)
-                  << pad(groupThousands(row.saved_input_bytes), 10, true) << pad(groupThousands(row.weight_bytes), 9, true)
+        std::cout << padded(std::to_string(row.index), 5) << padded(row.name, 22) << padded(row.role, 11) << padded(upd, 14)
+                  << padded(groupThousands((row.mask_bits + 7) / 8), 8, true) << padded(groupThousands(row.bias_bytes), 8, true)
+                  << padded(groupThousands(row.saved_input_bytes), 10, true) << padded(groupThousands(row.weight_bytes), 9, true)
                   << "\n";
     }
     return 0;

@@ -12,7 +12,7 @@
 #include "nn/predictor/AccuracyPredictor.h"
 #include "nn/predictor/PredictorCheck.h"
 #include "nn/TorchRuntime.h"
-#include "nn/measure/WinnerMeasurement.h"
+#include "nn/accuracy/WinnerMeasurement.h"
 #include "space/ArchSampler.h"
 #include "search/ArchitectureSearch.h"
 #include "search/Feasibility.h"
@@ -25,6 +25,7 @@
 #include "viz/GraphvizRenderer.h"
 #include "workspace/ShippedModels.h"
 #include "space/SpaceTransfer.h"
+#include "cli/TextColumns.h"
 
 #include <cstdio>
 #include <iostream>
@@ -35,12 +36,6 @@
 namespace tinyscope::cli {
 
 namespace {
-
-std::string pad(std::string s, std::size_t n)
-{
-    if (s.size() < n) s.resize(n, ' ');
-    return s;
-}
 
 AccuracyPredictor loadPredictor(const CliArgs& a, const DesignSpace& space)
 {
@@ -193,11 +188,11 @@ int cmdPredict(const Args& argv)
         if (check.transferred)
             std::cout << "          (configs of " << space.name << " transferred to " << measurer->space().name
                       << ": same blocks, resolution of the same rank; compare rankings, not the numbers)\n";
-        std::cout << "\n" << pad("#", 5) << pad("predicted %", 13) << pad("measured %", 12) << pad("MACs (M)", 11) << "peak KB\n";
+        std::cout << "\n" << padded("#", 5) << padded("predicted %", 13) << padded("measured %", 12) << padded("MACs (M)", 11) << "peak KB\n";
         for (std::size_t i = 0; i < configs.size(); ++i) {
             CostSummary s = model.summary(configs[i]);
-            std::cout << pad(std::to_string(i), 5) << pad(formatFixed(check.predicted[i], 3), 13) << pad(formatFixed(check.measured[i], 2), 12)
-                      << pad(formatFixed(s.millionMacs(), 3), 11) << formatFixed(s.peakKB(), 1) << "\n";
+            std::cout << padded(std::to_string(i), 5) << padded(formatFixed(check.predicted[i], 3), 13) << padded(formatFixed(check.measured[i], 2), 12)
+                      << padded(formatFixed(s.millionMacs(), 3), 11) << formatFixed(s.peakKB(), 1) << "\n";
         }
         const PredictionMetrics& m = check.metrics;
         std::printf("\n%zu subnets: Kendall tau-b %.3f, Pearson r %.3f, MAE %.3f points (%.3f after the mean offset of %+.2f)\n",
@@ -219,11 +214,11 @@ int cmdPredict(const Args& argv)
         return 0;
     }
     std::cout << "predictor " << pred.describe() << "\n";
-    std::cout << pad("#", 5) << pad("top-1 %", 10) << pad("MACs (M)", 11) << pad("peak KB", 10) << "params\n";
+    std::cout << padded("#", 5) << padded("top-1 %", 10) << padded("MACs (M)", 11) << padded("peak KB", 10) << "params\n";
     for (std::size_t i = 0; i < configs.size(); ++i) {
         CostSummary s = model.summary(configs[i]);
-        std::cout << pad(std::to_string(i), 5) << pad(formatFixed(acc[i], 3), 10) << pad(formatFixed(s.millionMacs(), 3), 11)
-                  << pad(formatFixed(s.peakKB(), 1), 10) << groupThousands(s.params) << "\n";
+        std::cout << padded(std::to_string(i), 5) << padded(formatFixed(acc[i], 3), 10) << padded(formatFixed(s.millionMacs(), 3), 11)
+                  << padded(formatFixed(s.peakKB(), 1), 10) << groupThousands(s.params) << "\n";
     }
     return 0;
 }

@@ -11,7 +11,7 @@
 #include "io/JsonFile.h"
 #include "io/OutputPaths.h"
 #include "io/Text.h"
-#include "nn/onednn/OneDnnInfo.h"
+#include "nn/OneDnnInfo.h"
 #include "nn/predictor/AccuracyTableBuilder.h"
 #include "nn/train/DistributedContext.h"
 #include "nn/train/SupernetTrainer.h"

@@ -14,8 +14,6 @@ namespace tinyscope {
 namespace {
 
 // Python's round() on a float: half to even (nearbyint under the default rounding mode).
-int pyRound(double v) { return static_cast<int>(std::nearbyint(v)); }
-
 // random.uniform(a, b)
 double uniform(PyRandom& rng, double a, double b) { return a + (b - a) * rng.random(); }
 

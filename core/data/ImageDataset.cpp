@@ -19,12 +19,6 @@ namespace tinyscope {
 
 namespace {
 
-bool isDir(const std::string& p)
-{
-    struct stat st {};
-    return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 std::vector<std::string> listDir(const std::string& dir)
 {
     std::vector<std::string> out;
@@ -72,7 +66,7 @@ void collect(const std::string& dir, std::vector<std::string>& out, VisitedFolde
     visit(dir, visited);
     for (const std::string& n : listDir(dir)) {
         const std::string p = dir + "/" + n;
-        if (isDir(p)) collect(p, out, visited);
+        if (isDirectory(p)) collect(p, out, visited);
         else if (hasImageExtension(n)) out.push_back(p);
     }
 }
@@ -156,9 +150,9 @@ std::string readIdx(const std::string& path)
 ImageFolderDataset::ImageFolderDataset(const std::string& root)
 {
     source_ = root;
-    if (!isDir(root)) throw InputError(pathForMessage(root) + ": not a folder");
+    if (!isDirectory(root)) throw InputError(pathForMessage(root) + ": not a folder");
     for (const std::string& n : listDir(root))
-        if (isDir(root + "/" + n)) classes_.push_back(n);
+        if (isDirectory(root + "/" + n)) classes_.push_back(n);
     if (classes_.empty()) throw InputError(pathForMessage(root) + ": no class sub-folders (expected ROOT/<class>/<image files>)");
     VisitedFolders visited;
     visit(root, visited);   // a link back to the root is a cycle too
@@ -281,7 +275,7 @@ std::unique_ptr<ImageDataset> openDataset(const std::string& spec)
         for (std::size_t i = part == "fit" ? 0 : cut; i < (part == "fit" ? cut : n); ++i) idx.push_back(i);
         return std::make_unique<SubsetDataset>(std::shared_ptr<const ImageDataset>(std::move(full)), std::move(idx), spec);
     }
-    if (!isDir(spec)) throw InputError(pathForMessage(spec) + ": no such dataset folder");
+    if (!isDirectory(spec)) throw InputError(pathForMessage(spec) + ": no such dataset folder");
     for (const char* stem : {"t10k", "test", "train"}) {
         for (const char* gz : {".gz", ""}) {
             const std::string im = spec + "/" + stem + "-images-idx3-ubyte" + gz;

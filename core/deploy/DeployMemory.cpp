@@ -10,8 +10,6 @@ namespace tinyscope {
 
 namespace {
 
-std::string bytesText(std::int64_t b) { return groupThousands(b) + " B"; }
-
 std::string signedBytes(std::int64_t d) { return (d >= 0 ? "+" : "−") + bytesText(d >= 0 ? d : -d); }
 
 std::string liveSetText(const TflmRunReport& t)

@@ -1,4 +1,5 @@
 #include "deploy/TfliteExport.h"
+#include "deploy/TfliteLayout.h"
 
 #include "Error.h"
 #include "graph/ForwardLowering.h"
@@ -83,26 +84,16 @@ struct Padding {
     std::string why;
 };
 
-// Output size TFLite computes for a padding, and the (before, after) padding SAME implies.
-int sameOut(int in, int s) { return (in + s - 1) / s; }
-std::pair<int, int> samePads(int in, int k, int s)
-{
-    const int total = std::max((sameOut(in, s) - 1) * s + k - in, 0);
-    return {total / 2, total - total / 2};
-}
-
 Padding paddingOf(const Layer& l)
 {
     Padding p;
-    const bool none = l.pad_t == 0 && l.pad_b == 0 && l.pad_l == 0 && l.pad_r == 0;
-    if (none) return p;   // VALID: floor((in − k)/s) + 1, as PyTorch without padding
-    const auto [st, sb] = samePads(l.in.h, l.kh, l.stride_h);
-    const auto [sl, sr] = samePads(l.in.w, l.kw, l.stride_w);
-    if (sameOut(l.in.h, l.stride_h) == l.out.h && sameOut(l.in.w, l.stride_w) == l.out.w && st == l.pad_t && sb == l.pad_b && sl == l.pad_l &&
-        sr == l.pad_r) {
-        p.padding = tflite::Padding_SAME;
-        return p;
+    switch (tflitePaddingOf(l)) {
+    case TflitePadding::Valid: return p;
+    case TflitePadding::Same: p.padding = tflite::Padding_SAME; return p;
+    case TflitePadding::ExplicitPad: break;
     }
+    const auto [st, sb] = tfliteSamePads(l.in.h, l.kh, l.stride_h);
+    const auto [sl, sr] = tfliteSamePads(l.in.w, l.kw, l.stride_w);
     p.explicitPad = true;
     std::ostringstream why;
     why << "SAME would pad (top " << st << ", bottom " << sb << ", left " << sl << ", right " << sr << "), the layer pads (" << l.pad_t << ", "
@@ -118,11 +109,6 @@ std::vector<std::int32_t> intsOf(const NdArray& a)
     return v;
 }
 
-bool isClassifier(const Network& net, int i)
-{
-    const Layer& l = net.layer(i);
-    return i + 1 == static_cast<int>(net.layers.size()) && l.isConv() && l.groups == 1 && l.kh == 1 && l.kw == 1 && l.in.h == 1 && l.in.w == 1;
-}
 
 }  // namespace
 
@@ -303,7 +289,7 @@ TfliteModel buildTflite(const Network& net, const QuantizedParams& p, const Tfli
         switch (l.kind) {
         case LayerKind::Conv: {
             const QuantClass& cx = resolved(l.inputs[0]);
-            const bool fc = isClassifier(net, i), dw = l.depthwise();
+            const bool fc = isTfliteClassifier(net, i), dw = l.depthwise();
             const std::vector<float> seff = p.floats(pre + "_scale");
             const std::vector<std::int32_t> w = intsOf(p.array(pre + "_weight"));   // OIHW
             const std::vector<std::int32_t> bias = intsOf(p.array(pre + "_bias"));
@@ -401,7 +387,7 @@ TfliteModel buildTflite(const Network& net, const QuantizedParams& p, const Tfli
     {
         const QuantClass& c = resolved(L - 1);
         const Layer& last = net.layer(L - 1);
-        out.output = TfliteTensorInfo{isClassifier(net, L - 1) ? std::vector<int>{1, last.cout} : nhwc(last.out),
+        out.output = TfliteTensorInfo{isTfliteClassifier(net, L - 1) ? std::vector<int>{1, last.cout} : nhwc(last.out),
                                       static_cast<double>(static_cast<float>(c.scale)), c.zero};
     }
 

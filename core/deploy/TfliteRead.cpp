@@ -263,7 +263,7 @@ std::pair<int, int> samePads(int in, int k, int s)
     return {total / 2, total - total / 2};
 }
 
-std::string shapeText(const std::vector<int>& s)
+std::string tfliteShapeText(const std::vector<int>& s)
 {
     std::string t = "[";
     for (std::size_t i = 0; i < s.size(); ++i) t += (i ? "," : "") + std::to_string(s[i]);
@@ -279,9 +279,9 @@ struct ActQuant {
 
 constexpr int kMaxDim = 1 << 16;   // no tensor dimension of a microcontroller model is larger
 
-class Reader {
+class TfliteReader {
 public:
-    Reader(const std::string& bytes, std::string file) : bytes_(bytes), file_(std::move(file)) {}
+    TfliteReader(const std::string& bytes, std::string file) : bytes_(bytes), file_(std::move(file)) {}
 
     TfliteFile read();
 
@@ -330,12 +330,12 @@ private:
         const std::vector<int> s = shapeOf(index);
         if (t->type() != type)
             fail(who + ": " + tensorName(index) + " is " + tflite::EnumNameTensorType(t->type()) + ", the writer emits " + tflite::EnumNameTensorType(type));
-        if (s.size() != rank) fail(who + ": " + tensorName(index) + " has shape " + shapeText(s) + ", expected rank " + std::to_string(rank));
+        if (s.size() != rank) fail(who + ": " + tensorName(index) + " has shape " + tfliteShapeText(s) + ", expected rank " + std::to_string(rank));
         std::int64_t elems = 1;
         for (const int d : s) {
-            if (d < 1 || d > kMaxDim) fail(who + ": " + tensorName(index) + " has shape " + shapeText(s));
+            if (d < 1 || d > kMaxDim) fail(who + ": " + tensorName(index) + " has shape " + tfliteShapeText(s));
             elems *= d;
-            if (elems > (std::int64_t{1} << 26)) fail(who + ": " + tensorName(index) + " has shape " + shapeText(s) + ", more than 2^26 elements: no microcontroller model");
+            if (elems > (std::int64_t{1} << 26)) fail(who + ": " + tensorName(index) + " has shape " + tfliteShapeText(s) + ", more than 2^26 elements: no microcontroller model");
         }
         if (t->is_variable()) fail(who + ": " + tensorName(index) + " is a variable tensor; the writer emits none");
     }
@@ -399,7 +399,7 @@ private:
     Json readMetadata() const;
 };
 
-void Reader::checkOps()
+void TfliteReader::checkOps()
 {
     const auto* codes = model_->operator_codes();
     const auto* ops = sg_->operators();
@@ -434,7 +434,7 @@ void Reader::checkOps()
     }
 }
 
-Json Reader::readMetadata() const
+Json TfliteReader::readMetadata() const
 {
     const auto* md = model_->metadata();
     if (md)
@@ -455,7 +455,7 @@ Json Reader::readMetadata() const
     fail("foreign .tflite: no 'tinyscope' metadata; device-run compares only Tinyscope exports (core/deploy/TfliteExport)");
 }
 
-TfliteFile Reader::read()
+TfliteFile TfliteReader::read()
 {
     // ---- The container, before anything is read from it.
     if (bytes_.size() < 16) fail(std::to_string(bytes_.size()) + " bytes, too small for a TFLite flatbuffer");
@@ -526,7 +526,7 @@ TfliteFile Reader::read()
         auto fromProducer = [&](int t, int layer) {   // an activation input read with its producer's shape
             expect(t, who, tflite::TensorType_INT8, 4);
             const std::vector<int> s = shapeOf(t);
-            if (s[0] != 1 || nhwcShape(s) != net.shapeOf(layer)) fail(who + ": " + tensorName(t) + " has shape " + shapeText(s) + ", its producer's is another");
+            if (s[0] != 1 || nhwcShape(s) != net.shapeOf(layer)) fail(who + ": " + tensorName(t) + " has shape " + tfliteShapeText(s) + ", its producer's is another");
         };
         auto needInputs = [&](std::size_t n) {
             if (ins.size() != n) fail(who + " has " + std::to_string(ins.size()) + " inputs, the writer's has " + std::to_string(n));
@@ -545,14 +545,14 @@ TfliteFile Reader::read()
             fromProducer(ins[0], x);
             expect(ins[1], who, tflite::TensorType_INT32, 2);
             expect(yT, who, tflite::TensorType_INT8, 4);
-            if (shapeOf(ins[1]) != std::vector<int>{4, 2}) fail(who + ": " + tensorName(ins[1]) + " has shape " + shapeText(shapeOf(ins[1])) + ", expected [4,2]");
+            if (shapeOf(ins[1]) != std::vector<int>{4, 2}) fail(who + ": " + tensorName(ins[1]) + " has shape " + tfliteShapeText(shapeOf(ins[1])) + ", expected [4,2]");
             const std::vector<std::int32_t> v = constant<std::int32_t>(ins[1], who, 8);
             if (v[0] || v[1] || v[6] || v[7]) fail(who + " pads the batch or channel dimension; the writer pads height and width only");
             for (int i = 2; i < 6; ++i)
                 if (v[static_cast<std::size_t>(i)] < 0 || v[static_cast<std::size_t>(i)] > kMaxDim) fail(who + " has padding " + std::to_string(v[static_cast<std::size_t>(i)]));
             const std::vector<int> xs = shapeOf(ins[0]), ys = shapeOf(yT);
             if (ys != std::vector<int>{1, xs[1] + v[2] + v[3], xs[2] + v[4] + v[5], xs[3]})
-                fail(who + ": " + tensorName(yT) + " has shape " + shapeText(ys) + ", the paddings give another");
+                fail(who + ": " + tensorName(yT) + " has shape " + tfliteShapeText(ys) + ", the paddings give another");
             if (!(activation(yT, who) == quantOf[static_cast<std::size_t>(x + 1)]))
                 fail(who + ": the padded tensor's quantization differs from its input's (the writer keeps it)");
             pad = Pending{k, yT, x, v[2], v[3], v[4], v[5]};
@@ -567,12 +567,12 @@ TfliteFile Reader::read()
             expect(yT, who, tflite::TensorType_INT8, 2);
             const std::vector<int> xs = shapeOf(ins[0]);
             const std::vector<int> flat{1, xs[3]};
-            if (xs[0] != 1 || xs[1] != 1 || xs[2] != 1) fail(who + " flattens " + tensorName(ins[0]) + " of shape " + shapeText(xs) + "; the writer's classifier reads [1,1,1,C]");
+            if (xs[0] != 1 || xs[1] != 1 || xs[2] != 1) fail(who + " flattens " + tensorName(ins[0]) + " of shape " + tfliteShapeText(xs) + "; the writer's classifier reads [1,1,1,C]");
             if (shapeOf(ins[1]) != std::vector<int>{2} || constant<std::int32_t>(ins[1], who, 2) != std::vector<std::int32_t>{1, xs[3]} ||
                 shapeOf(yT) != flat)
-                fail(who + " does not reshape to " + shapeText(flat));
+                fail(who + " does not reshape to " + tfliteShapeText(flat));
             const auto* o = op->builtin_options_as_ReshapeOptions();
-            if (!o->new_shape() || std::vector<int>(o->new_shape()->begin(), o->new_shape()->end()) != flat) fail(who + ": new_shape is not " + shapeText(flat));
+            if (!o->new_shape() || std::vector<int>(o->new_shape()->begin(), o->new_shape()->end()) != flat) fail(who + ": new_shape is not " + tfliteShapeText(flat));
             if (!(activation(yT, who) == quantOf[static_cast<std::size_t>(x + 1)])) fail(who + ": the flattened tensor's quantization differs from its input's");
             reshape = Pending{k, yT, x};
             layerOf[static_cast<std::size_t>(yT)] = kIntermediate;
@@ -611,18 +611,18 @@ TfliteFile Reader::read()
             lay.kw = fc ? 1 : ws[2];
             const int I = fc ? ws[1] : dw ? 1 : ws[3];
             lay.groups = dw ? lay.cin : 1;
-            if (fc && (lay.in.h != 1 || lay.in.w != 1 || I != lay.cin)) fail(who + ": " + tensorName(ins[1]) + " has shape " + shapeText(ws) + " for " + std::to_string(lay.cin) + " inputs");
+            if (fc && (lay.in.h != 1 || lay.in.w != 1 || I != lay.cin)) fail(who + ": " + tensorName(ins[1]) + " has shape " + tfliteShapeText(ws) + " for " + std::to_string(lay.cin) + " inputs");
             if (dw && (ws[0] != 1 || O != lay.cin))
-                fail(who + ": " + tensorName(ins[1]) + " has shape " + shapeText(ws) + "; the writer's depthwise weights are [1,KH,KW," + std::to_string(lay.cin) + "]");
-            if (!fc && !dw && I != lay.cin) fail(who + ": " + tensorName(ins[1]) + " has shape " + shapeText(ws) + " for " + std::to_string(lay.cin) + " input channels");
-            if (shapeOf(ins[2]) != std::vector<int>{O}) fail(who + ": " + tensorName(ins[2]) + " has shape " + shapeText(shapeOf(ins[2])) + ", expected [" + std::to_string(O) + "]");
+                fail(who + ": " + tensorName(ins[1]) + " has shape " + tfliteShapeText(ws) + "; the writer's depthwise weights are [1,KH,KW," + std::to_string(lay.cin) + "]");
+            if (!fc && !dw && I != lay.cin) fail(who + ": " + tensorName(ins[1]) + " has shape " + tfliteShapeText(ws) + " for " + std::to_string(lay.cin) + " input channels");
+            if (shapeOf(ins[2]) != std::vector<int>{O}) fail(who + ": " + tensorName(ins[2]) + " has shape " + tfliteShapeText(shapeOf(ins[2])) + ", expected [" + std::to_string(O) + "]");
             tflite::ActivationFunctionType fused = tflite::ActivationFunctionType_NONE;
             if (fc) {
                 const auto* o = op->builtin_options_as_FullyConnectedOptions();
                 if (o->weights_format() != tflite::FullyConnectedOptionsWeightsFormat_DEFAULT || o->keep_num_dims())
                     fail("foreign .tflite: " + who + " has weights format " + std::to_string(static_cast<int>(o->weights_format())) + " / keep_num_dims; the writer emits neither");
                 fused = o->fused_activation_function();
-                if (ys != std::vector<int>{1, O}) fail(who + ": " + tensorName(yT) + " has shape " + shapeText(ys) + ", expected [1," + std::to_string(O) + "]");
+                if (ys != std::vector<int>{1, O}) fail(who + ": " + tensorName(yT) + " has shape " + tfliteShapeText(ys) + ", expected [1," + std::to_string(O) + "]");
                 lay.linear = true;
             } else {
                 tflite::Padding padding = tflite::Padding_VALID;
@@ -649,7 +649,7 @@ TfliteFile Reader::read()
                 const int hp = lay.in.h + lay.pad_t + lay.pad_b, wp = lay.in.w + lay.pad_l + lay.pad_r;
                 if (hp < lay.kh || wp < lay.kw) fail(who + ": a " + std::to_string(lay.kh) + "x" + std::to_string(lay.kw) + " window does not fit its input");
                 const std::vector<int> want{1, (hp - lay.kh) / sh + 1, (wp - lay.kw) / sw + 1, O};
-                if (ys != want) fail(who + ": " + tensorName(yT) + " has shape " + shapeText(ys) + ", the kernel, stride and padding give " + shapeText(want));
+                if (ys != want) fail(who + ": " + tensorName(yT) + " has shape " + tfliteShapeText(ys) + ", the kernel, stride and padding give " + tfliteShapeText(want));
             }
             lay.out = fc ? Shape3{O, 1, 1} : nhwcShape(ys);
             const ActQuant xq = quantOf[static_cast<std::size_t>(x + 1)], yq = activation(yT, who);
@@ -685,9 +685,9 @@ TfliteFile Reader::read()
             fromProducer(ins[1], b);
             expect(yT, who, tflite::TensorType_INT8, 4);
             const std::vector<int> as = shapeOf(ins[0]), bs = shapeOf(ins[1]), ys = shapeOf(yT);
-            if (add && (as != ys || bs != ys)) fail(who + " adds " + shapeText(as) + " and " + shapeText(bs) + " into " + shapeText(ys) + "; the writer's ADD has one shape");
+            if (add && (as != ys || bs != ys)) fail(who + " adds " + tfliteShapeText(as) + " and " + tfliteShapeText(bs) + " into " + tfliteShapeText(ys) + "; the writer's ADD has one shape");
             if (!add && (as != std::vector<int>{1, 1, 1, ys[3]} || bs != ys))
-                fail(who + " multiplies " + shapeText(as) + " by " + shapeText(bs) + " into " + shapeText(ys) + "; the writer's MUL is a [1,1,1,C] gate over [1,H,W,C]");
+                fail(who + " multiplies " + tfliteShapeText(as) + " by " + tfliteShapeText(bs) + " into " + tfliteShapeText(ys) + "; the writer's MUL is a [1,1,1,C] gate over [1,H,W,C]");
             const ActQuant yq = activation(yT, who);
             const auto fused = add ? op->builtin_options_as_AddOptions()->fused_activation_function() : op->builtin_options_as_MulOptions()->fused_activation_function();
             checkFused(fused, yq, who);
@@ -887,7 +887,7 @@ TfliteFile Reader::read()
 
 }  // namespace
 
-TfliteFile parseTflite(const std::string& bytes, const std::string& fileName) { return Reader(bytes, fileName).read(); }
+TfliteFile parseTflite(const std::string& bytes, const std::string& fileName) { return TfliteReader(bytes, fileName).read(); }
 
 TfliteFile readTflite(const std::string& path)
 {

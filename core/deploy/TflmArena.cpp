@@ -2,6 +2,7 @@
 
 #include "Error.h"
 #include "deploy/TfliteExport.h"
+#include "deploy/TfliteLayout.h"
 
 #include <algorithm>
 
@@ -54,32 +55,6 @@ struct FileGraph {
     int input = -1, output = -1;
 };
 
-// The writer's padding decision (TfliteExport.cpp, paddingOf): SAME when it reproduces the layer's
-// padding, VALID without padding, otherwise an explicit PAD op and a VALID conv.
-int sameOut(int in, int s) { return (in + s - 1) / s; }
-std::pair<int, int> samePads(int in, int k, int s)
-{
-    const int total = std::max((sameOut(in, s) - 1) * s + k - in, 0);
-    return {total / 2, total - total / 2};
-}
-enum class PaddingKind { Valid, Same, ExplicitPad };
-PaddingKind paddingOf(const Layer& l)
-{
-    if (l.pad_t == 0 && l.pad_b == 0 && l.pad_l == 0 && l.pad_r == 0) return PaddingKind::Valid;
-    const auto [st, sb] = samePads(l.in.h, l.kh, l.stride_h);
-    const auto [sl, sr] = samePads(l.in.w, l.kw, l.stride_w);
-    if (sameOut(l.in.h, l.stride_h) == l.out.h && sameOut(l.in.w, l.stride_w) == l.out.w && st == l.pad_t && sb == l.pad_b && sl == l.pad_l &&
-        sr == l.pad_r)
-        return PaddingKind::Same;
-    return PaddingKind::ExplicitPad;
-}
-
-bool isClassifier(const Network& net, int i)
-{
-    const Layer& l = net.layer(i);
-    return i + 1 == static_cast<int>(net.layers.size()) && l.isConv() && l.groups == 1 && l.kh == 1 && l.kw == 1 && l.in.h == 1 && l.in.w == 1;
-}
-
 FileGraph graphOf(const Network& net)
 {
     {
@@ -103,7 +78,7 @@ FileGraph graphOf(const Network& net)
             const int w = tensor(l.name + "/weight", 0, true);
             const int b = tensor(l.name + "/bias", 0, true);
             int x = act(l.inputs[0]);
-            if (isClassifier(net, i)) {
+            if (isTfliteClassifier(net, i)) {
                 const int shape = tensor(l.name + "/flatten_shape", 0, true);
                 const int r = tensor(l.name + "/flatten", l.cin, false);
                 g.ops.push_back(FileOp{OpType::Reshape, {x, shape}, {r}});
@@ -114,9 +89,9 @@ FileGraph graphOf(const Network& net)
                 g.ops.push_back(fc);
                 break;
             }
-            const PaddingKind pad = paddingOf(l);
+            const TflitePadding pad = tflitePaddingOf(l);
             int in_h = l.in.h, in_w = l.in.w;
-            if (pad == PaddingKind::ExplicitPad) {
+            if (pad == TflitePadding::ExplicitPad) {
                 const int paddings = tensor(l.name + "/paddings", 0, true);
                 in_h += l.pad_t + l.pad_b;
                 in_w += l.pad_l + l.pad_r;
@@ -130,7 +105,7 @@ FileGraph graphOf(const Network& net)
             c.in_channels = l.in.c;
             c.in_h = in_h, c.in_w = in_w, c.out_h = l.out.h, c.out_w = l.out.w;
             c.kh = l.kh, c.kw = l.kw, c.stride_h = l.stride_h, c.stride_w = l.stride_w;
-            c.same = pad == PaddingKind::Same;
+            c.same = pad == TflitePadding::Same;
             g.ops.push_back(c);
             break;
         }

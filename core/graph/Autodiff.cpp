@@ -3,18 +3,13 @@
 #include "graph/DeadCodeElimination.h"
 #include "graph/ForwardLowering.h"
 #include "graph/GradientRules.h"
+#include "io/Text.h"
 
 #include <stdexcept>
 
 namespace tinyscope {
 
 namespace {
-
-bool endsWith(const std::string& s, const char* suffix)
-{
-    const std::string x(suffix);
-    return s.size() >= x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0;
-}
 
 // Parameters in the order a post-order walk from the loss first reads them (Relay's all_vars),
 // which fixes the order of the gradient outputs (reversed, as tiny-training's obtain_grads).

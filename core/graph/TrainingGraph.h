@@ -119,6 +119,7 @@ struct TrainingGraph {
 
     const Tensor& tensor(int id) const { return tensors[static_cast<std::size_t>(id)]; }
     const Op& op(int i) const { return ops[static_cast<std::size_t>(i)]; }
+    bool isLive(int op) const { return op < static_cast<int>(live.size()) && live[static_cast<std::size_t>(op)]; }
     int liveOps() const { return static_cast<int>(order.size()); }
     int prunedOps() const { return static_cast<int>(ops.size()) - liveOps(); }
     int findParameter(const std::string& name) const;   // tensor id or -1 (a linear scan)

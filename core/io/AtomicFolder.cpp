@@ -25,7 +25,6 @@ namespace {
 
 constexpr const char* kStaging = ".tinyscope-staging-";   // ".<dir>" + this + "<pid>-<random>"
 constexpr const char* kOld = ".tinyscope-old-";           // the old folder between two renames (no RENAME_EXCHANGE)
-constexpr std::size_t kNameMax = 255;
 constexpr std::size_t kSuffixRoom = 48;                   // what the staging name adds to the folder's name
 
 class Fd {

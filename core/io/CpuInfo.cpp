@@ -15,7 +15,7 @@ const char* const kX86Notable[] = {"sse2", "ssse3", "sse4_1", "sse4_2", "avx", "
                                    "avx512dq", "avx512cd", "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16", "avx512_fp16",
                                    "amx_tile", "amx_bf16", "amx_int8"};
 
-std::string trim(const std::string& s)
+std::string trimBlanks(const std::string& s)
 {
     const auto b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t\r");
     return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
@@ -31,7 +31,7 @@ CpuInfo parseCpuInfo(const std::string& text)
     while (std::getline(in, line)) {
         const auto colon = line.find(':');
         if (colon == std::string::npos) continue;
-        const std::string key = trim(line.substr(0, colon)), value = trim(line.substr(colon + 1));
+        const std::string key = trimBlanks(line.substr(0, colon)), value = trimBlanks(line.substr(colon + 1));
         if (key == "processor") ++cpu.logical_cpus;
         else if (key == "model name" && cpu.model.empty()) cpu.model = value;
         else if (key == "flags" && flags.empty()) flags = value;

@@ -15,12 +15,6 @@ namespace tinyscope {
 namespace {
 std::string g_exeDir;
 
-bool isDir(const std::string& p)
-{
-    struct stat st {};
-    return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 std::string exeDir()
 {
     if (!g_exeDir.empty()) return g_exeDir;
@@ -38,6 +32,12 @@ void mkdirs(const std::string& p)
         if (i == p.size() || p[i] == '/') ::mkdir(p.substr(0, i).c_str(), 0755);
 }
 }  // namespace
+
+bool isDirectory(const std::string& path)
+{
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
 
 bool fileExists(const std::string& path)
 {
@@ -58,16 +58,16 @@ std::string executableDir() { return exeDir(); }
 
 std::string dataRoot()
 {
-    if (const char* env = std::getenv("TINYSCOPE_DATA"); env && *env && isDir(std::string(env) + "/models"))
+    if (const char* env = std::getenv("TINYSCOPE_DATA"); env && *env && isDirectory(std::string(env) + "/models"))
         return env;
     std::string exe = exeDir();
     for (const char* rel : {"/..", "/../share/tinyscope", "/../.."}) {
         std::string cand = exe + rel;
         // Shown to users (cards, the Predictor panel): without the "/../.." of the search.
-        if (!exe.empty() && isDir(cand + "/models/spaces")) return std::filesystem::weakly_canonical(cand).string();
+        if (!exe.empty() && isDirectory(cand + "/models/spaces")) return std::filesystem::weakly_canonical(cand).string();
     }
     std::string src = TINYSCOPE_SOURCE_DIR;
-    if (!src.empty() && isDir(src + "/models")) return src;
+    if (!src.empty() && isDirectory(src + "/models")) return src;
     return "";
 }
 

@@ -12,6 +12,7 @@ std::string findModelFile(const std::string& relative);
 // Per-user state folder ($XDG_STATE_HOME/tinyscope or ~/.local/state/tinyscope), created on demand.
 std::string userStateDir();
 bool fileExists(const std::string& path);
+bool isDirectory(const std::string& path);
 // Remembers argv[0]'s folder for the executable-relative lookup.
 void setExecutablePath(const std::string& argv0);
 // The running program's folder (argv[0]'s, else /proc/self/exe's); "" if unknown.

@@ -14,7 +14,6 @@ namespace tinyscope {
 
 namespace {
 
-constexpr std::size_t kNameMax = 255;   // bytes of one path component (ext4, xfs, btrfs, tmpfs)
 constexpr std::size_t kTempSuffix = 32; // ".tmp-<pid>-<n>" of writeFileAtomic
 constexpr const char* kOnlyRegular = "; the output can only replace a regular file";
 

@@ -7,6 +7,9 @@
 
 namespace tinyscope {
 
+// Bytes of one path component (ext4, xfs, btrfs, tmpfs): the longest file or folder name.
+inline constexpr std::size_t kNameMax = 255;
+
 // A file name without a folder (e.g. --name): not empty, no '/', not "." or "..", no control
 // characters, at most `maxBytes` bytes (room for the suffixes the command appends). User-given
 // names are refused, never rewritten, so no name can lead outside --out.

@@ -25,6 +25,15 @@ std::string formatFixed(double v, int decimals)
     return buf;
 }
 
+std::string bytesText(std::int64_t bytes) { return groupThousands(bytes) + " B"; }
+
+std::string asciiLower(std::string s)
+{
+    for (char& c : s)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    return s;
+}
+
 std::string kilobytesText(std::int64_t bytes) { return formatFixed(static_cast<double>(bytes) / 1024.0, 1) + " KB"; }
 
 std::uint64_t fnv1a64(const std::string& text)

@@ -22,6 +22,18 @@ std::string formatList(const std::vector<T>& v)
 // 12345678 -> "12,345,678"
 std::string groupThousands(std::int64_t v);
 
+// s ends with suffix.
+inline bool endsWith(const std::string& s, const std::string& suffix)
+{
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// 12345678 -> "12,345,678 B"
+std::string bytesText(std::int64_t bytes);
+
+// ASCII letters in lower case; other bytes as they are.
+std::string asciiLower(std::string s);
+
 // Fixed-point with `decimals` digits: formatFixed(8.302128, 2) -> "8.30"
 std::string formatFixed(double v, int decimals);
 

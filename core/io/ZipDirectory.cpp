@@ -1,6 +1,7 @@
 #include "io/ZipDirectory.h"
 
 #include "Error.h"
+#include "io/Text.h"
 
 #include <zlib.h>
 
@@ -26,13 +27,6 @@ std::uint64_t le(const std::string& b, std::size_t at, int n)
     std::uint64_t v = 0;
     for (int k = 0; k < n; ++k) v |= static_cast<std::uint64_t>(static_cast<std::uint8_t>(b[at + k])) << (8 * k);
     return v;
-}
-
-std::string lower(std::string s)
-{
-    for (char& c : s)
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    return s;
 }
 
 using ReadAt = std::function<std::string(std::uint64_t offset, std::size_t n)>;
@@ -140,7 +134,7 @@ public:
             if (e.local_header_offset > size_ || size_ - e.local_header_offset < kLocalSize ||
                 e.compressed_size > size_ - e.local_header_offset - kLocalSize)
                 fail(where + "'s data lies past the end of the file");
-            const std::string key = lower(e.name);
+            const std::string key = asciiLower(e.name);
             if (byName.count(key)) fail("two entries are named " + where + " (names are compared ignoring case)");
             byName.emplace(key, entries.size());
             entries.push_back(std::move(e));
@@ -188,7 +182,7 @@ ZipDirectory ZipDirectory::fromFile(const std::string& path)
 
 const ZipEntry* ZipDirectory::find(const std::string& name) const
 {
-    auto it = byName_.find(lower(name));
+    auto it = byName_.find(asciiLower(name));
     return it == byName_.end() ? nullptr : &entries_[it->second];
 }
 

@@ -1,6 +1,6 @@
 #include "nn/TorchRuntime.h"
 
-#include "nn/onednn/OneDnnInfo.h"
+#include "nn/OneDnnInfo.h"
 
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>

@@ -15,17 +15,6 @@ namespace tinyscope {
 
 namespace {
 
-bool isDirectory(const std::string& p)
-{
-    struct stat st {};
-    return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-bool endsWith(const std::string& s, const std::string& tail)
-{
-    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 std::vector<std::string> accTables(const std::string& folder)
 {
     std::vector<std::string> names;

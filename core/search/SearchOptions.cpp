@@ -1,6 +1,7 @@
 #include "search/SearchOptions.h"
 
 #include "Error.h"
+#include "space/PyRandom.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,8 +9,6 @@
 namespace tinyscope {
 
 // Python's round(): halves go to the even neighbour (round(12.5) == 12).
-static int pyRound(double v) { return static_cast<int>(std::nearbyint(v)); }
-
 int SearchOptions::parentsSize() const { return std::max(1, pyRound(parent_ratio * population)); }
 int SearchOptions::mutationCount() const { return pyRound(mutation_ratio * population); }
 int SearchOptions::totalSubnets() const { return population * (generations + 1); }

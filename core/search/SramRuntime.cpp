@@ -31,8 +31,6 @@ struct TflmMemo {
     }
 };
 
-std::string bytesText(std::int64_t b) { return groupThousands(b) + " B"; }
-
 }  // namespace
 
 const char* sramRuntimeName(SramRuntime r) { return r == SramRuntime::Tflm ? "tflm" : "tinyengine"; }

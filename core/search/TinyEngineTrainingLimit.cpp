@@ -26,8 +26,6 @@ namespace tinyscope {
 
 namespace {
 
-std::string kb(std::int64_t bytes) { return formatQuantityKB(bytes); }
-
 std::int64_t budgetBytesOf(double budgetKB) { return TrainingMemoryLimit::budgetBytes(budgetKB); }
 
 // The scheme as a pattern every command takes (--train-scheme, export / finetune --scheme).
@@ -94,9 +92,9 @@ struct TinyEngineTrainingLimit::Memo {
         BoardUse use;
         use.flash_bytes = quantizedParameterBytes(net);
         if (use.flash_bytes + kBoardFlashMargin > board.flash_bytes)
-            return {"board-flash", "the int8 parameters take " + kb(use.flash_bytes) + " + " + kb(kBoardFlashMargin) +
+            return {"board-flash", "the int8 parameters take " + formatQuantityKB(use.flash_bytes) + " + " + formatQuantityKB(kBoardFlashMargin) +
                                        " for TinyEngine's code and tables (measured on the emulated M7) exceeds the " + board.name + "'s " +
-                                       kb(board.flash_bytes) + " of flash"};
+                                       formatQuantityKB(board.flash_bytes) + " of flash"};
         for (const CoverageFinding& f : kernelCoverageFindings(net, s))
             return {"kernel-coverage", (f.conv_index < 0 ? std::string() : "conv " + std::to_string(f.conv_index) + " (" + net.conv(f.conv_index).name + "): ") + f.message};
         if (needsGraphCheck(net, s)) {
@@ -110,9 +108,9 @@ struct TinyEngineTrainingLimit::Memo {
         for (const Finding& f : checkBoardFit(board, use))
             if (f.error()) return {f.rule, f.message};
         if (use.sram_bytes + kBoardSramMargin > board.sram_bytes)
-            return {"board-sram", "the memory ledger's training peak " + kb(use.sram_bytes) + " + " + kb(kBoardSramMargin) +
+            return {"board-sram", "the memory ledger's training peak " + formatQuantityKB(use.sram_bytes) + " + " + formatQuantityKB(kBoardSramMargin) +
                                       " the linked binary needs beyond it (measured on the emulated M7) exceeds the " + board.name + "'s " +
-                                      kb(board.sram_bytes) + " of SRAM"};
+                                      formatQuantityKB(board.sram_bytes) + " of SRAM"};
         return {};
     }
 
@@ -127,8 +125,8 @@ struct TinyEngineTrainingLimit::Memo {
         auto [rule, why] = refusal(model, s, &p.ledger_peak_bytes);
         if (rule.empty() && withBudget && p.totalBytes() > budgetBytes) {
             rule = "budget";
-            why = "inference working set " + kb(p.inference_peak_bytes) + " + extra " + kb(p.extra_bytes) + " of '" + p.scheme + "' exceeds " +
-                  kb(budgetBytes);
+            why = "inference working set " + formatQuantityKB(p.inference_peak_bytes) + " + extra " + formatQuantityKB(p.extra_bytes) + " of '" + p.scheme + "' exceeds " +
+                  formatQuantityKB(budgetBytes);
         }
         p.refusal_rule = rule;
         p.refusal = why;
@@ -309,8 +307,8 @@ void TinyEngineTrainingLimit::Memo::checkFeasible(const Constraints& others) con
             continue;
         }
         if (p.totalBytes() <= m.budgetBytes) return;
-        throw InfeasibleError(what + " within " + kb(m.budgetBytes) + ": the least any needs is " + kb(p.totalBytes()) +
-                              " (inference working set " + kb(p.inference_peak_bytes) + " + extra " + kb(p.extra_bytes) + " of '" +
+        throw InfeasibleError(what + " within " + formatQuantityKB(m.budgetBytes) + ": the least any needs is " + formatQuantityKB(p.totalBytes()) +
+                              " (inference working set " + formatQuantityKB(p.inference_peak_bytes) + " + extra " + formatQuantityKB(p.extra_bytes) + " of '" +
                               p.scheme + "'; the rule that binds: the budget; subnet " + cand.config.toJson().dump() + ")");
     }
     throw InfeasibleError(what + " at any budget: " + refused.refusal + " (rule " + refused.refusal_rule +
@@ -363,7 +361,7 @@ TinyEngineTrainingLimit::TinyEngineTrainingLimit(const DesignSpace& space, const
     q->explain = [memo](const SubnetConfig& c) {
         const TinyEngineTrainingPlan p = memo->plan(c);
         if (!p.trainable) return "not trainable: " + p.refusal;
-        return "'" + p.scheme + "': inference working set " + kb(p.inference_peak_bytes) + " + extra " + kb(p.extra_bytes);
+        return "'" + p.scheme + "': inference working set " + formatQuantityKB(p.inference_peak_bytes) + " + extra " + formatQuantityKB(p.extra_bytes);
     };
     q->report_key = kReportKey;
     q->report = [memo](const SubnetConfig& c, double limit) { return planJson(memo->plan(c), memo->board, budgetBytesOf(limit)); };

@@ -21,10 +21,6 @@ struct TrainingMemoryLimit::Memo {
     }
 };
 
-namespace {
-std::string kb(std::int64_t bytes) { return formatQuantityKB(bytes); }
-}  // namespace
-
 TrainingMemoryLimit::TrainingMemoryLimit(const DesignSpace& space, const std::string& pattern)
     : memo_(std::make_shared<Memo>())
 {
@@ -40,7 +36,7 @@ TrainingMemoryLimit::TrainingMemoryLimit(const DesignSpace& space, const std::st
     q->definition = Json{{"pattern", pattern}};
     q->explain = [memo](const SubnetConfig& c) {
         const TrainingBudgetCost t = memo->cost(c);
-        return "inference working set " + kb(t.inference_peak_bytes) + " + extra " + kb(t.extra_bytes);
+        return "inference working set " + formatQuantityKB(t.inference_peak_bytes) + " + extra " + formatQuantityKB(t.extra_bytes);
     };
     q->report_key = kReportKey;
     q->report = [this_memo = memo](const SubnetConfig& c, double limit) {

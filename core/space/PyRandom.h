@@ -2,12 +2,16 @@
 // A Mersenne Twister that reproduces CPython's `random` module bit for bit for the calls the
 // lab uses (seed(int), random(), choice(), choices(k=...)), so that a seed gives the same
 // subnets here as in the lab's notebooks.
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
 #include <vector>
 
 namespace tinyscope {
+
+// Python 3's round() to an int: halves to even (the current rounding mode, as CPython's).
+inline int pyRound(double v) { return static_cast<int>(std::nearbyint(v)); }
 
 class PyRandom {
 public:

@@ -7,8 +7,6 @@ namespace tinyscope {
 
 namespace {
 
-std::string bytesText(std::int64_t bytes) { return groupThousands(bytes) + " B"; }
-
 }  // namespace
 
 BoardUse boardUse(const ExportPlan& plan)

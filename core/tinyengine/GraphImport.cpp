@@ -14,11 +14,6 @@ namespace tinyscope {
 
 namespace {
 
-bool endsWith(const std::string& s, const std::string& suffix)
-{
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 std::string stripSuffix(const std::string& s, const std::string& suffix)
 {
     return endsWith(s, suffix) ? s.substr(0, s.size() - suffix.size()) : s;

@@ -125,11 +125,6 @@ std::string graphJsonText(const TrainingGraph& g, ChildrenCount childrenCount)
 
 namespace {
 
-bool endsWith(const std::string& s, const std::string& suffix)
-{
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 bool isForwardKind(OpKind k)
 {
     return k == OpKind::McuConv2d || k == OpKind::McuTruncate || k == OpKind::McuAdd || k == OpKind::McuMean ||
@@ -154,9 +149,9 @@ std::size_t inputCount(OpKind k)
 constexpr std::size_t kMaxRank = 8;
 constexpr std::int64_t kMaxElements = std::int64_t(1) << 31;
 
-class Reader {
+class GraphOpsReader {
 public:
-    Reader(const Json& ops, const std::string& source) : ops_(ops), src_(pathForMessage(source)) {}
+    GraphOpsReader(const Json& ops, const std::string& source) : ops_(ops), src_(pathForMessage(source)) {}
 
     TrainingGraph run()
     {
@@ -573,6 +568,6 @@ private:
 
 }  // namespace
 
-TrainingGraph readGraphJson(const Json& ops, const std::string& source) { return Reader(ops, source).run(); }
+TrainingGraph readGraphJson(const Json& ops, const std::string& source) { return GraphOpsReader(ops, source).run(); }
 
 }  // namespace tinyscope

@@ -37,8 +37,6 @@ std::string shapeText(const TensorShape& s)
     return t + "]";
 }
 
-bool isLive(const TrainingGraph& g, int op) { return op < static_cast<int>(g.live.size()) && g.live[static_cast<std::size_t>(op)]; }
-
 // A forward tensor read in the backward pass: drawn, but not used for ranking, so the backward
 // graph is laid out by its own dependencies (and much faster).
 bool isSavedEdge(const TrainingGraph& g, int producer, int consumer)
@@ -69,7 +67,7 @@ std::vector<TrainingGraphNodeClass> trainingGraphNodeClasses(const TrainingGraph
     std::vector<TrainingGraphNodeClass> c(g.ops.size());
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const Op& o = g.ops[i];
-        c[i] = !isLive(g, static_cast<int>(i))          ? TrainingGraphNodeClass::Pruned
+        c[i] = !g.isLive(static_cast<int>(i))          ? TrainingGraphNodeClass::Pruned
                : leaf[static_cast<std::size_t>(o.output)] ? TrainingGraphNodeClass::GradientOutput
                : o.phase == Phase::Forward               ? TrainingGraphNodeClass::Forward
                : o.phase == Phase::Loss                  ? TrainingGraphNodeClass::Loss
@@ -80,7 +78,7 @@ std::vector<TrainingGraphNodeClass> trainingGraphNodeClasses(const TrainingGraph
 
 TrainingGraphEdgeClass trainingGraphEdgeClass(const TrainingGraph& g, int producer, int consumer)
 {
-    if (!isLive(g, consumer)) return TrainingGraphEdgeClass::Pruned;
+    if (!g.isLive(consumer)) return TrainingGraphEdgeClass::Pruned;
     return isSavedEdge(g, producer, consumer) ? TrainingGraphEdgeClass::Saved : TrainingGraphEdgeClass::Data;
 }
 
@@ -163,13 +161,13 @@ std::string trainingGraphDot(const TrainingGraph& g, const TrainingGraphDotOptio
     d << trainingGraphDotHeader(options);
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const int op = static_cast<int>(i);
-        if (!isLive(g, op) && !options.showPruned) continue;
+        if (!g.isLive(op) && !options.showPruned) continue;
         d << "  " << dotQuote(trainingGraphNodeName(g, op)) << " [label=" << dotQuote(labels[i]) << " "
           << trainingGraphNodeAttrs(classes[i]) << " tooltip=" << dotQuote(trainingGraphOpTooltip(g, op)) << "]\n";
     }
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const int op = static_cast<int>(i);
-        if (!isLive(g, op) && !options.showPruned) continue;
+        if (!g.isLive(op) && !options.showPruned) continue;
         for (int in : g.op(op).inputs) {
             const int p = g.tensor(in).producer;
             if (p < 0) continue;

@@ -10,8 +10,6 @@ namespace tinyscope {
 
 namespace {
 
-bool isLive(const TrainingGraph& g, int op) { return op < static_cast<int>(g.live.size()) && g.live[static_cast<std::size_t>(op)]; }
-
 // The pass a group node stands for: forward (forward + loss phase) or backward.
 bool isBackward(const Op& o) { return o.phase == Phase::Backward; }
 
@@ -31,8 +29,8 @@ bool trainingGraphViewShows(const TrainingGraph& g, TrainingGraphViewMode mode, 
 {
     switch (mode) {
     case TrainingGraphViewMode::Whole: return true;
-    case TrainingGraphViewMode::Kept: return isLive(g, op);
-    case TrainingGraphViewMode::Backward: return isLive(g, op) && g.op(op).phase != Phase::Forward;
+    case TrainingGraphViewMode::Kept: return g.isLive(op);
+    case TrainingGraphViewMode::Backward: return g.isLive(op) && g.op(op).phase != Phase::Forward;
     }
     return false;
 }
@@ -146,7 +144,7 @@ std::vector<TrainingGraphNodeClass> trainingGraphViewNodeClasses(const TrainingG
             continue;
         }
         for (int op : node.ops)
-            if (isLive(g, op)) {
+            if (g.isLive(op)) {
                 c[k] = isBackward(g.op(op)) ? TrainingGraphNodeClass::Backward : TrainingGraphNodeClass::Forward;
                 break;
             }
@@ -160,7 +158,7 @@ TrainingGraphEdgeClass trainingGraphViewEdgeClass(const TrainingGraph& g, const 
     if (!to.collapsed) return trainingGraphEdgeClass(g, e.producer, e.consumer);
     // Into a group: pruned only when the whole group is.
     for (int op : to.ops)
-        if (isLive(g, op)) {
+        if (g.isLive(op)) {
             const TrainingGraphEdgeClass c = trainingGraphEdgeClass(g, e.producer, op);
             return c == TrainingGraphEdgeClass::Pruned ? TrainingGraphEdgeClass::Data : c;
         }

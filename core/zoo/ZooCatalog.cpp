@@ -2,6 +2,7 @@
 
 #include "Error.h"
 #include "zoo/NetworkBuilder.h"
+#include "io/Text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -11,12 +12,6 @@
 namespace tinyscope {
 
 namespace {
-
-std::string lower(std::string s)
-{
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
 
 std::string str(int v) { return std::to_string(v); }
 
@@ -266,7 +261,7 @@ std::vector<std::string> zooModelNames()
 namespace {
 const Builder* findBuilder(const std::string& name)
 {
-    const std::string key = lower(name);
+    const std::string key = asciiLower(name);
     for (const Builder& b : builders()) {
         if (key == b.entry.name) return &b;
         for (const std::string& a : b.aliases)

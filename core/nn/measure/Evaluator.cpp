@@ -2,7 +2,7 @@
 
 #include "Error.h"
 #include "nn/onednn/OneDnnCalibration.h"
-#include "nn/onednn/OneDnnInfo.h"
+#include "nn/OneDnnInfo.h"
 #include "nn/onednn/OneDnnSubnet.h"
 #include "nn/ShardPool.h"
 #include "nn/TorchRuntime.h"

@@ -6,7 +6,7 @@
 #include "nn/onednn/DepthwiseConv.h"
 #include "nn/onednn/Int8StemConv.h"
 #include "nn/onednn/OneDnnCommon.h"
-#include "nn/onednn/OneDnnInfo.h"
+#include "nn/OneDnnInfo.h"
 #include "space/SubnetLayout.h"
 #include "tinyengine/Int8Kernels.h"
 

@@ -5,7 +5,7 @@
 // r come first; MAE is given as is and after removing the mean offset between the two (labels
 // measured on other images sit a constant amount higher or lower).
 // Configs of another space of the family are transferred to the supernet's (transferConfig).
-#include "nn/measure/SupernetAccuracyOracle.h"
+#include "nn/accuracy/SupernetAccuracyOracle.h"
 #include "predict/PredictionMetrics.h"
 
 #include <vector>

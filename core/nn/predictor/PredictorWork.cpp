@@ -1,7 +1,7 @@
 #include "nn/predictor/PredictorWork.h"
 
 #include "io/Text.h"
-#include "nn/measure/EvaluationJob.h"
+#include "nn/accuracy/EvaluationJob.h"
 #include "space/ArchSampler.h"
 
 namespace tinyscope {

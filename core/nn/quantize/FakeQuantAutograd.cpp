@@ -1,6 +1,7 @@
 #include "nn/quantize/FakeQuantAutograd.h"
 
 #include "nn/quantize/FakeQuantGraph.h"
+#include "io/Text.h"
 
 namespace tinyscope {
 
@@ -11,8 +12,6 @@ std::vector<float> toValues(const torch::Tensor& t)
     torch::Tensor c = t.detach().to(torch::kFloat32).contiguous().reshape({-1});
     return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
 }
-
-bool endsWith(const std::string& s, const std::string& x) { return s.size() >= x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0; }
 
 }  // namespace
 

@@ -5,7 +5,7 @@
 #include "graph/ForwardLowering.h"
 #include "nn/measure/Evaluator.h"
 #include "nn/onednn/OneDnnInt8Accumulator.h"
-#include "nn/onednn/OneDnnInfo.h"
+#include "nn/OneDnnInfo.h"
 #include "nn/onednn/OneDnnInt8Plan.h"
 #include "nn/quantize/PostTrainingQuantizer.h"
 #include "zoo/SubnetNetwork.h"

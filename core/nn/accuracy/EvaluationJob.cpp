@@ -1,4 +1,4 @@
-#include "nn/measure/EvaluationJob.h"
+#include "nn/accuracy/EvaluationJob.h"
 
 #include "Error.h"
 #include "io/DataPaths.h"

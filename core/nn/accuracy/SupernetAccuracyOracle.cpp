@@ -1,4 +1,4 @@
-#include "nn/measure/SupernetAccuracyOracle.h"
+#include "nn/accuracy/SupernetAccuracyOracle.h"
 
 #include "io/Text.h"
 #include "predict/PredictionCache.h"

@@ -1,6 +1,8 @@
 #pragma once
 // The evaluator as one call with a torch-free interface, for the GUI (which runs it on a worker
 // thread) and anything else that should not include LibTorch. Loaded supernets are cached.
+// It chooses between the evaluator (nn/measure) and int8 as deployed (nn/quantize/Int8Measurement,
+// which itself uses the evaluator), so it lives above both, in nn/accuracy.
 #include "JobControl.h"
 #include "nn/measure/EvalEngine.h"
 #include "nn/measure/EvaluationTypes.h"

@@ -1,4 +1,4 @@
-#include "nn/measure/WinnerMeasurement.h"
+#include "nn/accuracy/WinnerMeasurement.h"
 
 #include "Error.h"
 #include "space/SpaceTransfer.h"

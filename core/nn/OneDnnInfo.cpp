@@ -1,4 +1,4 @@
-#include "nn/onednn/OneDnnInfo.h"
+#include "nn/OneDnnInfo.h"
 
 #include <dnnl.hpp>
 

@@ -6,7 +6,7 @@
 // predictor-driven search (WinnerMeasurement.h), the lab's search_and_measure_acc.
 // Torch-free header: the GUI holds one without including LibTorch.
 #include "JobControl.h"
-#include "nn/measure/EvaluationJob.h"
+#include "nn/accuracy/EvaluationJob.h"
 #include "predict/AccuracyOracle.h"
 
 #include <map>

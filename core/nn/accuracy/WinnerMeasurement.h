@@ -3,7 +3,7 @@
 // winner's top-1 is measured on a supernet. Predictors are trained per space and the supernet may
 // belong to another space of the family (the VWW predictor, the Fashion-MNIST supernet), so the
 // winner is first transferred with transferConfig: the same blocks, the resolution of the same rank.
-#include "nn/measure/SupernetAccuracyOracle.h"
+#include "nn/accuracy/SupernetAccuracyOracle.h"
 #include "search/SearchResult.h"
 
 namespace tinyscope {
