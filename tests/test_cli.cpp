@@ -21,6 +21,28 @@ class TestCli : public QObject {
     QTemporaryDir tmp;
 
 private Q_SLOTS:
+    // Every command's --help names every option the command accepts, and its usage lines name none
+    // it does not: the dispatcher checks the text against the options the command declares
+    // (cli/CliArgs.h, helpProblems) and exits 1 naming the option otherwise.
+    void everyCommandsHelpMatchesItsOptions()
+    {
+        const Run list = test::runCli({QStringLiteral("help")});
+        QCOMPARE(list.code, 0);
+        QStringList commands;
+        bool inList = false;
+        for (const QString& line : QString::fromStdString(list.out).split(QLatin1Char('\n'))) {
+            if (line == QStringLiteral("commands:")) inList = true;
+            else if (inList && line.startsWith(QStringLiteral("  "))) commands << line.trimmed().section(QLatin1Char(' '), 0, 0);
+            else if (inList) break;
+        }
+        QVERIFY2(commands.size() >= 20, qPrintable(commands.join(QLatin1Char(' '))));
+        for (const QString& c : commands) {
+            const Run r = test::runCli({c, QStringLiteral("--help")});
+            QVERIFY2(r.code == 0 && r.err.empty(), qPrintable(c + QStringLiteral(": ") + QString::fromStdString(r.err)));
+            QVERIFY2(r.out.find("usage:") != std::string::npos, qPrintable(c));
+        }
+    }
+
     // The version comes from CMake's project(VERSION), the one place it is written (issue 19: the
     // About box had its own copy).
     void versionIsTheProjects()

@@ -19,6 +19,8 @@
 #include <QtCharts/QValueAxis>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -207,146 +209,192 @@ QScatterSeries* ParetoChart::addScatter(const QString& name, const QColor& fill,
     return s;
 }
 
+namespace {
+
+// The points plotted: an even spread over large runs, plus the front.
+std::vector<std::size_t> plottedPoints(const SearchResult& r, std::size_t maxPoints)
+{
+    std::vector<std::size_t> plotted;
+    const auto& all = r.evaluated;
+    const std::size_t n = SearchRunRecord::kSamplePoints;   // as many as a stored run keeps
+    const std::size_t step = all.size() > maxPoints ? (all.size() + n - 1) / n : 1;
+    for (std::size_t i = 0; i < all.size(); i += step) plotted.push_back(i);
+    for (std::size_t i : r.paretoFront()) plotted.push_back(i);
+    return plotted;
+}
+
+// The extent of the plotted points: x (the axis' cost), y (accuracy), c (the colouring cost).
+struct PlotRange {
+    double xlo = 1e300, xhi = -1e300, ylo = 1e300, yhi = -1e300, clo = 1e300, chi = -1e300;
+};
+PlotRange rangeOf(const SearchResult& r, const std::vector<std::size_t>& plotted, const Axis& x, const Axis& colour)
+{
+    PlotRange g;
+    for (std::size_t i : plotted) {
+        const SearchCandidate& p = r.evaluated[i];
+        g.xlo = std::min(g.xlo, x.shown(p.cost));
+        g.xhi = std::max(g.xhi, x.shown(p.cost));
+        g.ylo = std::min(g.ylo, p.accuracy);
+        g.yhi = std::max(g.yhi, p.accuracy);
+        g.clo = std::min(g.clo, colour.shown(p.cost));
+        g.chi = std::max(g.chi, colour.shown(p.cost));
+    }
+    return g;
+}
+
+}  // namespace
+
 void ParetoChart::redraw()
 {
     const int xi = std::max(0, axis_->currentIndex());
     const int ci = xi == 1 ? 0 : 1;   // colour by peak SRAM, or by MACs when SRAM is on the x axis
-    const Axis& ax = kAxes[xi];
     QChart* c = view_->chart();
     c->removeAllSeries();
     hits_.clear();
     population_.clear();
     mutationShown_ = crossoverShown_ = 0;
     best_ = -1;
-    x_->setTitleText(QString::fromLatin1(ax.title));
+    x_->setTitleText(QString::fromLatin1(kAxes[xi].title));
 
     const bool playback = result_ && generation_ >= 0 && !result_->history.empty();
     const int last = playback ? result_->history.back().generation : 0;
-    // The points plotted: an even spread over large runs, plus the front.
-    std::vector<std::size_t> plotted;
-    if (result_) {
-        const auto& all = result_->evaluated;
-        const std::size_t n = SearchRunRecord::kSamplePoints;   // as many as a stored run keeps
-        const std::size_t step = all.size() > kMaxPoints ? (all.size() + n - 1) / n : 1;
-        for (std::size_t i = 0; i < all.size(); i += step) plotted.push_back(i);
-        for (std::size_t i : result_->paretoFront()) plotted.push_back(i);
-    }
+    const std::vector<std::size_t> plotted = result_ ? plottedPoints(*result_, kMaxPoints) : std::vector<std::size_t>{};
     points_ = static_cast<int>(plotted.size());
     // Axis ranges of the whole run: they stay put while the run plays back.
-    double xlo = 1e300, xhi = -1e300, ylo = 1e300, yhi = -1e300, clo = 1e300, chi = -1e300;
-    for (std::size_t i : plotted) {
-        const SearchCandidate& p = result_->evaluated[i];
-        xlo = std::min(xlo, ax.shown(p.cost));
-        xhi = std::max(xhi, ax.shown(p.cost));
-        ylo = std::min(ylo, p.accuracy);
-        yhi = std::max(yhi, p.accuracy);
-        clo = std::min(clo, kAxes[ci].shown(p.cost));
-        chi = std::max(chi, kAxes[ci].shown(p.cost));
-    }
+    PlotRange range = result_ ? rangeOf(*result_, plotted, kAxes[xi], kAxes[ci]) : PlotRange{};
     // Up to the generation shown.
     std::vector<std::size_t> upTo;
     for (std::size_t i : plotted)
         if (!playback || result_->evaluated[i].generation <= generation_) upTo.push_back(i);
     const bool partial = playback && generation_ < last;
+    if (!upTo.empty()) {
+        drawBands(upTo, ci, range.clo, range.chi, playback);
+        drawFront(upTo, xi, partial);
+    }
+    if (const double limit = drawLimit(xi, range.ylo, range.yhi); !std::isnan(limit)) range.xhi = std::max(range.xhi, limit);
+    if (playback) drawPopulation(plotted);
+    drawWinner(partial, playback);
+    if (range.xlo <= range.xhi) {
+        const double pad = (range.xhi - range.xlo) * 0.04 + 1e-9;
+        setNiceRange(x_, std::max(0.0, range.xlo - pad), range.xhi + pad);   // round ticks (ChartStyle's niceScale)
+        setNiceRange(y_, range.ylo - 0.2, range.yhi + 0.2);
+    }
+    legend_->refresh();
+}
+
+void ParetoChart::drawBands(const std::vector<std::size_t>& upTo, int ci, double clo, double chi, bool faded)
+{
     // Colour = the other cost, in five bands (viridis); faded under a generation's population.
     static const QColor band[5] = {paletteColor("pareto.band0"), paletteColor("pareto.band1"), paletteColor("pareto.band2"),
                                    paletteColor("pareto.band3"), paletteColor("pareto.band4")};
-    if (!upTo.empty()) {
-        const double width = chi > clo ? (chi - clo) / 5 : 1;
-        std::vector<std::vector<std::size_t>> lists(5);
-        for (std::size_t i : upTo) {
-            const int b = std::clamp(static_cast<int>((kAxes[ci].shown(result_->evaluated[i].cost) - clo) / width), 0, 4);
-            lists[static_cast<std::size_t>(b)].push_back(i);
-        }
-        const QString unit = ci == 1 ? QStringLiteral("KB SRAM") : QStringLiteral("M MACs");
-        for (int b = 0; b < 5; ++b) {
-            if (lists[static_cast<std::size_t>(b)].empty()) continue;
-            QColor col = band[b];
-            if (playback) col.setAlpha(110);
-            addScatter(QStringLiteral("%1–%2 %3").arg(clo + b * width, 0, 'f', 0).arg(clo + (b + 1) * width, 0, 'f', 0).arg(unit), col,
-                       Qt::transparent, QScatterSeries::MarkerShapeCircle, 5, lists[static_cast<std::size_t>(b)]);
-        }
-        // The front for this axis up to the generation: most accurate at each cost, swept by ascending cost.
-        std::vector<std::size_t> sorted = upTo;
-        auto xOf = [&](std::size_t i) { return ax.shown(result_->evaluated[i].cost); };
-        std::sort(sorted.begin(), sorted.end(), [&](std::size_t a, std::size_t b) {
-            return xOf(a) < xOf(b) || (xOf(a) == xOf(b) && result_->evaluated[a].accuracy > result_->evaluated[b].accuracy);
-        });
-        auto* front = new QLineSeries;
-        front->setName(partial ? QStringLiteral("Pareto front so far") : QStringLiteral("Pareto front"));
-        QPen fp(paletteColor("chart.front"));
-        fp.setWidth(2);
-        front->setPen(fp);
-        double bestAcc = -1e300;
-        for (std::size_t i : sorted)
-            if (result_->evaluated[i].accuracy > bestAcc) {
-                if (front->count() > 0) front->append(xOf(i), bestAcc);   // step
-                front->append(xOf(i), result_->evaluated[i].accuracy);
-                bestAcc = result_->evaluated[i].accuracy;
-            }
-        addSeriesOn(c, front, {x_, y_});
+    const double width = chi > clo ? (chi - clo) / 5 : 1;
+    std::vector<std::vector<std::size_t>> lists(5);
+    for (std::size_t i : upTo) {
+        const int b = std::clamp(static_cast<int>((kAxes[ci].shown(result_->evaluated[i].cost) - clo) / width), 0, 4);
+        lists[static_cast<std::size_t>(b)].push_back(i);
     }
+    const QString unit = ci == 1 ? QStringLiteral("KB SRAM") : QStringLiteral("M MACs");
+    for (int b = 0; b < 5; ++b) {
+        if (lists[static_cast<std::size_t>(b)].empty()) continue;
+        QColor col = band[b];
+        if (faded) col.setAlpha(110);
+        addScatter(QStringLiteral("%1–%2 %3").arg(clo + b * width, 0, 'f', 0).arg(clo + (b + 1) * width, 0, 'f', 0).arg(unit), col,
+                   Qt::transparent, QScatterSeries::MarkerShapeCircle, 5, lists[static_cast<std::size_t>(b)]);
+    }
+}
+
+void ParetoChart::drawFront(const std::vector<std::size_t>& upTo, int xi, bool partial)
+{
+    // The front for this axis up to the generation: most accurate at each cost, swept by ascending cost.
+    std::vector<std::size_t> sorted = upTo;
+    auto xOf = [&](std::size_t i) { return kAxes[xi].shown(result_->evaluated[i].cost); };
+    std::sort(sorted.begin(), sorted.end(), [&](std::size_t a, std::size_t b) {
+        return xOf(a) < xOf(b) || (xOf(a) == xOf(b) && result_->evaluated[a].accuracy > result_->evaluated[b].accuracy);
+    });
+    auto* front = new QLineSeries;
+    front->setName(partial ? QStringLiteral("Pareto front so far") : QStringLiteral("Pareto front"));
+    QPen fp(paletteColor("chart.front"));
+    fp.setWidth(2);
+    front->setPen(fp);
+    double bestAcc = -1e300;
+    for (std::size_t i : sorted)
+        if (result_->evaluated[i].accuracy > bestAcc) {
+            if (front->count() > 0) front->append(xOf(i), bestAcc);   // step
+            front->append(xOf(i), result_->evaluated[i].accuracy);
+            bestAcc = result_->evaluated[i].accuracy;
+        }
+    addSeriesOn(view_->chart(), front, {x_, y_});
+}
+
+double ParetoChart::drawLimit(int xi, double ylo, double yhi)
+{
     // The limit on the plotted cost.
-    if (const Limit* l = result_ ? result_->constraints.find(ax.limitKey) : nullptr) {
-        const double lim = l->max * ax.limitScale;
-        auto* line = new QLineSeries;
-        line->setName(QStringLiteral("limit %1").arg(QString::fromStdString(formatQuantity(lim))));
-        QPen lp(paletteColor("search.error"));
-        lp.setStyle(Qt::DashLine);
-        lp.setWidth(2);
-        line->setPen(lp);
-        line->append(lim, ylo - 1);
-        line->append(lim, yhi + 1);
-        addSeriesOn(c, line, {x_, y_});
-        xhi = std::max(xhi, lim);
-    }
-    if (playback) {
-        // The generation's population (or, unrecorded, the points evaluated in it).
-        const std::size_t g = static_cast<std::size_t>(generation_);
-        std::vector<std::size_t> kept, mutation, crossover, drawn;
-        if (populationRecorded() && g < result_->populations.size()) {
-            population_ = result_->populations[g];
-        } else {
-            // Each point once (a stored run holds its front twice: with configs, and in the sample).
-            std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, double>> seen;
-            for (std::size_t i : plotted) {
-                const SearchCandidate& p = result_->evaluated[i];
-                if (p.generation == generation_ && seen.insert({p.cost.macs, p.cost.peak_activation_bytes, p.cost.params, p.accuracy}).second)
-                    population_.push_back(i);
-            }
-        }
-        for (std::size_t i : population_) {
+    const Limit* l = result_ ? result_->constraints.find(kAxes[xi].limitKey) : nullptr;
+    if (!l) return std::numeric_limits<double>::quiet_NaN();
+    const double lim = l->max * kAxes[xi].limitScale;
+    auto* line = new QLineSeries;
+    line->setName(QStringLiteral("limit %1").arg(QString::fromStdString(formatQuantity(lim))));
+    QPen lp(paletteColor("search.error"));
+    lp.setStyle(Qt::DashLine);
+    lp.setWidth(2);
+    line->setPen(lp);
+    line->append(lim, ylo - 1);
+    line->append(lim, yhi + 1);
+    addSeriesOn(view_->chart(), line, {x_, y_});
+    return lim;
+}
+
+void ParetoChart::drawPopulation(const std::vector<std::size_t>& plotted)
+{
+    // The generation's population (or, unrecorded, the points evaluated in it).
+    const std::size_t g = static_cast<std::size_t>(generation_);
+    std::vector<std::size_t> kept, mutation, crossover, drawn;
+    if (populationRecorded() && g < result_->populations.size()) {
+        population_ = result_->populations[g];
+    } else {
+        // Each point once (a stored run holds its front twice: with configs, and in the sample).
+        std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, double>> seen;
+        for (std::size_t i : plotted) {
             const SearchCandidate& p = result_->evaluated[i];
-            if (p.generation < generation_) kept.push_back(i);
-            else if (p.origin == CandidateOrigin::mutation) mutation.push_back(i);
-            else if (p.origin == CandidateOrigin::crossover) crossover.push_back(i);
-            else drawn.push_back(i);
-        }
-        mutationShown_ = static_cast<int>(mutation.size());
-        crossoverShown_ = static_cast<int>(crossover.size());
-        if (!kept.empty())
-            addScatter(QStringLiteral("○ parents kept"), Qt::transparent, paletteColor("chart.front"), QScatterSeries::MarkerShapeCircle, 10,
-                       kept);
-        if (!drawn.empty()) {
-            const CandidateOrigin o = result_->evaluated[drawn.front()].origin;
-            addScatter(o == CandidateOrigin::initial  ? QStringLiteral("● initial population")
-                       : o == CandidateOrigin::random ? QStringLiteral("● random draws")
-                                                      : QStringLiteral("● evaluated in generation %1").arg(generation_),
-                       paletteColor("search.initial"), Qt::white, QScatterSeries::MarkerShapeCircle, 9, drawn);
-        }
-        if (!mutation.empty())
-            addScatter(QStringLiteral("▲ mutation children"), paletteColor("search.mutation"), Qt::white, QScatterSeries::MarkerShapeTriangle,
-                       11, mutation);
-        if (!crossover.empty())
-            addScatter(QStringLiteral("◆ crossover children"), paletteColor("search.crossover"), Qt::white,
-                       QScatterSeries::MarkerShapeRotatedRectangle, 11, crossover);
-        // The best so far: the earliest most accurate subnet evaluated up to g (the search's own rule).
-        for (std::size_t i = 0; i < result_->evaluated.size(); ++i) {
-            const SearchCandidate& p = result_->evaluated[i];
-            if (p.generation <= generation_ && (best_ < 0 || p.accuracy > result_->evaluated[static_cast<std::size_t>(best_)].accuracy))
-                best_ = static_cast<long long>(i);
+            if (p.generation == generation_ && seen.insert({p.cost.macs, p.cost.peak_activation_bytes, p.cost.params, p.accuracy}).second)
+                population_.push_back(i);
         }
     }
+    for (std::size_t i : population_) {
+        const SearchCandidate& p = result_->evaluated[i];
+        if (p.generation < generation_) kept.push_back(i);
+        else if (p.origin == CandidateOrigin::mutation) mutation.push_back(i);
+        else if (p.origin == CandidateOrigin::crossover) crossover.push_back(i);
+        else drawn.push_back(i);
+    }
+    mutationShown_ = static_cast<int>(mutation.size());
+    crossoverShown_ = static_cast<int>(crossover.size());
+    if (!kept.empty())
+        addScatter(QStringLiteral("○ parents kept"), Qt::transparent, paletteColor("chart.front"), QScatterSeries::MarkerShapeCircle, 10,
+                   kept);
+    if (!drawn.empty()) {
+        const CandidateOrigin o = result_->evaluated[drawn.front()].origin;
+        addScatter(o == CandidateOrigin::initial  ? QStringLiteral("● initial population")
+                   : o == CandidateOrigin::random ? QStringLiteral("● random draws")
+                                                  : QStringLiteral("● evaluated in generation %1").arg(generation_),
+                   paletteColor("search.initial"), Qt::white, QScatterSeries::MarkerShapeCircle, 9, drawn);
+    }
+    if (!mutation.empty())
+        addScatter(QStringLiteral("▲ mutation children"), paletteColor("search.mutation"), Qt::white, QScatterSeries::MarkerShapeTriangle,
+                   11, mutation);
+    if (!crossover.empty())
+        addScatter(QStringLiteral("◆ crossover children"), paletteColor("search.crossover"), Qt::white,
+                   QScatterSeries::MarkerShapeRotatedRectangle, 11, crossover);
+    // The best so far: the earliest most accurate subnet evaluated up to g (the search's own rule).
+    for (std::size_t i = 0; i < result_->evaluated.size(); ++i) {
+        const SearchCandidate& p = result_->evaluated[i];
+        if (p.generation <= generation_ && (best_ < 0 || p.accuracy > result_->evaluated[static_cast<std::size_t>(best_)].accuracy))
+            best_ = static_cast<long long>(i);
+    }
+}
+
+void ParetoChart::drawWinner(bool partial, bool playback)
+{
     if (partial && best_ >= 0) {
         addScatter(QStringLiteral("★ best so far"), paletteColor("highlight"), Qt::black, QScatterSeries::MarkerShapeStar, 18,
                    {static_cast<std::size_t>(best_)});
@@ -360,12 +408,6 @@ void ParetoChart::redraw()
             if (playback) best_ = static_cast<long long>(w);
         }
     }
-    if (xlo <= xhi) {
-        const double pad = (xhi - xlo) * 0.04 + 1e-9;
-        setNiceRange(x_, std::max(0.0, xlo - pad), xhi + pad);   // round ticks (ChartStyle's niceScale)
-        setNiceRange(y_, ylo - 0.2, yhi + 0.2);
-    }
-    legend_->refresh();
 }
 
 }  // namespace tinyscope::ui

@@ -64,7 +64,14 @@ Q_SIGNALS:
     void candidateClicked(std::size_t index);   // into the shown result's evaluated
 
 private:
+    // redraw() in pieces: the points in colour bands, the front's step line, the limit line (returns
+    // the limit drawn, NaN without one), a generation's population at playback, the winner or best so far.
     void redraw();
+    void drawBands(const std::vector<std::size_t>& upTo, int colourAxis, double clo, double chi, bool faded);
+    void drawFront(const std::vector<std::size_t>& upTo, int xAxis, bool partial);
+    double drawLimit(int xAxis, double ylo, double yhi);
+    void drawPopulation(const std::vector<std::size_t>& plotted);
+    void drawWinner(bool partial, bool playback);
     QScatterSeries* addScatter(const QString& name, const QColor& fill, const QColor& border, int shape, double size,
                                const std::vector<std::size_t>& candidates);
 

@@ -3,8 +3,12 @@
 #include "Error.h"
 #include "Version.h"
 
+#include "cli/CliArgs.h"
+
+#include <algorithm>
 #include <iostream>
 #include <new>
+#include <sstream>
 
 namespace tinyscope::cli {
 
@@ -18,6 +22,27 @@ std::vector<Command> allCommands()
     }
     return all;
 }
+// `CMD --help`: the command prints its help, which is checked against the options it declares
+// (an option without help, or help naming an option that does not exist, is a bug: exit 1).
+int runHelp(const Command& c, const Args& args)
+{
+    takeDeclaredOptions();
+    std::ostringstream text;
+    std::streambuf* const out = std::cout.rdbuf(text.rdbuf());
+    int code = 0;
+    try {
+        code = c.run(args);
+    } catch (...) {
+        std::cout.rdbuf(out);
+        throw;
+    }
+    std::cout.rdbuf(out);
+    std::cout << text.str();
+    const std::vector<std::string> problems = helpProblems(text.str(), takeDeclaredOptions());
+    for (const std::string& p : problems) std::cerr << "tinyscope " << c.name << ": internal error (please report): " << p << "\n";
+    return problems.empty() ? code : 1;
+}
+
 }  // namespace
 
 void printUsage()
@@ -46,8 +71,10 @@ int runCli(const Args& args)
     }
     for (const Command& c : allCommands()) {
         if (name != c.name) continue;
+        const Args rest(args.begin() + 1, args.end());
         try {
-            return c.run(Args(args.begin() + 1, args.end()));
+            if (std::find(rest.begin(), rest.end(), "--help") != rest.end()) return runHelp(c, rest);
+            return c.run(rest);
         } catch (const InfeasibleError& e) {
             std::cerr << "tinyscope " << name << ": " << e.what() << "\n";
             return 3;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 
 namespace tinyscope::cli {
 
@@ -16,11 +17,30 @@ namespace {
 // user's override) it is not clear which one the user meant, so neither is taken.
 InputError givenTwice(const std::string& name) { return InputError("option --" + name + " is given twice; give it once"); }
 
+thread_local std::set<std::string> declaredOptions;
+
+bool isOptionChar(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; }
+
+// The --names in `text`.
+std::set<std::string> optionsNamed(const std::string& text)
+{
+    std::set<std::string> names;
+    for (std::size_t i = text.find("--"); i != std::string::npos; i = text.find("--", i + 2)) {
+        if (i > 0 && (isOptionChar(text[i - 1]))) continue;
+        std::size_t e = i + 2;
+        while (e < text.size() && isOptionChar(text[e])) ++e;
+        if (e > i + 2 && text[i + 2] != '-') names.insert(text.substr(i + 2, e - i - 2));
+    }
+    return names;
+}
+
 }  // namespace
 
 CliArgs::CliArgs(const std::vector<std::string>& args, const std::set<std::string>& valued,
                  const std::set<std::string>& flags)
 {
+    declaredOptions.insert(valued.begin(), valued.end());
+    declaredOptions.insert(flags.begin(), flags.end());
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
         if (a.size() > 2 && a.compare(0, 2, "--") == 0) {
@@ -91,6 +111,31 @@ double CliArgs::doubleValue(const std::string& name, double fallback, double min
         throw InputError("option --" + name + ": expected a number in " + range + ", got '" + escapedForMessage(v, 40) + "'");
     if (x < min || x > max) throw InputError("option --" + name + ": expected a number in " + range + ", got " + escapedForMessage(v, 40));
     return x;
+}
+
+std::set<std::string> takeDeclaredOptions() { return std::exchange(declaredOptions, {}); }
+
+std::vector<std::string> helpProblems(const std::string& help, const std::set<std::string>& declared)
+{
+    std::vector<std::string> problems;
+    const std::set<std::string> named = optionsNamed(help);
+    for (const std::string& o : declared)
+        if (o != "help" && !named.count(o)) problems.push_back("the help does not name --" + o + ", which the command accepts");
+    std::string usage;
+    bool inUsage = false;
+    std::size_t start = 0;
+    while (start <= help.size()) {
+        std::size_t end = help.find('\n', start);
+        if (end == std::string::npos) end = help.size();
+        const std::string line = help.substr(start, end - start);
+        if (line.compare(0, 6, "usage:") == 0) inUsage = true;
+        else if (line.empty() || (line.size() > 2 && line.compare(0, 2, "  ") == 0 && line[2] != ' ')) inUsage = false;
+        if (inUsage) usage += line + "\n";
+        start = end + 1;
+    }
+    for (const std::string& o : optionsNamed(usage))
+        if (!declared.count(o)) problems.push_back("the usage names --" + o + ", which the command does not accept");
+    return problems;
 }
 
 }  // namespace tinyscope::cli

@@ -37,4 +37,13 @@ private:
     std::vector<std::string> positionals_;
 };
 
+// An option cannot exist without help or the reverse: every CliArgs records the options it accepts,
+// and the dispatcher (Cli.cpp) checks a command's --help text against them. takeDeclaredOptions()
+// returns (and forgets) what this thread's CliArgs declared since the last call.
+std::set<std::string> takeDeclaredOptions();
+// What is wrong with `help` for a command accepting `declared`: an option the text never names
+// ("--x"), or one the usage lines (from "usage:" to the first line indented by exactly two
+// spaces or the first blank line) name that the command does not accept. Empty when it agrees.
+std::vector<std::string> helpProblems(const std::string& help, const std::set<std::string>& declared);
+
 }  // namespace tinyscope::cli

@@ -24,7 +24,7 @@ int cmdDeploy(const Args& argv)
               {"int8", "json", "compare-memory", "help"});
     if (a.flag("help")) {
         std::cout << "usage: tinyscope deploy (--supernet CKPT --config C.json | --model ZOO [--params P.pkl]) --format tflite|onnx\n"
-                     "                        [--int8 --calib-data D --calib-images N] [--bn-images N] [--board B] [--compare-memory]\n"
+                     "                        [--int8 --calib-data D --calib-images N] [--bn-images N] [--threads T] [--board B] [--compare-memory]\n"
                      "                        --out FILE [--json]\n"
                      "  Writes the model as one inference file (docs/DEPLOY.md), atomically; nothing on an error.\n"
                      "  onnx: float32, opset 13, NCHW input [1,3,R,R] normalised as the workbench does ((pixel/255 - 0.5)/0.5),\n"
@@ -45,6 +45,7 @@ int cmdDeploy(const Args& argv)
                      "  --int8                int8 model (tflite); calibrated on --calib-images N (default 200) of --calib-data\n"
                      "  --bn-images N         a subnet's BatchNorm re-calibration images (default 2000); 0 keeps the checkpoint's\n"
                      "                        statistics (the onnx file then computes `tinyscope forward`'s logits)\n"
+                     "  --threads N           worker threads (default 2)\n"
                      "  --board NAME|FILE     also compare the int8 peak SRAM and flash with a board: " + formatList(presetBoardNames()) + "\n"
                      "  --compare-memory      (tflite) run the written file through TensorFlow Lite Micro (tflm_run) and TinyEngine's\n"
                      "                        TFLite code generator: our peak SRAM beside TFLM's arena (head, tail, the op where\n"

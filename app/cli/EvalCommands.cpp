@@ -9,6 +9,7 @@
 #include "data/ImageDataset.h"
 #include "io/DataPaths.h"
 #include "io/Text.h"
+#include "nn/accuracy/EvaluationJob.h"
 #include "nn/measure/Evaluator.h"
 #include "nn/quantize/Int8Measurement.h"
 #include "nn/supernet/Supernet.h"
@@ -33,9 +34,10 @@ int cmdForward(const Args& argv)
 {
     CliArgs a(argv, {"supernet", "config", "input", "space", "threads"}, {"json", "help"});
     if (a.flag("help")) {
-        std::cout << "usage: tinyscope forward --supernet CKPT --config CFG.json --input FILE [--space NAME|FILE] [--json]\n"
+        std::cout << "usage: tinyscope forward --supernet CKPT --config CFG.json --input FILE [--space NAME|FILE] [--threads T] [--json]\n"
                      "  runs the extracted subnet (eval mode, no BN re-calibration) on FILE, a raw little-endian\n"
-                     "  float32 NCHW tensor of shape 1x3xRxR (R = the config's image_size), and prints the logits\n";
+                     "  float32 NCHW tensor of shape 1x3xRxR (R = the config's image_size), and prints the logits\n"
+                     "  --threads: LibTorch's threads (default 1)\n";
         return 0;
     }
     for (const char* req : {"supernet", "config", "input"})
@@ -128,9 +130,10 @@ int cmdEval(const Args& argv)
                      "batch", "threads", "resolution", "seed", "engine", "dtype", "int8-calib-images"},
               {"json", "help", "no-calib", "lab-calib"});
     if (a.flag("help")) {
-        std::cout << "usage: tinyscope eval [--supernet CKPT --space NAME|FILE] [--config CFG.json|min|max] [--data DATASET]\n"
-                     "                      [--split 0|1] [--images N] [--calib-data DATASET] [--calib-images N]\n"
-                     "                      [--no-calib | --lab-calib] [--batch B] [--threads T] [--engine onednn|libtorch]\n"
+        std::cout << "usage: tinyscope eval [--supernet CKPT --space NAME|FILE] [--config CFG.json|min|max] [--resolution R]\n"
+                     "                      [--data DATASET] [--split 0|1] [--images N] [--calib-data DATASET] [--calib-images N]\n"
+                     "                      [--calib-batch B] [--seed S] [--no-calib | --lab-calib] [--batch B] [--threads T]\n"
+                     "                      [--engine onednn|libtorch]\n"
                      "                      [--dtype fp32|bf16|int8 [--int8-calib-images N]] [--json]\n"
                      "  DATASET: a folder of class sub-folders, a folder with IDX files, or fashion-mnist:test|holdout|fit|train.\n"
                      "  Defaults: the shipped Fashion-MNIST supernet, its largest subnet, BN re-calibrated on 2,000\n"
@@ -138,6 +141,8 @@ int cmdEval(const Args& argv)
                      "  --calib-data: images of the space's task (its number of classes, colour, at least half its smallest\n"
                      "  input size; others are refused); default the space's own (fashion-mnist:holdout for the Fashion-MNIST\n"
                      "  spaces; mcunet-vww has none: give it, or --no-calib to keep the checkpoint's BatchNorm statistics).\n"
+                     "  --resolution R: the config at input resolution R (one of the space's). --calib-images / --calib-batch /\n"
+                     "  --seed: how many calibration images (default 2,000), in batches of B, drawn with seed S (default 0).\n"
                      "  --lab-calib reproduces the lab's swapped calib_bn arguments (128x128, batch = image size).\n"
                      "  --engine: oneDNN primitives (default; a subnet oneDNN refuses is measured by LibTorch, with a\n"
                      "  note) or LibTorch's forward (docs/ONEDNN.md); BN re-calibration runs on the same engine. The\n"
@@ -160,47 +165,36 @@ int cmdEval(const Args& argv)
     const long long calibImages = a.int64Value("calib-images", 0, 1, kMaxImages);
     const int calibBatch = a.intValue("calib-batch", 0, 1, kMaxBatch);
     const std::uint64_t seed = static_cast<std::uint64_t>(a.int64Value("seed", 0, 0, kMaxSeed));
-    configureAllocator();
-    const int threads = setTorchThreads(threadsWanted);
-    SupernetChoice sc = chooseSupernet(a);
-    SubnetConfig config = chooseConfig(a, sc.space);
-    std::unique_ptr<ImageDataset> data = openDataset(a.value("data", "fashion-mnist:test"));
-    if (static_cast<int>(data->classNames().size()) != sc.space.n_classes)
-        throw InputError(data->source() + " has " + std::to_string(data->classNames().size()) + " classes; space '" +
-                         sc.space.name + "' has " + std::to_string(sc.space.n_classes));
-    std::vector<std::size_t> items = splitIndices(data->size(), split);
-    if (images > 0) items.resize(std::min(items.size(), static_cast<std::size_t>(images)));
-    if (items.empty()) throw InputError(data->source() + ": no images to evaluate (" + std::to_string(data->size()) + " in the dataset)");
-
-    // The calibration images (BatchNorm, int8 activation ranges), of the space's task: chosen and
-    // checked before the supernet is loaded (workspace/CalibrationData.h).
-    std::unique_ptr<ImageDataset> calib;
-    if (!a.flag("no-calib") || int8) calib = openCalibrationData(sc.space, a.value("calib-data"), !int8, {"--calib-data DATASET", "--no-calib"});
-
-    Supernet supernet = Supernet::load(sc.space, sc.path);
-    Subnet subnet = supernet.extract(config);
+    // The request the GUI's evaluation box builds, run by the same core job (nn/accuracy/EvaluationJob).
+    const SupernetChoice sc = chooseSupernet(a);
+    EvaluationRequest rq;
+    rq.supernet = sc.path;
+    rq.space = sc.space;
+    rq.config = chooseConfig(a, sc.space);
+    rq.data = a.value("data", "fashion-mnist:test");
+    rq.images = static_cast<std::size_t>(images);
+    rq.split = split;
+    rq.calibrate = !a.flag("no-calib");
+    rq.calib_data = a.value("calib-data");
+    rq.calib_words = {"--calib-data DATASET", "--no-calib"};
+    rq.calibration = a.flag("lab-calib") ? CalibrationOptions::labCompatible(rq.config.image_size) : CalibrationOptions{};
+    if (calibImages > 0) rq.calibration.images = static_cast<std::size_t>(calibImages);
+    if (calibBatch > 0) rq.calibration.batch = calibBatch;
+    rq.calibration.seed = seed;
+    rq.threads = threadsWanted;
+    rq.batch = batch;
+    rq.engine = engine;
+    rq.dtype = dtype;
+    rq.int8 = int8;
+    rq.int8_calib_images = static_cast<std::size_t>(int8CalibImages);
     const bool tty = isatty(2);
     JobControl job;
     job.progress = [&](std::size_t done, std::size_t total, const std::string& stage) {
         if (tty) std::fprintf(stderr, "\r%s %zu/%zu   ", stage.c_str(), done, total);
     };
-    CalibrationReport calibrated;
-    if (!a.flag("no-calib")) {
-        CalibrationOptions co = a.flag("lab-calib") ? CalibrationOptions::labCompatible(config.image_size) : CalibrationOptions{};
-        if (calibImages > 0) co.images = static_cast<std::size_t>(calibImages);
-        if (calibBatch > 0) co.batch = calibBatch;
-        co.seed = seed;
-        co.engine = engine;
-        calibrateBn(subnet, *calib, co, job, &calibrated);
-    }
-    subnet.setFolded(true);
-    EvalResult r;
-    if (int8) {
-        r = measureInt8Result(sc.space, subnet, *calib, static_cast<std::size_t>(int8CalibImages), *data, items, threads, job);
-    } else {
-        r = evaluateTop1(subnet, *data, items, batch, job, engine, dtype);
-    }
-    r.setCalibration(calibrated);
+    const EvalResult r = runEvaluation(rq, job);
+    const int threads = torchThreads();   // what runEvaluation ran on
+    const SubnetConfig& config = rq.config;
     if (tty) std::fprintf(stderr, "\r%40s\r", "");
     if (!r.calibration_note.empty()) std::fprintf(stderr, "note: %s\n", r.calibration_note.c_str());
     if (!r.engine_note.empty()) std::fprintf(stderr, "note: %s\n", r.engine_note.c_str());
@@ -209,7 +203,7 @@ int cmdEval(const Args& argv)
         Json j = evalJson(r, sc.space.class_names);
         j["config"] = config.toJson();
         j["supernet"] = sc.path;
-        j["data"] = data->source();
+        j["data"] = r.data_source;
         j["threads"] = threads;
         j["cost"] = toJson(cost);
         std::cout << j.dump(2) << "\n";
@@ -223,7 +217,7 @@ int cmdEval(const Args& argv)
         std::printf("%s%6.2f %%  %s (%zu images)\n", c == 0 ? "per class   " : "            ", r.classTop1(c), className(sc.space.class_names, c).c_str(),
                     r.class_images[i]);
     }
-    std::printf("BN          %s\n", calibrated.images ? ("re-calibrated on " + std::to_string(calibrated.images) + " images (" + calibrated.engine + ")").c_str()
+    std::printf("BN          %s\n", r.calibration_images ? ("re-calibrated on " + std::to_string(r.calibration_images) + " images (" + r.calibration_engine + ")").c_str()
                                                        : "running statistics of the checkpoint");
     if (r.skipped) {
         std::printf("skipped     %zu unreadable images, e.g.\n", r.skipped);
@@ -238,7 +232,10 @@ int cmdClassify(const Args& argv)
 {
     CliArgs a(argv, {"supernet", "space", "config", "resolution", "top", "calib-data", "calib-images"}, {"json", "help", "no-calib"});
     if (a.flag("help") || a.positionals().size() != 1) {
-        std::cout << "usage: tinyscope classify IMAGE [--supernet CKPT --space NAME|FILE] [--config CFG|min|max] [--top K] [--json]\n";
+        std::cout << "usage: tinyscope classify IMAGE [--supernet CKPT --space NAME|FILE] [--config CFG|min|max] [--resolution R]\n"
+                     "                          [--calib-data DATASET] [--calib-images N] [--no-calib] [--top K] [--json]\n"
+                     "  BatchNorm re-calibrated on --calib-images (default 500) of --calib-data (default the space's own; without\n"
+                     "  any, the checkpoint's statistics, with a note), or --no-calib; --resolution R as eval's.\n";
         return a.flag("help") ? 0 : 2;
     }
     configureAllocator();

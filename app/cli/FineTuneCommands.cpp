@@ -206,7 +206,9 @@ std::vector<std::string> listOption(const CliArgs& a, const std::string& name)
 
 int cmdFineTuneTable(const Args& argv)
 {
+    // finetune's options but its scheme choice (--scheme, or --budget with its analysis): --schemes instead.
     std::set<std::string> valued = kValued;
+    for (const char* only : {"scheme", "budget", "window", "analysis-epochs", "analysis-images", "analysis-test-images"}) valued.erase(only);
     valued.insert({"schemes", "no-qas-for"});
     CliArgs a(argv, valued, kFlags);
     if (a.flag("help")) {

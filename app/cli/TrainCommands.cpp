@@ -62,11 +62,12 @@ int cmdTrainSupernet(const Args& argv)
         std::string presets;
         for (const std::string& n : TrainRecipe::presetNames()) presets += (presets.empty() ? "" : "|") + n;
         std::cout << "usage: tinyscope train-supernet --out DIR [--space NAME|FILE] [--preset " << presets << " | --recipe FILE.json]\n"
-                     "                               [--seed S] [--threads N] [--max-steps N] [--init-from CKPT] [--show-recipe]\n"
+                     "                               [--seed S] [--threads N] [--max-steps N] [--print-every N] [--init-from CKPT] [--show-recipe]\n"
                      "                               [--distributed] [--rendezvous tcp|file:PATH] [--dist-timeout SECONDS] [--local-bn]\n"
                      "  Once-for-all training with progressive shrinking and the sandwich rule. DIR/supernet.pth is a\n"
                      "  real-format checkpoint written after every epoch and every few hundred steps; running the same\n"
-                     "  command again resumes from it. Ctrl-C writes a checkpoint and stops.\n"
+                     "  command again resumes from it. Ctrl-C writes a checkpoint and stops. --print-every N: a log line\n"
+                     "  every N steps (default 1 on a terminal, else 20).\n"
                      "  Data-parallel over processes and machines (c10d with Gloo) when RANK and WORLD_SIZE are set\n"
                      "  (torchrun's MASTER_ADDR, MASTER_PORT, LOCAL_RANK too), or with --distributed under Slurm\n"
                      "  (SLURM_PROCID, SLURM_NTASKS, the first host of SLURM_NODELIST). The recipe's batch is the global\n"
@@ -211,9 +212,11 @@ int cmdMakeAccdata(const Args& argv)
     CliArgs a(argv, {"supernet", "space", "out", "count", "seed", "shard", "workers", "data", "calib-images", "name", "engine", "dtype"}, {"help"});
     if (a.flag("help")) {
         std::cout << "usage: tinyscope make-accdata --out DIR [--supernet CKPT --space NAME|FILE] [--count N] [--seed S]\n"
-                     "                             [--shard i/N] [--workers W] [--data DATASET] [--calib-images N]\n"
+                     "                             [--shard i/N] [--workers W] [--data DATASET] [--calib-images N] [--name NAME]\n"
+                     "                             [--engine onednn|libtorch] [--dtype fp32|bf16|int8]\n"
                      "  Measures N sampled subnets (BN re-calibrated on the even items of DATASET, top-1 on the odd items)\n"
-                     "  and writes DIR/src/<name>_acc_table.json in the lab's format. Re-running continues an interrupted\n"
+                     "  and writes DIR/src/<name>_acc_table.json in the lab's format (<name>: --name, default the space's\n"
+                     "  name). Re-running continues an interrupted\n"
                      "  run, and a larger --count extends a finished one (sample i is the same draw for every count).\n"
                      "  --shard i/N measures every N-th sample starting at i into its own file, so N machines build\n"
                      "  one dataset; the accuracy-dataset reader merges DIR/src/.\n"

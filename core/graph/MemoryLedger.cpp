@@ -110,10 +110,29 @@ MemoryLedger TrainingMemoryModel::ledger(const ResolvedScheme& scheme, AutodiffM
     m.extra = extraMemory(scheme);
     m.inference_peak_bytes = inference_peak_;
     m.inference_peak_layer = inference_peak_layer_;
-    const int L = static_cast<int>(net_.layers.size());
-    const int nc = net_.numConvs();
+    addRows(scheme, m);
+    const GradientFlow flow = gradientFlow(scheme, mode);
+    m.backward = flow.need;
+    const std::vector<std::int64_t> savedOf = savedBytes(scheme, flow, mode);
+    for (std::int64_t s : savedOf) m.saved_bytes += s;
+    addSchedule(scheme, flow, mode, savedOf, m);
+    for (std::size_t i = 0; i < m.schedule.size(); ++i) {
+        const ScheduleStep& s = m.schedule[i];
+        if (m.peak_step < 0 || s.total > m.peak_bytes) {
+            m.peak_bytes = s.total;
+            m.peak_step = static_cast<int>(i);
+        }
+        if (m.peak_step_no_reorder < 0 || s.totalNoReorder() > m.peak_bytes_no_reorder) {
+            m.peak_bytes_no_reorder = s.totalNoReorder();
+            m.peak_step_no_reorder = static_cast<int>(i);
+        }
+    }
+    return m;
+}
 
-    // Rows (analytic) and trainable SRAM.
+void TrainingMemoryModel::addRows(const ResolvedScheme& scheme, MemoryLedger& m) const
+{
+    const int nc = net_.numConvs();
     m.rows.reserve(static_cast<std::size_t>(nc));
     for (int ci = 0; ci < nc; ++ci) {
         const ConvUpdate& u = scheme.conv(ci);
@@ -144,35 +163,45 @@ MemoryLedger TrainingMemoryModel::ledger(const ResolvedScheme& scheme, AutodiffM
         m.trainable_bytes += (u.bias ? 4LL * c.cout : 0) + weightBytes;
         m.rows.push_back(std::move(r));
     }
+}
 
-    // Which layers run a backward step. Correct mode: everything downstream of an updated conv;
-    // reference mode: only along the edges whose gradient the overwriting walk keeps.
-    std::vector<char> need(static_cast<std::size_t>(L), 0);
+bool TrainingMemoryModel::GradientFlow::carries(const TrainingMemoryModel& m, AutodiffMode mode, int l, int slot) const
+{
+    const int p = m.net_.layer(l).inputs[static_cast<std::size_t>(slot)];
+    if (p < 0 || !need[static_cast<std::size_t>(p)]) return false;
+    if (mode == AutodiffMode::Correct) return true;
+    const Use& s = m.survivor_[static_cast<std::size_t>(m.tensorOf(p))];
+    return s.layer == l && s.slot == slot;
+}
+
+TrainingMemoryModel::GradientFlow TrainingMemoryModel::gradientFlow(const ResolvedScheme& scheme, AutodiffMode mode) const
+{
+    // Correct mode: everything downstream of an updated conv; reference mode: only along the edges
+    // whose gradient the overwriting walk keeps.
+    const int L = static_cast<int>(net_.layers.size());
+    GradientFlow f;
+    f.need.assign(static_cast<std::size_t>(L), 0);
     std::vector<char> updated(static_cast<std::size_t>(L), 0);
-    for (int ci = 0; ci < nc; ++ci) {
+    for (int ci = 0; ci < net_.numConvs(); ++ci) {
         const ConvUpdate& u = scheme.conv(ci);
         if (u.bias || u.weight()) updated[static_cast<std::size_t>(net_.convLayers()[static_cast<std::size_t>(ci)])] = 1;
     }
-    auto edgeCarries = [&](int l, int slot) {
-        const int p = net_.layer(l).inputs[static_cast<std::size_t>(slot)];
-        if (p < 0 || !need[static_cast<std::size_t>(p)]) return false;
-        if (mode == AutodiffMode::Correct) return true;
-        const Use& s = survivor_[static_cast<std::size_t>(tensorOf(p))];
-        return s.layer == l && s.slot == slot;
-    };
     for (int l = 0; l < L; ++l) {
-        need[static_cast<std::size_t>(l)] = updated[static_cast<std::size_t>(l)];
+        f.need[static_cast<std::size_t>(l)] = updated[static_cast<std::size_t>(l)];
         for (std::size_t s = 0; s < net_.layer(l).inputs.size(); ++s)
-            if (edgeCarries(l, static_cast<int>(s))) need[static_cast<std::size_t>(l)] = 1;
+            if (f.carries(*this, mode, l, static_cast<int>(s))) f.need[static_cast<std::size_t>(l)] = 1;
     }
+    return f;
+}
 
-    m.backward = need;
-
-    // Tensors kept for backward: (owner layer, bytes), alive from the owner's forward step to
-    // the end of its backward step.
+std::vector<std::int64_t> TrainingMemoryModel::savedBytes(const ResolvedScheme& scheme, const GradientFlow& flow, AutodiffMode mode) const
+{
+    // Tensors kept for backward: (owner layer, bytes), alive from the owner's forward step to the
+    // end of its backward step.
+    const int L = static_cast<int>(net_.layers.size());
     std::vector<std::int64_t> savedOf(static_cast<std::size_t>(L), 0);
     for (int l = 0; l < L; ++l) {
-        if (!need[static_cast<std::size_t>(l)]) continue;
+        if (!flow.need[static_cast<std::size_t>(l)]) continue;
         const Layer& layer = net_.layer(l);
         std::int64_t s = 0;
         switch (layer.kind) {
@@ -188,18 +217,23 @@ MemoryLedger TrainingMemoryModel::ledger(const ResolvedScheme& scheme, AutodiffM
             break;
         case LayerKind::ChannelScale: {
             s += layer.out.elems();   // mask of its clamp
-            if (edgeCarries(l, 1)) s += layer.in.elems();   // the gate, to scale the features' gradient
-            if (edgeCarries(l, 0)) s += net_.shapeOf(layer.inputs[1]).elems();   // the features, for the gate's gradient
+            if (flow.carries(*this, mode, l, 1)) s += layer.in.elems();   // the gate, to scale the features' gradient
+            if (flow.carries(*this, mode, l, 0)) s += net_.shapeOf(layer.inputs[1]).elems();   // the features, for the gate's gradient
             break;
         }
         default:
             break;
         }
         savedOf[static_cast<std::size_t>(l)] = s;
-        m.saved_bytes += s;
     }
-    const int head = L - 1;   // the classifier's saved input is its weight gradient's input (k = C)
+    return savedOf;
+}
 
+void TrainingMemoryModel::addSchedule(const ResolvedScheme& scheme, const GradientFlow& flow, AutodiffMode mode,
+                                      const std::vector<std::int64_t>& savedOf, MemoryLedger& m) const
+{
+    const int L = static_cast<int>(net_.layers.size());
+    const int head = L - 1;   // the classifier's saved input is its weight gradient's input (k = C)
     // Forward steps.
     std::int64_t savedAlive = 0;
     for (int l = 0; l < L; ++l) {
@@ -218,10 +252,10 @@ MemoryLedger TrainingMemoryModel::ledger(const ResolvedScheme& scheme, AutodiffM
     gradAlive[static_cast<std::size_t>(tensorOf(head))] = 1;
     std::int64_t accumulated = 0;
     for (int l = head; l >= 0; --l) {
-        if (!need[static_cast<std::size_t>(l)]) continue;
+        if (!flow.need[static_cast<std::size_t>(l)]) continue;
         const Layer& layer = net_.layer(l);
         for (std::size_t s = 0; s < layer.inputs.size(); ++s) {
-            if (!edgeCarries(l, static_cast<int>(s))) continue;
+            if (!flow.carries(*this, mode, l, static_cast<int>(s))) continue;
             const auto t = static_cast<std::size_t>(tensorOf(layer.inputs[s]));
             if (!gradAlive[t]) {   // correct mode accumulates into an existing buffer
                 gradAlive[t] = 1;
@@ -248,19 +282,6 @@ MemoryLedger TrainingMemoryModel::ledger(const ResolvedScheme& scheme, AutodiffM
         }
         savedAlive -= savedOf[static_cast<std::size_t>(l)];
     }
-
-    for (std::size_t i = 0; i < m.schedule.size(); ++i) {
-        const ScheduleStep& s = m.schedule[i];
-        if (m.peak_step < 0 || s.total > m.peak_bytes) {
-            m.peak_bytes = s.total;
-            m.peak_step = static_cast<int>(i);
-        }
-        if (m.peak_step_no_reorder < 0 || s.totalNoReorder() > m.peak_bytes_no_reorder) {
-            m.peak_bytes_no_reorder = s.totalNoReorder();
-            m.peak_step_no_reorder = static_cast<int>(i);
-        }
-    }
-    return m;
 }
 
 Json MemoryLedger::toJson(const Network& net, bool withSchedule) const

@@ -107,6 +107,19 @@ private:
     int inference_peak_layer_ = -1;
 
     int tensorOf(int layer) const { return layer + 1; }
+
+    // ledger() in steps. Which layers run a backward step, and which input edges carry a gradient
+    // (correct mode: every edge from a layer that needs one; reference mode: only the edges the
+    // overwriting walk keeps).
+    struct GradientFlow {
+        std::vector<char> need;   // per layer
+        bool carries(const TrainingMemoryModel& m, AutodiffMode mode, int layer, int slot) const;
+    };
+    void addRows(const ResolvedScheme& scheme, MemoryLedger& m) const;                     // per conv, and trainable bytes
+    GradientFlow gradientFlow(const ResolvedScheme& scheme, AutodiffMode mode) const;
+    std::vector<std::int64_t> savedBytes(const ResolvedScheme& scheme, const GradientFlow& flow, AutodiffMode mode) const;   // per layer
+    void addSchedule(const ResolvedScheme& scheme, const GradientFlow& flow, AutodiffMode mode, const std::vector<std::int64_t>& savedOf,
+                     MemoryLedger& m) const;                                                // forward, then backward steps
 };
 
 }  // namespace tinyscope

@@ -60,24 +60,27 @@ Subnet prepared(const EvaluationRequest& rq, const ImageDataset* calib, const Jo
 EvalResult runEvaluation(const EvaluationRequest& rq, const JobControl& job)
 {
     configureAllocator();
-    setTorchThreads(rq.threads);
+    const int threads = setTorchThreads(rq.threads);
+    // Everything the user chose is checked before the supernet is loaded.
     std::unique_ptr<ImageDataset> data = openDataset(rq.data);
     if (static_cast<int>(data->classNames().size()) != rq.space.n_classes)
-        throw InputError(data->source() + " has " + std::to_string(data->classNames().size()) + " classes; the supernet's space '" +
+        throw InputError(data->source() + " has " + std::to_string(data->classNames().size()) + " classes; space '" +
                          rq.space.name + "' has " + std::to_string(rq.space.n_classes));
     rq.config.validate(rq.space, "subnet");
+    std::vector<std::size_t> items = splitIndices(data->size(), rq.split);
+    if (rq.images > 0 && rq.images < items.size()) items.resize(rq.images);
+    if (items.empty()) throw InputError(data->source() + ": no images to evaluate (" + std::to_string(data->size()) + " in the dataset)");
     const std::unique_ptr<ImageDataset> calib = calibrationData(rq);
     CalibrationReport calibrated;
     Subnet sub = prepared(rq, calib.get(), job, &calibrated);
-    std::vector<std::size_t> items = splitIndices(data->size(), rq.split);
-    if (rq.images > 0 && rq.images < items.size()) items.resize(rq.images);
     EvalResult r;
     if (rq.int8) {
-        r = measureInt8Result(rq.space, sub, *calib, rq.int8_calib_images, *data, items, rq.threads, job);
+        r = measureInt8Result(rq.space, sub, *calib, rq.int8_calib_images, *data, items, threads, job);
     } else {
         r = evaluateTop1(sub, *data, items, rq.batch, job, rq.engine, rq.dtype);
     }
     r.setCalibration(calibrated);
+    r.data_source = data->source();
     return r;
 }
 

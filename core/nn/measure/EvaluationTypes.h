@@ -40,6 +40,7 @@ struct CalibrationReport {
 struct EvalResult {
     std::size_t images = 0, correct = 0;
     double top1 = 0;                 // percent
+    std::string data_source;         // the dataset measured, as it names itself (runEvaluation sets it)
     double seconds = 0, images_per_second = 0;
     std::size_t skipped = 0;
     std::vector<std::pair<std::string, std::string>> skipped_examples;   // first few (item, reason)
