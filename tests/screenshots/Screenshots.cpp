@@ -43,7 +43,12 @@ namespace {
 
 bool saveGrab(QWidget* w, const QString& path)
 {
-    QApplication::processEvents();
+    // A resize or a refreshed legend posts layout requests that post more (FlowLayout's rows): let
+    // them settle, as a user's event loop would, before the grab.
+    for (int i = 0; i < 3; ++i) {
+        QApplication::processEvents();
+        QApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+    }
     return w->grab().save(path);
 }
 
