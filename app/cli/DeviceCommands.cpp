@@ -48,6 +48,14 @@ Json logitsJson(const std::vector<std::int8_t>& v)
     return a;
 }
 
+// One array of int8 outputs per input.
+Json logitsListJson(const std::vector<std::vector<std::int8_t>>& list)
+{
+    Json a = Json::array();
+    for (const auto& v : list) a.push_back(logitsJson(v));
+    return a;
+}
+
 template <class T>
 std::string joined(const std::vector<T>& v)
 {
@@ -126,11 +134,8 @@ int runTfliteOnDeviceCommand(const CliArgs& a)
         j["compare_s"] = r.compare_s;
         j["runtime_reused"] = r.runtime_reused;
         j["engine_facts"] = r.engine_facts;
-        Json dev = Json::array(), ours = Json::array();
-        for (const auto& v : r.device_outputs) dev.push_back(logitsJson(v));
-        for (const auto& v : r.workbench_outputs) ours.push_back(logitsJson(v));
-        j["device_outputs"] = dev;
-        j["workbench_outputs"] = ours;
+        j["device_outputs"] = logitsListJson(r.device_outputs);
+        j["workbench_outputs"] = logitsListJson(r.workbench_outputs);
         if (!o.keep_dir.empty()) j["kept"] = r.work_dir;
         std::cout << j.dump(1) << "\n";
     } else {
@@ -291,11 +296,8 @@ Json exportRunJson(const DeviceRunOptions& o, const DeviceRunResult& r, const Bo
     j["compile_s"] = r.compile_s;
     j["emulate_s"] = r.emulate_s;
     j["kernel_archive_reused"] = r.kernel_archive_reused;
-    Json dev = Json::array(), ours = Json::array();
-    for (const auto& v : r.device_logits) dev.push_back(logitsJson(v));
-    for (const auto& v : r.workbench_logits) ours.push_back(logitsJson(v));
-    j["device_logits"] = dev;
-    j["workbench_logits"] = ours;
+    j["device_logits"] = logitsListJson(r.device_logits);
+    j["workbench_logits"] = logitsListJson(r.workbench_logits);
     if (!o.keep_dir.empty()) j["kept"] = r.work_dir;
     return j;
 }
