@@ -57,9 +57,7 @@ try {
     std::filesystem::create_directories(tmp);
 
     DeployRequest rq;
-    rq.model.supernet = supernet;
-    rq.model.config = config;
-    rq.model.space = space;
+    rq.model = ModelSource::subnetByName(space, config, supernet);
     rq.quantize.calib_images = 100;
     rq.quantize.calib_data = argc > 5 ? argv[5] : "";
     rq.format = DeployFormat::Onnx;

@@ -13,6 +13,7 @@
 #include "BenchTiming.h"
 #include "device/DeviceRunner.h"
 #include "Error.h"
+#include "graph/PublishedSchemes.h"
 #include "nn/quantize/QuantizationJob.h"
 #include "tinyengine/TinyEngineExport.h"
 
@@ -83,10 +84,9 @@ int main(int argc, char** argv)
         // --scheme mcunet-5fps/49kb`.
         auto t0 = Clock::now();
         ExportRequest rq;
-        rq.model.zoo = "mcunet-5fps";
-        rq.model.params = ref + "/full-int8-params.pkl";
-        rq.model.scales = ref + "/scale.json";
-        rq.scheme = "mcunet-5fps/49kb";
+        rq.model = ModelSource::zooWithParams("mcunet-5fps", ref + "/full-int8-params.pkl", ref + "/scale.json");
+        rq.scheme = schemeByName("mcunet-5fps/49kb", nullptr);
+        rq.scheme_label = "mcunet-5fps/49kb";
         const ExportPlan plan = planModelExport(rq);
         const std::string exportDir = (scratch / "export").string();
         writeExport(plan, exportDir, /*strict=*/true);

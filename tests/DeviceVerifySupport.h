@@ -2,6 +2,7 @@
 // Shared by test_device_verify and slow_device_verify: the Export dialog writing the workbench's
 // export of MIT's 49kb case (the one test_device_run uses), skipping with a message when
 // ../shared/reference/runtimes or a device tool is absent.
+#include "graph/PublishedSchemes.h"
 #include "DeviceTestSupport.h"
 
 #include "ExportDialog.h"
@@ -13,9 +14,9 @@ namespace tinyscope::test {
 inline ExportRequest request49kb()
 {
     ExportRequest rq;
-    rq.model.zoo = "mcunet-5fps";
-    rq.model.params = sharedPath("reference/tinyengine/full-int8-params.pkl");
-    rq.scheme = "mcunet-5fps/49kb";
+    rq.model = ModelSource::zooWithParams("mcunet-5fps", sharedPath("reference/tinyengine/full-int8-params.pkl"));
+    rq.scheme = schemeByName("mcunet-5fps/49kb", nullptr);
+    rq.scheme_label = "mcunet-5fps/49kb";
     rq.name = "49kb-int8";
     return rq;
 }

@@ -41,14 +41,14 @@ struct OnnxCase {
     std::map<std::string, int> ops;
 };
 
-inline OnnxCase exportOnnxCase(const PreparedModel& m, const std::string& space, const QString& dir, const std::string& name,
+inline OnnxCase exportOnnxCase(const PreparedModel& m, const QString& dir, const std::string& name,
                                std::uint64_t seed)
 {
     OnnxCase c;
     c.name = name;
     c.model = (dir + QLatin1Char('/') + QString::fromStdString(name) + QStringLiteral(".onnx")).toStdString();
     c.input = (dir + QLatin1Char('/') + QString::fromStdString(name) + QStringLiteral(".f32")).toStdString();
-    const OnnxModel om = buildOnnxModel(onnxSource(m, space));
+    const OnnxModel om = buildOnnxModel(onnxSource(m));
     writeOnnxModel(om, c.model);
     c.shape = om.input_shape;
     c.ops = om.ops;
@@ -76,6 +76,7 @@ inline PreparedModel preparedSubnet(const Supernet& supernet, const SubnetConfig
     const Subnet sub = supernet.extract(config);
     m.float_model = std::make_shared<FloatModel>(floatModelFromSubnet(m.network, sub));
     m.subnet = config;
+    m.space = supernet.space();
     m.description = description;
     return m;
 }

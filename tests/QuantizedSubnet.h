@@ -16,10 +16,7 @@ inline PreparedModel quantizedSubnet(const QString& dir, std::uint64_t seed, con
 {
     const std::string ckpt = (dir + QStringLiteral("/supernet.pth")).toStdString();
     Supernet::initialize(loadSpace("mcunet-fmnist"), seed).save(ckpt);
-    ModelSpec spec;
-    spec.supernet = ckpt;
-    spec.space = "mcunet-fmnist";
-    spec.config = config;
+    const ModelSource spec = ModelSource::subnetByName("mcunet-fmnist", config, ckpt);
     QuantizeOptions o;
     o.calib_images = calibImages;
     o.bn_images = bnImages;

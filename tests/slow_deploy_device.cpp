@@ -115,10 +115,8 @@ private Q_SLOTS:
         if (const QString why = whyNot(); !why.isEmpty()) QSKIP(qPrintable(why));
         if (shippedSupernetPath().empty()) QSKIP("the shipped supernet models/supernets/mcunet-fmnist.pth is absent");
         const DesignSpace s = presetSpace("mcunet-fmnist");
-        ModelSpec m;
-        m.supernet = shippedSupernetPath();
-        m.space = "mcunet-fmnist";
-        m.subnet = ArchSampler(s).minConfig(*std::min_element(s.resolutions.begin(), s.resolutions.end()));
+        const ModelSource m = ModelSource::subnet(s, ArchSampler(s).minConfig(*std::min_element(s.resolutions.begin(), s.resolutions.end())),
+                                                  shippedSupernetPath());
         QTemporaryDir dir;
         ui::DeployDialog d(m);
         d.setBnImages(50);
@@ -167,9 +165,7 @@ private Q_SLOTS:
     void mcunet5fpsRunsOnBothEnginesBesideEachOther()
     {
         if (const QString why = whyNot(); !why.isEmpty()) QSKIP(qPrintable(why));
-        ModelSpec m;
-        m.zoo = "mcunet-5fps";
-        m.params = test::sharedPath("reference/tinyengine/full-int8-params.pkl");
+        const ModelSource m = ModelSource::zooWithParams("mcunet-5fps", test::sharedPath("reference/tinyengine/full-int8-params.pkl"));
         QTemporaryDir dir;
         ui::DeployDialog d(m);
         d.setCalibrationImages(20);

@@ -42,7 +42,7 @@ class SlowOnnxRuntime : public QObject {
             }
             for (const auto& [what, c] : configs) {
                 const std::string name = spaceName + "-" + what + "-" + std::to_string(r);
-                cases.push_back(test::exportOnnxCase(test::preparedSubnet(supernet, c, name), spaceName, dir, name, ++seed));
+                cases.push_back(test::exportOnnxCase(test::preparedSubnet(supernet, c, name), dir, name, ++seed));
             }
         }
         const Json got = test::runOnnxRuntime(cases, npmDir, dir);

@@ -118,9 +118,7 @@ private Q_SLOTS:
     {
         REQUIRE_TFLM();
         QTemporaryDir dir;
-        ModelSpec spec;
-        spec.supernet = dataRoot() + "/models/supernets/mcunet-fmnist.pth";
-        spec.config = "max";
+        const ModelSource spec = ModelSource::subnetByName("", "max", dataRoot() + "/models/supernets/mcunet-fmnist.pth");
         QuantizeOptions o;
         o.calib_images = 100;
         const PreparedModel pm = prepareModel(spec, o);
@@ -154,10 +152,8 @@ private Q_SLOTS:
         QFETCH(QString, config);
         QFETCH(int, resolution);
         QTemporaryDir dir;
-        ModelSpec spec;
-        spec.supernet = test::sharedPath("reference/mcunet-vww/ofa_mcunet384_vww_seed0_perturbed.pth");
-        spec.space = "mcunet-vww";
-        spec.config = config.toStdString();
+        const ModelSource spec = ModelSource::subnetByName("mcunet-vww", config.toStdString(),
+                                                           test::sharedPath("reference/mcunet-vww/ofa_mcunet384_vww_seed0_perturbed.pth"));
         QuantizeOptions o;
         o.bn_images = 200;
         o.calib_images = 100;

@@ -190,10 +190,7 @@ private Q_SLOTS:
         const double tolerance = 1e-4 * scale;   // test_onnx_export's 1e-4, relative to logits beyond 1
 
         // The model deploy wrote, in LibTorch (BatchNorm folded, as in the file): forward's logits.
-        ModelSpec spec;
-        spec.supernet = ckpt.toStdString();
-        spec.space = "mcunet-vww";
-        spec.config = cfg.toStdString();
+        const ModelSource spec = ModelSource::subnetByName("mcunet-vww", cfg.toStdString(), ckpt.toStdString());
         QuantizeOptions o;
         o.bn_images = 0;
         const PreparedModel m = prepareFloatModel(spec, o);

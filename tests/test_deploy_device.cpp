@@ -41,14 +41,10 @@ namespace {
 
 using test::EnvOverride;
 
-ModelSpec minFmnistSubnet()
+ModelSource minFmnistSubnet()
 {
     const DesignSpace s = presetSpace("mcunet-fmnist");
-    ModelSpec m;
-    m.supernet = shippedSupernetPath();
-    m.space = "mcunet-fmnist";
-    m.subnet = ArchSampler(s).minConfig(*std::min_element(s.resolutions.begin(), s.resolutions.end()));
-    return m;
+    return ModelSource::subnet(s, ArchSampler(s).minConfig(*std::min_element(s.resolutions.begin(), s.resolutions.end())), shippedSupernetPath());
 }
 
 // A deploy of the min subnet to `out` in `format` (small calibration: the file, not its accuracy, matters here).

@@ -58,14 +58,7 @@ SubnetConfig minConfig()
     return ArchSampler(s).minConfig(*std::min_element(s.resolutions.begin(), s.resolutions.end()));
 }
 
-ModelSpec minSubnet()
-{
-    ModelSpec m;
-    m.supernet = shippedSupernetPath();
-    m.space = "mcunet-fmnist";
-    m.subnet = minConfig();
-    return m;
-}
+ModelSource minSubnet() { return ModelSource::subnet(presetSpace("mcunet-fmnist"), minConfig(), shippedSupernetPath()); }
 
 void saveScreenshot(QWidget& w, const char* name)
 {
@@ -248,10 +241,8 @@ private Q_SLOTS:
 
     void unwritableOutputIsOneLine()
     {
-        ModelSpec m;
-        m.supernet = "/nonexistent/supernet.pth";   // never read: the output is checked first
-        m.space = "mcunet-fmnist";
-        m.subnet = minConfig();
+        // The supernet is never read: the output is checked first.
+        const ModelSource m = ModelSource::subnet(presetSpace("mcunet-fmnist"), minConfig(), "/nonexistent/supernet.pth");
         ui::DeployDialog d(m);
         for (const QString& out : {QStringLiteral("/proc/x.tflite"), QStringLiteral("/proc/no-such-folder/x.tflite")}) {
             d.setOutputFile(out);
@@ -284,10 +275,8 @@ private Q_SLOTS:
         // workspace/CalibrationData.h, in the dialog's words); BN images 0 deploys it with the
         // checkpoint's statistics.
         REQUIRE_SHARED();
-        ModelSpec m;
-        m.supernet = test::sharedPath("reference/mcunet-vww/ofa_mcunet384_vww_seed0_perturbed.pth");
-        m.space = "mcunet-vww";
-        m.subnet = ArchSampler(presetSpace("mcunet-vww")).minConfig(96);
+        const ModelSource m = ModelSource::subnet(presetSpace("mcunet-vww"), ArchSampler(presetSpace("mcunet-vww")).minConfig(96),
+                                                  test::sharedPath("reference/mcunet-vww/ofa_mcunet384_vww_seed0_perturbed.pth"));
         QTemporaryDir dir;
         ui::DeployDialog d(m);
         QCOMPARE(d.calibrationData(), QString());
@@ -336,10 +325,11 @@ private Q_SLOTS:
         panel.selectRandom();
         ui::DeployDialog* d = panel.evaluationBox()->openDeployDialog();
         QVERIFY(d);
-        QCOMPARE(d->model().supernet, shippedSupernetPath());
-        QCOMPARE(d->model().space, std::string("mcunet-fmnist"));
-        QVERIFY(d->model().subnet.has_value());
-        QVERIFY(*d->model().subnet == state.subnet());   // the selected subnet itself: no transfer
+        const SubnetSource* subnet = d->model().asSubnet();
+        QVERIFY(subnet);
+        QCOMPARE(subnet->checkpoint, shippedSupernetPath());
+        QCOMPARE(subnet->space.name, std::string("mcunet-fmnist"));
+        QVERIFY(subnet->config == state.subnet());   // the selected subnet itself: no transfer
         d->close();
         // Lab 3's VWW workspace has no supernet: Deploy is refused (with a message), not mapped silently.
         state.setWorkspace(shippedWorkspace("lab3-vww"));
@@ -370,11 +360,12 @@ private Q_SLOTS:
         ui::DeployDialog* d = panel.deployWinner();
         QVERIFY(d);
         const DesignSpace target = presetSpace("mcunet-fmnist");
-        QCOMPARE(d->model().supernet, shippedSupernetPath());
-        QCOMPARE(d->model().space, std::string("mcunet-fmnist"));
-        QVERIFY(d->model().subnet.has_value());
-        QVERIFY(*d->model().subnet == transferConfig(panel.lastResult()->best.config, state.space(), target));
-        QVERIFY(d->model().subnet->image_size != panel.lastResult()->best.config.image_size);   // VWW → Fashion-MNIST
+        const SubnetSource* winner = d->model().asSubnet();
+        QVERIFY(winner);
+        QCOMPARE(winner->checkpoint, shippedSupernetPath());
+        QCOMPARE(winner->space.name, std::string("mcunet-fmnist"));
+        QVERIFY(winner->config == transferConfig(panel.lastResult()->best.config, state.space(), target));
+        QVERIFY(winner->config.image_size != panel.lastResult()->best.config.image_size);   // VWW → Fashion-MNIST
         QVERIFY(d->outputFile().endsWith(QStringLiteral("/mcunet-fmnist-winner.tflite")));
         d->close();
     }

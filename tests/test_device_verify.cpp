@@ -2,6 +2,7 @@
 // bars for a device that differs and a board it does not fit; a missing tool names its Debian package
 // instead of running; Cancel stops the pipeline's processes, says "cancelled", leaves no build folder
 // and the dialog usable. The full verification of the 49kb export is slow_device_verify.
+#include "graph/PublishedSchemes.h"
 #include "DeviceVerifySupport.h"
 
 #include "CapacityBar.h"
@@ -35,8 +36,9 @@ void writeSmallExport(ui::ExportDialog& d, const QString& dir) { test::checkAndW
 ExportRequest smallRequest()
 {
     ExportRequest rq;
-    rq.model.zoo = "mcunet-5fps";
-    rq.scheme = "mcunet-5fps/49kb";
+    rq.model = ModelSource::zoo("mcunet-5fps");
+    rq.scheme = schemeByName("mcunet-5fps/49kb", nullptr);
+    rq.scheme_label = "mcunet-5fps/49kb";
     rq.name = "m5";
     return rq;
 }

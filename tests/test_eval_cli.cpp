@@ -210,6 +210,27 @@ private Q_SLOTS:
         QVERIFY(j[0]["class"].is_string());
     }
 
+    // classify and the GUI's "Classify image" run one core job (runClassification): in a space with
+    // no calibration images of its own (Lab 3's VWW) one image is still classified, on the
+    // checkpoint's BatchNorm statistics, with a note that says why and how to re-calibrate.
+    void classifyWithoutCalibrationDataSaysWhy()
+    {
+        REQUIRE_SHARED();
+        const QStringList args{QStringLiteral("classify"), folder + QStringLiteral("/class1/0.png"), QStringLiteral("--supernet"),
+                               QString::fromStdString(test::sharedPath("reference/mcunet-vww/ofa_mcunet384_vww_seed0_perturbed.pth")),
+                               QStringLiteral("--space"), QStringLiteral("mcunet-vww"), QStringLiteral("--config"), QStringLiteral("min"),
+                               QStringLiteral("--json")};
+        const test::CliRun r = test::runTinyscope(args);
+        QVERIFY2(r.code == 0, r.err.c_str());
+        QVERIFY2(r.err.find("note: BatchNorm keeps the checkpoint's statistics: space mcunet-vww has no calibration images of its own "
+                            "(--calib-data DATASET re-calibrates it on images of 2 classes") != std::string::npos,
+                 r.err.c_str());
+        const test::CliRun plain = test::runTinyscope(args + QStringList{QStringLiteral("--no-calib")});
+        QVERIFY2(plain.code == 0, plain.err.c_str());
+        QCOMPARE(r.out, plain.out);
+        QCOMPARE(Json::parse(r.out).size(), std::size_t(2));
+    }
+
     void badInputIsOneLineAndExitCode2()
     {
         std::string small = std::string(100, '\0');

@@ -3,6 +3,7 @@
 // the three files; the faithful form lists its warnings; a strict refusal writes nothing. The real
 // graph opened with its companion files reaches the graph view. Screenshots go to
 // screenshots/ in the test's working folder.
+#include "graph/PublishedSchemes.h"
 #include "TestSupport.h"
 
 #include "ExportDialog.h"
@@ -32,9 +33,10 @@ QString screenshot(QWidget& w, const char* name)
 ExportRequest realRequest(const char* scheme)
 {
     ExportRequest rq;
-    rq.model.zoo = "mcunet-5fps";
-    rq.model.params = test::sharedPath("reference/tinyengine/full-int8-params.pkl");
-    rq.scheme = scheme;
+    rq.model = ModelSource::zooWithParams("mcunet-5fps", test::sharedPath("reference/tinyengine/full-int8-params.pkl"));
+    const Network net = rq.model.network();
+    rq.scheme = loadScheme(scheme, &net);
+    rq.scheme_label = scheme;
     rq.name = "49kb-int8";
     return rq;
 }
@@ -121,8 +123,8 @@ private Q_SLOTS:
         // The stem becomes file names inside the chosen folder: one with a folder part is refused
         // (as the CLI's --name), before the model is quantized, so nothing can land outside it.
         ExportRequest rq;
-        rq.model.zoo = "resnet-8";
-        rq.scheme = "bias-only:2";
+        rq.model = ModelSource::zoo("resnet-8");
+        rq.scheme = SparseScheme::biasOnly(2);
         rq.name = "../../x";
         ui::ExportDialog d(rq);
         d.check();

@@ -75,18 +75,23 @@ int labelOf(const ParameterStore& store)
     return static_cast<int>(std::max_element(v.begin(), v.end()) - v.begin());
 }
 
+// The subnet `config` (a file, "max", "min") of the shipped Fashion-MNIST supernet.
+ModelSource shippedSubnet(const std::string& config)
+{
+    return ModelSource::subnetByName("mcunet-fmnist", config, (test::sourceDir() + QStringLiteral("/models/supernets/mcunet-fmnist.pth")).toStdString());
+}
+
 // A run of seconds: a subnet of the shipped Fashion-MNIST supernet (28 px; no ../shared files),
 // quantized on few images, 16 training images in batches of 8, top-1 on 8.
 FineTuneRequest tinySubnetRun(const std::string& config, const std::string& out)
 {
     FineTuneRequest rq;
-    rq.model.supernet = (test::sourceDir() + QStringLiteral("/models/supernets/mcunet-fmnist.pth")).toStdString();
-    rq.model.space = "mcunet-fmnist";
-    rq.model.config = config;
+    rq.model = shippedSubnet(config);
     rq.quantize.bn_images = 32;
     rq.quantize.calib_images = 16;
     rq.quantize.threads = 1;
-    rq.scheme = "bias-only:2";
+    rq.scheme = SparseScheme::biasOnly(2);
+    rq.scheme_name = "bias-only:2";
     rq.recipe.epochs = 2;
     rq.recipe.batch = 8;
     rq.recipe.train_images = 16;
@@ -285,9 +290,9 @@ private Q_SLOTS:
         if (fashionMnistDir().empty()) QSKIP("dataset-fashion-mnist is not installed");
         QTemporaryDir tmp;
         FineTuneRequest rq;
-        rq.model.zoo = "mcunet-5fps";
-        rq.model.params = test::sharedPath("reference/tinyengine/full-int8-params.pkl");
-        rq.scheme = "bias-only:6";
+        rq.model = ModelSource::zooWithParams("mcunet-5fps", test::sharedPath("reference/tinyengine/full-int8-params.pkl"));
+        rq.scheme = SparseScheme::biasOnly(6);
+        rq.scheme_name = "bias-only:6";
         rq.recipe.epochs = 2;
         rq.recipe.batch = 16;
         rq.recipe.train_images = 64;
@@ -320,7 +325,8 @@ private Q_SLOTS:
         QCOMPARE(readFileBytes(rq.out + "/finetuned-params.pkl"), readFileBytes(tmp.path().toStdString() + "/whole/finetuned-params.pkl"));
 
         // Another run's checkpoint is refused, naming both.
-        rq.scheme = "bias-only:4";
+        rq.scheme = SparseScheme::biasOnly(4);
+        rq.scheme_name = "bias-only:4";
         const std::string msg = test::errorOf([&] { fineTune(rq); });
         QVERIFY2(msg.find("a checkpoint of another run") != std::string::npos, msg.c_str());
     }
@@ -341,13 +347,13 @@ private Q_SLOTS:
 
         std::filesystem::create_directories(dir + "/copy");
         writeFileAtomic(moved, subnetJson(3));
-        rq.model.config = moved;
+        rq.model = shippedSubnet(moved);
         const FineTuneResult again = fineTune(rq);   // the same run: read back
         QVERIFY(again.resumed);
         QCOMPARE(again.final_top1, first.final_top1);
 
         writeFileAtomic(config, subnetJson(5));   // edited in place: another subnet (same bias shapes)
-        rq.model.config = config;
+        rq.model = shippedSubnet(config);
         const std::string msg = test::errorOf([&] { fineTune(rq); });
         QVERIFY2(msg.find(dir + "/run/finetune-state.json: a checkpoint of another run: the model differs") == 0, msg.c_str());
         QVERIFY2(msg.find("same name, other contents") != std::string::npos, msg.c_str());
@@ -355,6 +361,7 @@ private Q_SLOTS:
 
         // Another recipe is named with both values.
         writeFileAtomic(config, subnetJson(3));
+        rq.model = shippedSubnet(config);   // the config is read when the source is made
         rq.recipe.epochs = 3;
         const std::string recipeMsg = test::errorOf([&] { fineTune(rq); });
         QVERIFY2(recipeMsg.find("a checkpoint of another run: recipe epochs 2 in the checkpoint, 3 now") != std::string::npos, recipeMsg.c_str());
@@ -409,7 +416,8 @@ private Q_SLOTS:
         QTemporaryDir tmp;
         const std::string file = tmp.path().toStdString() + "/file";
         writeFileAtomic(file, "x");
-        FineTuneRequest rq = tinySubnetRun("/no/such/config.json", file);   // the model would fail later
+        FineTuneRequest rq = tinySubnetRun("min", file);
+        rq.model = ModelSource::subnetByName("mcunet-fmnist", "min", "/no/such/supernet.pth");   // the model would fail later
         QCOMPARE(test::errorOf([&] { fineTune(rq); }), "the checkpoint folder " + file + ": exists and is not a folder");
         rq.out = file + "/run";
         QCOMPARE(test::errorOf([&] { fineTune(rq); }), "the checkpoint folder " + file + "/run: cannot create it: " + file + " is not a folder");

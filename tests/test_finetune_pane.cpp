@@ -103,9 +103,10 @@ private Q_SLOTS:
         const FineTuneRequest rq = panel.fineTunePane()->request();
         QCOMPARE(rq.recipe.resolution, state.subnet().image_size);
         QVERIFY(rq.recipe.resolution >= 28 && rq.recipe.resolution <= 36);
-        QVERIFY(rq.model.subnet.has_value());   // the subnet itself, not the export's temporary file
-        QVERIFY(QFileInfo::exists(QString::fromStdString(rq.scheme)));   // the run's own copy, in its folder
-        QCOMPARE(QFileInfo(QString::fromStdString(rq.scheme)).absolutePath(), QString::fromStdString(rq.out));
+        QVERIFY(rq.model.asSubnet() && rq.model.asSubnet()->config == state.subnet());   // the subnet itself, as a value
+        QVERIFY(QFileInfo::exists(QString::fromStdString(rq.scheme_name)));   // the run's scheme, kept in its folder
+        QCOMPARE(QFileInfo(QString::fromStdString(rq.scheme_name)).absolutePath(), QString::fromStdString(rq.out));
+        QCOMPARE(SparseScheme::loadFile(rq.scheme_name), rq.scheme);
         // Another scheme, QAS or recipe: another folder (its checkpoint never meets this run's).
         panel.applyBiasOnly(1);
         QVERIFY(panel.fineTunePane()->request().out != rq.out);

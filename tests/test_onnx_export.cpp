@@ -22,10 +22,7 @@ std::string demoSupernet() { return (test::sourceDir() + QStringLiteral("/models
 
 PreparedModel seededZoo(const std::string& name, std::uint64_t seed)
 {
-    ModelSpec spec;
-    spec.zoo = name;
-    spec.seed = seed;
-    return prepareFloatModel(spec, QuantizeOptions{});
+    return prepareFloatModel(ModelSource::zoo(name, seed), QuantizeOptions{});
 }
 
 QStringList filesIn(const QString& dir) { return QDir(dir).entryList(QDir::Files | QDir::Hidden | QDir::NoDotAndDotDot); }
@@ -44,18 +41,18 @@ private Q_SLOTS:
         QDir().mkpath(dir);
         std::vector<std::string> files;
         for (const char* zoo : {"mcunet-5fps", "mobilenetv1-0.25", "resnet-8", "ds-cnn-s"})
-            files.push_back(test::exportOnnxCase(seededZoo(zoo, 1), "", dir, std::string("zoo-") + zoo, 1).model);
+            files.push_back(test::exportOnnxCase(seededZoo(zoo, 1), dir, std::string("zoo-") + zoo, 1).model);
         const DesignSpace fm = presetSpace("mcunet-fmnist");
         const Supernet demo = Supernet::load(fm, demoSupernet());
         ArchSampler fs(fm);
-        files.push_back(test::exportOnnxCase(test::preparedSubnet(demo, fs.minConfig(28), "min"), "mcunet-fmnist", dir, "fmnist-min", 2).model);
-        files.push_back(test::exportOnnxCase(test::preparedSubnet(demo, fs.fullMaxConfig(36), "max"), "mcunet-fmnist", dir, "fmnist-max", 3).model);
+        files.push_back(test::exportOnnxCase(test::preparedSubnet(demo, fs.minConfig(28), "min"), dir, "fmnist-min", 2).model);
+        files.push_back(test::exportOnnxCase(test::preparedSubnet(demo, fs.fullMaxConfig(36), "max"), dir, "fmnist-max", 3).model);
         if (test::haveShared()) {
             const DesignSpace vww = presetSpace("mcunet-vww");
             const Supernet net = Supernet::load(vww, test::sharedPath(test::kVwwCkpt));
             PyRandom rng(18);
             SubnetConfig c = ArchSampler(vww).random(rng);
-            files.push_back(test::exportOnnxCase(test::preparedSubnet(net, c, "random"), "mcunet-vww", dir, "vww-random", 4).model);
+            files.push_back(test::exportOnnxCase(test::preparedSubnet(net, c, "random"), dir, "vww-random", 4).model);
         } else {
             qWarning("../shared not found: the MCUNet-VWW subnet is not checked");
         }
@@ -75,19 +72,19 @@ private Q_SLOTS:
         const QString dir = tmp.path() + QStringLiteral("/ort");
         QDir().mkpath(dir);
         std::vector<test::OnnxCase> cases;
-        cases.push_back(test::exportOnnxCase(seededZoo("mcunet-5fps", 7), "", dir, "mcunet-5fps", 7));
+        cases.push_back(test::exportOnnxCase(seededZoo("mcunet-5fps", 7), dir, "mcunet-5fps", 7));
         if (test::haveShared()) {
             const DesignSpace vww = presetSpace("mcunet-vww");
             const Supernet net = Supernet::load(vww, test::sharedPath(test::kVwwCkpt));
             PyRandom rng(5);
             SubnetConfig c = ArchSampler(vww).random(rng);
             c.image_size = 112;
-            cases.push_back(test::exportOnnxCase(test::preparedSubnet(net, c, "random"), "mcunet-vww", dir, "vww-random-112", 8));
+            cases.push_back(test::exportOnnxCase(test::preparedSubnet(net, c, "random"), dir, "vww-random-112", 8));
         } else {
             const DesignSpace fm = presetSpace("mcunet-fmnist");
             const Supernet demo = Supernet::load(fm, demoSupernet());
             PyRandom rng(5);
-            cases.push_back(test::exportOnnxCase(test::preparedSubnet(demo, ArchSampler(fm).random(rng), "random"), "mcunet-fmnist", dir,
+            cases.push_back(test::exportOnnxCase(test::preparedSubnet(demo, ArchSampler(fm).random(rng), "random"), dir,
                                                  "fmnist-random", 8));
         }
         const Json got = test::runOnnxRuntime(cases, npmDir, dir);
@@ -168,7 +165,7 @@ private Q_SLOTS:
 
         // Weights that do not fit a layer: named too.
         PreparedModel m = seededZoo("resnet-8", 1);
-        OnnxSource src = onnxSource(m, "");
+        OnnxSource src = onnxSource(m);
         const int conv = m.network.convLayers()[1];
         src.weight[static_cast<std::size_t>(conv)].pop_back();
         const QString msg = test::inputErrorOf([&] { buildOnnxModel(src); });

@@ -17,9 +17,11 @@
 #include "nn/supernet/Supernet.h"
 #include "nn/TorchRuntime.h"
 #include "nn/quantize/ZooModule.h"
+#include "space/ArchSampler.h"
 #include "space/SpacePresets.h"
 #include "tinyengine/Int8Forward.h"
 #include "zoo/NetworkBuilder.h"
+#include "zoo/SubnetNetwork.h"
 #include "zoo/ZooCatalog.h"
 
 #include <QTemporaryDir>
@@ -200,10 +202,7 @@ private Q_SLOTS:
         const DesignSpace space = loadSpace("mcunet-fmnist");
         const std::string ckpt = (dir.path() + QStringLiteral("/supernet.pth")).toStdString();
         Supernet::initialize(space, 7).save(ckpt);
-        ModelSpec spec;
-        spec.supernet = ckpt;
-        spec.space = "mcunet-fmnist";
-        spec.config = "min";
+        const ModelSource spec = ModelSource::subnetByName("mcunet-fmnist", "min", ckpt);
         QuantizeOptions o;
         o.calib_images = 32;
         o.bn_images = 64;
@@ -218,7 +217,7 @@ private Q_SLOTS:
         ExportRequest rq;
         rq.model = spec;
         rq.quantize = o;
-        rq.scheme = "bias-only:2";
+        rq.scheme = SparseScheme::biasOnly(2);
         const ExportPlan plan = planModelExport(rq);
         QCOMPARE(plan.name, std::string("subnet"));
         QVERIFY(plan.graph.liveOps() > plan.graph.forward_ops);
@@ -229,15 +228,42 @@ private Q_SLOTS:
     void zooModelWithAForeignPickleIsRefused()
     {
         REQUIRE_SHARED();
-        ModelSpec spec;
-        spec.zoo = "mbv2-w0.35";
-        spec.params = test::tinyengineRef("full-int8-params.pkl");
         try {
-            prepareModel(spec, {});
+            ModelSource::zooWithParams("mbv2-w0.35", test::tinyengineRef("full-int8-params.pkl"));
             QFAIL("accepted mcunet-5fps weights for mbv2-w0.35");
         } catch (const InputError& e) {
             QVERIFY2(std::string(e.what()).find("not the weights of mbv2-w0.35") != std::string::npos, e.what());
         }
+    }
+
+    // Issue 49: what a job runs on is a value made at the edge — the space, config and network
+    // resolved once, the params pickle read and checked when the source is made.
+    void aModelSourceIsResolvedWhenItIsMade()
+    {
+        const DesignSpace space = loadSpace("mcunet-fmnist");
+        const ModelSource min = ModelSource::subnetByName("", "min", "ckpt.pth");
+        QVERIFY(min.asSubnet() && !min.asZoo());
+        QCOMPARE(min.asSubnet()->space.name, std::string("mcunet-fmnist"));   // the default space
+        QVERIFY(min.asSubnet()->config == ArchSampler(space).minConfig(*std::min_element(space.resolutions.begin(), space.resolutions.end())));
+        QCOMPARE(min.describe(), std::string("subnet min of ckpt.pth"));
+        QCOMPARE(min.network().name, std::string("subnet"));
+        QCOMPARE(min.network().macs(), networkFromSubnet(space, min.asSubnet()->config).macs());
+        const ModelSource byValue = ModelSource::subnet(space, min.asSubnet()->config, "ckpt.pth");
+        QCOMPARE(byValue.describe(), "subnet " + min.asSubnet()->config.toJson().dump() + " of ckpt.pth");
+        const ModelSource seeded = ModelSource::zoo("mcunet-5fps", 3);
+        QCOMPARE(seeded.describe(), std::string("mcunet-5fps (seeded initialisation, untrained)"));
+        QCOMPARE(seeded.asZoo()->seed, std::uint64_t(3));
+        QVERIFY(!seeded.asZoo()->params);
+        // A config that is not the space's is refused when the source is made, naming it.
+        SubnetConfig bad = min.asSubnet()->config;
+        bad.image_size = 1000;
+        const QString msg = test::inputErrorOf([&] { ModelSource::subnet(space, bad, "ckpt.pth", "", "the winner"); });
+        QVERIFY2(msg.contains(QStringLiteral("the winner")), qPrintable(msg));
+        QVERIFY2(test::inputErrorOf([] { ModelSource().network(); }).contains(QStringLiteral("give the model")), "an empty source has no network");
+        if (!test::haveShared()) return;
+        const ModelSource real = ModelSource::zooWithParams("mcunet-5fps", test::tinyengineRef("full-int8-params.pkl"));
+        QVERIFY(real.asZoo()->params && !real.asZoo()->params->scales.empty());   // scale.json beside the pickle
+        QCOMPARE(real.describe(), "mcunet-5fps with " + test::tinyengineRef("full-int8-params.pkl"));
     }
 };
 

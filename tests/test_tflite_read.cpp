@@ -258,9 +258,7 @@ private Q_SLOTS:
     {
         QFETCH(QString, config);
         if (fashionMnistDir().empty()) QSKIP("dataset-fashion-mnist is not installed");
-        ModelSpec spec;
-        spec.supernet = dataRoot() + "/models/supernets/mcunet-fmnist.pth";
-        spec.config = config.toStdString();
+        const ModelSource spec = ModelSource::subnetByName("", config.toStdString(), dataRoot() + "/models/supernets/mcunet-fmnist.pth");
         QuantizeOptions o;
         o.calib_images = 16;
         o.bn_images = 32;

@@ -570,14 +570,15 @@ private Q_SLOTS:
         QVERIFY(panel.selectModel(TrainingInspectorPanel::subnetEntryName()));
         panel.applyBiasOnly(5);
         ExportRequest rq = panel.exportRequest();
-        QVERIFY2(rq.model.zoo.empty(), rq.model.zoo.c_str());
-        QVERIFY(!rq.model.supernet.empty() && fileExists(rq.model.supernet));
-        QCOMPARE(rq.model.space, std::string("mcunet-fmnist"));
+        const SubnetSource* subnet = rq.model.asSubnet();
+        QVERIFY(subnet && fileExists(subnet->checkpoint));
+        QCOMPARE(subnet->space.name, std::string("mcunet-fmnist"));
         QCOMPARE(rq.name, std::string("subnet"));   // the workspace's own supernet: no transfer
-        // Issue 47: the subnet goes as a value (no temporary subnet.json for the dialog to show), and
-        // the scheme has words beside its working file.
-        QVERIFY2(rq.model.config.empty(), rq.model.config.c_str());
-        QVERIFY(rq.model.subnet.has_value() && *rq.model.subnet == state.subnet());
+        // Issues 47, 49: the subnet and the scheme go as values (no temporary subnet.json or
+        // scheme.json to parse back), the scheme with its words.
+        QVERIFY2(subnet->config_name.empty(), subnet->config_name.c_str());
+        QVERIFY(subnet->config == state.subnet());
+        QCOMPARE(rq.scheme, sparseSchemeOf(panel.layerModel()->scheme(), panel.layerModel()->network()));
         QCOMPARE(rq.scheme_label, panel.layerModel()->schemeDescription().toStdString());
         QVERIFY2(rq.scheme_label.find("tinyscope-") == std::string::npos && !rq.scheme_label.empty(), rq.scheme_label.c_str());
         // In Lab 3's VWW workspace (no supernet) the shipped one is used, and the export says so.
@@ -610,9 +611,11 @@ private Q_SLOTS:
         QCOMPARE(panel.currentModel(), QStringLiteral("mcunet-5fps"));
         QCOMPARE(panel.layerModel()->network().numConvs(), im.network.numConvs());   // the opened graph stays shown
         const ExportRequest rq = panel.exportRequest();
-        QCOMPARE(rq.model.zoo, std::string("mcunet-5fps"));
+        QVERIFY(rq.model.asZoo());
+        QCOMPARE(rq.model.asZoo()->network.name, std::string("mcunet-5fps"));
         QVERIFY(!companionParams(graph).isEmpty());
-        QCOMPARE(QString::fromStdString(rq.model.params), companionParams(graph));
+        QCOMPARE(QString::fromStdString(rq.model.asZoo()->params_file), companionParams(graph));
+        QVERIFY(rq.model.asZoo()->params);   // read and checked against the model when the request is made
     }
 
     void anyTrainingGraphCanBeShownAndInspected()

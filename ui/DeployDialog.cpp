@@ -15,7 +15,6 @@
 #include "device/TfliteDeviceRun.h"
 #include "io/OutputPaths.h"
 #include "io/Text.h"
-#include "space/SpacePresets.h"
 #include "UiText.h"
 
 #include <QDir>
@@ -32,31 +31,25 @@ namespace tinyscope::ui {
 
 namespace {
 
-QString spaceOf(const ModelSpec& m) { return QString::fromStdString(spaceOrDefault(m.space)); }
-
 // One line for people: which subnet of which checkpoint, and its figures from the cost model.
-QString describeModel(const ModelSpec& m)
+QString describeModel(const ModelSource& m)
 {
-    if (m.supernet.empty()) return QString::fromStdString(m.describe()).toHtmlEscaped();
+    const SubnetSource* s = m.asSubnet();
+    if (!s) return QString::fromStdString(m.describe()).toHtmlEscaped();
+    const DesignSpace& space = s->space;
+    const SubnetConfig& c = s->config;
+    int blocks = 0;
+    for (int st = 0; st < space.numStages(); ++st) blocks += c.activeDepth(space, st);
+    const CostSummary cost = CostModel(space).summary(c);
     QString text = QStringLiteral("Subnet of <b>%1</b> (space %2)")
-                       .arg(QFileInfo(QString::fromStdString(m.supernet)).fileName().toHtmlEscaped(), spaceOf(m).toHtmlEscaped());
-    if (!m.subnet) return text + QStringLiteral(": config %1").arg(QString::fromStdString(m.config.empty() ? "max" : m.config).toHtmlEscaped());
-    try {
-        const DesignSpace space = loadSpace(spaceOf(m).toStdString());
-        const SubnetConfig& c = *m.subnet;
-        int blocks = 0;
-        for (int s = 0; s < space.numStages(); ++s) blocks += c.activeDepth(space, s);
-        const CostSummary cost = CostModel(space).summary(c);
-        text += QStringLiteral(": %1 px").arg(c.image_size);
-        if (c.wid >= 0 && static_cast<std::size_t>(c.wid) < space.width_mult_list.size())
-            text += QStringLiteral(", width ×%1").arg(space.width_mult_list[static_cast<std::size_t>(c.wid)]);
-        text += QStringLiteral(", %1 blocks — %2 M MACs, peak SRAM %3, flash %4 (cost model, int8)")
-                    .arg(blocks)
-                    .arg(cost.millionMacs(), 0, 'f', 2)
-                    .arg(kbText(cost.peak_activation_bytes), kbText(cost.flash_bytes));
-    } catch (const std::exception& e) {
-        text += QStringLiteral(" — <i>%1</i>").arg(QString::fromUtf8(e.what()).toHtmlEscaped());
-    }
+                       .arg(QFileInfo(QString::fromStdString(s->checkpoint)).fileName().toHtmlEscaped(), QString::fromStdString(space.name).toHtmlEscaped());
+    text += QStringLiteral(": %1 px").arg(c.image_size);
+    if (c.wid >= 0 && static_cast<std::size_t>(c.wid) < space.width_mult_list.size())
+        text += QStringLiteral(", width ×%1").arg(space.width_mult_list[static_cast<std::size_t>(c.wid)]);
+    text += QStringLiteral(", %1 blocks — %2 M MACs, peak SRAM %3, flash %4 (cost model, int8)")
+                .arg(blocks)
+                .arg(cost.millionMacs(), 0, 'f', 2)
+                .arg(kbText(cost.peak_activation_bytes), kbText(cost.flash_bytes));
     return text;
 }
 
@@ -246,12 +239,13 @@ DeviceRuns runEngines(const std::string& file, const std::string& data, const Jo
 
 }  // namespace
 
-DeployDialog::DeployDialog(ModelSpec model, const QString& stem, QWidget* parent) : QDialog(parent), model_(std::move(model))
+DeployDialog::DeployDialog(ModelSource model, const QString& stem, QWidget* parent) : QDialog(parent), model_(std::move(model))
 {
     setWindowTitle(QStringLiteral("Deploy"));
     QString fileStem = stem;
     if (fileStem.isEmpty())
-        fileStem = model_.supernet.empty() ? QString::fromStdString(model_.zoo) : spaceOf(model_) + QStringLiteral("-subnet");
+        fileStem = model_.asSubnet() ? QString::fromStdString(model_.asSubnet()->space.name) + QStringLiteral("-subnet")
+                                     : QString::fromStdString(model_.network().name);
     jobs_ = new JobRunner(this);
     auto* layout = new QVBoxLayout(this);
     auto* modelLine = new QLabel(describeModel(model_));

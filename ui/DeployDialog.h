@@ -35,10 +35,10 @@ class DeployDialog : public QDialog {
 public:
     // `stem` names the default output file (~/tinyscope-deploy/<stem>.tflite); empty: "<space>-subnet"
     // for a subnet, the zoo name for a zoo model.
-    explicit DeployDialog(ModelSpec model, const QString& stem = QString(), QWidget* parent = nullptr);
+    explicit DeployDialog(ModelSource model, const QString& stem = QString(), QWidget* parent = nullptr);
     ~DeployDialog() override;
 
-    const ModelSpec& model() const { return model_; }
+    const ModelSource& model() const { return model_; }
     // The settings (DeployForm): format, calibration data and image counts, board, output file.
     void setFormat(DeployFormat format);   // the output file's extension follows
     DeployFormat format() const;
@@ -90,7 +90,7 @@ private:
     void endJob(bool ok, const QString& error);   // unlock the form; cancelled / failed text; deployed()
     void showBoard();                      // the memory table and the device bars against the chosen board
 
-    ModelSpec model_;
+    ModelSource model_;
     DeployForm* form_;
     QPushButton* deploy_;
     QPushButton* runDevice_;

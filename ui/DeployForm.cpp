@@ -2,7 +2,6 @@
 
 #include "BoardPicker.h"
 #include "Palette.h"
-#include "space/SpacePresets.h"
 #include "workspace/CalibrationData.h"
 
 #include <QComboBox>
@@ -25,19 +24,14 @@ QString extensionOf(DeployFormat f) { return f == DeployFormat::TFLite ? QString
 
 }  // namespace
 
-DeployForm::DeployForm(const QString& stem, const ModelSpec& model, QWidget* parent)
-    : QWidget(parent), stem_(stem), bnApplies_(!model.supernet.empty()), ownData_(QString::fromLatin1(kZooCalibrationData))
+DeployForm::DeployForm(const QString& stem, const ModelSource& model, QWidget* parent)
+    : QWidget(parent), stem_(stem), bnApplies_(model.asSubnet() != nullptr), ownData_(QString::fromLatin1(kZooCalibrationData))
 {
-    if (bnApplies_) {
+    if (const SubnetSource* s = model.asSubnet()) {
         // The space's own calibration data and what its task's images are: the rule the deploy applies.
-        try {
-            const DesignSpace space = loadSpace(spaceOrDefault(model.space));
-            ownData_ = QString::fromStdString(ownCalibrationData(space));
-            expected_ = QString::fromStdString(calibrationExpectation(space));
-            spaceName_ = QString::fromStdString(space.name);
-        } catch (const std::exception&) {
-            ownData_.clear();   // an unreadable space: the deploy says why
-        }
+        ownData_ = QString::fromStdString(ownCalibrationData(s->space));
+        expected_ = QString::fromStdString(calibrationExpectation(s->space));
+        spaceName_ = QString::fromStdString(s->space.name);
     }
     auto* form = new QFormLayout(this);
     form->setContentsMargins(0, 0, 0, 0);
@@ -154,7 +148,7 @@ void DeployForm::setOutputFile(const QString& path) { out_->setText(path); }
 
 QString DeployForm::outputFile() const { return out_->text(); }
 
-DeployRequest DeployForm::request(const ModelSpec& model) const
+DeployRequest DeployForm::request(const ModelSource& model) const
 {
     DeployRequest rq;
     rq.model = model;

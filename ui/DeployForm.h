@@ -24,7 +24,7 @@ public:
     // the Calibration data starts with the space's own and is empty for a space without any (the
     // deploy then says to choose some, or BN images 0 to keep the checkpoint's statistics); a zoo
     // model's BN images are disabled.
-    DeployForm(const QString& stem, const ModelSpec& model, QWidget* parent = nullptr);
+    DeployForm(const QString& stem, const ModelSource& model, QWidget* parent = nullptr);
 
     void setFormat(DeployFormat format);   // the output file's extension follows
     DeployFormat format() const;
@@ -37,7 +37,7 @@ public:
     void setOutputFile(const QString& path);
     QString outputFile() const;
     // The deploy of `model` these settings ask for ("~/" in the output file is the home folder).
-    DeployRequest request(const ModelSpec& model) const;
+    DeployRequest request(const ModelSource& model) const;
     void setLocked(bool locked);           // while a deploy runs
 
 Q_SIGNALS:

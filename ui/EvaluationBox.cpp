@@ -244,11 +244,14 @@ DeployDialog* EvaluationBox::openDeployDialog()
 {
     EvaluationRequest rq;
     if (!prepareRequest(rq, QStringLiteral("Deploy"))) return nullptr;
-    ModelSpec spec;
-    spec.supernet = rq.supernet;
-    spec.space = rq.space.name;
-    spec.subnet = rq.config;
-    auto* d = new DeployDialog(spec, QString(), this);
+    ModelSource subnet;
+    try {
+        subnet = ModelSource::subnet(rq.space, rq.config, rq.supernet);
+    } catch (const std::exception& e) {
+        QMessageBox::warning(this, QStringLiteral("Deploy"), QString::fromUtf8(e.what()));
+        return nullptr;
+    }
+    auto* d = new DeployDialog(subnet, QString(), this);
     d->setBoard(state_->boardName());   // the workspace's board
     d->setAttribute(Qt::WA_DeleteOnClose);
     d->show();
@@ -263,6 +266,7 @@ void EvaluationBox::evaluate()
     rq.data = options_->data().toStdString();
     rq.images = static_cast<std::size_t>(options_->images());
     rq.calibrate = options_->calibrationImages() > 0;
+    if (rq.calib_data == ownCalibrationData(rq.space)) rq.calib_data.clear();   // the default: may fall back
     rq.calibration.images = static_cast<std::size_t>(options_->calibrationImages());
     rq.engine = options_->engine();
     rq.dtype = options_->dtype();
@@ -351,21 +355,28 @@ void EvaluationBox::classify(const QString& imagePath)
     if (classifyJobs_->busy()) return;
     EvaluationRequest rq;
     if (!prepareRequest(rq, QStringLiteral("Classify image"))) return;
-    rq.calibrate = options_->calibrationImages() > 0 && !fashionMnistDir().empty();
+    // Without the space's calibration data here, the core classifies on the checkpoint's BatchNorm
+    // statistics and says so (the note goes to the status bar), as `tinyscope classify` does.
+    rq.calibrate = options_->calibrationImages() > 0;
+    if (rq.calib_data == ownCalibrationData(rq.space)) rq.calib_data.clear();   // the default: may fall back
     rq.calibration.images = std::min<std::size_t>(500, static_cast<std::size_t>(options_->calibrationImages()));
     // Extraction and BN re-calibration take about a second: off the GUI thread.
     classes_->clear();
     classes_->addItem(QStringLiteral("classifying %1…").arg(QFileInfo(imagePath).fileName()));
     classifyJobs_->run([rq, path = imagePath.toStdString()](const JobControl&) { return runClassification(rq, path); },
-                       [this, imagePath](const std::vector<ClassScore>& scores) {
+                       [this, imagePath](const Classification& c) {
+                           const std::vector<ClassScore>& scores = c.scores;
                            classes_->clear();
                            for (std::size_t i = 0; i < scores.size() && i < 5; ++i)
                                classes_->addItem(QStringLiteral("%1 %  %2")
                                                      .arg(100.0 * scores[i].probability, 6, 'f', 2)
                                                      .arg(QString::fromStdString(scores[i].name)));
                            if (!scores.empty())
-                               Q_EMIT state_->message(QStringLiteral("%1: %2").arg(QFileInfo(imagePath).fileName(),
-                                                                                  QString::fromStdString(scores.front().name)));
+                               Q_EMIT state_->message(QStringLiteral("%1: %2%3").arg(QFileInfo(imagePath).fileName(),
+                                                                                    QString::fromStdString(scores.front().name),
+                                                                                    c.calibration_note.empty()
+                                                                                        ? QString()
+                                                                                        : QStringLiteral(" — ") + QString::fromStdString(c.calibration_note)));
                            Q_EMIT classified(!scores.empty());
                        },
                        [this](const JobFailure& f) {

@@ -94,7 +94,7 @@ ExportDialog::ExportDialog(ExportRequest request, QWidget* parent) : QDialog(par
     auto* layout = new QVBoxLayout(this);
     auto* model = new QLabel(QStringLiteral("<b>%1</b><br>scheme %2")
                                  .arg(QString::fromStdString(request_.model.describe()).toHtmlEscaped(),
-                                      QString::fromStdString(request_.scheme_label.empty() ? request_.scheme : request_.scheme_label)
+                                      QString::fromStdString(request_.scheme_label)
                                           .toHtmlEscaped()));
     model->setWordWrap(true);
     layout->addWidget(model);

@@ -16,10 +16,7 @@
 #include "Presentation.h"
 #include "SchemeAccuracyScatter.h"
 #include "TrainingLayerModel.h"
-#include "io/AtomicFile.h"
 #include "io/DataPaths.h"
-#include "space/SpacePresets.h"
-#include "space/SubnetConfig.h"
 #include "UiText.h"
 
 #include <QApplication>
@@ -195,30 +192,23 @@ FineTuneRequest FineTunePane::baseRequest() const
     FineTuneRequest rq;
     rq.model = er.model;
     rq.scheme = er.scheme;
-    if (!rq.model.config.empty()) {
-        // The subnet itself instead of the export's temporary file: the run (and its checkpoint)
-        // is the same one in the next session.
-        rq.model.subnet = SubnetConfig::loadFile(rq.model.config, loadSpace(spaceOrDefault(rq.model.space)));
-        rq.model.config.clear();
-    }
     rq.quantize = quantize_;
     rq.data = form_->data().toStdString();
     if (rq.data.empty()) throw InputError("data: give fashion-mnist or an image folder (class/*.png|jpg)");
     rq.recipe = form_->recipe(base_);
     // The model's input size: a design-space subnet's 28–36 px, a zoo model's 128.
-    rq.recipe.resolution = rq.model.subnet ? rq.model.subnet->image_size : layers_->network().input.h;
+    rq.recipe.resolution = rq.model.asSubnet() ? rq.model.asSubnet()->config.image_size : layers_->network().input.h;
     return rq;
 }
 
 FineTuneRequest FineTunePane::request() const
 {
     FineTuneRequest rq = baseRequest();
-    // The export's scheme file is rewritten by the next export: the run keeps its own copy.
-    const std::string schemeText = readFileBytes(rq.scheme);
+    // The run keeps its scheme as a file beside its checkpoint (named so in its results).
     rq.out = runFolder(rq).toStdString();
-    rq.scheme = rq.out + "/scheme.json";
+    rq.scheme_name = rq.out + "/scheme.json";
     std::filesystem::create_directories(rq.out);
-    writeFileAtomic(rq.scheme, schemeText);
+    rq.scheme.saveFile(rq.scheme_name);
     return rq;
 }
 
@@ -458,8 +448,10 @@ namespace {
 // What the prepared model depends on: the model and the quantization (the run identity's part).
 std::string preparedKey(const FineTuneRequest& rq)
 {
-    const ModelSpec& m = rq.model;
-    return Json{m.describe(), m.space, m.scales, m.seed, rq.quantize.calib_data, rq.quantize.calib_images, rq.quantize.bn_images}.dump();
+    const ModelSource& m = rq.model;
+    const std::string space = m.asSubnet() ? m.asSubnet()->space.name : "";
+    const std::uint64_t seed = m.asZoo() ? m.asZoo()->seed : 0;
+    return Json{m.describe(), space, seed, rq.quantize.calib_data, rq.quantize.calib_images, rq.quantize.bn_images}.dump();
 }
 
 }  // namespace

@@ -1,7 +1,5 @@
 #include "FineTuneRunFolders.h"
 
-#include "io/AtomicFile.h"
-#include "space/SpacePresets.h"
 #include "workspace/CalibrationData.h"
 
 #include <QCryptographicHash>
@@ -24,12 +22,8 @@ QString fileSafe(QString s) { return s.replace(QRegularExpression(QStringLiteral
 std::string calibrationName(const FineTuneRequest& rq)
 {
     if (!rq.quantize.calib_data.empty()) return rq.quantize.calib_data;
-    if (!rq.model.zoo.empty()) return kZooCalibrationData;
-    try {
-        return ownCalibrationData(loadSpace(spaceOrDefault(rq.model.space)));
-    } catch (const std::exception&) {
-        return std::string();
-    }
+    if (const SubnetSource* s = rq.model.asSubnet()) return ownCalibrationData(s->space);
+    return kZooCalibrationData;
 }
 
 // What a run's figures depend on besides the scheme: the model (and the subnet's quantization),
@@ -49,7 +43,7 @@ Json runIdentity(const FineTuneRequest& rq)
 QString fineTuneRunFolder(const QString& root, const QString& model, const FineTuneRequest& rq)
 {
     Json id = runIdentity(rq);
-    id["scheme"] = readFileBytes(rq.scheme);
+    id["scheme"] = rq.scheme.toJson().dump(2) + "\n";   // scheme.json's text
     return QStringLiteral("%1/%2-%3-%4").arg(root, fileSafe(model), rq.recipe.qas ? QStringLiteral("qas") : QStringLiteral("noqas"), shortHash(id));
 }
 

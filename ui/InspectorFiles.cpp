@@ -74,11 +74,8 @@ void InspectorFiles::setWeights(const QString& model, const QString& paramsPickl
 ExportRequest InspectorFiles::exportRequest(const QString& modelKey) const
 {
     if (!model_->hasNetwork()) throw InputError("no model with an int8 lowering is selected");
-    if (!scratch_) scratch_ = std::make_unique<QTemporaryDir>();
-    const QString schemeFile = scratch_->path() + QStringLiteral("/scheme.json");
-    saveScheme(schemeFile);   // throws when tiny-training's keys cannot express the choice
     ExportRequest rq;
-    rq.scheme = schemeFile.toStdString();   // a working file: the dialog shows the scheme in words
+    rq.scheme = sparseSchemeOf(model_->scheme(), model_->network());   // throws when tiny-training's keys cannot express the choice
     rq.scheme_label = model_->schemeDescription().toStdString();
     if (modelKey == inspectorOpenedKey())
         throw InputError("the opened graph's network is no zoo model, so it cannot be exported again from here: choose a zoo model or "
@@ -87,13 +84,11 @@ ExportRequest InspectorFiles::exportRequest(const QString& modelKey) const
         // The selected subnet with the weights of the workspace's supernet (in a workspace
         // without one, the shipped supernet's, the subnet transferred: named so in the export).
         const SupernetTarget target = supernetTarget(state_->workspace());
-        rq.model.supernet = target.supernet;
-        rq.model.subnet = transferConfig(state_->subnet(), state_->space(), target.space);   // the value, no file (issue 47)
-        rq.model.space = target.space.name;
+        rq.model = ModelSource::subnet(target.space, transferConfig(state_->subnet(), state_->space(), target.space), target.supernet);
         rq.name = target.transferred ? "subnet-transferred-to-" + target.space.name : "subnet";
     } else {
-        rq.model.zoo = modelKey.toStdString();
-        rq.model.params = weights_.value(modelKey).toStdString();
+        const std::string params = weights_.value(modelKey).toStdString();
+        rq.model = params.empty() ? ModelSource::zoo(modelKey.toStdString()) : ModelSource::zooWithParams(modelKey.toStdString(), params);
         rq.name = modelKey.toStdString();
     }
     return rq;

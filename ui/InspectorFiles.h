@@ -9,7 +9,6 @@
 #include <QMap>
 #include <QObject>
 #include <QString>
-#include <QTemporaryDir>
 
 #include <memory>
 
@@ -57,7 +56,6 @@ private:
     TrainingGraphPane* pane_;
     QWidget* parent_;
     QMap<QString, QString> weights_;   // model -> int8 params pickle chosen or imported this session
-    mutable std::unique_ptr<QTemporaryDir> scratch_;
 };
 
 }  // namespace tinyscope::ui

@@ -23,7 +23,7 @@ namespace tinyscope::ui {
 
 struct SchemeRun {
     QString run;           // identity: the run's checkpoint folder
-    QString model;         // identity of the model (ModelSpec::describe)
+    QString model;         // identity of the model (ModelSource::describe)
     QString modelName;     // as the picker names it
     QString scheme;        // the scheme's text (describeScheme)
     bool qas = true;

@@ -529,19 +529,17 @@ bool SearchPanel::loadCandidate(std::size_t index)
 DeployDialog* SearchPanel::deployWinner()
 {
     if (!shown_ || !shown_->found) return nullptr;
-    ModelSpec spec;
+    ModelSource winner;
     try {
         // The workspace's supernet, or the shipped one with the winner transferred (the dialog's
         // title names the supernet's space).
         const SupernetTarget target = supernetTarget(state_->workspace());
-        spec.supernet = target.supernet;
-        spec.space = target.space.name;
-        spec.subnet = transferConfig(shown_->best.config, shownSpace_, target.space);
+        winner = ModelSource::subnet(target.space, transferConfig(shown_->best.config, shownSpace_, target.space), target.supernet);
     } catch (const std::exception& e) {
         status_->setText(QString::fromUtf8(e.what()).toHtmlEscaped());
         return nullptr;
     }
-    auto* d = new DeployDialog(spec, QString::fromStdString(spec.space) + QStringLiteral("-winner"), this);
+    auto* d = new DeployDialog(winner, QString::fromStdString(winner.asSubnet()->space.name) + QStringLiteral("-winner"), this);
     d->setBoard(state_->boardName());   // the workspace's board
     d->setAttribute(Qt::WA_DeleteOnClose);
     d->show();

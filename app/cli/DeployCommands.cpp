@@ -19,8 +19,7 @@ namespace {
 
 int cmdDeploy(const Args& argv)
 {
-    CliArgs a(argv, {"model", "params", "scales", "supernet", "config", "space", "seed", "format", "calib-data", "calib-images", "bn-images", "threads",
-                     "board", "out"},
+    CliArgs a(argv, withModelOptions({"format", "board", "out"}),
               {"int8", "json", "compare-memory", "help"});
     if (a.flag("help")) {
         std::cout << "usage: tinyscope deploy (--supernet CKPT --config C.json | --model ZOO [--params P.pkl]) --format tflite|onnx\n"
@@ -33,19 +32,10 @@ int cmdDeploy(const Args& argv)
                      "  tflite: fully int8 (implies --int8): per-channel int8 weights, int32 biases, int8 activations\n"
                      "        calibrated on --calib-images of --calib-data (a zoo model's int8 --params as they are), NHWC,\n"
                      "        builtin ops TensorFlow Lite Micro implements; metadata as above in a \"tinyscope\" buffer.\n"
-                     "  --model NAME          a zoo model (tinyscope zoo list): seeded weights (--seed S), or the float weights\n"
-                     "                        of its int8 --params FILE (+ --scales FILE, default scale.json beside it)\n"
-                     "  --supernet CKPT --config CFG.json|max|min [--space NAME|FILE]\n"
-                     "                        or a subnet of a supernet checkpoint (space default mcunet-fmnist); its BatchNorm\n"
-                     "                        is re-calibrated on --bn-images of --calib-data first\n"
-                     "  --calib-data DATASET  images of the space's task (its number of classes, colour, at least half its smallest\n"
-                     "                        input size; others are refused). Default: the space's own (fashion-mnist:holdout for\n"
-                     "                        the Fashion-MNIST spaces; mcunet-vww has none: give it, or --bn-images 0 for onnx);\n"
-                     "                        a zoo model: fashion-mnist:holdout\n"
-                     "  --int8                int8 model (tflite); calibrated on --calib-images N (default 200) of --calib-data\n"
-                     "  --bn-images N         a subnet's BatchNorm re-calibration images (default 2000); 0 keeps the checkpoint's\n"
-                     "                        statistics (the onnx file then computes `tinyscope forward`'s logits)\n"
-                     "  --threads N           worker threads (default 2)\n"
+                     "  The model (onnx: a zoo model's --params are dequantized with its scales; a subnet with --bn-images 0\n"
+                     "  computes `tinyscope forward`'s logits):\n"
+                  << kModelOptions
+                  << "  --int8                int8 model (tflite; implied by it)\n"
                      "  --board NAME|FILE     also compare the int8 peak SRAM and flash with a board: " + formatList(presetBoardNames()) + "\n"
                      "  --compare-memory      (tflite) run the written file through TensorFlow Lite Micro (tflm_run) and TinyEngine's\n"
                      "                        TFLite code generator: our peak SRAM beside TFLM's arena (head, tail, the op where\n"

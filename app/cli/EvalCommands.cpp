@@ -85,14 +85,7 @@ SupernetChoice chooseSupernet(const CliArgs& a)
 
 SubnetConfig chooseConfig(const CliArgs& a, const DesignSpace& space)
 {
-    ArchSampler sampler(space);
-    const int rMax = *std::max_element(space.resolutions.begin(), space.resolutions.end());
-    const int rMin = *std::min_element(space.resolutions.begin(), space.resolutions.end());
-    SubnetConfig c;
-    const std::string which = a.value("config", "max");
-    if (which == "max") c = sampler.fullMaxConfig(rMax);
-    else if (which == "min") c = sampler.minConfig(rMin);
-    else c = SubnetConfig::loadFile(which, space);
+    SubnetConfig c = configByName(space, a.value("config", "max"));
     if (a.has("resolution")) {
         c.image_size = a.intValue("resolution", 0, 1, 1 << 20);
         c.validate(space, "--resolution");
@@ -238,35 +231,24 @@ int cmdClassify(const Args& argv)
                      "  any, the checkpoint's statistics, with a note), or --no-calib; --resolution R as eval's.\n";
         return a.flag("help") ? 0 : 2;
     }
-    configureAllocator();
-    setTorchThreads(1);
-    SupernetChoice sc = chooseSupernet(a);
-    SubnetConfig config = chooseConfig(a, sc.space);
-    Image img = decodeImageFile(a.positionals()[0]);
-    Supernet supernet = Supernet::load(sc.space, sc.path);
-    Subnet subnet = supernet.extract(config);
-    if (!a.flag("no-calib")) {
-        // --calib-data (of the space's task), else the space's own when it is here; else the
-        // checkpoint's statistics, said on stderr.
-        std::string spec = a.value("calib-data");
-        const std::string own = ownCalibrationData(sc.space);
-        const bool ownHere = !own.empty() && (own.rfind("fashion-mnist:", 0) != 0 || !fashionMnistDir().empty());
-        if (spec.empty() && ownHere) spec = own;
-        if (spec.empty()) {
-            std::fprintf(stderr, "note: BatchNorm keeps the checkpoint's statistics: %s (--calib-data DATASET re-calibrates it on images of %s)\n",
-                         own.empty() ? ("space " + sc.space.name + " has no calibration images of its own").c_str()
-                                     : (own + " is not installed").c_str(),
-                         calibrationExpectation(sc.space).c_str());
-        } else {
-            CalibrationOptions co;
-            co.images = static_cast<std::size_t>(a.int64Value("calib-images", 500, 1, kMaxImages));
-            const std::unique_ptr<ImageDataset> calib = openCalibrationData(sc.space, spec, true, {"--calib-data DATASET", "--no-calib"});
-            calibrateBn(subnet, *calib, co);
-        }
-    }
-    std::vector<std::string> names = sc.space.class_names;
-    std::vector<ClassScore> scores = classifyImage(subnet, img, names);
-    const std::size_t k = std::min(scores.size(), static_cast<std::size_t>(a.intValue("top", 5, 1, 1'000'000)));
+    // Every number first, so that a bad one is refused before anything is loaded.
+    const long long calibImages = a.int64Value("calib-images", 500, 1, kMaxImages);
+    const std::size_t top = static_cast<std::size_t>(a.intValue("top", 5, 1, 1'000'000));
+    // The request the GUI's "Classify image" builds, run by the same core job.
+    const SupernetChoice sc = chooseSupernet(a);
+    EvaluationRequest rq;
+    rq.supernet = sc.path;
+    rq.space = sc.space;
+    rq.config = chooseConfig(a, sc.space);
+    rq.calibrate = !a.flag("no-calib");
+    rq.calib_data = a.value("calib-data");
+    rq.calib_words = {"--calib-data DATASET", "--no-calib"};
+    rq.calibration.images = static_cast<std::size_t>(calibImages);
+    rq.threads = 1;
+    const Classification c = runClassification(rq, a.positionals()[0]);
+    if (!c.calibration_note.empty()) std::fprintf(stderr, "note: %s\n", c.calibration_note.c_str());
+    const std::vector<ClassScore>& scores = c.scores;
+    const std::size_t k = std::min(scores.size(), top);
     if (a.flag("json")) {
         Json out = Json::array();
         for (std::size_t i = 0; i < k; ++i) out.push_back({{"class", scores[i].name}, {"index", scores[i].index}, {"probability", scores[i].probability}});

@@ -5,6 +5,7 @@
 
 #include "Error.h"
 #include "graph/MemoryLedger.h"
+#include "graph/PublishedSchemes.h"
 #include "io/AtomicFolder.h"
 #include "io/OutputPaths.h"
 #include "io/Text.h"
@@ -25,7 +26,7 @@ std::string percent(double v) { return formatFixed(v, 2) + " %"; }
 
 int cmdQuantize(const Args& argv)
 {
-    CliArgs a(argv, {"model", "params", "scales", "supernet", "config", "space", "seed", "calib-data", "calib-images", "bn-images", "data", "images", "threads"},
+    CliArgs a(argv, withModelOptions({"data", "images"}),
               {"json", "help"});
     if (a.flag("help")) {
         std::cout << "usage: tinyscope quantize (--model NAME [--params FILE] | --supernet CKPT --config CFG) [--calib-data DATASET]\n"
@@ -38,10 +39,10 @@ int cmdQuantize(const Args& argv)
                      "  --images N            first N images (default 1000; 0 = all)\n";
         return 0;
     }
-    const ModelSpec spec = modelFromArgs(a);
+    const ModelSource model = modelFromArgs(a);
     const QuantizeOptions o = quantizeFromArgs(a);
     const long long images = a.int64Value("images", 1000, 0, kMaxImages);
-    const PreparedModel m = prepareModel(spec, o);
+    const PreparedModel m = prepareModel(model, o);
     const QuantizeReport r = compareTop1(m, a.value("data", "fashion-mnist:test"), static_cast<std::size_t>(images), o.threads);
     if (a.flag("json")) {
         Json j = r.toJson();
@@ -75,8 +76,7 @@ void printFindings(const std::vector<Finding>& findings, std::ostream& os)
 
 int cmdExport(const Args& argv)
 {
-    CliArgs a(argv, {"model", "params", "scales", "supernet", "config", "space", "seed", "calib-data", "calib-images", "bn-images", "threads", "scheme",
-                     "out", "mode", "name", "board"},
+    CliArgs a(argv, withModelOptions({"scheme", "out", "mode", "name", "board"}),
               {"strict", "json", "help"});
     if (a.flag("help")) {
         std::cout << "usage: tinyscope export (--model NAME [--params FILE] | --supernet CKPT --config CFG) --scheme FILE|NAME\n"
@@ -104,7 +104,9 @@ int cmdExport(const Args& argv)
     ExportRequest rq;
     rq.model = modelFromArgs(a);
     rq.quantize = quantizeFromArgs(a);
-    rq.scheme = a.value("scheme");
+    rq.scheme_label = a.value("scheme");
+    const Network net = rq.model.network();
+    rq.scheme = loadScheme(rq.scheme_label, &net);
     rq.form = parseExportForm(a.value("mode", "reference"));
     rq.name = a.value("name");
     ExportPlan plan = planModelExport(rq);

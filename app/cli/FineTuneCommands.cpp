@@ -12,6 +12,7 @@
 #include "nn/finetune/ContributionAnalysis.h"
 #include "nn/finetune/FineTuneJob.h"
 #include "graph/MemoryLedger.h"
+#include "graph/PublishedSchemes.h"
 #include "graph/SchemeEdit.h"
 
 #include <cmath>
@@ -64,9 +65,9 @@ FineTuneRecipe recipeFromArgs(const CliArgs& a)
     return r;
 }
 
-const std::set<std::string> kValued{"model", "params", "scales", "supernet", "config", "space", "calib-data", "calib-images", "bn-images",
-                                    "threads", "scheme", "data", "epochs", "head-scale", "budget", "analysis-epochs", "analysis-images", "analysis-test-images", "window", "batch", "lr", "resolution", "crop-scale", "jitter",
-                                    "train-images", "test-images", "seed", "out"};
+const std::set<std::string> kValued = withModelOptions({"scheme", "data", "epochs", "head-scale", "budget", "analysis-epochs", "analysis-images",
+                                                       "analysis-test-images", "window", "batch", "lr", "resolution", "crop-scale", "jitter",
+                                                       "train-images", "test-images", "out"});
 const std::set<std::string> kFlags{"no-qas", "no-flip", "no-augment", "json", "help"};
 
 FineTuneRequest requestFromArgs(const CliArgs& a)
@@ -79,6 +80,13 @@ FineTuneRequest requestFromArgs(const CliArgs& a)
     rq.out = a.value("out");
     if (a.has("out")) requireWritableFolder(rq.out, "--out");   // before any work
     return rq;
+}
+
+// The scheme named on the command line (a file, a published name or a pattern), read for the model.
+void useScheme(FineTuneRequest& rq, const std::string& spec, const Network& net)
+{
+    rq.scheme = loadScheme(spec, &net);
+    rq.scheme_name = spec;
 }
 
 void printEpoch(const FineTuneEpoch& e, int epochs)
@@ -99,9 +107,9 @@ JobControl progressLine()
     return job;
 }
 
-// --budget: the contribution analysis, then the knapsack; returns the found scheme's file. The model
-// is prepared once (rq.prepared) for the analysis's runs and the final one.
-std::string searchScheme(const CliArgs& a, FineTuneRequest& rq)
+// --budget: the contribution analysis, then the knapsack; the found scheme goes into `rq` (named by
+// its file). The model is prepared once (rq.prepared) for the analysis's runs and the final one.
+void searchScheme(const CliArgs& a, FineTuneRequest& rq)
 {
     const std::int64_t budget = static_cast<std::int64_t>(std::floor(a.doubleValue("budget", 0, 0, 1e9) * 1024.0));
     rq.prepared = std::make_shared<const PreparedModel>(prepareModel(rq.model, rq.quantize));
@@ -125,7 +133,8 @@ std::string searchScheme(const CliArgs& a, FineTuneRequest& rq)
     best.scheme.saveFile(file);
     std::cerr << "found under " << kilobytesText(budget) << ": " << describeScheme(best.resolved, net) << " — extra " << kilobytesText(best.extra_bytes)
               << ", summed gain " << formatFixed(best.gain, 2) << " points -> " << file << "\n";
-    return file;
+    rq.scheme = best.scheme;
+    rq.scheme_name = file;
 }
 
 int cmdFineTune(const Args& argv)
@@ -154,12 +163,13 @@ int cmdFineTune(const Args& argv)
         return 0;
     }
     FineTuneRequest rq = requestFromArgs(a);
-    rq.scheme = a.value("scheme", rq.scheme);
     if (a.has("budget")) {
         if (a.has("scheme")) throw InputError("give --scheme or --budget, not both (--budget searches the scheme)");
         if (rq.out.empty()) throw InputError("--budget runs a contribution analysis of many short runs: give --out DIR (resumable)");
-        rq.scheme = searchScheme(a, rq);
+        searchScheme(a, rq);
         rq.out += "/final";
+    } else if (a.has("scheme")) {
+        useScheme(rq, a.value("scheme"), rq.model.network());
     }
     const FineTuneResult r = fineTune(rq, progressLine(), [&](const FineTuneEpoch& e) { printEpoch(e, rq.recipe.epochs); });
     if (a.flag("json")) {
@@ -237,13 +247,14 @@ int cmdFineTuneTable(const Args& argv)
             runs.emplace_back(scheme, qas);
         }
     const FineTuneRequest base = requestFromArgs(a);
+    const Network net = base.model.network();
     const std::string out = base.out;
     Json rows = Json::array();
     std::ostringstream md;
     md << "| scheme | QAS | extra memory | inference peak + extra | top-1 | epochs | time |\n|---|---|---:|---:|---:|---:|---:|\n";
     for (const auto& [scheme, qas] : runs) {
         FineTuneRequest rq = base;
-        rq.scheme = scheme;
+        useScheme(rq, scheme, net);
         rq.recipe.qas = qas;
         if (!qas && !a.has("lr")) rq.recipe.bs256_lr = 0.1;
         rq.out = out + "/" + runFolder(scheme, qas);

@@ -20,20 +20,25 @@ const char* const kModelOptions =
     "  --threads N           worker threads (default 2)\n";
 
 
-ModelSpec modelFromArgs(const CliArgs& a)
+std::set<std::string> withModelOptions(std::set<std::string> more)
 {
-    ModelSpec m;
-    m.zoo = a.value("model");
-    m.params = a.value("params");
-    m.scales = a.value("scales");
-    m.supernet = a.value("supernet");
-    m.config = a.value("config");
-    m.space = a.value("space");
-    m.seed = static_cast<std::uint64_t>(a.int64Value("seed", 0, 0, kMaxSeed));
-    if (m.zoo.empty() && m.supernet.empty()) throw InputError("give the model: --model NAME or --supernet CKPT --config CFG");
-    if (!m.params.empty() && m.zoo.empty()) throw InputError("--params gives the int8 weights of a zoo model: add --model NAME");
-    if (!m.config.empty() && m.supernet.empty()) throw InputError("--config needs --supernet CKPT");
-    return m;
+    more.insert({"model", "params", "scales", "seed", "supernet", "config", "space", "calib-data", "calib-images", "bn-images", "threads"});
+    return more;
+}
+
+ModelSource modelFromArgs(const CliArgs& a)
+{
+    const std::string zoo = a.value("model"), params = a.value("params"), supernet = a.value("supernet"), config = a.value("config");
+    const std::uint64_t seed = static_cast<std::uint64_t>(a.int64Value("seed", 0, 0, kMaxSeed));
+    if (zoo.empty() && supernet.empty()) throw InputError("give the model: --model NAME or --supernet CKPT --config CFG");
+    if (!params.empty() && zoo.empty()) throw InputError("--params gives the int8 weights of a zoo model: add --model NAME");
+    if (!config.empty() && supernet.empty()) throw InputError("--config needs --supernet CKPT");
+    if (!supernet.empty()) {
+        if (!zoo.empty()) throw InputError("give either a zoo model or --supernet/--config, not both");
+        return ModelSource::subnetByName(a.value("space"), config.empty() ? "max" : config, supernet);
+    }
+    if (!params.empty()) return ModelSource::zooWithParams(zoo, params, a.value("scales"));
+    return ModelSource::zoo(zoo, seed);
 }
 
 QuantizeOptions quantizeFromArgs(const CliArgs& a)

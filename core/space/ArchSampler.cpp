@@ -82,4 +82,12 @@ SubnetConfig ArchSampler::crossover(const SubnetConfig& a, const SubnetConfig& b
     return c;
 }
 
+SubnetConfig configByName(const DesignSpace& space, const std::string& which)
+{
+    ArchSampler sampler(space);
+    if (which == "max") return sampler.fullMaxConfig(*std::max_element(space.resolutions.begin(), space.resolutions.end()));
+    if (which == "min") return sampler.minConfig(*std::min_element(space.resolutions.begin(), space.resolutions.end()));
+    return SubnetConfig::loadFile(which, space);
+}
+
 }  // namespace tinyscope

@@ -40,4 +40,8 @@ private:
     const DesignSpace* space_;
 };
 
+// A subnet config by name: "max" (fullMaxConfig at the largest resolution), "min" (minConfig at
+// the smallest), else a config file read and validated against `space`.
+SubnetConfig configByName(const DesignSpace& space, const std::string& which);
+
 }  // namespace tinyscope

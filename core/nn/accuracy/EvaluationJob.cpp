@@ -84,16 +84,30 @@ EvalResult runEvaluation(const EvaluationRequest& rq, const JobControl& job)
     return r;
 }
 
-std::vector<ClassScore> runClassification(const EvaluationRequest& rq, const std::string& imagePath)
+Classification runClassification(const EvaluationRequest& rq, const std::string& imagePath)
 {
     configureAllocator();
+    setTorchThreads(rq.threads);
     Image img = decodeImageFile(imagePath);
     rq.config.validate(rq.space, "subnet");
     EvaluationRequest bnOnly = rq;
     bnOnly.int8 = false;   // classification is the float forward
+    Classification c;
+    if (bnOnly.calibrate && bnOnly.calib_data.empty()) {
+        const std::string own = ownCalibrationData(rq.space);
+        const bool ownHere = !own.empty() && (own.rfind("fashion-mnist:", 0) != 0 || !fashionMnistDir().empty());
+        if (!ownHere) {
+            bnOnly.calibrate = false;
+            c.calibration_note = "BatchNorm keeps the checkpoint's statistics: " +
+                                 (own.empty() ? "space " + rq.space.name + " has no calibration images of its own" : own + " is not installed") + " (" +
+                                 (rq.calib_words.data.empty() ? std::string("calibration data") : rq.calib_words.data) +
+                                 " re-calibrates it on images of " + calibrationExpectation(rq.space) + ")";
+        }
+    }
     const std::unique_ptr<ImageDataset> calib = calibrationData(bnOnly);
     Subnet sub = prepared(bnOnly, calib.get(), {}, nullptr);
-    return classifyImage(sub, img, rq.space.class_names);
+    c.scores = classifyImage(sub, img, rq.space.class_names);
+    return c;
 }
 
 EvaluationRequest supernetRequest(const std::string& checkpoint)

@@ -38,8 +38,15 @@ struct EvaluationRequest {
 };
 
 EvalResult runEvaluation(const EvaluationRequest& request, const JobControl& job = {});
-// Ranked classes of one image file (BN re-calibrated like runEvaluation when `calibrate`).
-std::vector<ClassScore> runClassification(const EvaluationRequest& request, const std::string& imagePath);
+// Ranked classes of one image file, BN re-calibrated like runEvaluation when `calibrate` — except
+// that without calib_data and without the space's own data here (a space with none, or Debian's
+// Fashion-MNIST not installed) one image is still classified, on the checkpoint's statistics, and
+// `calibration_note` says why and how to re-calibrate (the CLI prints it, the GUI shows it).
+struct Classification {
+    std::vector<ClassScore> scores;   // most probable first
+    std::string calibration_note;
+};
+Classification runClassification(const EvaluationRequest& request, const std::string& imagePath);
 
 // A request on `checkpoint` in its card's space (mcunet-fmnist without a card), with the default
 // data (all fashion-mnist:test images) and calibration (2,000 holdout images); `config` is left

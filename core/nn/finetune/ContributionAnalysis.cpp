@@ -81,14 +81,15 @@ ContributionResult analyseContributions(const ContributionOptions& o, const JobC
         FineTuneRequest rq = base;
         rq.out = o.out + "/" + p.dir;
         std::filesystem::create_directories(rq.out);
-        rq.scheme = rq.out + "/scheme.json";
-        p.scheme.saveFile(rq.scheme);
+        rq.scheme = p.scheme;
+        rq.scheme_name = rq.out + "/scheme.json";   // the run's scheme, kept as a file beside its checkpoint
+        p.scheme.saveFile(rq.scheme_name);
         JobControl inner = job;
         inner.progress = [&](std::size_t done, std::size_t total, const std::string& stage) {
             job.report(done, total, p.what + " (" + std::to_string(n + 1) + "/" + std::to_string(plan.size()) + "): " + stage);
         };
         const FineTuneResult r = fineTune(rq, inner);
-        ContributionRun run{p.what, rq.scheme, r.final_top1, 0, r.seconds};
+        ContributionRun run{p.what, rq.scheme_name, r.final_top1, 0, r.seconds};
         top1[p.what] = r.final_top1;
         if (p.what == "classifier") res.classifier_top1 = r.final_top1;
         if (p.tail == reference) res.reference_top1 = r.final_top1;

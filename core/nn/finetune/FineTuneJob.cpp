@@ -4,7 +4,6 @@
 #include "data/Augment.h"
 #include "data/BatchLoader.h"
 #include "data/ImageDataset.h"
-#include "graph/PublishedSchemes.h"
 #include "graph/SchemeEdit.h"
 #include "io/AtomicFile.h"
 #include "io/DataPaths.h"
@@ -145,7 +144,7 @@ RunIdentity runIdentity(const std::string& modelPrint, const SparseScheme& schem
                     {"scheme", scheme.toJson()},
                     {"data", hex64(fnv1a64(hex64(contentFingerprint(*task.train, trainItems)) + hex64(contentFingerprint(*task.test, testItems))))},
                     {"recipe", recipe}};
-    id.described = Json{{"model", rq.model.describe()}, {"scheme", rq.scheme + " (" + schemeText + ")"}, {"data", task.describe}};
+    id.described = Json{{"model", rq.model.describe()}, {"scheme", rq.scheme_name + " (" + schemeText + ")"}, {"data", task.describe}};
     return id;
 }
 
@@ -364,13 +363,13 @@ FineTuneResult fineTune(const FineTuneRequest& rq, const JobControl& job, const 
                          std::to_string(r.resolution) + " (give --resolution " + std::to_string(net.input.h) + ")");
     const std::string modelPrint = checkpointed ? modelFingerprint(net, pm.params) : "";   // as given, before the new head
     replaceClassifier(net, pm.params, classes, seedStream(r.seed, 0x68656164), r.head_scale);
-    const SparseScheme sparse = loadScheme(rq.scheme, &net);
-    const ResolvedScheme scheme = sparse.resolve(net, rq.scheme);
+    const SparseScheme& sparse = rq.scheme;
+    const ResolvedScheme scheme = sparse.resolve(net, rq.scheme_name);
     FineTuneModel model(net, pm.params, scheme);
 
     FineTuneResult res;
     res.model = rq.model.describe();
-    res.scheme = rq.scheme;
+    res.scheme = rq.scheme_name;
     res.data = task.describe;
     res.recipe = r;
     res.classes = classes;

@@ -42,9 +42,12 @@ struct FineTuneRecipe {
 };
 
 struct FineTuneRequest {
-    ModelSpec model;
+    ModelSource model;
     QuantizeOptions quantize;        // a subnet is quantized on these (a params pickle is read as it is)
-    std::string scheme = "bias-only";   // a file, a published name ("mcunet-5fps/49kb") or a pattern
+    // The scheme (loadScheme at the edge: a file, a published name such as "mcunet-5fps/49kb", or
+    // a pattern) and its name for people and reports. Default: every bias.
+    SparseScheme scheme = SparseScheme::biasOnly(-1);
+    std::string scheme_name = "bias-only";
     std::string data = "fashion-mnist"; // Debian's Fashion-MNIST, or an image folder (class/*.png|jpg)
     FineTuneRecipe recipe;
     // Checkpoint folder ("" = none, not resumable). A run there resumes only a checkpoint of the

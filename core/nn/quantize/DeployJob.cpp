@@ -7,7 +7,6 @@
 #include "data/Image.h"
 #include "io/OutputPaths.h"
 #include "nn/quantize/PostTrainingQuantizer.h"
-#include "space/SpacePresets.h"
 
 #include <ATen/ATen.h>
 
@@ -34,7 +33,7 @@ DeployResult resultOf(DeployFormat format, const DeployRequest& rq, const Prepar
     r.out = rq.out;
     r.model = m.network.name;
     r.description = m.description;
-    r.cost = deployCost(m, rq.model.space);
+    r.cost = deployCost(m);
     r.batchnorm = m.batchNorm();
     return r;
 }
@@ -45,9 +44,9 @@ DeployResult deployOnnx(const DeployRequest& rq, const JobControl& job)
     if (rq.int8) throw InputError("--int8 with --format onnx: the ONNX export is float32 only (QDQ int8 is not written yet); drop --int8");
     const PreparedModel m = prepareFloatModel(rq.model, rq.quantize, job);
     if (!m.float_model)
-        throw InputError(rq.model.params + ": the float model needs the scales (scale.json beside the params pickle, or --scales FILE)");
+        throw InputError(rq.model.asZoo()->params_file + ": the float model needs the scales (scale.json beside the params pickle, or --scales FILE)");
     job.check();
-    const OnnxSource src = onnxSource(m, rq.model.space);
+    const OnnxSource src = onnxSource(m);
     const OnnxModel model = buildOnnxModel(src);
     job.check();
     writeOnnxModel(model, rq.out);
@@ -70,11 +69,11 @@ DeployResult deployTflite(const DeployRequest& rq, const JobControl& job)
     if (const std::string why = tfliteObstacle(m.network); !why.empty()) throw InputError(why + "; nothing written");
     job.check();
     TfliteMetadata meta;
-    meta.labels = deployLabels(m, rq.model.space);
+    meta.labels = deployLabels(m);
     meta.config = m.subnet ? m.subnet->toJson() : Json(nullptr);
     meta.description = m.description + " — int8; written by tinyscope deploy";
     if (m.subnet) {
-        meta.extra["design_space"] = spaceOrDefault(rq.model.space);
+        meta.extra["design_space"] = m.space->name;
         meta.extra["batchnorm"] = m.batchNorm();
     }
     const TfliteModel t = writeTflite(rq.out, m.network, m.params, meta);
@@ -86,7 +85,7 @@ DeployResult deployTflite(const DeployRequest& rq, const JobControl& job)
     r.ops = t.ops;
     r.input = tensor("input", t.input);
     r.output = tensor("output", t.output);
-    r.metadata = deployMetadata(m, rq.model.space);
+    r.metadata = deployMetadata(m);
     return r;
 }
 
@@ -127,12 +126,11 @@ Json DeployResult::toJson() const
             {"metadata", meta}};
 }
 
-DeployCost deployCost(const PreparedModel& m, const std::string& space)
+DeployCost deployCost(const PreparedModel& m)
 {
     DeployCost c;
     if (m.subnet) {
-        const DesignSpace s = loadSpace(spaceOrDefault(space));
-        const CostSummary sum = CostModel(s).summary(*m.subnet);
+        const CostSummary sum = CostModel(*m.space).summary(*m.subnet);
         c.macs = sum.macs;
         c.peak_sram_bytes = sum.peak_activation_bytes;
         c.flash_bytes = sum.flash_bytes;
@@ -149,10 +147,10 @@ DeployCost deployCost(const PreparedModel& m, const std::string& space)
     return c;
 }
 
-std::vector<std::string> deployLabels(const PreparedModel& m, const std::string& space)
+std::vector<std::string> deployLabels(const PreparedModel& m)
 {
     std::vector<std::string> labels;
-    if (m.subnet) labels = loadSpace(spaceOrDefault(space)).class_names;
+    if (m.space) labels = m.space->class_names;
     if (static_cast<int>(labels.size()) != m.network.num_outputs) {
         labels.clear();
         for (int k = 0; k < m.network.num_outputs; ++k) labels.push_back(std::to_string(k));
@@ -160,12 +158,12 @@ std::vector<std::string> deployLabels(const PreparedModel& m, const std::string&
     return labels;
 }
 
-std::vector<std::pair<std::string, std::string>> deployMetadata(const PreparedModel& m, const std::string& space)
+std::vector<std::pair<std::string, std::string>> deployMetadata(const PreparedModel& m)
 {
     const Network& net = m.network;
     const Normalization norm;
-    const std::vector<std::string> labels = deployLabels(m, space);
-    const DeployCost c = deployCost(m, space);
+    const std::vector<std::string> labels = deployLabels(m);
+    const DeployCost c = deployCost(m);
     const bool image = net.input.c == 3;
     std::vector<std::pair<std::string, std::string>> md{
         {"model", net.name},
@@ -181,7 +179,7 @@ std::vector<std::pair<std::string, std::string>> deployMetadata(const PreparedMo
         {"std", image ? floatsJson(norm.std).dump() : "null"},
         {"class_labels", Json(labels).dump()},
         {"subnet_config", m.subnet ? m.subnet->toJson().dump() : "null"},
-        {"design_space", m.subnet ? spaceOrDefault(space) : ""},
+        {"design_space", m.space ? m.space->name : ""},
         // A subnet's BatchNorm statistics, folded into the convs: re-calibrated on which images, or the checkpoint's.
         {"batchnorm", m.batchNorm()},
         {"macs", std::to_string(c.macs)},
@@ -193,7 +191,7 @@ std::vector<std::pair<std::string, std::string>> deployMetadata(const PreparedMo
     return md;
 }
 
-OnnxSource onnxSource(const PreparedModel& m, const std::string& space)
+OnnxSource onnxSource(const PreparedModel& m)
 {
     if (!m.float_model) throw InputError(m.description + ": no float model to export");
     const FloatModel& f = *m.float_model;
@@ -205,7 +203,7 @@ OnnxSource onnxSource(const PreparedModel& m, const std::string& space)
         if (i < f.weight.size() && f.weight[i].defined()) s.weight[i] = floats(f.weight[i]);
         if (i < f.bias.size() && f.bias[i].defined()) s.bias[i] = floats(f.bias[i]);
     }
-    s.metadata = deployMetadata(m, space);
+    s.metadata = deployMetadata(m);
     s.doc = m.description + " — float32, BatchNorm folded; written by tinyscope deploy";
     return s;
 }

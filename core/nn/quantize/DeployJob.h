@@ -1,6 +1,6 @@
 #pragma once
 // tinyscope deploy as a call with a torch-free interface (CLI; the GUI's Deploy dialog later):
-// pick a model as quantize/export do (ModelSpec), then write it in an inference format. ONNX:
+// pick a model as quantize/export do (ModelSource), then write it in an inference format. ONNX:
 // the float model (BN folded) through deploy/OnnxExport; TFLite: the int8 model (quantized as
 // `quantize` does) through deploy/TfliteExport.
 // docs/DEPLOY.md.
@@ -24,7 +24,7 @@ DeployFormat parseDeployFormat(const std::string& name);   // "tflite" | "onnx",
 const char* deployFormatName(DeployFormat f);
 
 struct DeployRequest {
-    ModelSpec model;
+    ModelSource model;
     QuantizeOptions quantize;   // calib_data: BN re-calibration of a subnet (bn_images 0: none) and int8 activation ranges
     DeployFormat format = DeployFormat::Onnx;
     bool int8 = false;
@@ -70,11 +70,11 @@ DeployResult deployModel(const DeployRequest& request, const JobControl& job = {
 DeployMemoryComparison compareDeployMemory(const DeployResult& r, const JobControl& job = {});
 
 // The pieces, for the tests and the GUI.
-DeployCost deployCost(const PreparedModel& m, const std::string& space);
-std::vector<std::pair<std::string, std::string>> deployMetadata(const PreparedModel& m, const std::string& space);
+DeployCost deployCost(const PreparedModel& m);
+std::vector<std::pair<std::string, std::string>> deployMetadata(const PreparedModel& m);
 // The class labels: the design space's class names for a subnet, else "0" … "K-1".
-std::vector<std::string> deployLabels(const PreparedModel& m, const std::string& space);
+std::vector<std::string> deployLabels(const PreparedModel& m);
 // A float model as the ONNX writer's plain arrays (m.float_model must be set).
-OnnxSource onnxSource(const PreparedModel& m, const std::string& space);
+OnnxSource onnxSource(const PreparedModel& m);
 
 }  // namespace tinyscope

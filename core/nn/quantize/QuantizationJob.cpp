@@ -3,7 +3,6 @@
 #include "Error.h"
 #include "data/BatchLoader.h"
 #include "graph/ForwardLowering.h"
-#include "graph/PublishedSchemes.h"
 #include "io/AtomicFile.h"
 #include "io/OutputPaths.h"
 #include "io/Text.h"
@@ -15,11 +14,7 @@
 #include "nn/supernet/Supernet.h"
 #include "nn/TorchRuntime.h"
 #include "nn/quantize/ZooModule.h"
-#include "space/ArchSampler.h"
-#include "space/SpacePresets.h"
 #include "tinyengine/Int8Forward.h"
-#include "zoo/SubnetNetwork.h"
-#include "zoo/ZooCatalog.h"
 
 #include <ATen/ATen.h>
 
@@ -44,12 +39,10 @@ std::vector<std::size_t> firstItems(std::size_t n, std::size_t limit)
     return items;
 }
 
-DesignSpace subnetSpace(const ModelSpec& spec) { return loadSpace(spaceOrDefault(spec.space)); }
-
 // A missing checkpoint is said before the calibration data is looked at.
-void requireCheckpoint(const ModelSpec& spec)
+void requireCheckpoint(const SubnetSource& s)
 {
-    if (!exists(spec.supernet)) throw InputError(pathForMessage(spec.supernet) + ": no such supernet checkpoint");
+    if (!exists(s.checkpoint)) throw InputError(pathForMessage(s.checkpoint) + ": no such supernet checkpoint");
 }
 
 // A subnet's calibration data, chosen and checked against its space's task (CalibrationData.h).
@@ -63,37 +56,22 @@ std::shared_ptr<const ImageDataset> subnetCalibration(const DesignSpace& space, 
 
 // prepareFloatModel with, for a subnet, its calibration data already open (null: open it here
 // when BatchNorm is re-calibrated).
-PreparedModel prepareFloat(const ModelSpec& spec, const QuantizeOptions& o, const JobControl& job, std::shared_ptr<const ImageDataset> calib,
+PreparedModel prepareFloat(const ModelSource& source, const QuantizeOptions& o, const JobControl& job, std::shared_ptr<const ImageDataset> calib,
                            std::string calibName)
 {
     configureAllocator();
     setTorchThreads(o.threads);
     PreparedModel m;
-    m.description = spec.describe();
-    if (!spec.supernet.empty()) {
-        if (!spec.zoo.empty()) throw InputError("give either a zoo model or --supernet/--config, not both");
-        const DesignSpace space = subnetSpace(spec);
-        ArchSampler sampler(space);
-        SubnetConfig config;
-        const std::string which = spec.config.empty() ? "max" : spec.config;
-        if (spec.subnet) {
-            config = *spec.subnet;
-            config.validate(space, "the subnet");
-        } else if (which == "max") {
-            config = sampler.fullMaxConfig(*std::max_element(space.resolutions.begin(), space.resolutions.end()));
-        } else if (which == "min") {
-            config = sampler.minConfig(*std::min_element(space.resolutions.begin(), space.resolutions.end()));
-        } else {
-            config = SubnetConfig::loadFile(which, space);
-        }
+    m.description = source.describe();
+    if (const SubnetSource* s = source.asSubnet()) {
         // The images before the supernet is loaded: a refusal comes at once.
         if (o.bn_images > 0 && !calib) {
-            requireCheckpoint(spec);
-            calib = subnetCalibration(space, o, true, &calibName);
+            requireCheckpoint(*s);
+            calib = subnetCalibration(s->space, o, true, &calibName);
         }
         job.report(0, 3, "loading the supernet");
-        const Supernet supernet = Supernet::load(space, spec.supernet);
-        Subnet sub = supernet.extract(config);
+        const Supernet supernet = Supernet::load(s->space, s->checkpoint);
+        Subnet sub = supernet.extract(s->config);
         job.check();
         if (o.bn_images > 0) {
             job.report(1, 3, "re-calibrating BatchNorm");
@@ -102,25 +80,16 @@ PreparedModel prepareFloat(const ModelSpec& spec, const QuantizeOptions& o, cons
             m.bn_images = calibrateBn(sub, *calib, co, job);
         }
         m.calib_data = calib ? calibName : "";
-        m.network = networkFromSubnet(space, config, "subnet");
+        m.network = source.network();
         m.float_model = std::make_shared<FloatModel>(floatModelFromSubnet(m.network, sub));
-        m.subnet = config;
+        m.subnet = s->config;
+        m.space = s->space;
         return m;
     }
-    if (spec.zoo.empty()) throw InputError("give the model: a zoo name (tinyscope zoo list) or --supernet CKPT --config CFG");
-    m.network = zooModel(spec.zoo);
-    if (!spec.params.empty()) {
-        m.params = readParamsPickle(spec.params);
-        std::string scales = spec.scales;
-        if (scales.empty()) {
-            const std::string beside = std::filesystem::path(spec.params).parent_path().append("scale.json").string();
-            if (exists(beside)) scales = beside;
-        }
-        if (!scales.empty()) m.params.scales = readScaleJson(scales);
-        const std::vector<std::string> bad = paramsMismatches(lowerForward(m.network), m.params);
-        if (!bad.empty())
-            throw InputError(spec.params + ": not the weights of " + m.network.name + ": " + bad.front() +
-                             (bad.size() > 1 ? " (and " + std::to_string(bad.size() - 1) + " more)" : ""));
+    const ZooSource* z = source.asZoo();
+    m.network = source.network();   // InputError when there is no model
+    if (z->params) {
+        m.params = *z->params;
         m.from_pickle = true;
         try {
             m.float_model = std::make_shared<FloatModel>(dequantizedModel(m.network, m.params));
@@ -129,20 +98,13 @@ PreparedModel prepareFloat(const ModelSpec& spec, const QuantizeOptions& o, cons
         }
         return m;
     }
-    ZooModule module(m.network, spec.seed);
+    ZooModule module(m.network, z->seed);
     module->eval();
     m.float_model = std::make_shared<FloatModel>(floatModelFromZoo(*module));
     return m;
 }
 
 }  // namespace
-
-std::string ModelSpec::describe() const
-{
-    if (!supernet.empty()) return "subnet " + (subnet ? subnet->toJson().dump() : config) + " of " + supernet;
-    if (!params.empty()) return zoo + " with " + params;
-    return zoo + " (seeded initialisation, untrained)";
-}
 
 std::string PreparedModel::batchNorm() const
 {
@@ -151,15 +113,15 @@ std::string PreparedModel::batchNorm() const
                          : "the checkpoint's statistics";
 }
 
-PreparedModel prepareFloatModel(const ModelSpec& spec, const QuantizeOptions& o, const JobControl& job)
+PreparedModel prepareFloatModel(const ModelSource& source, const QuantizeOptions& o, const JobControl& job)
 {
-    return prepareFloat(spec, o, job, nullptr, "");
+    return prepareFloat(source, o, job, nullptr, "");
 }
 
-PreparedModel prepareModel(const ModelSpec& spec, const QuantizeOptions& o, const JobControl& job)
+PreparedModel prepareModel(const ModelSource& source, const QuantizeOptions& o, const JobControl& job)
 {
-    if (spec.supernet.empty() && !spec.zoo.empty() && spec.params.empty()) {
-        const Network net = zooModel(spec.zoo);
+    if (const ZooSource* z = source.asZoo(); z && !z->params) {
+        const Network& net = z->network;
         const std::string obstacle = loweringObstacle(net);
         if (!obstacle.empty()) throw InputError(net.name + ": " + obstacle);
         if (net.input.c != 3) throw InputError(net.name + ": quantizing needs image inputs (3 channels); this model takes " + std::to_string(net.input.c));
@@ -168,11 +130,11 @@ PreparedModel prepareModel(const ModelSpec& spec, const QuantizeOptions& o, cons
     // need them whatever BatchNorm does.
     std::shared_ptr<const ImageDataset> calib;
     std::string calibName;
-    if (!spec.supernet.empty() && spec.zoo.empty()) {
-        requireCheckpoint(spec);
-        calib = subnetCalibration(subnetSpace(spec), o, false, &calibName);
+    if (const SubnetSource* s = source.asSubnet()) {
+        requireCheckpoint(*s);
+        calib = subnetCalibration(s->space, o, false, &calibName);
     }
-    PreparedModel m = prepareFloat(spec, o, job, calib, calibName);
+    PreparedModel m = prepareFloat(source, o, job, calib, calibName);
     if (m.from_pickle) return m;
     if (!calib) {
         calibName = o.calib_data.empty() ? kZooCalibrationData : o.calib_data;
@@ -265,14 +227,13 @@ ExportPlan planModelExport(const ExportRequest& rq, const JobControl& job)
     // folder); one derived from the model is made one.
     if (!rq.name.empty()) requireFileStem(rq.name, "export name");
     PreparedModel m = prepareModel(rq.model, rq.quantize, job);
-    const SparseScheme scheme = loadScheme(rq.scheme, &m.network);
     std::string name = rq.name;
     if (name.empty()) {
-        name = rq.model.zoo.empty() ? "subnet" : m.network.name;
+        name = m.network.name;   // "subnet" for a subnet
         for (char& c : name)
             if (c == '/' || static_cast<unsigned char>(c) < 0x20) c = '-';
     }
-    return planExport(m.network, m.params, scheme, rq.form, name);
+    return planExport(m.network, m.params, rq.scheme, rq.form, name);
 }
 
 }  // namespace tinyscope

@@ -4,6 +4,8 @@
 // pickle, a zoo model with seeded weights, or a subnet of a supernet checkpoint), quantize it on
 // calibration images, compare float and int8 top-1 on a dataset, and plan a TinyEngine export.
 #include "JobControl.h"
+#include "workspace/ModelSource.h"
+#include "graph/SparseScheme.h"
 #include "tinyengine/TinyEngineExport.h"
 #include "space/SubnetConfig.h"
 #include "workspace/CalibrationData.h"
@@ -16,15 +18,6 @@
 namespace tinyscope {
 
 struct FloatModel;
-
-struct ModelSpec {
-    std::string zoo;                       // zoo model name (with `params`, or seeded weights)
-    std::string params, scales;            // int8 weights of the zoo model; scales default to scale.json beside the pickle
-    std::string supernet, config, space;   // or a subnet config of a supernet checkpoint (space default mcunet-fmnist)
-    std::optional<SubnetConfig> subnet;    // the subnet itself (the GUI), instead of `config` (a file, "max" or "min")
-    std::uint64_t seed = 0;                // zoo model without params: PyTorch's default initialisation, seeded
-    std::string describe() const;
-};
 
 // The zoo models' calibration data (their seeded weights have no task of their own).
 constexpr const char* kZooCalibrationData = "fashion-mnist:holdout";
@@ -47,7 +40,8 @@ struct PreparedModel {
     bool from_pickle = false;              // the int8 weights were read, not quantized here
     std::size_t calib_images = 0;
     std::shared_ptr<const FloatModel> float_model;   // null when the float model is unknown (pickle without scales)
-    std::optional<SubnetConfig> subnet;    // the config of a supernet subnet (of spec.space)
+    std::optional<SubnetConfig> subnet;    // the config of a supernet subnet …
+    std::optional<DesignSpace> space;      // … and its design space
     std::string calib_data;                // the calibration data read ("" when none was)
     std::size_t bn_images = 0;             // a subnet's BatchNorm re-calibration images (0: the checkpoint's statistics)
     // A subnet's BatchNorm: "re-calibrated on 2,000 images of fashion-mnist:holdout" or "the
@@ -56,13 +50,13 @@ struct PreparedModel {
 };
 
 // A subnet's calibration data is chosen and checked (CalibrationData.h) before the supernet is loaded.
-PreparedModel prepareModel(const ModelSpec& spec, const QuantizeOptions& options, const JobControl& job = {});
+PreparedModel prepareModel(const ModelSource& source, const QuantizeOptions& options, const JobControl& job = {});
 // The float model only, no int8 parameters (except a zoo model's params pickle, read as it is):
 // a supernet subnet is BN re-calibrated on options.calib_data as prepareModel does (bn_images 0:
 // the checkpoint's statistics, and no calibration data is needed); a zoo model
 // without params is seeded (any layer kind; the reader of the float model refuses what it
 // cannot express).
-PreparedModel prepareFloatModel(const ModelSpec& spec, const QuantizeOptions& options, const JobControl& job = {});
+PreparedModel prepareFloatModel(const ModelSource& source, const QuantizeOptions& options, const JobControl& job = {});
 
 struct QuantizeReport {
     std::string model, description, data;
@@ -81,10 +75,10 @@ QuantizeReport compareTop1(const PreparedModel& m, const std::string& data, std:
                            const JobControl& job = {});
 
 struct ExportRequest {
-    ModelSpec model;
+    ModelSource model;
     QuantizeOptions quantize;
-    std::string scheme;                    // scheme file or name (PublishedSchemes.h)
-    std::string scheme_label;              // the scheme for people when `scheme` is a working file (the GUI); "": `scheme`
+    SparseScheme scheme;                   // loadScheme (PublishedSchemes.h) at the edge, or the GUI's choice
+    std::string scheme_label;              // the scheme for people: its name or file, or the GUI's words
     ExportForm form = ExportForm::Reference;
     std::string name;                      // file stem (a plain file name, else InputError); default: the model name
 };
