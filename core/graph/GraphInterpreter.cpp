@@ -140,6 +140,123 @@ Values gather(const Values& x, const TensorShape& xs, const TensorShape& os, Sou
     return r;
 }
 
+// McuConv2d: y = round((conv(x − zx, W) + b) · s) + zy, float32 like the fake-quantized model.
+Values interpretMcuConv(const Values& x, const TensorShape& xs, const Values& w, const TensorShape& ws, const Values& b, const Values& s, float zx,
+                        float zy, const TensorShape& os, const Json& attrs)
+{
+    const std::vector<double> acc = convolve(x, xs, w, ws, os, geometry(attrs), zx);
+    const std::int64_t n = shapeElems(os);
+    const int O = os[1];
+    const std::int64_t hw = n / O;
+    Values r(static_cast<std::size_t>(n));
+    for (int o = 0; o < O; ++o)
+        for (std::int64_t p = 0; p < hw; ++p) {
+            const std::size_t i = static_cast<std::size_t>(o * hw + p);
+            const float z = static_cast<float>(acc[i]) + b[static_cast<std::size_t>(o)];
+            r[i] = roundHalfEven(z * s[static_cast<std::size_t>(o)]) + zy;
+        }
+    return r;
+}
+
+// McuMean: the rounded mean over H × W of each channel (batch 1).
+Values interpretMcuMean(const Values& x, const TensorShape& xs, std::int64_t n)
+{
+    const int hw = xs[2] * xs[3];
+    Values r(static_cast<std::size_t>(n), 0.f);
+    for (int c = 0; c < xs[1]; ++c) {
+        double sum = 0;
+        for (int p = 0; p < hw; ++p) sum += x[static_cast<std::size_t>(c * hw + p)];
+        r[static_cast<std::size_t>(c)] = roundHalfEven(static_cast<float>(sum) / static_cast<float>(hw));
+    }
+    return r;
+}
+
+// LogSoftmax over the last dimension.
+Values interpretLogSoftmax(Values r, const TensorShape& os)
+{
+    const int last = os.back();
+    const std::int64_t n = shapeElems(os);
+    for (std::int64_t row = 0; row < n / last; ++row) {
+        float* v = r.data() + row * last;
+        double mx = *std::max_element(v, v + last), sum = 0;
+        for (int i = 0; i < last; ++i) sum += std::exp(static_cast<double>(v[i]) - mx);
+        const double lse = mx + std::log(sum);
+        for (int i = 0; i < last; ++i) v[i] = static_cast<float>(v[i] - lse);
+    }
+    return r;
+}
+
+// Sum or Mean over the attribute's axes (all when null; the others with "exclude"), in double.
+Values interpretReduction(const Values& x, const TensorShape& xs, const Json& attrs, bool mean)
+{
+    const std::size_t rank = xs.size();
+    std::vector<char> red(rank, 0);
+    if (attrs["axis"].is_null()) std::fill(red.begin(), red.end(), 1);
+    else
+        for (int a : ints(attrs["axis"])) red[static_cast<std::size_t>(a < 0 ? a + static_cast<int>(rank) : a)] = 1;
+    if (attrs.value("exclude", 0))
+        for (char& c : red) c = !c;
+    TensorShape kept = xs;
+    std::int64_t count = 1;
+    for (std::size_t d = 0; d < rank; ++d)
+        if (red[d]) {
+            count *= kept[d];
+            kept[d] = 1;
+        }
+    std::vector<double> acc(static_cast<std::size_t>(shapeElems(kept)), 0.0);
+    const std::vector<std::int64_t> ks = stridesOf(kept);
+    forEachIndex(xs, [&](std::int64_t i, const std::vector<int>& idx) {
+        std::int64_t o = 0;
+        for (std::size_t d = 0; d < rank; ++d) o += red[d] ? 0 : idx[d] * ks[d];
+        acc[static_cast<std::size_t>(o)] += x[static_cast<std::size_t>(i)];
+    });
+    Values r(acc.size());
+    for (std::size_t i = 0; i < acc.size(); ++i) r[i] = static_cast<float>(mean ? acc[i] / static_cast<double>(count) : acc[i]);
+    return r;
+}
+
+// Transpose: out[idx] = x[idx permuted back]; dimension d of the output is axes[d] of the input.
+Values interpretTranspose(const Values& x, const TensorShape& xs, const TensorShape& os, const Json& attrs)
+{
+    const std::vector<int> axes = ints(attrs["axes"]);
+    const std::vector<std::int64_t> st = stridesOf(xs);
+    Values r(static_cast<std::size_t>(shapeElems(os)));
+    forEachIndex(os, [&](std::int64_t i, const std::vector<int>& idx) {
+        std::int64_t src = 0;
+        for (std::size_t d = 0; d < os.size(); ++d) src += idx[d] * st[static_cast<std::size_t>(axes[d])];
+        r[static_cast<std::size_t>(i)] = x[static_cast<std::size_t>(src)];
+    });
+    return r;
+}
+
+// Conv2dTranspose: every input pixel scattered through the IOHW kernel (batch 1, dilation 1).
+Values interpretConvTranspose(const Values& x, const TensorShape& xs, const Values& w, const TensorShape& ws, const TensorShape& os, const Json& attrs)
+{
+    const ConvGeometry gm = geometry(attrs);
+    const int CI = xs[1], H = xs[2], W = xs[3], COg = ws[1], KH = ws[2], KW = ws[3], HO = os[2], WO = os[3];
+    const int CIg = CI / gm.groups;
+    std::vector<double> acc(static_cast<std::size_t>(shapeElems(os)), 0.0);
+    for (int ci = 0; ci < CI; ++ci) {
+        const int co0 = (ci / CIg) * COg;
+        for (int y = 0; y < H; ++y)
+            for (int xx = 0; xx < W; ++xx) {
+                const double v = x[(static_cast<std::size_t>(ci) * H + y) * W + xx];
+                if (v == 0.0) continue;
+                for (int oc = 0; oc < COg; ++oc)
+                    for (int ky = 0; ky < KH; ++ky) {
+                        const int oy = y * gm.sh - gm.pt + ky * gm.dh;
+                        if (oy < 0 || oy >= HO) continue;
+                        for (int kx = 0; kx < KW; ++kx) {
+                            const int ox = xx * gm.sw - gm.pl + kx * gm.dw;
+                            if (ox < 0 || ox >= WO) continue;
+                            acc[(static_cast<std::size_t>(co0 + oc) * HO + oy) * WO + ox] += v * w[((static_cast<std::size_t>(ci) * COg + oc) * KH + ky) * KW + kx];
+                        }
+                    }
+            }
+    }
+    return Values(acc.begin(), acc.end());
+}
+
 }  // namespace
 
 GraphInterpreter::GraphInterpreter(const TrainingGraph& g) : g_(g), values_(g.tensors.size())
@@ -212,22 +329,7 @@ void GraphInterpreter::execute(int opIndex)
     Values r;
 
     switch (op.kind) {
-    case OpKind::McuConv2d: {
-        // y = round((conv(x − zx, W) + b) · s) + zy, float32 like the fake-quantized model.
-        const Values &x = in(0), &w = in(1), &b = in(2), &s = in(5);
-        const float zx = in(3)[0], zy = in(4)[0];
-        const std::vector<double> acc = convolve(x, shp(0), w, shp(1), os, geometry(op.attrs), zx);
-        const int O = os[1];
-        const std::int64_t hw = n / O;
-        r.resize(static_cast<std::size_t>(n));
-        for (int o = 0; o < O; ++o)
-            for (std::int64_t p = 0; p < hw; ++p) {
-                const std::size_t i = static_cast<std::size_t>(o * hw + p);
-                const float z = static_cast<float>(acc[i]) + b[static_cast<std::size_t>(o)];
-                r[i] = roundHalfEven(z * s[static_cast<std::size_t>(o)]) + zy;
-            }
-        break;
-    }
+    case OpKind::McuConv2d: r = interpretMcuConv(in(0), shp(0), in(1), shp(1), in(2), in(5), in(3)[0], in(4)[0], os, op.attrs); break;
     case OpKind::McuTruncate:
         r = in(0);
         for (float& v : r) v = std::min(127.0f, std::max(-128.0f, v));
@@ -244,33 +346,10 @@ void GraphInterpreter::execute(int opIndex)
         });
         break;
     }
-    case OpKind::McuMean: {
-        const TensorShape& xs = shp(0);
-        const int hw = xs[2] * xs[3];
-        r.assign(static_cast<std::size_t>(n), 0.f);
-        for (int c = 0; c < xs[1]; ++c) {
-            double sum = 0;
-            for (int p = 0; p < hw; ++p) sum += in(0)[static_cast<std::size_t>(c * hw + p)];
-            r[static_cast<std::size_t>(c)] = roundHalfEven(static_cast<float>(sum) / static_cast<float>(hw));
-        }
-        break;
-    }
+    case OpKind::McuMean: r = interpretMcuMean(in(0), shp(0), n); break;
     case OpKind::Reshape:
-    case OpKind::Cast:
-        r = in(0);
-        break;
-    case OpKind::LogSoftmax: {
-        r = in(0);
-        const int last = os.back();
-        for (std::int64_t row = 0; row < n / last; ++row) {
-            float* v = r.data() + row * last;
-            double mx = *std::max_element(v, v + last), sum = 0;
-            for (int i = 0; i < last; ++i) sum += std::exp(static_cast<double>(v[i]) - mx);
-            const double lse = mx + std::log(sum);
-            for (int i = 0; i < last; ++i) v[i] = static_cast<float>(v[i] - lse);
-        }
-        break;
-    }
+    case OpKind::Cast: r = in(0); break;
+    case OpKind::LogSoftmax: r = interpretLogSoftmax(in(0), os); break;
     case OpKind::CrossEntropyWithLogits: {
         double s = 0;
         for (std::size_t i = 0; i < in(0).size(); ++i) s -= static_cast<double>(in(0)[i]) * in(1)[i];
@@ -289,53 +368,13 @@ void GraphInterpreter::execute(int opIndex)
     case OpKind::Zeros: r.assign(static_cast<std::size_t>(n), 0.f); break;
     case OpKind::Ones: r.assign(static_cast<std::size_t>(n), 1.f); break;
     case OpKind::Sum:
-    case OpKind::Mean: {
-        const TensorShape& xs = shp(0);
-        const std::size_t rank = xs.size();
-        std::vector<char> red(rank, 0);
-        if (op.attrs["axis"].is_null()) std::fill(red.begin(), red.end(), 1);
-        else
-            for (int a : ints(op.attrs["axis"])) red[static_cast<std::size_t>(a < 0 ? a + static_cast<int>(rank) : a)] = 1;
-        if (op.attrs.value("exclude", 0))
-            for (char& c : red) c = !c;
-        TensorShape kept = xs;
-        std::int64_t count = 1;
-        for (std::size_t d = 0; d < rank; ++d)
-            if (red[d]) {
-                count *= kept[d];
-                kept[d] = 1;
-            }
-        std::vector<double> acc(static_cast<std::size_t>(shapeElems(kept)), 0.0);
-        const std::vector<std::int64_t> ks = stridesOf(kept);
-        const Values& x = in(0);
-        forEachIndex(xs, [&](std::int64_t i, const std::vector<int>& idx) {
-            std::int64_t o = 0;
-            for (std::size_t d = 0; d < rank; ++d) o += red[d] ? 0 : idx[d] * ks[d];
-            acc[static_cast<std::size_t>(o)] += x[static_cast<std::size_t>(i)];
-        });
-        r.resize(acc.size());
-        for (std::size_t i = 0; i < acc.size(); ++i)
-            r[i] = static_cast<float>(op.kind == OpKind::Mean ? acc[i] / static_cast<double>(count) : acc[i]);
-        break;
-    }
+    case OpKind::Mean: r = interpretReduction(in(0), shp(0), op.attrs, op.kind == OpKind::Mean); break;
     case OpKind::Tile: {
         const TensorShape& xs = shp(0);
         r = gather(in(0), xs, os, [&](std::size_t d, const std::vector<int>& idx) { return idx[d] % xs[d]; });
         break;
     }
-    case OpKind::Transpose: {
-        // out[idx] = x[idx permuted back]: dimension d of the output is axes[d] of the input.
-        const std::vector<int> axes = ints(op.attrs["axes"]);
-        const TensorShape& xs = shp(0);
-        const std::vector<std::int64_t> st = stridesOf(xs);
-        r.resize(static_cast<std::size_t>(n));
-        forEachIndex(os, [&](std::int64_t i, const std::vector<int>& idx) {
-            std::int64_t src = 0;
-            for (std::size_t d = 0; d < os.size(); ++d) src += idx[d] * st[static_cast<std::size_t>(axes[d])];
-            r[static_cast<std::size_t>(i)] = in(0)[static_cast<std::size_t>(src)];
-        });
-        break;
-    }
+    case OpKind::Transpose: r = interpretTranspose(in(0), shp(0), os, op.attrs); break;
     case OpKind::StridedSlice: {
         const std::vector<int> begin = ints(op.attrs["begin"]);
         r = gather(in(0), shp(0), os, [&](std::size_t d, const std::vector<int>& idx) { return idx[d] + begin[d]; });
@@ -346,36 +385,7 @@ void GraphInterpreter::execute(int opIndex)
         r.assign(acc.begin(), acc.end());
         break;
     }
-    case OpKind::Conv2dTranspose: {
-        // Scatter every input pixel through the IOHW kernel (batch 1, dilation 1).
-        const ConvGeometry gm = geometry(op.attrs);
-        const TensorShape &xs = shp(0), &ws = shp(1);
-        const int CI = xs[1], H = xs[2], W = xs[3], COg = ws[1], KH = ws[2], KW = ws[3], HO = os[2], WO = os[3];
-        const int CIg = CI / gm.groups;
-        std::vector<double> acc(static_cast<std::size_t>(n), 0.0);
-        const Values &x = in(0), &w = in(1);
-        for (int ci = 0; ci < CI; ++ci) {
-            const int co0 = (ci / CIg) * COg;
-            for (int y = 0; y < H; ++y)
-                for (int xx = 0; xx < W; ++xx) {
-                    const double v = x[(static_cast<std::size_t>(ci) * H + y) * W + xx];
-                    if (v == 0.0) continue;
-                    for (int oc = 0; oc < COg; ++oc)
-                        for (int ky = 0; ky < KH; ++ky) {
-                            const int oy = y * gm.sh - gm.pt + ky * gm.dh;
-                            if (oy < 0 || oy >= HO) continue;
-                            for (int kx = 0; kx < KW; ++kx) {
-                                const int ox = xx * gm.sw - gm.pl + kx * gm.dw;
-                                if (ox < 0 || ox >= WO) continue;
-                                acc[(static_cast<std::size_t>(co0 + oc) * HO + oy) * WO + ox] +=
-                                    v * w[((static_cast<std::size_t>(ci) * COg + oc) * KH + ky) * KW + kx];
-                            }
-                        }
-                }
-        }
-        r.assign(acc.begin(), acc.end());
-        break;
-    }
+    case OpKind::Conv2dTranspose: r = interpretConvTranspose(in(0), shp(0), in(1), shp(1), os, op.attrs); break;
     }
     if (static_cast<std::int64_t>(r.size()) != n)
         throw std::logic_error(std::string("interpreter: ") + opTypeName(op.kind) + " produced the wrong size");
