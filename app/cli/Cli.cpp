@@ -16,7 +16,7 @@ namespace {
 std::vector<Command> allCommands()
 {
     std::vector<Command> all;
-    for (auto group : {costCommands, evalCommands, trainCommands, searchCommands, graphCommands, exportCommands, deployCommands, deviceCommands, fineTuneCommands, tourCommands}) {
+    for (auto group : {costCommands, evalCommands, trainCommands, searchCommands, graphCommands, exportCommands, deployCommands, deviceCommands, fineTuneCommands, compressCommands, tourCommands}) {
         auto cmds = group();
         all.insert(all.end(), cmds.begin(), cmds.end());
     }

@@ -26,6 +26,7 @@ std::vector<Command> deviceCommands(); // DeviceCommands.cpp: device-run
 std::vector<Command> deployCommands(); // DeployCommands.cpp: deploy
 std::vector<Command> fineTuneCommands(); // FineTuneCommands.cpp: finetune, finetune-table
 std::vector<Command> tourCommands();   // TourCommands.cpp: tour
+std::vector<Command> compressCommands(); // CompressCommands.cpp: prune
 
 int runCli(const Args& args);   // args[0] is the command name
 void printUsage();

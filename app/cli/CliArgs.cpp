@@ -138,4 +138,19 @@ std::vector<std::string> helpProblems(const std::string& help, const std::set<st
     return problems;
 }
 
+std::vector<std::string> listOption(const CliArgs& a, const std::string& name)
+{
+    std::vector<std::string> out;
+    if (!a.has(name)) return out;
+    const std::string text = a.value(name);
+    for (std::size_t start = 0;;) {
+        const std::size_t comma = text.find(',', start);
+        out.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+        if (out.back().empty())
+            throw InputError("--" + name + " '" + escapedForMessage(text) + "': entry " + std::to_string(out.size()) + " is empty (give S1,S2,…)");
+        if (comma == std::string::npos) return out;
+        start = comma + 1;
+    }
+}
+
 }  // namespace tinyscope::cli

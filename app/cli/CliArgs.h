@@ -37,6 +37,11 @@ private:
     std::vector<std::string> positionals_;
 };
 
+// The entries of a comma-separated list option (--schemes S1,S2,…), none when it is absent: an
+// empty entry (",", "a,,b") is refused, not skipped — "--schemes ," would otherwise be an empty
+// table with exit 0.
+std::vector<std::string> listOption(const CliArgs& a, const std::string& name);
+
 // An option cannot exist without help or the reverse: every CliArgs records the options it accepts,
 // and the dispatcher (Cli.cpp) checks a command's --help text against them. takeDeclaredOptions()
 // returns (and forgets) what this thread's CliArgs declared since the last call.

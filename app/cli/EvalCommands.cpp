@@ -1,6 +1,7 @@
 // tinyscope forward | eval | classify  (the supernet evaluator)
 #include "cli/Cli.h"
 #include "cli/CliArgs.h"
+#include "cli/EvaluationArgs.h"
 
 #include "Error.h"
 #include "io/AtomicFile.h"
@@ -68,31 +69,6 @@ int cmdForward(const Args& argv)
     return 0;
 }
 
-// The supernet and space to use: explicit options, else the shipped demo supernet and its space.
-struct SupernetChoice {
-    DesignSpace space;
-    std::string path;
-};
-
-SupernetChoice chooseSupernet(const CliArgs& a)
-{
-    if (a.has("supernet")) return {loadSpace(a.value("space", defaultSpaceName())), a.value("supernet")};
-    const std::string shipped = findModelFile("supernets/mcunet-fmnist.pth");
-    if (shipped.empty())
-        throw InputError("no --supernet given and the shipped demo supernet (models/supernets/mcunet-fmnist.pth) was not found");
-    return {loadSpace(a.value("space", defaultSpaceName())), shipped};
-}
-
-SubnetConfig chooseConfig(const CliArgs& a, const DesignSpace& space)
-{
-    SubnetConfig c = configByName(space, a.value("config", "max"));
-    if (a.has("resolution")) {
-        c.image_size = a.intValue("resolution", 0, 1, 1 << 20);
-        c.validate(space, "--resolution");
-    }
-    return c;
-}
-
 Json evalJson(const EvalResult& r, const std::vector<std::string>& classNames)
 {
     Json skipped = Json::array();
@@ -119,9 +95,7 @@ Json evalJson(const EvalResult& r, const std::vector<std::string>& classNames)
 
 int cmdEval(const Args& argv)
 {
-    CliArgs a(argv, {"supernet", "space", "config", "data", "calib-data", "calib-images", "calib-batch", "images", "split",
-                     "batch", "threads", "resolution", "seed", "engine", "dtype", "int8-calib-images"},
-              {"json", "help", "no-calib", "lab-calib"});
+    CliArgs a(argv, kEvaluationValued, kEvaluationFlags);
     if (a.flag("help")) {
         std::cout << "usage: tinyscope eval [--supernet CKPT --space NAME|FILE] [--config CFG.json|min|max] [--resolution R]\n"
                      "                      [--data DATASET] [--split 0|1] [--images N] [--calib-data DATASET] [--calib-images N]\n"
@@ -144,42 +118,8 @@ int cmdEval(const Args& argv)
                      "  --calib-data, then Int8Forward's exact arithmetic on oneDNN's int8 plans (as make-accdata --dtype int8).\n";
         return 0;
     }
-    const EvalEngine engine = parseEvalEngine(a.value("engine", "onednn"), "--engine");
-    bool int8 = false;
-    const EvalDtype dtype = parseMeasuredDtype(a.value("dtype", "fp32"), "--dtype", engine, int8);
-    requireEvalDtype(engine, dtype);
-    if (!int8 && a.has("int8-calib-images")) throw InputError("--int8-calib-images applies to --dtype int8 only");
-    const long long int8CalibImages = a.int64Value("int8-calib-images", 200, 1, kMaxImages);
-    // Every number first, so that a bad one is refused before anything is loaded.
-    const int threadsWanted = a.intValue("threads", defaultBatchThreads(), 1, kMaxThreads);
-    const int split = a.intValue("split", -1, 0, 1);
-    const long long images = a.int64Value("images", 0, 1, kMaxImages);   // 0: not given (all)
-    const int batch = a.intValue("batch", 100, 1, kMaxBatch);
-    const long long calibImages = a.int64Value("calib-images", 0, 1, kMaxImages);
-    const int calibBatch = a.intValue("calib-batch", 0, 1, kMaxBatch);
-    const std::uint64_t seed = static_cast<std::uint64_t>(a.int64Value("seed", 0, 0, kMaxSeed));
     // The request the GUI's evaluation box builds, run by the same core job (nn/accuracy/EvaluationJob).
-    const SupernetChoice sc = chooseSupernet(a);
-    EvaluationRequest rq;
-    rq.supernet = sc.path;
-    rq.space = sc.space;
-    rq.config = chooseConfig(a, sc.space);
-    rq.data = a.value("data", "fashion-mnist:test");
-    rq.images = static_cast<std::size_t>(images);
-    rq.split = split;
-    rq.calibrate = !a.flag("no-calib");
-    rq.calib_data = a.value("calib-data");
-    rq.calib_words = {"--calib-data DATASET", "--no-calib"};
-    rq.calibration = a.flag("lab-calib") ? CalibrationOptions::labCompatible(rq.config.image_size) : CalibrationOptions{};
-    if (calibImages > 0) rq.calibration.images = static_cast<std::size_t>(calibImages);
-    if (calibBatch > 0) rq.calibration.batch = calibBatch;
-    rq.calibration.seed = seed;
-    rq.threads = threadsWanted;
-    rq.batch = batch;
-    rq.engine = engine;
-    rq.dtype = dtype;
-    rq.int8 = int8;
-    rq.int8_calib_images = static_cast<std::size_t>(int8CalibImages);
+    const EvaluationRequest rq = evaluationFromArgs(a);
     const bool tty = isatty(2);
     JobControl job;
     job.progress = [&](std::size_t done, std::size_t total, const std::string& stage) {
@@ -191,11 +131,11 @@ int cmdEval(const Args& argv)
     if (tty) std::fprintf(stderr, "\r%40s\r", "");
     if (!r.calibration_note.empty()) std::fprintf(stderr, "note: %s\n", r.calibration_note.c_str());
     if (!r.engine_note.empty()) std::fprintf(stderr, "note: %s\n", r.engine_note.c_str());
-    CostSummary cost = CostModel(sc.space).summary(config);
+    CostSummary cost = CostModel(rq.space).summary(config);
     if (a.flag("json")) {
-        Json j = evalJson(r, sc.space.class_names);
+        Json j = evalJson(r, rq.space.class_names);
         j["config"] = config.toJson();
-        j["supernet"] = sc.path;
+        j["supernet"] = rq.supernet;
         j["data"] = r.data_source;
         j["threads"] = threads;
         j["cost"] = toJson(cost);
@@ -207,7 +147,7 @@ int cmdEval(const Args& argv)
     std::printf("engine      %s %s, %s\n", r.engine.c_str(), r.dtype.c_str(), r.isa.c_str());
     for (int c = 0; c < r.classes; ++c) {
         const std::size_t i = static_cast<std::size_t>(c);
-        std::printf("%s%6.2f %%  %s (%zu images)\n", c == 0 ? "per class   " : "            ", r.classTop1(c), className(sc.space.class_names, c).c_str(),
+        std::printf("%s%6.2f %%  %s (%zu images)\n", c == 0 ? "per class   " : "            ", r.classTop1(c), className(rq.space.class_names, c).c_str(),
                     r.class_images[i]);
     }
     std::printf("BN          %s\n", r.calibration_images ? ("re-calibrated on " + std::to_string(r.calibration_images) + " images (" + r.calibration_engine + ")").c_str()

@@ -197,23 +197,6 @@ std::string runFolder(const std::string& scheme, bool qas)
     return s + (qas ? "" : "-noqas");
 }
 
-// The entries of a comma-separated list option (--schemes S1,S2,…): an empty entry (",", "a,,b")
-// is refused, not skipped — "--schemes ," would otherwise be an empty table with exit 0.
-std::vector<std::string> listOption(const CliArgs& a, const std::string& name)
-{
-    std::vector<std::string> out;
-    if (!a.has(name)) return out;
-    const std::string text = a.value(name);
-    for (std::size_t start = 0;;) {
-        const std::size_t comma = text.find(',', start);
-        out.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-        if (out.back().empty())
-            throw InputError("--" + name + " '" + escapedForMessage(text) + "': entry " + std::to_string(out.size()) + " is empty (give S1,S2,…)");
-        if (comma == std::string::npos) return out;
-        start = comma + 1;
-    }
-}
-
 int cmdFineTuneTable(const Args& argv)
 {
     // finetune's options but its scheme choice (--scheme, or --budget with its analysis): --schemes instead.

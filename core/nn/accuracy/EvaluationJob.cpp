@@ -1,4 +1,5 @@
 #include "nn/accuracy/EvaluationJob.h"
+#include "nn/accuracy/PreparedSubnet.h"
 
 #include "Error.h"
 #include "io/DataPaths.h"
@@ -35,15 +36,30 @@ std::shared_ptr<const Supernet> cachedSupernet(const std::string& path, const De
     return net;
 }
 
-// The calibration data the request needs (BatchNorm re-calibration, int8 activation ranges),
-// chosen and checked against the space's task; null when it needs none.
-std::unique_ptr<ImageDataset> calibrationData(const EvaluationRequest& rq)
+}  // namespace
+
+std::unique_ptr<ImageDataset> evaluationCalibrationData(const EvaluationRequest& rq)
 {
     if (!rq.calibrate && !rq.int8) return nullptr;
     return openCalibrationData(rq.space, rq.calib_data, !rq.int8, rq.calib_words);
 }
 
-Subnet prepared(const EvaluationRequest& rq, const ImageDataset* calib, const JobControl& job, CalibrationReport* calibrated)
+EvaluationData evaluationData(const EvaluationRequest& rq)
+{
+    EvaluationData ed;
+    ed.data = openDataset(rq.data);
+    const ImageDataset& data = *ed.data;
+    if (static_cast<int>(data.classNames().size()) != rq.space.n_classes)
+        throw InputError(data.source() + " has " + std::to_string(data.classNames().size()) + " classes; space '" + rq.space.name + "' has " +
+                         std::to_string(rq.space.n_classes));
+    rq.config.validate(rq.space, "subnet");
+    ed.items = splitIndices(data.size(), rq.split);
+    if (rq.images > 0 && rq.images < ed.items.size()) ed.items.resize(rq.images);
+    if (ed.items.empty()) throw InputError(data.source() + ": no images to evaluate (" + std::to_string(data.size()) + " in the dataset)");
+    return ed;
+}
+
+Subnet preparedSubnet(const EvaluationRequest& rq, const ImageDataset* calib, const JobControl& job, CalibrationReport* calibrated)
 {
     Subnet sub = cachedSupernet(rq.supernet, rq.space)->extract(rq.config);
     if (rq.calibrate) {
@@ -55,24 +71,18 @@ Subnet prepared(const EvaluationRequest& rq, const ImageDataset* calib, const Jo
     return sub;
 }
 
-}  // namespace
 
 EvalResult runEvaluation(const EvaluationRequest& rq, const JobControl& job)
 {
     configureAllocator();
     const int threads = setTorchThreads(rq.threads);
     // Everything the user chose is checked before the supernet is loaded.
-    std::unique_ptr<ImageDataset> data = openDataset(rq.data);
-    if (static_cast<int>(data->classNames().size()) != rq.space.n_classes)
-        throw InputError(data->source() + " has " + std::to_string(data->classNames().size()) + " classes; space '" +
-                         rq.space.name + "' has " + std::to_string(rq.space.n_classes));
-    rq.config.validate(rq.space, "subnet");
-    std::vector<std::size_t> items = splitIndices(data->size(), rq.split);
-    if (rq.images > 0 && rq.images < items.size()) items.resize(rq.images);
-    if (items.empty()) throw InputError(data->source() + ": no images to evaluate (" + std::to_string(data->size()) + " in the dataset)");
-    const std::unique_ptr<ImageDataset> calib = calibrationData(rq);
+    const EvaluationData ed = evaluationData(rq);
+    const std::unique_ptr<ImageDataset>& data = ed.data;
+    const std::vector<std::size_t>& items = ed.items;
+    const std::unique_ptr<ImageDataset> calib = evaluationCalibrationData(rq);
     CalibrationReport calibrated;
-    Subnet sub = prepared(rq, calib.get(), job, &calibrated);
+    Subnet sub = preparedSubnet(rq, calib.get(), job, &calibrated);
     EvalResult r;
     if (rq.int8) {
         r = measureInt8Result(rq.space, sub, *calib, rq.int8_calib_images, *data, items, threads, job);
@@ -104,8 +114,8 @@ Classification runClassification(const EvaluationRequest& rq, const std::string&
                                  " re-calibrates it on images of " + calibrationExpectation(rq.space) + ")";
         }
     }
-    const std::unique_ptr<ImageDataset> calib = calibrationData(bnOnly);
-    Subnet sub = prepared(bnOnly, calib.get(), {}, nullptr);
+    const std::unique_ptr<ImageDataset> calib = evaluationCalibrationData(bnOnly);
+    Subnet sub = preparedSubnet(bnOnly, calib.get(), {}, nullptr);
     c.scores = classifyImage(sub, img, rq.space.class_names);
     return c;
 }

@@ -406,7 +406,7 @@ void checkTensorValues(const std::string& source, const std::string& key, const 
     }
 }
 
-void writeCheckpoint(const std::string& path, const Checkpoint& ck)
+std::string checkpointBytes(const Checkpoint& ck)
 {
     std::string buffer;
     caffe2::serialize::PyTorchStreamWriter writer([&buffer](const void* p, std::size_t n) {
@@ -444,8 +444,10 @@ void writeCheckpoint(const std::string& path, const Checkpoint& ck)
     std::string pkl = writePickle(*root, opt);
     writer.writeRecord("data.pkl", pkl.data(), pkl.size());
     writer.writeEndOfFile();
-    writeFileAtomic(path, buffer);
+    return buffer;
 }
+
+void writeCheckpoint(const std::string& path, const Checkpoint& ck) { writeFileAtomic(path, checkpointBytes(ck)); }
 
 void saveStateDict(const std::string& path, const StateDict& sd, bool wrap)
 {

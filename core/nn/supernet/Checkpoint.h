@@ -55,6 +55,8 @@ StateDict loadStateDict(const std::string& path, CheckpointReadOptions options =
 // first bad element's index and its value.
 void checkTensorValues(const std::string& source, const std::string& key, const at::Tensor& t);
 
+// The file's bytes (PyTorch's zip format, pickle protocol 2).
+std::string checkpointBytes(const Checkpoint& checkpoint);
 // Writes atomically, so an interrupted write leaves the previous file intact.
 void writeCheckpoint(const std::string& path, const Checkpoint& checkpoint);
 void saveStateDict(const std::string& path, const StateDict& sd, bool wrap = true);
