@@ -266,7 +266,6 @@ void EvaluationBox::evaluate()
     rq.data = options_->data().toStdString();
     rq.images = static_cast<std::size_t>(options_->images());
     rq.calibrate = options_->calibrationImages() > 0;
-    if (rq.calib_data == ownCalibrationData(rq.space)) rq.calib_data.clear();   // the default: may fall back
     rq.calibration.images = static_cast<std::size_t>(options_->calibrationImages());
     rq.engine = options_->engine();
     rq.dtype = options_->dtype();
