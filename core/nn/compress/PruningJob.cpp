@@ -122,7 +122,6 @@ PruneResult runPruning(const PruneRequest& rq, const JobControl& job)
     r.dense_top1 = top1Of(sub, er, ed, job);
     ++done;
     sub.setFolded(false);
-    modelSize(sub, &r.dense_bits, &r.sparse_bits);
 
     if (rq.sensitivity) {
         for (auto& [name, t] : tensors) {
