@@ -1,11 +1,13 @@
 // tinyscope prune (issue 50, Lab 1 on a subnet): per-layer non-zeros and sizes are the lab's counts,
 // the sensitivity scan restores each layer (sparsity 0 measures the dense top-1), --out writes the
-// pruned subnet with the subnet's own keys and shapes, bad input is one line with exit 2.
+// pruned subnet with the subnet's own keys and shapes, fine-tuning keeps the pruned weights zero,
+// channel pruning writes the narrower subnet and its costs, bad input is one line with exit 2.
 #include "TestSupport.h"
 
 #include "cost/CostModel.h"
 #include "io/DataPaths.h"
 #include "io/JsonFile.h"
+#include "nn/compress/SubnetFineTune.h"
 #include "nn/supernet/Checkpoint.h"
 #include "nn/supernet/Supernet.h"
 #include "space/ArchSampler.h"
@@ -101,6 +103,92 @@ private Q_SLOTS:
         QVERIFY(j["pruned_top1"].is_null());
     }
 
+    void fineTuningKeepsTheMasks()
+    {
+        QTemporaryDir tmp;
+        const QString out = tmp.path() + QStringLiteral("/tuned");
+        const test::CliRun r = test::runTinyscope(pruneArgs({QStringLiteral("--uniform"), QStringLiteral("0.5"), QStringLiteral("--finetune-epochs"),
+                                                             QStringLiteral("2"), QStringLiteral("--finetune-images"), QStringLiteral("96"),
+                                                             QStringLiteral("--finetune-batch"), QStringLiteral("32"), QStringLiteral("--out"), out}));
+        QVERIFY2(r.code == 0, r.err.c_str());
+        const Json j = Json::parse(r.out);
+        QCOMPARE(j["finetune_data"].get<std::string>(), std::string("fashion-mnist:fit"));
+        QCOMPARE(j["finetune"].size(), std::size_t{2});
+        for (const Json& e : j["finetune"]) QVERIFY(std::isfinite(e["loss"].get<double>()) && e["loss"].get<double>() > 0);
+        QCOMPARE(j["finetuned_top1"].get<double>(), j["finetune"][1]["top1"].get<double>());
+        // Every weight the pruning zeroed (|w| at or below its layer's threshold) is still zero after
+        // the steps; the kept ones trained (some differ from the dense subnet's).
+        const DesignSpace space = presetSpace("mcunet-fmnist");
+        const SubnetConfig min = ArchSampler(space).minConfig(*std::min_element(space.resolutions.begin(), space.resolutions.end()));
+        const StateDict own = Supernet::load(space, shippedSupernetPath()).extract(min).stateDict();
+        const StateDict written = loadStateDict((out + QStringLiteral("/subnet.pth")).toStdString());
+        std::int64_t moved = 0;
+        for (const Json& l : j["layers"]) {
+            const at::Tensor* dense = findTensor(own, l["name"].get<std::string>());
+            const at::Tensor* tuned = findTensor(written, l["name"].get<std::string>());
+            QVERIFY(dense && tuned);
+            const at::Tensor mags = dense->abs().reshape({-1});
+            const std::int64_t zeros = static_cast<std::int64_t>(std::nearbyint(static_cast<double>(mags.numel()) * 0.5));
+            const float threshold = std::get<0>(mags.kthvalue(zeros)).item<float>();
+            const at::Tensor pruned = mags.le(threshold);
+            QCOMPARE(tuned->reshape({-1}).masked_select(pruned).ne(0).sum().item<std::int64_t>(), std::int64_t{0});
+            QCOMPARE(tuned->ne(0).sum().item<std::int64_t>(), l["nonzero"].get<std::int64_t>());
+            moved += tuned->reshape({-1}).masked_select(pruned.logical_not()).ne(dense->reshape({-1}).masked_select(pruned.logical_not())).sum().item<std::int64_t>();
+        }
+        QVERIFY(moved > 0);
+    }
+
+    // --channels: the groups' widths as the lab counts them, both orders measured, the costs before
+    // and after from the cost model, and --out the narrower subnet under the subnet's own keys.
+    void channelPruningWritesTheNarrowerSubnet()
+    {
+        QTemporaryDir tmp;
+        const QString out = tmp.path() + QStringLiteral("/narrow");
+        const test::CliRun r = test::runTinyscope(pruneArgs({QStringLiteral("--channels"), QStringLiteral("0.3"), QStringLiteral("--sort"),
+                                                             QStringLiteral("--latency-runs"), QStringLiteral("3"), QStringLiteral("--out"), out}));
+        QVERIFY2(r.code == 0, r.err.c_str());
+        const Json j = Json::parse(r.out);
+        const Json& c = j["channels"];
+        QVERIFY(c["sorted"].get<bool>());
+        QCOMPARE(j["pruned_top1"].get<double>(), c["sorted_top1"].get<double>());
+        for (const Json& g : c["groups"])
+            QCOMPARE(g["kept"].get<int>(), static_cast<int>(std::nearbyint(g["channels"].get<int>() * 0.7)));
+        const DesignSpace space = presetSpace("mcunet-fmnist");
+        const SubnetConfig min = ArchSampler(space).minConfig(*std::min_element(space.resolutions.begin(), space.resolutions.end()));
+        QCOMPARE(c["original"]["macs"].get<std::int64_t>(), CostModel(space).summary(min).macs);
+        QCOMPARE(c["original"]["params"].get<std::int64_t>(), CostModel(space).summary(min).params);
+        QVERIFY(c["pruned"]["macs"].get<std::int64_t>() < c["original"]["macs"].get<std::int64_t>());
+        QVERIFY(c["pruned"]["latency_ms"].get<double>() > 0);
+        // The file: the subnet's keys in its order, the parameters the pruned network's count.
+        const StateDict own = Supernet::load(space, shippedSupernetPath()).extract(min).stateDict();
+        const StateDict written = loadStateDict((out + QStringLiteral("/subnet.pth")).toStdString());
+        QCOMPARE(written.size(), own.size());
+        std::int64_t params = 0;
+        for (std::size_t i = 0; i < own.size(); ++i) {
+            QCOMPARE(written[i].first, own[i].first);
+            if (own[i].first.find("running_") == std::string::npos && own[i].first.find("num_batches") == std::string::npos)
+                params += written[i].second.numel();
+        }
+        QCOMPARE(params, c["pruned"]["params"].get<std::int64_t>());
+        const at::Tensor* fc = findTensor(written, "classifier.linear.weight");
+        QVERIFY(fc);
+        QCOMPARE(fc->size(1), static_cast<std::int64_t>(c["groups"].back()["kept"].get<int>()));
+    }
+
+    void theLabScheduleIsPeriodic()
+    {
+        SubnetFineTuneOptions o;
+        o.epochs = 5;
+        o.schedule = LrSchedule::Lab;   // CosineAnnealingLR(T_max=5) stepped per batch
+        QCOMPARE(o.lrAt(0, 100), 0.01);
+        QVERIFY(std::abs(o.lrAt(1, 100) - 0.005 * (1 + std::cos(M_PI / 5))) < 1e-15);
+        QVERIFY(std::abs(o.lrAt(5, 100)) < 1e-15);
+        QVERIFY(std::abs(o.lrAt(10, 100) - 0.01) < 1e-15);
+        o.schedule = LrSchedule::Cosine;   // one half-period over the run
+        QVERIFY(std::abs(o.lrAt(50, 100) - 0.005) < 1e-15);
+        QCOMPARE(o.steps(100), std::size_t{10});   // 2 batches of 64 per epoch, 5 epochs
+    }
+
     void badInputIsOneLine()
     {
         struct Case {
@@ -112,6 +200,15 @@ private Q_SLOTS:
             {{QStringLiteral("--sparsity"), QStringLiteral("classifier.linear.weight=2")}, "classifier.linear.weight: sparsity 2.00 is outside [0, 1]"},
             {{QStringLiteral("--sparsity"), QStringLiteral("x")}, "give LAYER=S"},
             {{}, "give the pruning"},
+            {{QStringLiteral("--uniform"), QStringLiteral("0.5"), QStringLiteral("--finetune-epochs"), QStringLiteral("1"), QStringLiteral("--finetune-schedule"),
+              QStringLiteral("step")},
+             "--finetune-schedule 'step': give cosine or lab"},
+            {{QStringLiteral("--uniform"), QStringLiteral("0.5"), QStringLiteral("--finetune-epochs"), QStringLiteral("-1")}, "--finetune-epochs"},
+            {{QStringLiteral("--channels"), QStringLiteral("0.3"), QStringLiteral("--uniform"), QStringLiteral("0.5")}, "give one kind"},
+            {{QStringLiteral("--uniform"), QStringLiteral("0.5"), QStringLiteral("--sort")}, "--sort belongs to channel pruning"},
+            {{QStringLiteral("--channels"), QStringLiteral("1")}, "first_conv: channel ratio 1.00 leaves none of its 16 channels"},
+            {{QStringLiteral("--channels"), QStringLiteral("0.2"), QStringLiteral("--channel-ratio"), QStringLiteral("blocks.99=0.5")},
+             "no channel group 'blocks.99' in the subnet; its groups: first_conv, blocks.1"},
         };
         for (const Case& c : cases) {
             const test::CliRun r = test::runTinyscope(pruneArgs(c.args));

@@ -16,6 +16,7 @@
 // weights on them (descending) first.
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace tinyscope {
@@ -33,6 +34,14 @@ std::int64_t modelSizeBits(std::int64_t elements, int bits);
 
 // round(channels × (1 − ratio)) with Python's round; `ratio` in [0, 1].
 int channelsToKeep(int channels, double ratio);
+
+// One channel group of a network as channel pruning leaves it (nn/compress/ChannelPruning.h).
+struct ChannelGroup {
+    std::string name;      // "blocks.3"
+    int channels = 0;      // before
+    int kept = 0;          // after (channels when not pruned)
+    double ratio = 0;      // asked
+};
 
 // The importance of each input channel of a weight laid out [O][I][rest…] (a conv's OIHW, a
 // linear layer's [O][I]): the Frobenius norm of w[:, i], over all outputs and the rest.

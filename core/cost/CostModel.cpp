@@ -159,6 +159,11 @@ CostSummary CostModel::summary(const SubnetConfig& config) const
 {
     SubnetLayout layout;
     layoutSubnet(*space_, config, layout);
+    return summary(layout);
+}
+
+CostSummary CostModel::summary(const SubnetLayout& layout)
+{
     SummaryVisitor v;
     walkModules(layout, v);
     walkPeakTerms(layout, v);

@@ -4,6 +4,7 @@
 // convention) and flash bytes. No tensors are built; summary() takes well under a microsecond.
 #include "space/DesignSpace.h"
 #include "space/SubnetConfig.h"
+#include "space/SubnetLayout.h"
 
 #include <cstdint>
 #include <string>
@@ -59,6 +60,9 @@ public:
 
     // Totals only, no allocation. `config` must be valid for the space.
     CostSummary summary(const SubnetConfig& config) const;
+    // The same for a resolved network, also one no config describes (a channel-pruned subnet's
+    // narrower widths).
+    static CostSummary summary(const SubnetLayout& layout);
     // Totals plus per-module rows and per-block peak terms.
     CostReport report(const SubnetConfig& config) const;
 

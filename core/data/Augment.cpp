@@ -225,4 +225,30 @@ ImageAugment FineTuneAugment::hook(int epoch, const std::vector<std::size_t>& it
     };
 }
 
+Image PadCropFlip::apply(const Image& in, int dx, int dy, bool flip, int pad)
+{
+    Image out = in;
+    for (int y = 0; y < in.height; ++y)
+        for (int x = 0; x < in.width; ++x) {
+            const int sx = x + dx - pad, sy = y + dy - pad;
+            const int tx = flip ? in.width - 1 - x : x;
+            for (int c = 0; c < in.channels; ++c)
+                out.pixels[(static_cast<std::size_t>(y) * static_cast<std::size_t>(in.width) + static_cast<std::size_t>(tx)) *
+                               static_cast<std::size_t>(in.channels) + static_cast<std::size_t>(c)] =
+                    (sx < 0 || sy < 0 || sx >= in.width || sy >= in.height) ? 0 : in.at(sx, sy, c);
+        }
+    return out;
+}
+
+ImageAugment PadCropFlip::hook(std::uint64_t draw, const std::vector<std::size_t>& items) const
+{
+    return [self = *this, draw, items](const Image& img, std::size_t row) {
+        PyRandom rng(seedStream(self.seed, (draw << 32) ^ items[row]));
+        const int dx = static_cast<int>(rng.randbelow(static_cast<std::uint32_t>(2 * self.pad + 1)));
+        const int dy = static_cast<int>(rng.randbelow(static_cast<std::uint32_t>(2 * self.pad + 1)));
+        const bool flip = self.flip && rng.randbelow(2) == 1;
+        return apply(img, dx, dy, flip, self.pad);
+    };
+}
+
 }  // namespace tinyscope

@@ -89,4 +89,19 @@ struct FineTuneAugment {
     ImageAugment hook(int epoch, const std::vector<std::size_t>& items, int resolution) const;
 };
 
+// The once-for-all training augmentation, which is also the pruning lab's (RandomCrop(size,
+// padding) + RandomHorizontalFlip): the image padded with zeros by `pad` on every side, a crop of
+// its own size at (dx, dy) in [0, 2·pad], then a horizontal flip with p 0.5 when `flip`. Per image
+// from its own PyRandom stream keyed by (seed, draw, dataset item): dx, dy, then the flip, so the
+// same (seed, draw, item) gives the same pixels whatever the batch, row or thread.
+struct PadCropFlip {
+    int pad = 2;
+    bool flip = true;
+    std::uint64_t seed = 0;
+
+    static Image apply(const Image& in, int dx, int dy, bool flip, int pad);
+    // The hook for loadBatch(data, items, …): row r is dataset item items[r] (a copy is kept).
+    ImageAugment hook(std::uint64_t draw, const std::vector<std::size_t>& items) const;
+};
+
 }  // namespace tinyscope

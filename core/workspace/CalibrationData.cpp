@@ -139,4 +139,18 @@ std::unique_ptr<ImageDataset> openCalibrationData(const DesignSpace& space, cons
     return data;
 }
 
+std::unique_ptr<ImageDataset> openTrainingData(const DesignSpace& space, const std::string& given, const std::string& option)
+{
+    const std::string spec = given.empty() ? workspaceOf(space).train_data : given;
+    const std::string where = option.empty() ? "" : " with " + option;
+    if (spec.empty())
+        throw InputError("space " + space.name + " has no training data here; give images of its task (" + calibrationExpectation(space) + ")" + where);
+    std::unique_ptr<ImageDataset> data = openDataset(spec);
+    const std::string why = calibrationMismatch(space, *data);
+    if (!why.empty())
+        throw InputError("training data " + pathForMessage(spec) + " is not of space " + space.name + "'s task: " + why +
+                         "; give images of its task (" + calibrationExpectation(space) + ")" + where);
+    return data;
+}
+
 }  // namespace tinyscope

@@ -62,4 +62,10 @@ std::string calibrationMismatch(const DesignSpace& space, const ImageDataset& da
 std::unique_ptr<ImageDataset> openCalibrationData(const DesignSpace& space, const std::string& given, bool keepWouldDo,
                                                   const CalibrationWords& words = {});
 
+// Fine-tuning data (compression: after pruning, k-means QAT) by the same rule: `given`, else the
+// space's own training data (its workspace's train_data: fashion-mnist:fit, which the holdout
+// calibration data is not part of); refused when there is neither or the images are not of the
+// task. `option` names where it is given ("--finetune-data DATASET").
+std::unique_ptr<ImageDataset> openTrainingData(const DesignSpace& space, const std::string& given, const std::string& option = {});
+
 }  // namespace tinyscope

@@ -27,6 +27,7 @@ struct Workspace {
     std::string predictor;      // a predictor file made for `space`; "" = none
     std::string data;           // evaluation data ("fashion-mnist:test"); "" = none
     std::string calib_data;     // BN re-calibration data ("fashion-mnist:holdout"); "" = none
+    std::string train_data;     // fine-tuning data (compression, "fashion-mnist:fit"); "" = none
     // What the images of its task look like (grey Fashion-MNIST, colour VWW; Unknown for a space
     // of its own): calibration data of another colour is not its task's (workspace/CalibrationData.h).
     ImageColour image_colour = ImageColour::Unknown;

@@ -2,12 +2,15 @@
 
 #include "Error.h"
 #include "compress/Pruning.h"
+#include "cost/CostModel.h"
 #include "io/AtomicFolder.h"
 #include "io/Text.h"
 #include "nn/accuracy/PreparedSubnet.h"
+#include "nn/compress/ChannelPruning.h"
 #include "nn/measure/Evaluator.h"
 #include "nn/supernet/Checkpoint.h"
 #include "nn/TorchRuntime.h"
+#include "workspace/CalibrationData.h"
 
 #include <ATen/ATen.h>
 
@@ -38,13 +41,6 @@ void checkSparsity(double s, const std::string& what)
     if (std::isnan(s) || s < 0 || s > 1) throw InputError(what + ": sparsity " + formatFixed(s, 2) + " is outside [0, 1]");
 }
 
-// Top-1 of the subnet as its raw weights are now (BatchNorm folded again first).
-double top1Of(Subnet& sub, const EvaluationRequest& rq, const EvaluationData& ed, const JobControl& job)
-{
-    sub.setFolded(true);
-    return evaluateTop1(sub, *ed.data, ed.items, rq.batch, job, rq.engine, rq.dtype).top1;
-}
-
 // All parameters (stateDict less the running statistics and counters), and their non-zeros.
 void modelSize(const Subnet& sub, std::int64_t* dense, std::int64_t* sparse)
 {
@@ -58,7 +54,170 @@ void modelSize(const Subnet& sub, std::int64_t* dense, std::int64_t* sparse)
     *sparse *= 32;
 }
 
+// One run's shared state: the request, its data, the progress count.
+class Pruning {
+public:
+    Pruning(const PruneRequest& rq, const JobControl& job) : rq_(rq), er_(rq.evaluation), job_(job) {}
+
+    PruneResult run();
+
+private:
+    // Top-1 of the subnet as its raw weights are now (BatchNorm folded for it, unfolded after).
+    double top1(Subnet& sub)
+    {
+        sub.setFolded(true);
+        const double t = evaluateTop1(sub, *ed_.data, ed_.items, er_.batch, job_, er_.engine, er_.dtype).top1;
+        sub.setFolded(false);
+        return t;
+    }
+    void step(const std::string& stage)
+    {
+        job_.check();
+        job_.report(done_++, total_, stage);
+    }
+    NetworkCost costOf(Subnet& sub)
+    {
+        const CostSummary c = CostModel::summary(sub.weights().layout);
+        NetworkCost n{c.macs, c.params, c.peak_activation_bytes, subnetLatency(sub, rq_.latency_runs)};
+        sub.setFolded(false);
+        return n;
+    }
+    void fineGrained(Subnet& sub, PruneResult& r);
+    void channels(Subnet& sub, PruneResult& r);
+
+    const PruneRequest& rq_;
+    const EvaluationRequest& er_;
+    const JobControl& job_;
+    EvaluationData ed_;
+    std::vector<std::pair<at::Tensor, std::vector<std::uint8_t>>> masks_;   // the pruned layers'
+    std::size_t done_ = 0, total_ = 1;
+};
+
+void Pruning::fineGrained(Subnet& sub, PruneResult& r)
+{
+    auto tensors = prunableTensors(sub);
+    if (rq_.sensitivity) {
+        for (auto& [name, t] : tensors) {
+            const at::Tensor original = t.clone();
+            SensitivityCurve c{name, t.numel(), {}, {}};
+            for (double s : rq_.scan) {
+                step(name + " at sparsity " + formatFixed(s, 2));
+                t.copy_(original);
+                pruneByMagnitude(floats(t), static_cast<std::size_t>(t.numel()), s);
+                c.sparsity.push_back(s);
+                c.top1.push_back(top1(sub));
+            }
+            t.copy_(original);
+            r.sensitivity.push_back(std::move(c));
+        }
+    }
+    for (auto& [name, t] : tensors) {
+        const auto it = rq_.sparsity.find(name);
+        const double s = it != rq_.sparsity.end() ? it->second : rq_.uniform;
+        r.pruned |= s > 0;
+        std::vector<std::uint8_t> mask = pruneByMagnitude(floats(t), static_cast<std::size_t>(t.numel()), s);
+        if (s > 0) masks_.emplace_back(t, std::move(mask));
+        r.layers.push_back({name, t.sizes().vec(), t.numel(), static_cast<std::int64_t>(countNonZero(floats(t), static_cast<std::size_t>(t.numel()))), s});
+    }
+    step("pruned top-1");
+    if (r.pruned) r.pruned_top1 = top1(sub);
+}
+
+void Pruning::channels(Subnet& sub, PruneResult& r)
+{
+    step("the original's latency");
+    r.original = costOf(sub);
+    const NetWeights original = sub.weights();   // pruning and sorting make new tensors: these stay
+    step("pruned without sorting");
+    r.channel_groups = pruneChannels(sub, std::max(rq_.channels, 0.0), rq_.channel_ratios);
+    r.unsorted_top1 = top1(sub);
+    NetWeights unsorted = sub.weights();
+    step("pruned after sorting");
+    sub.replaceWeights(original);
+    sortChannels(sub);
+    pruneChannels(sub, std::max(rq_.channels, 0.0), rq_.channel_ratios);
+    r.sorted_top1 = top1(sub);
+    r.sorted = rq_.sort;
+    if (!rq_.sort) sub.replaceWeights(std::move(unsorted));
+    r.pruned_top1 = rq_.sort ? r.sorted_top1 : r.unsorted_top1;
+    for (const ChannelGroup& g : r.channel_groups) r.pruned |= g.kept < g.channels;
+    step("the pruned network's latency");
+    r.narrowed = costOf(sub);
+}
+
+PruneResult Pruning::run()
+{
+    const auto started = std::chrono::steady_clock::now();
+    configureAllocator();
+    setTorchThreads(er_.threads);
+    checkSparsity(rq_.uniform, "--uniform");
+    for (const auto& [name, s] : rq_.sparsity) checkSparsity(s, name);
+    for (double s : rq_.scan) checkSparsity(s, "the scan");
+    rq_.finetune.check();
+    if (!rq_.out.empty()) requireReplaceableFolder(rq_.out, "--out");   // before any work
+    ed_ = evaluationData(er_);
+    const std::unique_ptr<ImageDataset> train =
+        rq_.finetune.epochs > 0 ? openTrainingData(er_.space, rq_.finetune_data, "--finetune-data DATASET") : nullptr;
+    const std::unique_ptr<ImageDataset> calib = evaluationCalibrationData(er_);
+    job_.report(0, 1, "extracting and re-calibrating the subnet");
+    Subnet sub = preparedSubnet(er_, calib.get(), job_);
+    sub.setFolded(false);
+    if (rq_.channelPruning()) {
+        plannedChannels(sub, std::max(rq_.channels, 0.0), rq_.channel_ratios);   // refused before any measurement
+    } else {
+        std::string names;
+        const auto tensors = prunableTensors(sub);
+        for (const auto& [name, t] : tensors) names += (names.empty() ? "" : ", ") + name;
+        for (const auto& [name, s] : rq_.sparsity) {
+            bool found = false;
+            for (const auto& [n, t] : tensors) found |= n == name;
+            if (!found) throw InputError("no prunable layer '" + name + "' in the subnet; its layers: " + names);
+        }
+        total_ += rq_.sensitivity ? tensors.size() * rq_.scan.size() : 0;
+    }
+    total_ += (rq_.channelPruning() ? 4 : 1) + (train ? rq_.finetune.steps(train->size()) : 0);
+    PruneResult r;
+    r.data = ed_.data->source();
+    r.images = ed_.items.size();
+    step("dense top-1");
+    r.dense_top1 = top1(sub);
+    if (rq_.channelPruning()) channels(sub, r);
+    else fineGrained(sub, r);
+    if (train) {
+        r.finetune_data = train->source();
+        const std::size_t base = done_;
+        const JobControl tuning{[&](std::size_t d, std::size_t, const std::string& stage) { job_.report(base + d, total_, stage); }, job_.cancel};
+        r.finetune = fineTuneSubnet(
+            sub, *train, rq_.finetune,
+            [&] {
+                for (auto& [t, mask] : masks_) applyMask(floats(t), mask);
+            },
+            [&] { return top1(sub); }, tuning);
+        r.finetuned_top1 = r.finetune.back().top1;
+    }
+    modelSize(sub, &r.dense_bits, &r.sparse_bits);
+    if (rq_.channelPruning()) r.dense_bits = r.original.params * 32;   // the unpruned network's
+    job_.report(total_, total_, "done");
+    if (!rq_.out.empty()) {   // all or nothing, other files in the folder kept
+        Checkpoint ck;
+        ck.state_dict = sub.stateDict();
+        ck.wrapped = true;
+        replaceFilesInFolder(rq_.out, {{"subnet.pth", checkpointBytes(ck)},
+                                       {"subnet.json", er_.config.toJson().dump(2) + "\n"},
+                                       {"pruning.json", r.toJson().dump(2) + "\n"}},
+                             job_);
+    }
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return r;
+}
+
 }  // namespace
+
+Json NetworkCost::toJson() const
+{
+    return {{"macs", macs}, {"params", params}, {"peak_bytes", peak_bytes}, {"latency_ms", latency.ms}, {"latency_engine", latency.engine},
+            {"latency_runs", latency.runs}};
+}
 
 Json PruneResult::toJson() const
 {
@@ -67,15 +226,29 @@ Json PruneResult::toJson() const
         layersJ.push_back({{"name", l.name}, {"shape", l.shape}, {"params", l.params}, {"nonzero", l.nonzero}, {"sparsity", l.sparsity}});
     Json scanJ = Json::array();
     for (const SensitivityCurve& c : sensitivity) scanJ.push_back({{"layer", c.layer}, {"params", c.params}, {"sparsity", c.sparsity}, {"top1", c.top1}});
-    return {{"data", data},
-            {"images", images},
-            {"dense_top1", dense_top1},
-            {"pruned_top1", pruned ? Json(pruned_top1) : Json(nullptr)},
-            {"dense_bits", dense_bits},
-            {"sparse_bits", sparse_bits},
-            {"layers", layersJ},
-            {"sensitivity", scanJ},
-            {"seconds", seconds}};
+    Json tuneJ = Json::array();
+    for (const SubnetFineTuneEpoch& e : finetune)
+        tuneJ.push_back({{"epoch", e.epoch}, {"loss", e.loss}, {"lr", e.lr}, {"top1", e.top1}, {"seconds", e.seconds}});
+    Json j = {{"data", data},
+              {"images", images},
+              {"dense_top1", dense_top1},
+              {"pruned_top1", pruned ? Json(pruned_top1) : Json(nullptr)},
+              {"dense_bits", dense_bits},
+              {"sparse_bits", sparse_bits},
+              {"layers", layersJ},
+              {"sensitivity", scanJ},
+              {"finetune_data", finetune.empty() ? Json(nullptr) : Json(finetune_data)},
+              {"finetune", tuneJ},
+              {"finetuned_top1", finetune.empty() ? Json(nullptr) : Json(finetuned_top1)},
+              {"seconds", seconds}};
+    if (!channel_groups.empty()) {
+        Json groups = Json::array();
+        for (const ChannelGroup& g : channel_groups) groups.push_back({{"name", g.name}, {"channels", g.channels}, {"kept", g.kept}, {"ratio", g.ratio}});
+        j["channels"] = {{"groups", groups},           {"sorted", sorted},
+                         {"unsorted_top1", unsorted_top1}, {"sorted_top1", sorted_top1},
+                         {"original", original.toJson()}, {"pruned", narrowed.toJson()}};
+    }
+    return j;
 }
 
 std::vector<PrunedLayer> prunableLayers(const EvaluationRequest& rq)
@@ -88,86 +261,16 @@ std::vector<PrunedLayer> prunableLayers(const EvaluationRequest& rq)
     return out;
 }
 
+std::vector<ChannelGroup> prunableChannelGroups(const EvaluationRequest& rq)
+{
+    EvaluationRequest plain = rq;
+    plain.calibrate = false;
+    return channelGroups(preparedSubnet(plain, nullptr));
+}
+
 PruneResult runPruning(const PruneRequest& rq, const JobControl& job)
 {
-    const auto started = std::chrono::steady_clock::now();
-    const EvaluationRequest& er = rq.evaluation;
-    configureAllocator();
-    setTorchThreads(er.threads);
-    checkSparsity(rq.uniform, "--uniform");
-    for (const auto& [name, s] : rq.sparsity) checkSparsity(s, name);
-    for (double s : rq.scan) checkSparsity(s, "the scan");
-    if (!rq.out.empty()) requireReplaceableFolder(rq.out, "--out");   // before any work
-    const EvaluationData ed = evaluationData(er);
-    const std::unique_ptr<ImageDataset> calib = evaluationCalibrationData(er);
-    job.report(0, 1, "extracting and re-calibrating the subnet");
-    Subnet sub = preparedSubnet(er, calib.get(), job);
-    sub.setFolded(false);
-    auto tensors = prunableTensors(sub);
-    {   // Every layer named must exist.
-        std::string names;
-        for (const auto& [name, t] : tensors) names += (names.empty() ? "" : ", ") + name;
-        for (const auto& [name, s] : rq.sparsity) {
-            bool found = false;
-            for (const auto& [n, t] : tensors) found |= n == name;
-            if (!found) throw InputError("no prunable layer '" + name + "' in the subnet; its layers: " + names);
-        }
-    }
-    PruneResult r;
-    r.data = ed.data->source();
-    r.images = ed.items.size();
-    const std::size_t total = 1 + (rq.sensitivity ? tensors.size() * rq.scan.size() : 0) + 1;
-    std::size_t done = 0;
-    job.report(done, total, "dense top-1");
-    r.dense_top1 = top1Of(sub, er, ed, job);
-    ++done;
-    sub.setFolded(false);
-
-    if (rq.sensitivity) {
-        for (auto& [name, t] : tensors) {
-            const at::Tensor original = t.clone();
-            SensitivityCurve c{name, t.numel(), {}, {}};
-            for (double s : rq.scan) {
-                job.check();
-                job.report(done, total, name + " at sparsity " + formatFixed(s, 2));
-                t.copy_(original);
-                pruneByMagnitude(floats(t), static_cast<std::size_t>(t.numel()), s);
-                c.sparsity.push_back(s);
-                c.top1.push_back(top1Of(sub, er, ed, job));
-                sub.setFolded(false);
-                ++done;
-            }
-            t.copy_(original);
-            r.sensitivity.push_back(std::move(c));
-        }
-    }
-
-    for (auto& [name, t] : tensors) {
-        const auto it = rq.sparsity.find(name);
-        const double s = it != rq.sparsity.end() ? it->second : rq.uniform;
-        r.pruned |= s > 0;
-        pruneByMagnitude(floats(t), static_cast<std::size_t>(t.numel()), s);
-        r.layers.push_back({name, t.sizes().vec(), t.numel(), static_cast<std::int64_t>(countNonZero(floats(t), static_cast<std::size_t>(t.numel()))), s});
-    }
-    if (r.pruned) {
-        job.check();
-        job.report(done, total, "pruned top-1");
-        r.pruned_top1 = top1Of(sub, er, ed, job);
-        sub.setFolded(false);
-    }
-    modelSize(sub, &r.dense_bits, &r.sparse_bits);
-    job.report(total, total, "done");
-    if (!rq.out.empty()) {   // all or nothing, other files in the folder kept
-        Checkpoint ck;
-        ck.state_dict = sub.stateDict();
-        ck.wrapped = true;
-        replaceFilesInFolder(rq.out, {{"subnet.pth", checkpointBytes(ck)},
-                                      {"subnet.json", er.config.toJson().dump(2) + "\n"},
-                                      {"pruning.json", r.toJson().dump(2) + "\n"}},
-                             job);
-    }
-    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    return r;
+    return Pruning(rq, job).run();
 }
 
 }  // namespace tinyscope

@@ -1,13 +1,20 @@
 #pragma once
-// Fine-grained pruning of a design-space subnet — Lab 1 on the workbench's own networks (issue 50,
+// Pruning of a design-space subnet — Lab 1 on the workbench's own networks (issue 50,
 // docs/COMPRESSION.md) — as one call with a torch-free interface (the CLI's `tinyscope prune`).
-// The subnet is extracted, BatchNorm re-calibrated and measured as runEvaluation does; the weights
-// with more than one dimension (convs, SE, the classifier: the lab's `param.dim() > 1`) are pruned
-// by magnitude (core/compress/Pruning.h) on the raw conv weights, BatchNorm folded afterwards, and
-// top-1 measured on the same images (oneDNN by default).
+// The subnet is extracted, BatchNorm re-calibrated and measured as runEvaluation does, then
+// * fine-grained: the weights with more than one dimension (convs, SE, the classifier: the lab's
+//   `param.dim() > 1`) pruned by magnitude (core/compress/Pruning.h) on the raw conv weights, or
+// * channel: every channel group narrowed (nn/compress/ChannelPruning.h), with and without sorting
+//   the channels by importance first, and the original's and the pruned network's MACs,
+//   parameters, peak activation memory and latency measured in the same run;
+// BatchNorm folded afterwards and top-1 measured on the same images (oneDNN by default), then
+// optionally fine-tuned (masks re-applied after every step).
 #include "JobControl.h"
+#include "compress/Pruning.h"
 #include "io/JsonFile.h"
 #include "nn/accuracy/EvaluationJob.h"
+#include "nn/compress/SubnetFineTune.h"
+#include "nn/measure/SubnetLatency.h"
 
 #include <cstdint>
 #include <map>
@@ -22,7 +29,21 @@ struct PruneRequest {
     double uniform = 0;                        // every layer not named above (0: dense)
     bool sensitivity = false;                  // the lab's scan: each layer alone at each `scan` sparsity
     std::vector<double> scan{0.4, 0.5, 0.6, 0.7, 0.8, 0.9};
+    // Channel pruning instead: every group at `channels` (< 0: no channel pruning) unless named in
+    // `channel_ratios`; `sort`: the network kept (measured, fine-tuned, written) is the one sorted by
+    // importance first (both are measured).
+    double channels = -1;
+    std::map<std::string, double> channel_ratios;
+    bool sort = false;
+    int latency_runs = 50;
+    // Fine-tuning after pruning, the masks re-applied after every step (the lab's
+    // FineGrainedPruner.apply callback); epochs 0: none. On `finetune_data`, "" the space's own
+    // training data (workspace/CalibrationData.h openTrainingData).
+    SubnetFineTuneOptions finetune;
+    std::string finetune_data;
     std::string out;                           // folder for subnet.pth (the lab's keys) and subnet.json; "": none
+
+    bool channelPruning() const { return channels >= 0 || !channel_ratios.empty(); }
 };
 
 struct PrunedLayer {
@@ -38,24 +59,42 @@ struct SensitivityCurve {
     std::vector<double> sparsity, top1;        // top-1 (percent) with this layer alone pruned
 };
 
+// What a network costs: the cost model's counts and the measured latency of one image.
+struct NetworkCost {
+    std::int64_t macs = 0, params = 0, peak_bytes = 0;
+    Latency latency;
+    Json toJson() const;
+};
+
 struct PruneResult {
     std::string data;
     std::size_t images = 0;
-    double dense_top1 = 0, pruned_top1 = 0;    // percent
-    bool pruned = false;                       // some layer asked for a sparsity above 0
+    double dense_top1 = 0, pruned_top1 = 0;    // percent (channel pruning: of the network kept)
+    bool pruned = false;                       // some layer asked for a sparsity (or a group for a ratio) above 0
     std::vector<PrunedLayer> layers;           // every prunable layer, in forward order
     // get_model_size with 32-bit data: every parameter (BatchNorm's and biases too), and the
     // non-zero ones only (count_nonzero_only=True), in bits.
     std::int64_t dense_bits = 0, sparse_bits = 0;
     std::vector<SensitivityCurve> sensitivity;
+    // Channel pruning: the groups, top-1 without and with sorting, the costs before and after.
+    std::vector<ChannelGroup> channel_groups;
+    bool sorted = false;                       // the network kept was sorted first
+    double unsorted_top1 = 0, sorted_top1 = 0;
+    NetworkCost original, narrowed;
+    std::string finetune_data;                 // the training data's source ("" without fine-tuning)
+    std::vector<SubnetFineTuneEpoch> finetune; // per epoch: loss, lr, top-1 on the evaluation images
+    double finetuned_top1 = 0;                 // after the last epoch (the weights written by --out)
     double seconds = 0;
     Json toJson() const;
 };
 
 // The prunable layers of the request's subnet (loads the supernet): names, shapes, parameters.
 std::vector<PrunedLayer> prunableLayers(const EvaluationRequest& request);
-// Refuses a sparsity outside [0, 1] or a layer that does not exist (naming the ones that do)
-// before any measurement; nothing is written when cancelled.
+// Its channel groups (loads the supernet): names and widths.
+std::vector<ChannelGroup> prunableChannelGroups(const EvaluationRequest& request);
+// Refuses a sparsity or ratio outside [0, 1], a layer or group that does not exist (naming the
+// ones that do), a ratio leaving a group no channel, before any measurement; nothing is written
+// when cancelled.
 PruneResult runPruning(const PruneRequest& request, const JobControl& job = {});
 
 }  // namespace tinyscope

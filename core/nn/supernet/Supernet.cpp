@@ -430,6 +430,12 @@ torch::nn::Module& Subnet::module()
     return *module_;
 }
 
+void Subnet::replaceWeights(NetWeights weights)
+{
+    net_ = std::move(weights);
+    module_.reset();
+}
+
 void Subnet::setFolded(bool folded)
 {
     if (folded) foldBn(net_);

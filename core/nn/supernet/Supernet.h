@@ -83,6 +83,8 @@ public:
     at::Tensor forward(const at::Tensor& x, const ForwardOptions& options) const;
     NetWeights& weights() { return net_; }
     const NetWeights& weights() const { return net_; }
+    // Other tensors (another shape: channel pruning), the module view dropped with the old ones.
+    void replaceWeights(NetWeights weights);
 
     std::int64_t parameterCount() const;    // trainable parameters (equals CostModel params)
     StateDict stateDict() const;            // the lab's subnet key names

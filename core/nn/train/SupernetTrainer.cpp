@@ -1,6 +1,7 @@
 #include "nn/train/SupernetTrainer.h"
 
 #include "Error.h"
+#include "data/Augment.h"
 #include "data/BatchLoader.h"
 #include "data/TeacherLogitCache.h"
 #include "io/AtomicFile.h"
@@ -245,22 +246,6 @@ struct Position {
     std::size_t step = 0, global_step = 0;
 };
 
-// Random crop from the image padded with zeros by `pad`, then an optional horizontal flip.
-Image cropFlip(const Image& in, int dx, int dy, bool flip, int pad)
-{
-    Image out = in;
-    for (int y = 0; y < in.height; ++y)
-        for (int x = 0; x < in.width; ++x) {
-            const int sx = x + dx - pad, sy = y + dy - pad;
-            const int tx = flip ? in.width - 1 - x : x;
-            for (int c = 0; c < in.channels; ++c)
-                out.pixels[(static_cast<std::size_t>(y) * static_cast<std::size_t>(in.width) + static_cast<std::size_t>(tx)) *
-                               static_cast<std::size_t>(in.channels) + static_cast<std::size_t>(c)] =
-                    (sx < 0 || sy < 0 || sx >= in.width || sy >= in.height) ? 0 : in.at(sx, sy, c);
-        }
-    return out;
-}
-
 std::vector<int> orAll(const std::vector<int>& v, const std::vector<int>& all) { return v.empty() ? all : v; }
 
 class Run {
@@ -474,13 +459,7 @@ std::vector<SubnetConfig> Run::sandwich(const TrainPhase& p, std::size_t globalS
 // cache): crop and flip are a function of (seed, draw, image).
 ImageAugment Run::augmentFor(int draw, const std::vector<std::size_t>& items) const
 {
-    return [this, draw, &items](const Image& img, std::size_t row) {
-        PyRandom rng(seedStream(r_.seed, (static_cast<std::uint64_t>(draw) << 32) ^ items[row]));
-        const int dx = static_cast<int>(rng.randbelow(static_cast<std::uint32_t>(2 * r_.pad + 1)));
-        const int dy = static_cast<int>(rng.randbelow(static_cast<std::uint32_t>(2 * r_.pad + 1)));
-        const bool flip = r_.flip && rng.randbelow(2) == 1;
-        return cropFlip(img, dx, dy, flip, r_.pad);
-    };
+    return PadCropFlip{r_.pad, r_.flip, r_.seed}.hook(static_cast<std::uint64_t>(draw), items);
 }
 
 void Run::prepareTeacher(const JobControl& job, const std::function<void(std::size_t, std::size_t)>& progress)
