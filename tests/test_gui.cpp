@@ -381,13 +381,16 @@ private Q_SLOTS:
         QCOMPARE(tabs->currentIndex(), 2);
         QTest::keyClick(&w, Qt::Key_4, Qt::ControlModifier);
         QCOMPARE(tabs->currentIndex(), 3);
-        // From the focused layer table of the inspector: forward wraps to the first, back wraps to the last.
+        // From the focused layer table of the inspector: forward to the last panel (Compress), on to
+        // the first; back wraps to the last.
         auto* table = w.trainingInspectorPanel()->table();
         table->setFocus();
         QTest::keyClick(table, Qt::Key_Tab, Qt::ControlModifier);
+        QCOMPARE(tabs->currentIndex(), 4);
+        QTest::keyClick(&w, Qt::Key_Tab, Qt::ControlModifier);
         QCOMPARE(tabs->currentIndex(), 0);
         QTest::keyClick(tabs->currentWidget(), Qt::Key_Backtab, Qt::ControlModifier | Qt::ShiftModifier);
-        QCOMPARE(tabs->currentIndex(), 3);
+        QCOMPARE(tabs->currentIndex(), 4);
         QTest::keyClick(&w, Qt::Key_1, Qt::ControlModifier);
         QCOMPARE(tabs->currentIndex(), 0);
         QTest::keyClick(&w, Qt::Key_Tab, Qt::ControlModifier);

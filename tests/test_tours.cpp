@@ -111,7 +111,7 @@ private Q_SLOTS:
                  std::string("t.json: steps[0].do[0].action: unknown action 'pannel' (actions: [workspace, panel, subnet, subnet-edit, highlight, "
                              "search, use-winner, deploy-dialog, model, scheme, inspector-tab, budget, export-dialog, close-dialogs])"));
         QCOMPARE(tourError(withStep(R"({"action": "panel", "panel": "graphs"})")),
-                 std::string("t.json: steps[0].do[0].panel: expected one of [design-space, predictor, search, training], got 'graphs'"));
+                 std::string("t.json: steps[0].do[0].panel: expected one of [design-space, predictor, search, training, compress], got 'graphs'"));
         QCOMPARE(tourError(withStep(R"({"action": "panel"})")), std::string("t.json: steps[0].do[0]: action 'panel' needs 'panel' (the panel)"));
         QCOMPARE(tourError(withStep(R"({"action": "search", "macs": 60})")),
                  std::string("t.json: steps[0].do[0]: action 'search' has no argument 'macs' (arguments: [algorithm, macs_m, sram_kb, population, "
@@ -171,7 +171,7 @@ private Q_SLOTS:
         // A hostile value is quoted escaped: no control character reaches the terminal.
         const std::string hostile = tourError(withStep(R"({"action": "pa\u001bnel"})"));
         QVERIFY2(hostile.find("unknown action 'pa\\x1bnel'") != std::string::npos, hostile.c_str());
-        QCOMPARE(tourError(withStep(R"({"action": "panel", "panel": "x\ny"})")), std::string("t.json: steps[0].do[0].panel: expected one of [design-space, predictor, search, training], got 'x\\ny'"));
+        QCOMPARE(tourError(withStep(R"({"action": "panel", "panel": "x\ny"})")), std::string("t.json: steps[0].do[0].panel: expected one of [design-space, predictor, search, training, compress], got 'x\\ny'"));
         // The driver finds exactly the targets the core accepts.
         QStringList core;
         for (const std::string& t : tourHighlightTargets()) core << QString::fromStdString(t);

@@ -5,6 +5,7 @@
 #include "TrainingGraphFile.h"
 
 #include "AppState.h"
+#include "CompressPanel.h"
 #include "DesignSpacePanel.h"
 #include "DiagramExport.h"
 #include "TrainingInspectorPanel.h"
@@ -64,6 +65,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     // A TinyEngine search's winner brings its scheme (after the subnet: the inspector follows it first).
     connect(search_, &SearchPanel::winnerSchemeChosen, trainingInspector_, &TrainingInspectorPanel::applySchemePattern);
     tabs_->addTab(trainingInspector_, QStringLiteral("Training inspector"));
+    compress_ = new CompressPanel(state_);
+    tabs_->addTab(compress_, QStringLiteral("Compress"));
     setCentralWidget(tabs_);
     // The guided tour (Help → Tours) on the right, hidden until a tour starts.
     auto* driver = new TourDriver(this);
@@ -111,6 +114,7 @@ void MainWindow::addTourActions(TourActions& t)
         QWidget* panel = p == "design-space" ? static_cast<QWidget*>(designSpace_)
                          : p == "predictor"  ? static_cast<QWidget*>(predictor_)
                          : p == "search"     ? static_cast<QWidget*>(search_)
+                         : p == "compress"   ? static_cast<QWidget*>(compress_)
                                              : static_cast<QWidget*>(trainingInspector_);
         tabs_->setCurrentWidget(panel);
         return true;
@@ -142,7 +146,8 @@ QList<MainWindow::PanelEntry> MainWindow::panels() const
     return {{QStringLiteral("design-space"), designSpace_},
             {QStringLiteral("predictor"), predictor_},
             {QStringLiteral("search"), search_},
-            {QStringLiteral("training-inspector"), trainingInspector_}};
+            {QStringLiteral("training-inspector"), trainingInspector_},
+            {QStringLiteral("compress"), compress_}};
 }
 
 void MainWindow::buildMenus()
@@ -171,7 +176,7 @@ void MainWindow::buildMenus()
     });
     file->addSeparator();
     file->addAction(QStringLiteral("&Quit"), QKeySequence::Quit, qApp, &QApplication::quit);
-    // Panels from the keyboard: Ctrl+1..4, and Ctrl+Tab / Ctrl+Shift+Tab to the next / previous one
+    // Panels from the keyboard: Ctrl+1..5, and Ctrl+Tab / Ctrl+Shift+Tab to the next / previous one
     // (window-wide, also from inside a table).
     QMenu* view = menuBar()->addMenu(QStringLiteral("&View"));
     for (int i = 0; i < tabs_->count(); ++i) {

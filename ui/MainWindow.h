@@ -16,6 +16,7 @@ namespace tinyscope::ui {
 class AppState;
 class DesignSpacePanel;
 class TrainingInspectorPanel;
+class CompressPanel;
 class PredictorPanel;
 class SearchPanel;
 class TourActions;
@@ -29,6 +30,7 @@ public:
     AppState* state() const { return state_; }
     DesignSpacePanel* designSpacePanel() const { return designSpace_; }
     TrainingInspectorPanel* trainingInspectorPanel() const { return trainingInspector_; }
+    CompressPanel* compressPanel() const { return compress_; }
     PredictorPanel* predictorPanel() const { return predictor_; }
     SearchPanel* searchPanel() const { return search_; }
     QTabWidget* tabs() const { return tabs_; }
@@ -58,6 +60,7 @@ private:
     QTabWidget* tabs_;
     DesignSpacePanel* designSpace_;
     TrainingInspectorPanel* trainingInspector_;
+    CompressPanel* compress_;
     PredictorPanel* predictor_;
     SearchPanel* search_;
     QDockWidget* tourDock_;

@@ -27,6 +27,10 @@ std::vector<Command> deployCommands(); // DeployCommands.cpp: deploy
 std::vector<Command> fineTuneCommands(); // FineTuneCommands.cpp: finetune, finetune-table
 std::vector<Command> tourCommands();   // TourCommands.cpp: tour
 std::vector<Command> compressCommands(); // CompressCommands.cpp: prune
+// `tinyscope quantize --bits …` (Lab 2's n-bit weights, CompressCommands.cpp): cmdQuantize hands
+// over when --bits is given.
+int quantizeBits(const Args& args);
+bool wantsBits(const Args& args);
 
 int runCli(const Args& args);   // args[0] is the command name
 void printUsage();

@@ -7,6 +7,7 @@
 #include "Error.h"
 #include "io/Text.h"
 #include "nn/compress/PruningJob.h"
+#include "nn/compress/WeightQuantizationJob.h"
 
 #include <cstdio>
 #include <iostream>
@@ -38,30 +39,52 @@ std::map<std::string, double> namedNumbers(const CliArgs& a, const std::string& 
     return out;
 }
 
-// The fine-tuning options (after pruning; k-means QAT): --finetune-epochs E and how to train.
-const std::set<std::string> kFineTuneValued = {"finetune-epochs", "finetune-images", "finetune-batch", "finetune-lr",
-                                               "finetune-schedule", "finetune-data"};
-const char* const kFineTuneHelp =
-    "  --finetune-epochs E   fine-tune after pruning, the masks re-applied after every step (default 0: none): SGD lr\n"
-    "                        --finetune-lr (0.01), momentum 0.9, weight decay 1e-4, batch --finetune-batch (64),\n"
-    "                        random crop (pad 2) + flip, on --finetune-data (default: the space's own training data,\n"
-    "                        fashion-mnist:fit), --finetune-images N per epoch (default all); top-1 after each epoch\n"
-    "  --finetune-schedule cosine|lab  cosine over the run (default) or the lab's CosineAnnealingLR(T_max=epochs)\n"
-    "                        stepped per batch\n";
-
-SubnetFineTuneOptions fineTuneFromArgs(const CliArgs& a)
+// The training options after pruning (--finetune-*) and of quantization-aware training (--qat-*).
+std::set<std::string> trainingOptions(const std::string& prefix)
 {
-    SubnetFineTuneOptions o;
-    o.epochs = a.intValue("finetune-epochs", 0, 0, 1000);
-    o.images = static_cast<std::size_t>(a.int64Value("finetune-images", 0, 1, kMaxImages));
-    o.batch = a.intValue("finetune-batch", 64, 1, kMaxBatch);
-    o.lr = a.doubleValue("finetune-lr", 0.01, 1e-9, 10);
+    return {prefix + "-epochs", prefix + "-images", prefix + "-batch", prefix + "-lr", prefix + "-schedule", prefix + "-data"};
+}
+
+std::string trainingHelp(const std::string& prefix, const std::string& what, const std::string& decay)
+{
+    const std::string p = "--" + prefix;
+    return "  " + p + "-epochs E" + std::string(14 - prefix.size(), ' ') + what + " (default 0: none): SGD lr " + p + "-lr (0.01),\n"
+           "                        momentum 0.9, weight decay " + decay + ", batch " + p + "-batch (64), random crop (pad 2) + flip,\n"
+           "                        on " + p + "-data (default: the space's own training data, fashion-mnist:fit), " + p + "-images N\n"
+           "                        per epoch (default all); top-1 after each epoch\n"
+           "  " + p + "-schedule cosine|lab  cosine over the run (default) or the lab's CosineAnnealingLR(T_max=epochs)\n"
+           "                        stepped per batch\n";
+}
+
+SubnetFineTuneOptions trainingFromArgs(const CliArgs& a, const std::string& prefix, SubnetFineTuneOptions o)
+{
+    o.epochs = a.intValue(prefix + "-epochs", 0, 0, 1000);
+    o.images = static_cast<std::size_t>(a.int64Value(prefix + "-images", 0, 1, kMaxImages));
+    o.batch = a.intValue(prefix + "-batch", 64, 1, kMaxBatch);
+    o.lr = a.doubleValue(prefix + "-lr", 0.01, 1e-9, 10);
     o.seed = static_cast<std::uint64_t>(a.int64Value("seed", 0, 0, kMaxSeed));
-    const std::string schedule = a.value("finetune-schedule", "cosine");
+    const std::string schedule = a.value(prefix + "-schedule", "cosine");
     if (schedule != "cosine" && schedule != "lab")
-        throw InputError("--finetune-schedule '" + escapedForMessage(schedule) + "': give cosine or lab");
+        throw InputError("--" + prefix + "-schedule '" + escapedForMessage(schedule) + "': give cosine or lab");
     o.schedule = schedule == "lab" ? LrSchedule::Lab : LrSchedule::Cosine;
     return o;
+}
+
+// Progress on stderr when it is a terminal; Ctrl-C cancels.
+JobControl terminalJob()
+{
+    JobControl job;
+    job.cancel = cancelOnSignals();
+    if (isatty(2))
+        job.progress = [](std::size_t done, std::size_t total, const std::string& stage) {
+            std::fprintf(stderr, "\r[%zu/%zu] %s          ", done, total, stage.c_str());
+        };
+    return job;
+}
+
+void clearProgress()
+{
+    if (isatty(2)) std::fprintf(stderr, "\r%70s\r", "");
 }
 
 int cmdPrune(const Args& argv)
@@ -70,7 +93,8 @@ int cmdPrune(const Args& argv)
     valued.erase("dtype");
     valued.erase("int8-calib-images");
     valued.insert({"uniform", "sparsity", "scan", "out", "channels", "channel-ratio", "latency-runs"});
-    valued.insert(kFineTuneValued.begin(), kFineTuneValued.end());
+    const std::set<std::string> tuning = trainingOptions("finetune");
+    valued.insert(tuning.begin(), tuning.end());
     flags.insert({"sensitivity", "list", "sort"});
     CliArgs a(argv, valued, flags);
     if (a.flag("help")) {
@@ -95,7 +119,7 @@ int cmdPrune(const Args& argv)
                      "                        first; --sort keeps the sorted network (fine-tuned, written). MACs, parameters, peak memory\n"
                      "                        and latency (median of --latency-runs single-image runs, default 50) before and after\n"
                      "  --list                the prunable layers (name, shape, parameters), then the channel groups (name, channels)\n"
-                  << kFineTuneHelp <<
+                  << trainingHelp("finetune", "fine-tune after pruning, the masks re-applied after every step", "1e-4") <<
                      "  --out DIR             subnet.pth (the pruned subnet, the lab's key names), subnet.json, pruning.json\n"
                      "  --json                dense / pruned top-1, per-layer sparsity and non-zeros, dense and sparse size (bits),\n"
                      "                        the scan's curves, the channel groups and costs, the fine-tuning epochs\n";
@@ -118,7 +142,7 @@ int cmdPrune(const Args& argv)
     }
     rq.sensitivity = a.flag("sensitivity");
     rq.out = a.value("out");
-    rq.finetune = fineTuneFromArgs(a);
+    rq.finetune = trainingFromArgs(a, "finetune", {});
     rq.finetune_data = a.value("finetune-data");
     rq.evaluation = evaluationFromArgs(a);
     if (a.flag("list")) {
@@ -133,14 +157,8 @@ int cmdPrune(const Args& argv)
     }
     if (!rq.sensitivity && rq.sparsity.empty() && !a.has("uniform") && !rq.channelPruning())
         throw InputError("give the pruning: --uniform S, --sparsity LAYER=S,…, --sensitivity or --channels R (--list names the layers and groups)");
-    const bool tty = isatty(2);
-    JobControl job;
-    job.cancel = cancelOnSignals();
-    job.progress = [&](std::size_t done, std::size_t total, const std::string& stage) {
-        if (tty) std::fprintf(stderr, "\r[%zu/%zu] %s          ", done, total, stage.c_str());
-    };
-    const PruneResult r = runPruning(rq, job);
-    if (tty) std::fprintf(stderr, "\r%70s\r", "");
+    const PruneResult r = runPruning(rq, terminalJob());
+    clearProgress();
     if (a.flag("json")) {
         std::cout << r.toJson().dump(2) << "\n";
         return 0;
@@ -180,6 +198,77 @@ int cmdPrune(const Args& argv)
 }
 
 }  // namespace
+
+bool wantsBits(const Args& args)
+{
+    for (const std::string& s : args)
+        if (s == "--bits" || s.rfind("--bits=", 0) == 0) return true;
+    return false;
+}
+
+int quantizeBits(const Args& argv)
+{
+    std::set<std::string> valued = kEvaluationValued, flags = kEvaluationFlags;
+    valued.erase("dtype");
+    valued.erase("int8-calib-images");
+    valued.insert({"bits", "method", "kmeans-seed"});
+    const std::set<std::string> tuning = trainingOptions("qat");
+    valued.insert(tuning.begin(), tuning.end());
+    CliArgs a(argv, valued, flags);
+    if (a.flag("help")) {
+        std::cout << "usage: tinyscope quantize --bits N,… [--method linear|kmeans,…] [--kmeans-seed S]\n"
+                     "                          [--supernet CKPT --space NAME|FILE] [--config CFG.json|min|max] [--resolution R]\n"
+                     "                          [--data DATASET] [--split 0|1] [--images N] [--calib-data DATASET] [--calib-images N]\n"
+                     "                          [--calib-batch B] [--seed S] [--no-calib | --lab-calib] [--batch B] [--threads T]\n"
+                     "                          [--engine onednn|libtorch] [--qat-epochs E [--qat-lr LR] [--qat-batch B]\n"
+                     "                          [--qat-images N] [--qat-schedule cosine|lab] [--qat-data DATASET]] [--json]\n"
+                     "  Lab 2's n-bit weight quantization of a subnet (docs/COMPRESSION.md): every weight with more than one\n"
+                     "  dimension replaced by its quantized values, top-1 measured with float arithmetic on them. The subnet is\n"
+                     "  extracted, BatchNorm re-calibrated and measured as `tinyscope eval` does (same options and defaults).\n"
+                     "  --bits N,…            bit widths, 1–8 (e.g. 8,4,2)\n"
+                     "  --method M,…          linear (per output channel, symmetric) and/or kmeans (2^N centroids per tensor,\n"
+                     "                        k-means++ seeded by --kmeans-seed, default 0); default both\n"
+                  << trainingHelp("qat", "quantization-aware training after each quantization (k-means: the lab's\n"
+                                         "                        update_codebook after every step; linear: float shadow weights)", "0")
+                  << "  --json                per method and width: top-1 before / after QAT, sizes (the lab's params × N and ours),\n"
+                     "                        each tensor's distinct values\n";
+        return 0;
+    }
+    WeightQuantRequest rq;
+    rq.bits.clear();
+    for (const std::string& b : listOption(a, "bits")) {
+        const double v = listNumber("bits", b, b);
+        if (v != static_cast<int>(v) || v < 1 || v > 8) throw InputError("--bits " + escapedForMessage(b) + ": a bit width is a whole number in 1–8");
+        rq.bits.push_back(static_cast<int>(v));
+    }
+    if (a.has("method")) {
+        rq.methods.clear();
+        for (const std::string& m : listOption(a, "method")) {
+            if (m != "linear" && m != "kmeans") throw InputError("--method '" + escapedForMessage(m) + "': give linear or kmeans");
+            rq.methods.push_back(m == "kmeans" ? WeightQuantMethod::KMeans : WeightQuantMethod::Linear);
+        }
+    }
+    rq.kmeans_seed = static_cast<std::uint64_t>(a.int64Value("kmeans-seed", 0, 0, kMaxSeed));
+    rq.qat = trainingFromArgs(a, "qat", rq.qat);
+    rq.qat_data = a.value("qat-data");
+    rq.evaluation = evaluationFromArgs(a);
+    const WeightQuantResult r = runWeightQuantization(rq, terminalJob());
+    clearProgress();
+    if (a.flag("json")) {
+        std::cout << r.toJson().dump(2) << "\n";
+        return 0;
+    }
+    auto kib = [](std::int64_t bits) { return formatFixed(static_cast<double>(bits) / 8192.0, 1) + " KiB"; };
+    std::cout << "data        " << r.data << ", " << r.images << " images\n"
+              << "float       top-1 " << formatFixed(r.float_top1, 2) << " %, " << kib(r.float_bits) << " (" << r.params << " parameters × 32)\n"
+              << "method  bits  top-1     after QAT  size (lab: params × bits)  ours: weights + rest at 32 + codebooks/scales\n";
+    for (const WeightQuantRun& run : r.runs)
+        std::cout << (run.method == WeightQuantMethod::KMeans ? "kmeans  " : "linear  ") << run.bits << "     " << formatFixed(run.top1, 2)
+                  << " %   " << (run.qat.empty() ? std::string("   —    ") : formatFixed(run.qat_top1, 2) + " %") << "  " << kib(run.lab_size_bits)
+                  << "                  " << kib(run.weight_bits) << " + " << kib(run.other_bits) << " + " << kib(run.overhead_bits) << "\n";
+    if (!r.train_data.empty()) std::cout << "QAT on      " << r.train_data << "\n";
+    return 0;
+}
 
 std::vector<Command> compressCommands()
 {

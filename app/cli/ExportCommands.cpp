@@ -26,6 +26,7 @@ std::string percent(double v) { return formatFixed(v, 2) + " %"; }
 
 int cmdQuantize(const Args& argv)
 {
+    if (wantsBits(argv)) return quantizeBits(argv);
     CliArgs a(argv, withModelOptions({"data", "images"}),
               {"json", "help"});
     if (a.flag("help")) {
@@ -33,7 +34,8 @@ int cmdQuantize(const Args& argv)
                      "                          [--data DATASET] [--images N] [--json]\n"
                      "  Int8 post-training quantization (BN folded, per-channel symmetric int8 weights, int32 biases,\n"
                      "  per-tensor asymmetric int8 activations, ReLU/ReLU6 folded into the clamp) and the int8 forward's\n"
-                     "  top-1 next to the float top-1.\n"
+                     "  top-1 next to the float top-1. Lab 2's n-bit linear and k-means weights (and their QAT) on a subnet:\n"
+                     "  tinyscope quantize --bits 8,4,2 … (tinyscope quantize --bits 4 --help).\n"
                   << kModelOptions
                   << "  --data DATASET        evaluation images (default fashion-mnist:test)\n"
                      "  --images N            first N images (default 1000; 0 = all)\n";

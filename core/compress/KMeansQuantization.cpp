@@ -15,17 +15,42 @@ namespace {
 // is the library's choice; this is not).
 double unitDraw(std::mt19937_64& g) { return static_cast<double>(g() >> 11) * (1.0 / 9007199254740992.0); }
 
-// The nearest centroid (ties: the lower index).
-std::uint8_t nearest(float v, const std::vector<float>& centroids)
-{
-    std::size_t best = 0;
-    double bestD = std::numeric_limits<double>::infinity();
-    for (std::size_t k = 0; k < centroids.size(); ++k) {
-        const double d = std::fabs(static_cast<double>(v) - centroids[k]);
-        if (d < bestD) bestD = d, best = k;
+// The nearest centroid of a value (ties: the lower index), by binary search over the centroids
+// sorted by value, then index: in one dimension the nearest is the last centroid below the value or
+// the first at or above it, and the first of a run of equal centroids has the lowest index. The
+// distances are the brute-force scan's (|v − c| in double), so the labels are the scan's exactly.
+class NearestCentroid {
+public:
+    explicit NearestCentroid(const std::vector<float>& centroids)
+    {
+        for (std::size_t k = 0; k < centroids.size(); ++k) sorted_.push_back({centroids[k], static_cast<std::uint8_t>(k)});
+        std::sort(sorted_.begin(), sorted_.end(), [](const Entry& a, const Entry& b) { return a.value < b.value || (a.value == b.value && a.index < b.index); });
+        runStart_.resize(sorted_.size());
+        for (std::size_t i = 0; i < sorted_.size(); ++i)
+            runStart_[i] = i > 0 && sorted_[i].value == sorted_[i - 1].value ? runStart_[i - 1] : i;
     }
-    return static_cast<std::uint8_t>(best);
-}
+    std::uint8_t operator()(float v) const
+    {
+        const auto it = std::lower_bound(sorted_.begin(), sorted_.end(), v, [](const Entry& e, float x) { return e.value < x; });
+        const std::size_t p = static_cast<std::size_t>(it - sorted_.begin());
+        if (p == sorted_.size()) return sorted_[runStart_[p - 1]].index;
+        const Entry& right = sorted_[p];   // the first of its run: lower_bound
+        if (p == 0) return right.index;
+        const Entry& left = sorted_[runStart_[p - 1]];
+        const double dl = std::fabs(static_cast<double>(v) - left.value), dr = std::fabs(static_cast<double>(v) - right.value);
+        if (dl < dr) return left.index;
+        if (dr < dl) return right.index;
+        return std::min(left.index, right.index);
+    }
+
+private:
+    struct Entry {
+        float value;
+        std::uint8_t index;
+    };
+    std::vector<Entry> sorted_;
+    std::vector<std::size_t> runStart_;
+};
 
 // k-means++: the first centroid a uniform pick, each next one drawn with probability proportional
 // to the squared distance to the nearest centroid so far. Stops early when every weight sits on a
@@ -34,14 +59,14 @@ std::vector<float> seedCentroids(const float* w, std::size_t n, std::size_t k, s
 {
     std::mt19937_64 g(seed);
     std::vector<float> c{w[static_cast<std::size_t>(unitDraw(g) * static_cast<double>(n))]};
-    std::vector<double> d2(n);
+    std::vector<double> d2(n, std::numeric_limits<double>::infinity());
     while (c.size() < k) {
+        // The squared distance to the nearest centroid so far: only the newest one can lower it.
         double total = 0;
+        const double x = c.back();
         for (std::size_t i = 0; i < n; ++i) {
-            double best = std::numeric_limits<double>::infinity();
-            for (float x : c) best = std::min(best, (static_cast<double>(w[i]) - x) * (static_cast<double>(w[i]) - x));
-            d2[i] = best;
-            total += best;
+            d2[i] = std::min(d2[i], (static_cast<double>(w[i]) - x) * (static_cast<double>(w[i]) - x));
+            total += d2[i];
         }
         if (total == 0) break;
         double pick = unitDraw(g) * total;
@@ -66,13 +91,17 @@ Codebook kmeansQuantize(const float* w, std::size_t n, int bits, std::uint64_t s
     c.bits = bits;
     c.centroids = seedCentroids(w, n, std::size_t{1} << bits, seed);
     c.labels.assign(n, 0);
-    for (std::size_t i = 0; i < n; ++i) c.labels[i] = nearest(w[i], c.centroids);
+    {
+        const NearestCentroid nearest(c.centroids);
+        for (std::size_t i = 0; i < n; ++i) c.labels[i] = nearest(w[i]);
+    }
     for (c.iterations = 0; c.iterations < maxIterations;) {
         updateCodebook(c, w, n);
         ++c.iterations;
         bool changed = false;
+        const NearestCentroid nearest(c.centroids);
         for (std::size_t i = 0; i < n; ++i) {
-            const std::uint8_t l = nearest(w[i], c.centroids);
+            const std::uint8_t l = nearest(w[i]);
             changed |= l != c.labels[i];
             c.labels[i] = l;
         }

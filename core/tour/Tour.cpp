@@ -81,7 +81,7 @@ const std::vector<TourActionSpec>& tourActionSpecs()
         {"workspace",
          "opens a shipped workspace (space, supernet, predictor, data, limits)",
          {{"name", oneOf(shippedWorkspaceNames()), true, "a shipped workspace"}}},
-        {"panel", "shows a panel", {{"panel", "one of design-space|predictor|search|training", true, "the panel"}}},
+        {"panel", "shows a panel", {{"panel", "one of design-space|predictor|search|training|compress", true, "the panel"}}},
         {"subnet",
          "selects a subnet of the design space by its preset button",
          {{"preset", "one of min|lab-max|full-max|random", true, "which one"}}},

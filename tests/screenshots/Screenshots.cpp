@@ -1,6 +1,7 @@
 #include "Screenshots.h"
 
 #include "AppState.h"
+#include "CompressPanel.h"
 #include "DeployDialog.h"
 #include "DesignSpacePanel.h"
 #include "EvaluationBox.h"
@@ -223,6 +224,41 @@ int grabFineTune(MainWindow& window, const QString& base, bool measure)
     return written;
 }
 
+// The Compress panel's three pages after their runs on the smallest subnet (Labs 1 and 2): the
+// sensitivity scan, every layer at 0.5 with fine-tuning, channels at 0.3 sorted, 8/4/2-bit linear and
+// k-means weights. At the window's size and at 1280×720. Without `measure` fewer images and no QAT.
+int grabCompress(MainWindow& window, const QString& base, bool measure)
+{
+    if (fashionMnistDir().empty() || !window.state()->workspace().hasSupernet()) return 0;
+    CompressPanel* c = window.compressPanel();
+    window.designSpacePanel()->selectMin();
+    window.tabs()->setCurrentWidget(c);
+    c->setImageCounts(measure ? 1000 : 200, measure ? 500 : 200);
+    c->setTraining(1, measure ? 5000 : 1000);
+    auto wait = [c](bool started) { return started && c->waitForIdle(600000); };
+    bool ok = wait(c->scanSensitivity());
+    c->setUniformSparsity(0.5);
+    ok = ok && wait(c->pruneAndMeasure());
+    ok = ok && wait(c->pruneChannels());
+    ok = ok && wait(c->quantize());
+    if (!ok) std::cerr << "tinyscope-screenshots: a Compress job failed: " << c->resultText().toStdString() << "\n";
+    int written = 0;
+    const QSize full = window.size();
+    for (const QString& suffix : {QString(), QStringLiteral("-1280x720")}) {
+        if (!suffix.isEmpty()) window.resize(1280, 720);
+        for (const auto& [page, stem] : {std::pair{0, "compress-pruning"}, std::pair{1, "compress-channels"}, std::pair{2, "compress-quantization"}}) {
+            c->showPage(page);
+            written += saveGrab(&window, base + QString::fromLatin1(stem) + suffix + QStringLiteral(".png"));
+        }
+    }
+    window.resize(full);
+    c->showPage(0);
+    c->setImageCounts(500, 500);
+    c->setTraining(0, 5000);
+    window.designSpacePanel()->selectLabMax();
+    return written;
+}
+
 }  // namespace
 
 int writeDemoSet(MainWindow& window, const QString& dir, bool measure)
@@ -294,6 +330,7 @@ int writeDemoSet(MainWindow& window, const QString& dir, bool measure)
     written += grabKeptViews(window, base);
 
     written += grabFineTune(window, base, measure);
+    written += grabCompress(window, base, measure);
 
     // MIT's real exported graph opened for inspection, and the export dialog with its findings
     // (when the reference files sit beside the repository in ../shared). Laying out its ~2,000

@@ -54,6 +54,19 @@ void modelSize(const Subnet& sub, std::int64_t* dense, std::int64_t* sparse)
     *sparse *= 32;
 }
 
+// Every prunable weight's value.
+std::vector<float> prunableValues(const Subnet& sub)
+{
+    std::vector<float> v;
+    for (auto& [name, t] : prunableTensors(sub)) {
+        const at::Tensor c = t.contiguous();
+        v.insert(v.end(), c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+    }
+    return v;
+}
+
+Json histogramJson(const WeightHistogram& h) { return {{"lo", h.lo}, {"hi", h.hi}, {"counts", h.counts}}; }
+
 // One run's shared state: the request, its data, the progress count.
 class Pruning {
 public:
@@ -181,6 +194,7 @@ PruneResult Pruning::run()
     r.images = ed_.items.size();
     step("dense top-1");
     r.dense_top1 = top1(sub);
+    r.weights_before = weightHistogram(prunableValues(sub), 64);
     if (rq_.channelPruning()) channels(sub, r);
     else fineGrained(sub, r);
     if (train) {
@@ -196,6 +210,7 @@ PruneResult Pruning::run()
         r.finetuned_top1 = r.finetune.back().top1;
     }
     modelSize(sub, &r.dense_bits, &r.sparse_bits);
+    r.weights_after = weightHistogram(prunableValues(sub), 64, true);
     if (rq_.channelPruning()) r.dense_bits = r.original.params * 32;   // the unpruned network's
     job_.report(total_, total_, "done");
     if (!rq_.out.empty()) {   // all or nothing, other files in the folder kept
@@ -237,6 +252,8 @@ Json PruneResult::toJson() const
               {"sparse_bits", sparse_bits},
               {"layers", layersJ},
               {"sensitivity", scanJ},
+              {"weights_before", histogramJson(weights_before)},
+              {"weights_after", histogramJson(weights_after)},
               {"finetune_data", finetune.empty() ? Json(nullptr) : Json(finetune_data)},
               {"finetune", tuneJ},
               {"finetuned_top1", finetune.empty() ? Json(nullptr) : Json(finetuned_top1)},

@@ -11,6 +11,7 @@
 // optionally fine-tuned (masks re-applied after every step).
 #include "JobControl.h"
 #include "compress/Pruning.h"
+#include "compress/WeightHistogram.h"
 #include "io/JsonFile.h"
 #include "nn/accuracy/EvaluationJob.h"
 #include "nn/compress/SubnetFineTune.h"
@@ -76,6 +77,8 @@ struct PruneResult {
     // non-zero ones only (count_nonzero_only=True), in bits.
     std::int64_t dense_bits = 0, sparse_bits = 0;
     std::vector<SensitivityCurve> sensitivity;
+    // Every prunable weight before pruning, and the non-zero ones after (fine-tuning), 64 bins.
+    WeightHistogram weights_before, weights_after;
     // Channel pruning: the groups, top-1 without and with sorting, the costs before and after.
     std::vector<ChannelGroup> channel_groups;
     bool sorted = false;                       // the network kept was sorted first
