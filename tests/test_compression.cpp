@@ -5,6 +5,8 @@
 #include "compress/KMeansQuantization.h"
 #include "compress/LinearQuantization.h"
 #include "compress/Pruning.h"
+#include "compress/SparsityChoice.h"
+#include "compress/WeightHistogram.h"
 
 #include <algorithm>
 #include <cmath>
@@ -191,6 +193,40 @@ private Q_SLOTS:
         QCOMPARE(c.centroids[c.labels[0]], 1.5f);
         QCOMPARE(c.centroids[c.labels[2]], 20.5f);
         QVERIFY(test::inputErrorOf([&] { kmeansQuantize(w.data(), w.size(), 9); }).contains(QStringLiteral("outside 1–8")));
+    }
+
+    // Three layers scanned at 0.5 / 0.9 (dense top-1 90): the robust one takes 0.9 at a budget of 0
+    // points, the others follow as the budget grows; the first budget that reaches the target wins.
+    void sparsitiesAreChosenWithOneBudget()
+    {
+        const std::vector<LayerScan> scan = {{"a", 1000, {0.5, 0.9}, {90, 90}},   // prunes for free
+                                             {"b", 1000, {0.5, 0.9}, {89, 70}},   // 1 point at 0.5, 20 at 0.9
+                                             {"c", 100, {0.5, 0.9}, {80, 50}}};   // sensitive
+        // Target 1,300 non-zeros of 2,100 + 50 others: a at 0.9 (100 left), b at 0.5 (500), c dense (100) + 50 = 750.
+        SparsityChoice c = chooseSparsities(scan, 90, 50, 1300);
+        QVERIFY(c.reached);
+        QCOMPARE(c.sparsity, std::vector<double>({0.9, 0.0, 0.0}));   // budget 0: a alone, 1,250 non-zeros
+        QCOMPARE(c.nonzero, std::int64_t{100 + 1000 + 100 + 50});
+        QCOMPARE(c.drop, 0.0);
+        c = chooseSparsities(scan, 90, 50, 800);
+        QCOMPARE(c.sparsity, std::vector<double>({0.9, 0.5, 0.0}));   // budget 1 point
+        QCOMPARE(c.nonzero, std::int64_t{100 + 500 + 100 + 50});
+        QCOMPARE(c.drop, 1.0);
+        // The fewest non-zeros: every layer at 0.9 = 100 + 100 + 10 + 50; below that, not reached.
+        c = chooseSparsities(scan, 90, 50, 200);
+        QVERIFY(!c.reached);
+        QCOMPARE(c.smallest, std::int64_t{260});
+    }
+
+    void histogramsCountEveryValueOnce()
+    {
+        const WeightHistogram h = weightHistogram({-1, 0, 0, 0.5, 1}, 4);
+        QCOMPARE(h.lo, -1.0);
+        QCOMPARE(h.hi, 1.0);
+        QCOMPARE(h.counts, std::vector<std::int64_t>({1, 0, 2, 2}));   // [−1,−.5) [−.5,0) [0,.5) [.5,1]
+        QCOMPARE(weightHistogram({-1, 0, 0, 0.5, 1}, 4, true).total(), std::int64_t{3});
+        QVERIFY(weightHistogram({}, 4).counts.empty());
+        QCOMPARE(weightHistogram({2, 2}, 8).counts, std::vector<std::int64_t>({2}));
     }
 };
 

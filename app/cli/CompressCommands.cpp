@@ -92,14 +92,14 @@ int cmdPrune(const Args& argv)
     std::set<std::string> valued = kEvaluationValued, flags = kEvaluationFlags;
     valued.erase("dtype");
     valued.erase("int8-calib-images");
-    valued.insert({"uniform", "sparsity", "scan", "out", "channels", "channel-ratio", "latency-runs"});
+    valued.insert({"uniform", "sparsity", "scan", "target-size", "out", "channels", "channel-ratio", "latency-runs"});
     const std::set<std::string> tuning = trainingOptions("finetune");
     valued.insert(tuning.begin(), tuning.end());
     flags.insert({"sensitivity", "list", "sort"});
     CliArgs a(argv, valued, flags);
     if (a.flag("help")) {
         std::cout << "usage: tinyscope prune [--supernet CKPT --space NAME|FILE] [--config CFG.json|min|max] [--resolution R]\n"
-                     "                       (--uniform S | --sparsity LAYER=S,… | --sensitivity [--scan 0.4,0.5,…] |\n"
+                     "                       (--uniform S | --sparsity LAYER=S,… | --sensitivity [--scan 0.4,0.5,…] [--target-size F] |\n"
                      "                        --channels R [--channel-ratio GROUP=R,…] [--sort] [--latency-runs N] | --list)\n"
                      "                       [--data DATASET] [--split 0|1] [--images N] [--calib-data DATASET] [--calib-images N]\n"
                      "                       [--calib-batch B] [--seed S] [--no-calib | --lab-calib] [--batch B] [--threads T]\n"
@@ -113,6 +113,9 @@ int cmdPrune(const Args& argv)
                      "  --uniform S           every layer at sparsity S (0–1); --sparsity LAYER=S,… per layer (the rest: --uniform, else 0)\n"
                      "  --sensitivity         the lab's scan: each layer alone at each --scan sparsity (default 0.4,0.5,…,0.9),\n"
                      "                        the others dense; top-1 per point (progress on stderr; Ctrl-C stops, nothing written)\n"
+                     "  --target-size F       with the scan: a sparsity per layer from its curves (one accuracy budget for all\n"
+                     "                        layers, the smallest that works) so that the non-zeros are at most F of the dense\n"
+                     "                        size; exit 3 naming the smallest size the scan's sparsities reach when they cannot\n"
                      "  --channels R          channel pruning instead: every channel group (each block's expanded channels, the stem's\n"
                      "                        outputs, the feature mix's outputs) keeps round(channels × (1 − R)); --channel-ratio\n"
                      "                        GROUP=R,… per group. Top-1 is measured with and without sorting the channels by importance\n"
@@ -141,6 +144,7 @@ int cmdPrune(const Args& argv)
         for (const std::string& s : listOption(a, "scan")) rq.scan.push_back(listNumber("scan", s, s));
     }
     rq.sensitivity = a.flag("sensitivity");
+    rq.target_size = a.doubleValue("target-size", 0, 0.001, 1);
     rq.out = a.value("out");
     rq.finetune = trainingFromArgs(a, "finetune", {});
     rq.finetune_data = a.value("finetune-data");
@@ -166,6 +170,12 @@ int cmdPrune(const Args& argv)
     std::cout << "data         " << r.data << ", " << r.images << " images\n"
               << "dense top-1  " << formatFixed(r.dense_top1, 2) << " %\n";
     if (r.pruned) std::cout << "pruned top-1 " << formatFixed(r.pruned_top1, 2) << " %\n";
+    if (r.target_size > 0) {
+        std::cout << "chosen       every layer's largest scanned sparsity within " << formatFixed(r.choice_drop, 2)
+                  << " points of the dense top-1 (target " << formatFixed(100 * r.target_size, 1) << " % of the dense size):";
+        for (const PrunedLayer& l : r.layers) std::cout << (&l == &r.layers.front() ? " " : ",") << l.name << "=" << formatFixed(l.sparsity, 1);
+        std::cout << "\n";
+    }
     if (!r.channel_groups.empty()) {
         std::cout << "top-1 pruned without sorting " << formatFixed(r.unsorted_top1, 2) << " %, after sorting " << formatFixed(r.sorted_top1, 2)
                   << " % (kept: " << (r.sorted ? "sorted" : "unsorted") << ")\n";

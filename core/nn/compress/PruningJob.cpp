@@ -2,6 +2,7 @@
 
 #include "Error.h"
 #include "compress/Pruning.h"
+#include "compress/SparsityChoice.h"
 #include "cost/CostModel.h"
 #include "io/AtomicFolder.h"
 #include "io/Text.h"
@@ -124,9 +125,29 @@ void Pruning::fineGrained(Subnet& sub, PruneResult& r)
             r.sensitivity.push_back(std::move(c));
         }
     }
+    std::map<std::string, double> chosen;
+    if (rq_.target_size > 0) {
+        std::vector<LayerScan> scan;
+        std::int64_t prunable = 0;
+        for (const SensitivityCurve& c : r.sensitivity) {
+            scan.push_back({c.layer, c.params, c.sparsity, c.top1});
+            prunable += c.params;
+        }
+        const std::int64_t all = sub.parameterCount();
+        const auto target = static_cast<std::int64_t>(std::floor(rq_.target_size * static_cast<double>(all)));
+        const SparsityChoice choice = chooseSparsities(scan, r.dense_top1, all - prunable, target);
+        if (!choice.reached)
+            throw InfeasibleError("--target-size " + formatFixed(rq_.target_size, 3) + ": the scan's sparsities reach at least " +
+                                  formatFixed(100.0 * static_cast<double>(choice.smallest) / static_cast<double>(all), 1) +
+                                  " % of the dense size (every layer at its largest scanned sparsity); scan higher sparsities (--scan …,0.95,0.98) or aim higher");
+        for (std::size_t i = 0; i < scan.size(); ++i) chosen[scan[i].layer] = choice.sparsity[i];
+        r.target_size = rq_.target_size;
+        r.choice_drop = choice.drop;
+    }
     for (auto& [name, t] : tensors) {
         const auto it = rq_.sparsity.find(name);
-        const double s = it != rq_.sparsity.end() ? it->second : rq_.uniform;
+        const auto choice = chosen.find(name);
+        const double s = choice != chosen.end() ? choice->second : it != rq_.sparsity.end() ? it->second : rq_.uniform;
         r.pruned |= s > 0;
         std::vector<std::uint8_t> mask = pruneByMagnitude(floats(t), static_cast<std::size_t>(t.numel()), s);
         if (s > 0) masks_.emplace_back(t, std::move(mask));
@@ -166,6 +187,9 @@ PruneResult Pruning::run()
     checkSparsity(rq_.uniform, "--uniform");
     for (const auto& [name, s] : rq_.sparsity) checkSparsity(s, name);
     for (double s : rq_.scan) checkSparsity(s, "the scan");
+    if (rq_.target_size < 0 || rq_.target_size > 1 || std::isnan(rq_.target_size))
+        throw InputError("--target-size " + formatFixed(rq_.target_size, 3) + " is outside (0, 1]");
+    if (rq_.target_size > 0 && !rq_.sensitivity) throw InputError("--target-size chooses from the sensitivity scan: give --sensitivity");
     rq_.finetune.check();
     if (!rq_.out.empty()) requireReplaceableFolder(rq_.out, "--out");   // before any work
     ed_ = evaluationData(er_);
@@ -252,6 +276,8 @@ Json PruneResult::toJson() const
               {"sparse_bits", sparse_bits},
               {"layers", layersJ},
               {"sensitivity", scanJ},
+              {"target_size", target_size > 0 ? Json(target_size) : Json(nullptr)},
+              {"choice_drop", target_size > 0 ? Json(choice_drop) : Json(nullptr)},
               {"weights_before", histogramJson(weights_before)},
               {"weights_after", histogramJson(weights_after)},
               {"finetune_data", finetune.empty() ? Json(nullptr) : Json(finetune_data)},

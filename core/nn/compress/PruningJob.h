@@ -30,6 +30,10 @@ struct PruneRequest {
     double uniform = 0;                        // every layer not named above (0: dense)
     bool sensitivity = false;                  // the lab's scan: each layer alone at each `scan` sparsity
     std::vector<double> scan{0.4, 0.5, 0.6, 0.7, 0.8, 0.9};
+    // With the scan: the sparsity per layer chosen from its curves (compress/SparsityChoice.h) so
+    // that the non-zeros are at most this fraction of every parameter (get_model_size); 0: none.
+    // Refused, naming the smallest fraction the scan's sparsities reach, when they cannot.
+    double target_size = 0;
     // Channel pruning instead: every group at `channels` (< 0: no channel pruning) unless named in
     // `channel_ratios`; `sort`: the network kept (measured, fine-tuned, written) is the one sorted by
     // importance first (both are measured).
@@ -77,6 +81,7 @@ struct PruneResult {
     // non-zero ones only (count_nonzero_only=True), in bits.
     std::int64_t dense_bits = 0, sparse_bits = 0;
     std::vector<SensitivityCurve> sensitivity;
+    double target_size = 0, choice_drop = 0;   // the target and the accuracy budget the choice used (points)
     // Every prunable weight before pruning, and the non-zero ones after (fine-tuning), 64 bins.
     WeightHistogram weights_before, weights_after;
     // Channel pruning: the groups, top-1 without and with sorting, the costs before and after.
