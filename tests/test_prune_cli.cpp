@@ -103,6 +103,30 @@ private Q_SLOTS:
         QVERIFY(j["pruned_top1"].is_null());
     }
 
+    // --target-size: the layers' sparsities come from the scan's points and the non-zeros stay
+    // within the target; a target the scan cannot reach is exit 3 with the smallest reachable size.
+    void targetSizeChoosesFromTheScan()
+    {
+        const test::CliRun r = test::runTinyscope(pruneArgs({QStringLiteral("--sensitivity"), QStringLiteral("--scan"), QStringLiteral("0.5,0.9"),
+                                                             QStringLiteral("--target-size"), QStringLiteral("0.3")}));
+        QVERIFY2(r.code == 0, r.err.c_str());
+        const Json j = Json::parse(r.out);
+        QCOMPARE(j["target_size"].get<double>(), 0.3);
+        QVERIFY(j["choice_drop"].get<double>() >= 0);
+        for (const Json& l : j["layers"]) {
+            const double s = l["sparsity"].get<double>();
+            QVERIFY(s == 0 || s == 0.5 || s == 0.9);
+        }
+        const std::int64_t all = j["dense_bits"].get<std::int64_t>() / 32;
+        QVERIFY(j["sparse_bits"].get<std::int64_t>() <= static_cast<std::int64_t>(std::floor(0.3 * static_cast<double>(all))) * 32);
+        QVERIFY(j["pruned_top1"].is_number());
+        const test::CliRun none = test::runTinyscope(pruneArgs({QStringLiteral("--sensitivity"), QStringLiteral("--scan"), QStringLiteral("0.4"),
+                                                                QStringLiteral("--target-size"), QStringLiteral("0.1")}));
+        QCOMPARE(none.code, 3);
+        QVERIFY2(none.err.find("--target-size 0.100: the scan's sparsities reach at least") != std::string::npos, none.err.c_str());
+        QCOMPARE(test::lineCount(none.err), 1);
+    }
+
     void fineTuningKeepsTheMasks()
     {
         QTemporaryDir tmp;
@@ -200,6 +224,8 @@ private Q_SLOTS:
             {{QStringLiteral("--sparsity"), QStringLiteral("classifier.linear.weight=2")}, "classifier.linear.weight: sparsity 2.00 is outside [0, 1]"},
             {{QStringLiteral("--sparsity"), QStringLiteral("x")}, "give LAYER=S"},
             {{}, "give the pruning"},
+            {{QStringLiteral("--uniform"), QStringLiteral("0.5"), QStringLiteral("--target-size"), QStringLiteral("0.3")},
+             "--target-size chooses from the sensitivity scan: give --sensitivity"},
             {{QStringLiteral("--uniform"), QStringLiteral("0.5"), QStringLiteral("--finetune-epochs"), QStringLiteral("1"), QStringLiteral("--finetune-schedule"),
               QStringLiteral("step")},
              "--finetune-schedule 'step': give cosine or lab"},
