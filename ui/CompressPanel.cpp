@@ -300,6 +300,14 @@ void CompressPanel::subnetChanged()
     }
 }
 
+std::function<void(const JobFailure&)> CompressPanel::failureShown(const QString& title)
+{
+    return [this, title](const JobFailure& f) {
+        progress_->finish(f.cancelled ? QStringLiteral("cancelled") : QStringLiteral("failed"));
+        if (!f.cancelled) QMessageBox::warning(this, title, f.message);
+    };
+}
+
 bool CompressPanel::start(const QString& text)
 {
     if (jobs_->busy()) return false;
@@ -329,10 +337,7 @@ bool CompressPanel::loadLayers()
                           layersOf_ = asked;
                           showLayers(names, params);
                       },
-                      [this](const JobFailure& f) {
-                          progress_->finish(f.cancelled ? QStringLiteral("cancelled") : QStringLiteral("failed"));
-                          if (!f.cancelled) QMessageBox::warning(this, QStringLiteral("Compress"), f.message);
-                      });
+                      failureShown(QStringLiteral("Compress")));
 }
 
 void CompressPanel::showLayers(const std::vector<std::string>& names, const std::vector<std::int64_t>& params)
@@ -432,10 +437,7 @@ bool CompressPanel::scanSensitivity()
                           lastResult_ = QStringLiteral("Dense top-1 %1 on %2 images; the scan took %3 s.").arg(pct(r.dense_top1)).arg(r.images).arg(r.seconds, 0, 'f', 1);
                           pruneResult_->setText(lastResult_);
                       },
-                      [this](const JobFailure& f) {
-                          progress_->finish(f.cancelled ? QStringLiteral("cancelled") : QStringLiteral("failed"));
-                          if (!f.cancelled) QMessageBox::warning(this, QStringLiteral("Sensitivity scan"), f.message);
-                      });
+                      failureShown(QStringLiteral("Sensitivity scan")));
 }
 
 bool CompressPanel::pruneAndMeasure()
@@ -451,10 +453,7 @@ bool CompressPanel::pruneAndMeasure()
     rq.finetune.images = static_cast<std::size_t>(finetuneImages_->value());
     if (!start(QStringLiteral("pruning"))) return false;
     return jobs_->run([rq](const JobControl& job) { return runPruning(rq, job); }, [this](PruneResult r) { showPruning(r); },
-                      [this](const JobFailure& f) {
-                          progress_->finish(f.cancelled ? QStringLiteral("cancelled") : QStringLiteral("failed"));
-                          if (!f.cancelled) QMessageBox::warning(this, QStringLiteral("Prune"), f.message);
-                      });
+                      failureShown(QStringLiteral("Prune")));
 }
 
 void CompressPanel::showPruning(const PruneResult& r)
@@ -481,10 +480,7 @@ bool CompressPanel::pruneChannels()
     rq.finetune.epochs = channelEpochs_->value();
     rq.finetune.images = static_cast<std::size_t>(finetuneImages_->value());
     return jobs_->run([rq](const JobControl& job) { return runPruning(rq, job); }, [this](PruneResult r) { showChannels(r); },
-                      [this](const JobFailure& f) {
-                          progress_->finish(f.cancelled ? QStringLiteral("cancelled") : QStringLiteral("failed"));
-                          if (!f.cancelled) QMessageBox::warning(this, QStringLiteral("Channel pruning"), f.message);
-                      });
+                      failureShown(QStringLiteral("Channel pruning")));
 }
 
 void CompressPanel::showChannels(const PruneResult& r)
@@ -531,10 +527,7 @@ bool CompressPanel::quantize()
     rq.qat.images = static_cast<std::size_t>(qatImages_->value());
     if (!start(QStringLiteral("quantizing"))) return false;
     return jobs_->run([rq](const JobControl& job) { return runWeightQuantization(rq, job); }, [this](WeightQuantResult r) { showQuantization(r); },
-                      [this](const JobFailure& f) {
-                          progress_->finish(f.cancelled ? QStringLiteral("cancelled") : QStringLiteral("failed"));
-                          if (!f.cancelled) QMessageBox::warning(this, QStringLiteral("Quantize"), f.message);
-                      });
+                      failureShown(QStringLiteral("Quantize")));
 }
 
 void CompressPanel::showQuantization(const WeightQuantResult& r)

@@ -11,6 +11,7 @@
 
 #include <QWidget>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,6 +36,7 @@ struct WeightQuantResult;
 namespace tinyscope::ui {
 
 class AppState;
+struct JobFailure;
 class JobProgressBar;
 class JobRunner;
 
@@ -79,6 +81,8 @@ private:
     void showQuantization(const WeightQuantResult& r);
     void showCluster(int run);
     bool start(const QString& text);
+    // A job's end without a result: "cancelled" or "failed" on the bar, the message in a box titled `title`.
+    std::function<void(const JobFailure&)> failureShown(const QString& title);
     void setBusy(bool busy);
 
     AppState* state_;
