@@ -7,6 +7,7 @@
 #include "cost/CostModel.h"
 #include "io/DataPaths.h"
 #include "io/JsonFile.h"
+#include "nn/compress/PruningJob.h"
 #include "nn/compress/SubnetFineTune.h"
 #include "nn/supernet/Checkpoint.h"
 #include "nn/supernet/Supernet.h"
@@ -19,6 +20,7 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 using namespace tinyscope;
@@ -197,6 +199,38 @@ private Q_SLOTS:
         const at::Tensor* fc = findTensor(written, "classifier.linear.weight");
         QVERIFY(fc);
         QCOMPARE(fc->size(1), static_cast<std::int64_t>(c["groups"].back()["kept"].get<int>()));
+    }
+
+    // Cancelled during the scan (Ctrl-C, the panel's Cancel): the layers finished before come back,
+    // nothing is pruned and --out is not written.
+    void aCancelledScanKeepsTheFinishedLayers()
+    {
+        QTemporaryDir tmp;
+        PruneRequest rq;
+        rq.evaluation = supernetRequest(shippedSupernetPath());
+        const DesignSpace& space = rq.evaluation.space;
+        rq.evaluation.config = ArchSampler(space).minConfig(*std::min_element(space.resolutions.begin(), space.resolutions.end()));
+        rq.evaluation.images = 40;
+        rq.evaluation.calibration.images = 100;
+        rq.evaluation.threads = 1;
+        rq.sensitivity = true;
+        rq.scan = {0.5, 0.9};
+        rq.out = (tmp.path() + QStringLiteral("/never")).toStdString();
+        std::atomic<bool> stop{false};
+        JobControl job;
+        job.cancel = &stop;
+        // The scan reports each point ("LAYER at sparsity S"): at the fourth layer's first, stop.
+        int points = 0;
+        job.progress = [&stop, &points](std::size_t, std::size_t, const std::string& stage) {
+            if (stage.find(" at sparsity ") != std::string::npos && ++points == 7) stop = true;
+        };
+        const PruneResult r = runPruning(rq, job);
+        QVERIFY(r.scan_cancelled);
+        QCOMPARE(r.sensitivity.size(), std::size_t{3});
+        QVERIFY(r.scan_layers > 3);
+        for (const SensitivityCurve& c : r.sensitivity) QCOMPARE(c.top1.size(), std::size_t{2});
+        QVERIFY(!r.pruned && r.layers.empty());
+        QVERIFY(!QFileInfo::exists(QString::fromStdString(rq.out)));
     }
 
     void theLabScheduleIsPeriodic()

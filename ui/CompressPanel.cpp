@@ -424,7 +424,8 @@ bool CompressPanel::scanSensitivity()
     rq.sensitivity = true;
     return jobs_->run([rq](const JobControl& job) { return runPruning(rq, job); },
                       [this, asked = rq.evaluation.config](PruneResult r) {
-                          progress_->finish(QStringLiteral("scanned in %1 s").arg(r.seconds, 0, 'f', 1));
+                          progress_->finish(r.scan_cancelled ? QStringLiteral("cancelled: %1 of %2 layers scanned").arg(r.sensitivity.size()).arg(r.scan_layers)
+                                                             : QStringLiteral("scanned in %1 s").arg(r.seconds, 0, 'f', 1));
                           if (!(asked == state_->subnet())) return;
                           std::vector<std::string> names;
                           std::vector<std::int64_t> params;

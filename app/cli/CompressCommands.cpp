@@ -112,7 +112,8 @@ int cmdPrune(const Args& argv)
                      "  round(numel × S)-th smallest, on the raw conv weights (docs/COMPRESSION.md).\n"
                      "  --uniform S           every layer at sparsity S (0–1); --sparsity LAYER=S,… per layer (the rest: --uniform, else 0)\n"
                      "  --sensitivity         the lab's scan: each layer alone at each --scan sparsity (default 0.4,0.5,…,0.9),\n"
-                     "                        the others dense; top-1 per point (progress on stderr; Ctrl-C stops, nothing written)\n"
+                     "                        the others dense; top-1 per point (progress on stderr; Ctrl-C stops: the finished\n"
+                     "                        layers' curves are printed, nothing pruned or written, exit 4)\n"
                      "  --target-size F       with the scan: a sparsity per layer from its curves (one accuracy budget for all\n"
                      "                        layers, the smallest that works) so that the non-zeros are at most F of the dense\n"
                      "                        size; exit 3 naming the smallest size the scan's sparsities reach when they cannot\n"
@@ -163,9 +164,16 @@ int cmdPrune(const Args& argv)
         throw InputError("give the pruning: --uniform S, --sparsity LAYER=S,…, --sensitivity or --channels R (--list names the layers and groups)");
     const PruneResult r = runPruning(rq, terminalJob());
     clearProgress();
+    // Ctrl-C during the scan: the finished layers' curves, then exit 4 as any cancelled command.
+    const auto end = [&r] {
+        if (!r.scan_cancelled) return 0;
+        std::cerr << "tinyscope prune: cancelled after " << r.sensitivity.size() << " of " << r.scan_layers
+                  << " layers of the scan (their curves are above); nothing pruned or written\n";
+        return 4;
+    };
     if (a.flag("json")) {
         std::cout << r.toJson().dump(2) << "\n";
-        return 0;
+        return end();
     }
     std::cout << "data         " << r.data << ", " << r.images << " images\n"
               << "dense top-1  " << formatFixed(r.dense_top1, 2) << " %\n";
@@ -203,8 +211,8 @@ int cmdPrune(const Args& argv)
         for (std::size_t i = 0; i < c.sparsity.size(); ++i) std::cout << "  " << formatFixed(c.sparsity[i], 1) << ": " << formatFixed(c.top1[i], 2);
         std::cout << "\n";
     }
-    if (!rq.out.empty()) std::cout << "wrote        " << rq.out << "/subnet.pth, subnet.json, pruning.json\n";
-    return 0;
+    if (!rq.out.empty() && !r.scan_cancelled) std::cout << "wrote        " << rq.out << "/subnet.pth, subnet.json, pruning.json\n";
+    return end();
 }
 
 }  // namespace

@@ -111,15 +111,23 @@ void Pruning::fineGrained(Subnet& sub, PruneResult& r)
 {
     auto tensors = prunableTensors(sub);
     if (rq_.sensitivity) {
+        r.scan_layers = tensors.size();
         for (auto& [name, t] : tensors) {
             const at::Tensor original = t.clone();
             SensitivityCurve c{name, t.numel(), {}, {}};
-            for (double s : rq_.scan) {
-                step(name + " at sparsity " + formatFixed(s, 2));
+            try {
+                for (double s : rq_.scan) {
+                    step(name + " at sparsity " + formatFixed(s, 2));
+                    t.copy_(original);
+                    pruneByMagnitude(floats(t), static_cast<std::size_t>(t.numel()), s);
+                    c.sparsity.push_back(s);
+                    c.top1.push_back(top1(sub));
+                }
+            } catch (const CancelledError&) {   // keep the finished layers' curves, prune nothing
                 t.copy_(original);
-                pruneByMagnitude(floats(t), static_cast<std::size_t>(t.numel()), s);
-                c.sparsity.push_back(s);
-                c.top1.push_back(top1(sub));
+                sub.setFolded(false);
+                r.scan_cancelled = true;
+                return;
             }
             t.copy_(original);
             r.sensitivity.push_back(std::move(c));
@@ -221,6 +229,10 @@ PruneResult Pruning::run()
     r.weights_before = weightHistogram(prunableValues(sub), 64);
     if (rq_.channelPruning()) channels(sub, r);
     else fineGrained(sub, r);
+    if (r.scan_cancelled) {
+        r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        return r;
+    }
     if (train) {
         r.finetune_data = train->source();
         const std::size_t base = done_;
@@ -276,6 +288,7 @@ Json PruneResult::toJson() const
               {"sparse_bits", sparse_bits},
               {"layers", layersJ},
               {"sensitivity", scanJ},
+              {"scan_cancelled", scan_cancelled},
               {"target_size", target_size > 0 ? Json(target_size) : Json(nullptr)},
               {"choice_drop", target_size > 0 ? Json(choice_drop) : Json(nullptr)},
               {"weights_before", histogramJson(weights_before)},

@@ -81,6 +81,10 @@ struct PruneResult {
     // non-zero ones only (count_nonzero_only=True), in bits.
     std::int64_t dense_bits = 0, sparse_bits = 0;
     std::vector<SensitivityCurve> sensitivity;
+    // The scan was cancelled: `sensitivity` holds the layers finished before, nothing was pruned,
+    // fine-tuned or written (Ctrl-C keeps what is done).
+    bool scan_cancelled = false;
+    std::size_t scan_layers = 0;               // layers the scan was to measure
     double target_size = 0, choice_drop = 0;   // the target and the accuracy budget the choice used (points)
     // Every prunable weight before pruning, and the non-zero ones after (fine-tuning), 64 bins.
     WeightHistogram weights_before, weights_after;
@@ -102,7 +106,8 @@ std::vector<PrunedLayer> prunableLayers(const EvaluationRequest& request);
 std::vector<ChannelGroup> prunableChannelGroups(const EvaluationRequest& request);
 // Refuses a sparsity or ratio outside [0, 1], a layer or group that does not exist (naming the
 // ones that do), a ratio leaving a group no channel, before any measurement; nothing is written
-// when cancelled.
+// when cancelled. A cancelled sensitivity scan returns the layers it finished (scan_cancelled);
+// any other cancel throws CancelledError.
 PruneResult runPruning(const PruneRequest& request, const JobControl& job = {});
 
 }  // namespace tinyscope
