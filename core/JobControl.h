@@ -20,6 +20,16 @@ struct JobControl {
         if (progress) progress(done, total, stage);
     }
     bool cancelled() const { return cancel && cancel->load(); }
+    // A part of this job (fine-tuning inside a pruning run): its `done` reported as base + done of
+    // `total`, its stage after `prefix`; the same cancel flag.
+    JobControl within(std::size_t base, std::size_t total, const std::string& prefix = {}) const
+    {
+        JobControl part;
+        part.cancel = cancel;
+        if (progress)
+            part.progress = [p = progress, base, total, prefix](std::size_t done, std::size_t, const std::string& stage) { p(base + done, total, prefix + stage); };
+        return part;
+    }
     void check() const
     {
         if (cancelled()) throw CancelledError();

@@ -24,6 +24,15 @@ inline QString sharedDir() { return QStringLiteral(TINYSCOPE_SHARED_DIR); }
 inline std::string sharedPath(const char* relative) { return (sharedDir() + QLatin1Char('/') + QLatin1String(relative)).toStdString(); }
 inline bool haveShared() { return QFileInfo::exists(sharedDir() + QStringLiteral("/reference")); }
 inline QString tinyscopeBinary() { return QStringLiteral(TINYSCOPE_BINARY); }
+
+// `tinyscope COMMAND` on the shipped supernet's smallest subnet with 40 test images and 100
+// calibration images on one thread, as JSON, then `more` (the compression suites: seconds a run).
+inline QStringList smallSubnetArgs(const QString& command, const QStringList& more)
+{
+    return QStringList{command, QStringLiteral("--config"), QStringLiteral("min"), QStringLiteral("--images"), QStringLiteral("40"),
+                       QStringLiteral("--calib-images"), QStringLiteral("100"), QStringLiteral("--threads"), QStringLiteral("1"), QStringLiteral("--json")} +
+           more;
+}
 inline QString sourceDir() { return QStringLiteral(TINYSCOPE_SOURCE_DIR); }
 // A file of ../shared/reference/tinyengine (MIT's graph, params and reference outputs).
 inline std::string tinyengineRef(const char* relative) { return sharedPath((std::string("reference/tinyengine/") + relative).c_str()); }

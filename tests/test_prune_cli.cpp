@@ -25,18 +25,6 @@
 
 using namespace tinyscope;
 
-namespace {
-
-// The min subnet of the shipped supernet on a few images: seconds.
-QStringList pruneArgs(const QStringList& more)
-{
-    return QStringList{QStringLiteral("prune"), QStringLiteral("--config"), QStringLiteral("min"), QStringLiteral("--images"), QStringLiteral("40"),
-                       QStringLiteral("--calib-images"), QStringLiteral("100"), QStringLiteral("--threads"), QStringLiteral("1"), QStringLiteral("--json")} +
-           more;
-}
-
-}  // namespace
-
 class TestPruneCli : public QObject {
     Q_OBJECT
 
@@ -51,7 +39,7 @@ private Q_SLOTS:
     {
         QTemporaryDir tmp;
         const QString out = tmp.path() + QStringLiteral("/pruned");
-        const test::CliRun r = test::runTinyscope(pruneArgs({QStringLiteral("--uniform"), QStringLiteral("0.5"), QStringLiteral("--out"), out}));
+        const test::CliRun r = test::runTinyscope(test::smallSubnetArgs(QStringLiteral("prune"), {QStringLiteral("--uniform"), QStringLiteral("0.5"), QStringLiteral("--out"), out}));
         QVERIFY2(r.code == 0, r.err.c_str());
         const Json j = Json::parse(r.out);
         const DesignSpace space = presetSpace("mcunet-fmnist");
@@ -90,7 +78,7 @@ private Q_SLOTS:
 
     void theScanRestoresEveryLayer()
     {
-        const test::CliRun r = test::runTinyscope(pruneArgs({QStringLiteral("--sensitivity"), QStringLiteral("--scan"), QStringLiteral("0,1")}));
+        const test::CliRun r = test::runTinyscope(test::smallSubnetArgs(QStringLiteral("prune"), {QStringLiteral("--sensitivity"), QStringLiteral("--scan"), QStringLiteral("0,1")}));
         QVERIFY2(r.code == 0, r.err.c_str());
         const Json j = Json::parse(r.out);
         const double dense = j["dense_top1"].get<double>();
@@ -109,7 +97,7 @@ private Q_SLOTS:
     // within the target; a target the scan cannot reach is exit 3 with the smallest reachable size.
     void targetSizeChoosesFromTheScan()
     {
-        const test::CliRun r = test::runTinyscope(pruneArgs({QStringLiteral("--sensitivity"), QStringLiteral("--scan"), QStringLiteral("0.5,0.9"),
+        const test::CliRun r = test::runTinyscope(test::smallSubnetArgs(QStringLiteral("prune"), {QStringLiteral("--sensitivity"), QStringLiteral("--scan"), QStringLiteral("0.5,0.9"),
                                                              QStringLiteral("--target-size"), QStringLiteral("0.3")}));
         QVERIFY2(r.code == 0, r.err.c_str());
         const Json j = Json::parse(r.out);
@@ -122,7 +110,7 @@ private Q_SLOTS:
         const std::int64_t all = j["dense_bits"].get<std::int64_t>() / 32;
         QVERIFY(j["sparse_bits"].get<std::int64_t>() <= static_cast<std::int64_t>(std::floor(0.3 * static_cast<double>(all))) * 32);
         QVERIFY(j["pruned_top1"].is_number());
-        const test::CliRun none = test::runTinyscope(pruneArgs({QStringLiteral("--sensitivity"), QStringLiteral("--scan"), QStringLiteral("0.4"),
+        const test::CliRun none = test::runTinyscope(test::smallSubnetArgs(QStringLiteral("prune"), {QStringLiteral("--sensitivity"), QStringLiteral("--scan"), QStringLiteral("0.4"),
                                                                 QStringLiteral("--target-size"), QStringLiteral("0.1")}));
         QCOMPARE(none.code, 3);
         QVERIFY2(none.err.find("--target-size 0.100: the scan's sparsities reach at least") != std::string::npos, none.err.c_str());
@@ -133,7 +121,7 @@ private Q_SLOTS:
     {
         QTemporaryDir tmp;
         const QString out = tmp.path() + QStringLiteral("/tuned");
-        const test::CliRun r = test::runTinyscope(pruneArgs({QStringLiteral("--uniform"), QStringLiteral("0.5"), QStringLiteral("--finetune-epochs"),
+        const test::CliRun r = test::runTinyscope(test::smallSubnetArgs(QStringLiteral("prune"), {QStringLiteral("--uniform"), QStringLiteral("0.5"), QStringLiteral("--finetune-epochs"),
                                                              QStringLiteral("2"), QStringLiteral("--finetune-images"), QStringLiteral("96"),
                                                              QStringLiteral("--finetune-batch"), QStringLiteral("32"), QStringLiteral("--out"), out}));
         QVERIFY2(r.code == 0, r.err.c_str());
@@ -170,7 +158,7 @@ private Q_SLOTS:
     {
         QTemporaryDir tmp;
         const QString out = tmp.path() + QStringLiteral("/narrow");
-        const test::CliRun r = test::runTinyscope(pruneArgs({QStringLiteral("--channels"), QStringLiteral("0.3"), QStringLiteral("--sort"),
+        const test::CliRun r = test::runTinyscope(test::smallSubnetArgs(QStringLiteral("prune"), {QStringLiteral("--channels"), QStringLiteral("0.3"), QStringLiteral("--sort"),
                                                              QStringLiteral("--latency-runs"), QStringLiteral("3"), QStringLiteral("--out"), out}));
         QVERIFY2(r.code == 0, r.err.c_str());
         const Json j = Json::parse(r.out);
@@ -271,7 +259,7 @@ private Q_SLOTS:
              "no channel group 'blocks.99' in the subnet; its groups: first_conv, blocks.1"},
         };
         for (const Case& c : cases) {
-            const test::CliRun r = test::runTinyscope(pruneArgs(c.args));
+            const test::CliRun r = test::runTinyscope(test::smallSubnetArgs(QStringLiteral("prune"), c.args));
             QVERIFY2(r.code == 2, qPrintable(c.args.join(QLatin1Char(' ')) + QStringLiteral(": ") + QString::fromStdString(r.err)));
             QVERIFY2(r.err.find(c.expect) != std::string::npos, r.err.c_str());
             QCOMPARE(test::lineCount(r.err), 1);

@@ -15,17 +15,6 @@
 
 using namespace tinyscope;
 
-namespace {
-
-QStringList bitsArgs(const QStringList& more)
-{
-    return QStringList{QStringLiteral("quantize"), QStringLiteral("--config"), QStringLiteral("min"), QStringLiteral("--images"), QStringLiteral("40"),
-                       QStringLiteral("--calib-images"), QStringLiteral("100"), QStringLiteral("--threads"), QStringLiteral("1"), QStringLiteral("--json")} +
-           more;
-}
-
-}  // namespace
-
 class TestWeightQuantization : public QObject {
     Q_OBJECT
 
@@ -38,7 +27,7 @@ private Q_SLOTS:
 
     void everyTensorHoldsAtMostTwoToTheBitsValues()
     {
-        const test::CliRun r = test::runTinyscope(bitsArgs({QStringLiteral("--bits"), QStringLiteral("4,2"), QStringLiteral("--method"), QStringLiteral("linear,kmeans")}));
+        const test::CliRun r = test::runTinyscope(test::smallSubnetArgs(QStringLiteral("quantize"), {QStringLiteral("--bits"), QStringLiteral("4,2"), QStringLiteral("--method"), QStringLiteral("linear,kmeans")}));
         QVERIFY2(r.code == 0, r.err.c_str());
         const Json j = Json::parse(r.out);
         const DesignSpace space = presetSpace("mcunet-fmnist");
@@ -72,7 +61,7 @@ private Q_SLOTS:
 
     void quantizationAwareTrainingKeepsTheCodebook()
     {
-        const test::CliRun r = test::runTinyscope(bitsArgs({QStringLiteral("--bits"), QStringLiteral("2"), QStringLiteral("--qat-epochs"), QStringLiteral("1"),
+        const test::CliRun r = test::runTinyscope(test::smallSubnetArgs(QStringLiteral("quantize"), {QStringLiteral("--bits"), QStringLiteral("2"), QStringLiteral("--qat-epochs"), QStringLiteral("1"),
                                                             QStringLiteral("--qat-images"), QStringLiteral("64"), QStringLiteral("--qat-batch"), QStringLiteral("32")}));
         QVERIFY2(r.code == 0, r.err.c_str());
         const Json j = Json::parse(r.out);
@@ -101,7 +90,7 @@ private Q_SLOTS:
              "--qat-schedule 'step': give cosine or lab"},
         };
         for (const Case& c : cases) {
-            const test::CliRun r = test::runTinyscope(bitsArgs(c.args));
+            const test::CliRun r = test::runTinyscope(test::smallSubnetArgs(QStringLiteral("quantize"), c.args));
             QVERIFY2(r.code == 2, qPrintable(c.args.join(QLatin1Char(' ')) + QStringLiteral(": ") + QString::fromStdString(r.err)));
             QVERIFY2(r.err.find(c.expect) != std::string::npos, r.err.c_str());
             QCOMPARE(test::lineCount(r.err), 1);

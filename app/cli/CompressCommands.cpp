@@ -70,6 +70,30 @@ SubnetFineTuneOptions trainingFromArgs(const CliArgs& a, const std::string& pref
     return o;
 }
 
+// prune's and quantize --bits' options: eval's less its data type (they measure float weights), the
+// training options under `prefix`, and the command's own.
+CliArgs compressionArgs(const Args& argv, const std::string& prefix, std::initializer_list<std::string> own, std::initializer_list<std::string> ownFlags)
+{
+    std::set<std::string> valued = kEvaluationValued, flags = kEvaluationFlags;
+    valued.erase("dtype");
+    valued.erase("int8-calib-images");
+    valued.insert(own);
+    const std::set<std::string> training = trainingOptions(prefix);
+    valued.insert(training.begin(), training.end());
+    flags.insert(ownFlags);
+    return CliArgs(argv, valued, flags);
+}
+
+// Their usage lines after the command's own: the evaluation's options and the training ones, at `indent`.
+std::string compressionUsage(std::size_t indent, const std::string& prefix)
+{
+    const std::string pad(indent, ' '), p = "--" + prefix;
+    return pad + "[--data DATASET] [--split 0|1] [--images N] [--calib-data DATASET] [--calib-images N]\n" + pad +
+           "[--calib-batch B] [--seed S] [--no-calib | --lab-calib] [--batch B] [--threads T]\n" + pad + "[--engine onednn|libtorch] [" + p +
+           "-epochs E [" + p + "-lr LR] [" + p + "-batch B]\n" + pad + "[" + p + "-images N] [" + p + "-schedule cosine|lab] [" + p +
+           "-data DATASET]]\n";
+}
+
 // Progress on stderr when it is a terminal; Ctrl-C cancels.
 JobControl terminalJob()
 {
@@ -89,23 +113,15 @@ void clearProgress()
 
 int cmdPrune(const Args& argv)
 {
-    std::set<std::string> valued = kEvaluationValued, flags = kEvaluationFlags;
-    valued.erase("dtype");
-    valued.erase("int8-calib-images");
-    valued.insert({"uniform", "sparsity", "scan", "target-size", "out", "channels", "channel-ratio", "latency-runs"});
-    const std::set<std::string> tuning = trainingOptions("finetune");
-    valued.insert(tuning.begin(), tuning.end());
-    flags.insert({"sensitivity", "list", "sort"});
-    CliArgs a(argv, valued, flags);
+    const CliArgs a = compressionArgs(argv, "finetune",
+                                      {"uniform", "sparsity", "scan", "target-size", "out", "channels", "channel-ratio", "latency-runs"},
+                                      {"sensitivity", "list", "sort"});
     if (a.flag("help")) {
         std::cout << "usage: tinyscope prune [--supernet CKPT --space NAME|FILE] [--config CFG.json|min|max] [--resolution R]\n"
                      "                       (--uniform S | --sparsity LAYER=S,… | --sensitivity [--scan 0.4,0.5,…] [--target-size F] |\n"
                      "                        --channels R [--channel-ratio GROUP=R,…] [--sort] [--latency-runs N] | --list)\n"
-                     "                       [--data DATASET] [--split 0|1] [--images N] [--calib-data DATASET] [--calib-images N]\n"
-                     "                       [--calib-batch B] [--seed S] [--no-calib | --lab-calib] [--batch B] [--threads T]\n"
-                     "                       [--engine onednn|libtorch] [--finetune-epochs E [--finetune-lr LR] [--finetune-batch B]\n"
-                     "                       [--finetune-images N] [--finetune-schedule cosine|lab] [--finetune-data DATASET]]\n"
-                     "                       [--out DIR] [--json]\n"
+                  << compressionUsage(23, "finetune")
+                  << "                       [--out DIR] [--json]\n"
                      "  Lab 1's pruning of a subnet. The subnet is extracted, BatchNorm re-calibrated and measured as\n"
                      "  `tinyscope eval` does (same options and defaults), pruned, then measured again on the same images.\n"
                      "  Fine-grained: weights with more than one dimension (convs, SE, the classifier) keep |w| above the\n"
@@ -226,20 +242,11 @@ bool wantsBits(const Args& args)
 
 int quantizeBits(const Args& argv)
 {
-    std::set<std::string> valued = kEvaluationValued, flags = kEvaluationFlags;
-    valued.erase("dtype");
-    valued.erase("int8-calib-images");
-    valued.insert({"bits", "method", "kmeans-seed"});
-    const std::set<std::string> tuning = trainingOptions("qat");
-    valued.insert(tuning.begin(), tuning.end());
-    CliArgs a(argv, valued, flags);
+    const CliArgs a = compressionArgs(argv, "qat", {"bits", "method", "kmeans-seed"}, {});
     if (a.flag("help")) {
         std::cout << "usage: tinyscope quantize --bits N,… [--method linear|kmeans,…] [--kmeans-seed S]\n"
                      "                          [--supernet CKPT --space NAME|FILE] [--config CFG.json|min|max] [--resolution R]\n"
-                     "                          [--data DATASET] [--split 0|1] [--images N] [--calib-data DATASET] [--calib-images N]\n"
-                     "                          [--calib-batch B] [--seed S] [--no-calib | --lab-calib] [--batch B] [--threads T]\n"
-                     "                          [--engine onednn|libtorch] [--qat-epochs E [--qat-lr LR] [--qat-batch B]\n"
-                     "                          [--qat-images N] [--qat-schedule cosine|lab] [--qat-data DATASET]] [--json]\n"
+                  << compressionUsage(26, "qat") << "                          [--json]\n"
                      "  Lab 2's n-bit weight quantization of a subnet (docs/COMPRESSION.md): every weight with more than one\n"
                      "  dimension replaced by its quantized values, top-1 measured with float arithmetic on them. The subnet is\n"
                      "  extracted, BatchNorm re-calibrated and measured as `tinyscope eval` does (same options and defaults).\n"

@@ -71,6 +71,13 @@ Subnet preparedSubnet(const EvaluationRequest& rq, const ImageDataset* calib, co
     return sub;
 }
 
+double measuredTop1(Subnet& sub, const EvaluationRequest& rq, const EvaluationData& ed, const JobControl& job)
+{
+    sub.setFolded(true);
+    const double top1 = evaluateTop1(sub, *ed.data, ed.items, rq.batch, job, rq.engine, rq.dtype).top1;
+    sub.setFolded(false);
+    return top1;
+}
 
 EvalResult runEvaluation(const EvaluationRequest& rq, const JobControl& job)
 {

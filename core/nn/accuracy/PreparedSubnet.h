@@ -22,5 +22,8 @@ EvaluationData evaluationData(const EvaluationRequest& request);
 std::unique_ptr<ImageDataset> evaluationCalibrationData(const EvaluationRequest& request);
 Subnet preparedSubnet(const EvaluationRequest& request, const ImageDataset* calib, const JobControl& job = {},
                       CalibrationReport* calibrated = nullptr);
+// Top-1 (percent) of `sub` as its raw weights are now, on the request's items, engine and data type:
+// BatchNorm folded for the measurement and unfolded after, so the caller can change weights again.
+double measuredTop1(Subnet& sub, const EvaluationRequest& request, const EvaluationData& data, const JobControl& job = {});
 
 }  // namespace tinyscope

@@ -8,7 +8,6 @@
 #include "io/Text.h"
 #include "nn/accuracy/PreparedSubnet.h"
 #include "nn/compress/ChannelPruning.h"
-#include "nn/measure/Evaluator.h"
 #include "nn/supernet/Checkpoint.h"
 #include "nn/TorchRuntime.h"
 #include "workspace/CalibrationData.h"
@@ -76,14 +75,7 @@ public:
     PruneResult run();
 
 private:
-    // Top-1 of the subnet as its raw weights are now (BatchNorm folded for it, unfolded after).
-    double top1(Subnet& sub)
-    {
-        sub.setFolded(true);
-        const double t = evaluateTop1(sub, *ed_.data, ed_.items, er_.batch, job_, er_.engine, er_.dtype).top1;
-        sub.setFolded(false);
-        return t;
-    }
+    double top1(Subnet& sub) { return measuredTop1(sub, er_, ed_, job_); }
     void step(const std::string& stage)
     {
         job_.check();
@@ -235,14 +227,12 @@ PruneResult Pruning::run()
     }
     if (train) {
         r.finetune_data = train->source();
-        const std::size_t base = done_;
-        const JobControl tuning{[&](std::size_t d, std::size_t, const std::string& stage) { job_.report(base + d, total_, stage); }, job_.cancel};
         r.finetune = fineTuneSubnet(
             sub, *train, rq_.finetune,
             [&] {
                 for (auto& [t, mask] : masks_) applyMask(floats(t), mask);
             },
-            [&] { return top1(sub); }, tuning);
+            [&] { return top1(sub); }, job_.within(done_, total_));
         r.finetuned_top1 = r.finetune.back().top1;
     }
     modelSize(sub, &r.dense_bits, &r.sparse_bits);

@@ -5,7 +5,6 @@
 #include "compress/LinearQuantization.h"
 #include "io/Text.h"
 #include "nn/accuracy/PreparedSubnet.h"
-#include "nn/measure/Evaluator.h"
 #include "nn/TorchRuntime.h"
 #include "workspace/CalibrationData.h"
 
@@ -105,12 +104,7 @@ WeightQuantResult runWeightQuantization(const WeightQuantRequest& rq, const JobC
     job.report(0, 1, "extracting and re-calibrating the subnet");
     Subnet sub = preparedSubnet(er, calib.get(), job);
     sub.setFolded(false);
-    auto top1 = [&] {
-        sub.setFolded(true);
-        const double t = evaluateTop1(sub, *ed.data, ed.items, er.batch, job, er.engine, er.dtype).top1;
-        sub.setFolded(false);
-        return t;
-    };
+    auto top1 = [&] { return measuredTop1(sub, er, ed, job); };
 
     // Everything training may change, to start each run from the same subnet.
     std::vector<std::pair<at::Tensor, at::Tensor>> saved;
@@ -183,9 +177,6 @@ WeightQuantResult runWeightQuantization(const WeightQuantRequest& rq, const JobC
             }
             run.top1 = top1();
             if (train) {
-                const std::size_t base = done;
-                const JobControl tuning{[&](std::size_t d, std::size_t, const std::string& stage) { job.report(base + d, total, what + ": " + stage); },
-                                        job.cancel};
                 run.qat = fineTuneSubnet(
                     sub, *train, rq.qat,
                     [&] {
@@ -194,7 +185,7 @@ WeightQuantResult runWeightQuantization(const WeightQuantRequest& rq, const JobC
                             const std::size_t n = count(q.t);
                             if (method == WeightQuantMethod::KMeans) {   // the lab's apply(update_centroids=True)
                                 updateCodebook(q.codebook, w, n);
-                                write(q.t, reconstruct(q.codebook));
+                                for (std::size_t i = 0; i < n; ++i) w[i] = q.codebook.centroids[q.codebook.labels[i]];   // reconstruct, in place
                             } else {   // the step's change goes to the float weights, which are quantized again
                                 for (std::size_t i = 0; i < n; ++i) q.shadow[i] += w[i] - q.last[i];
                                 q.last = linearValues(q.shadow.data(), q.t, bits);
@@ -202,7 +193,7 @@ WeightQuantResult runWeightQuantization(const WeightQuantRequest& rq, const JobC
                             }
                         }
                     },
-                    top1, tuning);
+                    top1, job.within(done, total, what + ": "));
                 run.qat_top1 = run.qat.back().top1;
                 done += perRun - 1;
             }
