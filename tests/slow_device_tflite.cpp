@@ -1,7 +1,7 @@
 // `tinyscope device-run --tflite` end to end (slow tier: the TFLM runtime is compiled for Cortex-M7 the
 // first time, ~5 CPU-minutes, then cached; each model is linked and emulated in ~10 s). Issue 48's
-// "done when": the shipped supernet's smallest and largest subnets, a subnet `tinyscope search` finds,
-// and mcunet-5fps with MIT's int8 params run on the emulated M7 under TFLM + CMSIS-NN with int8 outputs
+// "done when": the shipped supernet's smallest and largest subnets, a subnet `tinyscope search` finds
+// (also channel-pruned by `tinyscope prune --channels 0.3 --out`, issue 50), and mcunet-5fps with MIT's int8 params run on the emulated M7 under TFLM + CMSIS-NN with int8 outputs
 // equal to Int8Forward (TFLite arithmetic) and to TFLM on the host on 20 Fashion-MNIST test images
 // each; TinyEngine's generated inference code runs mcunet-5fps equal to Int8Forward in its arithmetic
 // and refuses a squeeze-and-excite subnet in one line. Skips with a message when ../shared/reference/
@@ -63,10 +63,17 @@ private Q_SLOTS:
                                                    QStringLiteral("150"), QStringLiteral("--seed"), QStringLiteral("0"), QStringLiteral("--json")});
         QVERIFY2(s.code == 0, s.err.c_str());
         writeJsonFile(winner.toStdString(), Json::parse(s.out)["best"]["config"]);
+        // The winner channel-pruned at 0.3 and saved (issue 50): a narrower network of its own.
+        const QString pruned = dir.path() + QStringLiteral("/pruned");
+        const test::CliRun p = test::runTinyscope({QStringLiteral("prune"), QStringLiteral("--config"), winner, QStringLiteral("--images"), QStringLiteral("100"),
+                                                   QStringLiteral("--calib-images"), QStringLiteral("200"), QStringLiteral("--channels"), QStringLiteral("0.3"),
+                                                   QStringLiteral("--sort"), QStringLiteral("--latency-runs"), QStringLiteral("3"), QStringLiteral("--out"), pruned});
+        QVERIFY2(p.code == 0, p.err.c_str());
         const QList<std::pair<QString, QStringList>> models = {
             {QStringLiteral("min"), subnet(QStringLiteral("min"))},
             {QStringLiteral("max"), subnet(QStringLiteral("max"))},
             {QStringLiteral("searched"), subnet(winner)},
+            {QStringLiteral("searched-pruned"), {QStringLiteral("--subnet"), pruned, QStringLiteral("--bn-images"), QStringLiteral("200"), QStringLiteral("--calib-images"), QStringLiteral("50")}},
             {QStringLiteral("mcunet-5fps"), {QStringLiteral("--model"), QStringLiteral("mcunet-5fps"), QStringLiteral("--params"),
                                              QString::fromStdString(test::sharedPath("reference/tinyengine/full-int8-params.pkl"))}},
         };

@@ -2,13 +2,19 @@
 // blocks, nn/compress/ChannelPruning.h): sorting changes nothing the network computes; a pruned
 // network equals the original with the dropped channels' readers zeroed; every tensor, the layout
 // and the cost model follow the new widths; oneDNN runs the narrower network as LibTorch does;
-// bad ratios are refused by name.
+// bad ratios are refused by name; a pruned subnet saved on its own (prune --out) reads back as a
+// model with the narrowed network, and a folder that disagrees with itself is refused by name.
+#include "PrunedSubnet.h"
 #include "TestSupport.h"
 
 #include "Error.h"
 #include "compress/Pruning.h"
 #include "cost/CostModel.h"
+#include "io/JsonFile.h"
 #include "nn/compress/ChannelPruning.h"
+#include "nn/measure/SubnetLatency.h"
+#include "nn/quantize/PostTrainingQuantizer.h"
+#include "nn/quantize/QuantizationJob.h"
 #include "nn/onednn/FoldedSubnet.h"
 #include "nn/onednn/OneDnnPlan.h"
 #include "nn/supernet/Supernet.h"
@@ -17,6 +23,9 @@
 #include "space/PyRandom.h"
 #include "space/SpacePresets.h"
 #include "workspace/ShippedModels.h"
+
+#include <QFile>
+#include <QTemporaryDir>
 
 #include <ATen/ATen.h>
 
@@ -153,6 +162,18 @@ private Q_SLOTS:
         }
     }
 
+    // A latency measurement (one-thread oneDNN plan) leaves the calling thread's LibTorch threads as
+    // they were: prune --channels measures latency, then fine-tunes on the same thread.
+    void latencyLeavesTheThreadCount()
+    {
+        Subnet sub = subnet(configs_[0]);
+        at::set_num_threads(2);
+        const Latency l = subnetLatency(sub, 2, 1);
+        QCOMPARE(at::get_num_threads(), 2);
+        at::set_num_threads(1);
+        QVERIFY(l.ms > 0);
+    }
+
     void ratioZeroChangesNothing()
     {
         at::NoGradGuard guard;
@@ -172,6 +193,93 @@ private Q_SLOTS:
         QVERIFY2(unknown.contains(QStringLiteral("no channel group 'blocks.99' in the subnet; its groups: ")), qPrintable(unknown));
         QVERIFY2(unknown.contains(QStringLiteral("feature_mix_layer")), qPrintable(unknown));
         QCOMPARE(sub.weights().layout.feature_mix, channelGroups(sub).back().channels);   // refused: unchanged
+    }
+
+    // A pruned subnet saved on its own (prune --out's folder) is a model like any other: its
+    // network, the cost model and the tensors have the narrowed widths, and the weights read back
+    // compute what the pruned subnet computed.
+    void aSavedPrunedSubnetIsAModel()
+    {
+        QTemporaryDir tmp;
+        std::optional<Subnet> pruned;
+        const ModelSource m = test::prunedSubnetFolder(tmp.path() + QStringLiteral("/pruned"), "max", 0.3, &pruned);
+        const SubnetSource* s = m.asSubnet();
+        QVERIFY(s && s->own_weights && !s->channels.empty());
+        const SubnetLayout& want = pruned->weights().layout;
+        const SubnetLayout got = s->layout();
+        QCOMPARE(got.first_conv, want.first_conv);
+        QCOMPARE(got.feature_mix, want.feature_mix);
+        for (int i = 0; i < want.n_blocks; ++i) {
+            QCOMPARE(got.block(i).cin, want.block(i).cin);
+            QCOMPARE(got.block(i).mid, want.block(i).mid);
+        }
+        SubnetLayout full;
+        layoutSubnet(space_, s->config, full);
+        QVERIFY(got.feature_mix < full.feature_mix);
+        const CostSummary cost = CostModel::summary(got);
+        const Network net = m.network();
+        QCOMPARE(net.params(), cost.params);
+        QCOMPARE(net.params(), pruned->parameterCount());
+        QCOMPARE(net.macs(), cost.macs_without_bn);
+        QVERIFY(cost.params < CostModel(space_).summary(s->config).params);
+        QVERIFY2(m.describe().find("(channels pruned)") != std::string::npos, m.describe().c_str());
+
+        QuantizeOptions o;
+        o.bn_images = 0;   // the file's statistics: the same network
+        const PreparedModel pm = prepareFloatModel(m, o);
+        QCOMPARE(pm.channels, s->channels);
+        at::NoGradGuard guard;
+        const at::Tensor x = channelTestImages(s->config.image_size);
+        QVERIFY(channelRelativeError(pruned->forward(x), floatForward(*pm.float_model, x)) < 1e-5);
+    }
+
+    // A saved subnet's folder is untrusted: every way it can disagree with itself is named.
+    void aBadSavedSubnetIsRefusedByName()
+    {
+        QTemporaryDir tmp;
+        const QString dir = tmp.path() + QStringLiteral("/pruned");
+        const std::string pruning = (dir + QStringLiteral("/pruning.json")).toStdString();
+        test::prunedSubnetFolder(dir, "min", 0.3);
+        const Json good = readJsonFile(pruning);
+        auto withPruning = [&](const Json& j) {
+            writeJsonFile(pruning, j);
+            return test::inputErrorOf([&] { ModelSource::subnetFolder(dir.toStdString()); });
+        };
+        QuantizeOptions o;
+        o.bn_images = 0;
+
+        // Widths the weights do not have: the key and both shapes.
+        Json narrower = good;
+        Json& mix = narrower["channels"]["groups"].back();
+        const int kept = mix["kept"].get<int>();
+        mix["kept"] = kept - 1;
+        QCOMPARE(withPruning(narrower), QString());
+        const QString shapes = test::inputErrorOf([&] { prepareFloatModel(ModelSource::subnetFolder(dir.toStdString()), o); });
+        QVERIFY2(shapes.contains(QStringLiteral("subnet.pth: not the weights of this subnet — shape mismatch: feature_mix_layer.conv.weight: the file has [%1, ")
+                                     .arg(kept)) &&
+                     shapes.contains(QStringLiteral("the subnet needs [%1, ").arg(kept - 1)),
+                 qPrintable(shapes));
+
+        Json other = good;
+        other["channels"]["groups"][0]["channels"] = other["channels"]["groups"][0]["channels"].get<int>() + 1;
+        QVERIFY2(withPruning(other).contains(QStringLiteral("pruning.json: channels.groups[0].channels: the config's ")), qPrintable(withPruning(other)));
+        Json unknown = good;
+        unknown["channels"]["groups"][0]["name"] = "blocks.99";
+        QVERIFY2(withPruning(unknown).contains(QStringLiteral("no channel group 'blocks.99' in the subnet; its groups: ")), qPrintable(withPruning(unknown)));
+        Json malformed = good;
+        malformed["channels"]["groups"][1]["kept"] = "many";
+        QVERIFY2(withPruning(malformed).contains(QStringLiteral("pruning.json: channels.groups[1].kept")), qPrintable(withPruning(malformed)));
+        Json none = good;
+        none["channels"]["groups"][1]["kept"] = 0;
+        QVERIFY2(withPruning(none).contains(QStringLiteral("channels.groups[1].kept")), qPrintable(withPruning(none)));
+        writeJsonFile(pruning, good);
+
+        QVERIFY2(test::inputErrorOf([&] { ModelSource::subnetFolder(dir.toStdString(), "mcunet-vww"); })
+                     .contains(QStringLiteral("--space mcunet-vww: the folder's space.json is space 'mcunet-fmnist'")),
+                 "another space");
+        QVERIFY(test::inputErrorOf([&] { ModelSource::subnetFolder((dir + QStringLiteral("/none")).toStdString()); }).contains(QStringLiteral("no such folder")));
+        QVERIFY(QFile::remove(dir + QStringLiteral("/subnet.json")));
+        QVERIFY(test::inputErrorOf([&] { ModelSource::subnetFolder(dir.toStdString()); }).contains(QStringLiteral("subnet.json: missing")));
     }
 };
 

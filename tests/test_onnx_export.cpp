@@ -2,6 +2,7 @@
 // onnx.checker, ONNX Runtime (npm) computes our LibTorch logits from them, and bad input is refused
 // before anything is written. The full runtime sweep over both spaces is slow_onnx_runtime.
 #include "OnnxSupport.h"
+#include "PrunedSubnet.h"
 
 #include "cost/CostModel.h"
 #include "space/ArchSampler.h"
@@ -65,8 +66,9 @@ private Q_SLOTS:
 
     void onnxRuntimeComputesOurLogits()
     {
-        // The small case of the sweep (slow_onnx_runtime): a zoo model and one subnet at one
-        // resolution; logits within 1e-4 (absolute) of our LibTorch float forward.
+        // The small case of the sweep (slow_onnx_runtime): a zoo model, one subnet at one
+        // resolution and a channel-pruned subnet; logits within 1e-4 (absolute) of our LibTorch
+        // float forward.
         const QString why = test::ensureOnnxRuntime(npmDir);
         if (!why.isEmpty()) QSKIP(qPrintable(why));
         const QString dir = tmp.path() + QStringLiteral("/ort");
@@ -86,6 +88,12 @@ private Q_SLOTS:
             PyRandom rng(5);
             cases.push_back(test::exportOnnxCase(test::preparedSubnet(demo, ArchSampler(fm).random(rng), "random"), dir,
                                                  "fmnist-random", 8));
+        }
+        if (!shippedSupernetPath().empty()) {   // a channel-pruned subnet saved as prune --out saves it (issue 50)
+            QuantizeOptions o;
+            o.bn_images = 0;
+            const ModelSource pruned = test::prunedSubnetFolder(dir + QStringLiteral("/pruned"), "min", 0.3);
+            cases.push_back(test::exportOnnxCase(prepareFloatModel(pruned, o), dir, "fmnist-min-pruned", 9));
         }
         const Json got = test::runOnnxRuntime(cases, npmDir, dir);
         QCOMPARE(got.size(), cases.size());

@@ -1,7 +1,8 @@
 // tinyscope prune (issue 50, Lab 1 on a subnet): per-layer non-zeros and sizes are the lab's counts,
 // the sensitivity scan restores each layer (sparsity 0 measures the dense top-1), --out writes the
 // pruned subnet with the subnet's own keys and shapes, fine-tuning keeps the pruned weights zero,
-// channel pruning writes the narrower subnet and its costs, bad input is one line with exit 2.
+// channel pruning writes the narrower subnet and its costs and deploy takes the folder (--subnet),
+// bad input is one line with exit 2.
 #include "TestSupport.h"
 
 #include "cost/CostModel.h"
@@ -187,6 +188,26 @@ private Q_SLOTS:
         const at::Tensor* fc = findTensor(written, "classifier.linear.weight");
         QVERIFY(fc);
         QCOMPARE(fc->size(1), static_cast<std::int64_t>(c["groups"].back()["kept"].get<int>()));
+
+        // The folder is a model for deploy (--subnet DIR): the narrowed network's costs, its widths in the metadata.
+        const QString tflite = tmp.path() + QStringLiteral("/narrow.tflite");
+        const test::CliRun d = test::runTinyscope({QStringLiteral("deploy"), QStringLiteral("--subnet"), out, QStringLiteral("--format"), QStringLiteral("tflite"),
+                                                   QStringLiteral("--out"), tflite, QStringLiteral("--calib-images"), QStringLiteral("16"),
+                                                   QStringLiteral("--bn-images"), QStringLiteral("0"), QStringLiteral("--threads"), QStringLiteral("1"),
+                                                   QStringLiteral("--json")});
+        QVERIFY2(d.code == 0, d.err.c_str());
+        const Json dj = Json::parse(d.out);
+        QCOMPARE(dj["cost"]["macs"].get<std::int64_t>(), c["pruned"]["macs"].get<std::int64_t>());
+        QCOMPARE(dj["cost"]["peak_sram_bytes"].get<std::int64_t>(), c["pruned"]["peak_bytes"].get<std::int64_t>());
+        Json widths = Json::object();
+        for (const Json& g : c["groups"])
+            if (g["kept"].get<int>() < g["channels"].get<int>()) widths[g["name"].get<std::string>()] = g["kept"];
+        QCOMPARE(Json::parse(dj["metadata"]["channel_widths"].get<std::string>()), widths);
+        QVERIFY2(dj["description"].get<std::string>().find("(channels pruned)") != std::string::npos, d.out.c_str());
+        const test::CliRun both = test::runTinyscope({QStringLiteral("deploy"), QStringLiteral("--subnet"), out, QStringLiteral("--config"), QStringLiteral("min"),
+                                                      QStringLiteral("--format"), QStringLiteral("onnx"), QStringLiteral("--out"), tflite});
+        QCOMPARE(both.code, 2);
+        QVERIFY2(both.err.find("--subnet DIR is the whole model") != std::string::npos, both.err.c_str());
     }
 
     // Cancelled during the scan (Ctrl-C, the panel's Cancel): the layers finished before come back,

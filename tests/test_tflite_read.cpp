@@ -1,12 +1,13 @@
 // Reading a Tinyscope int8 .tflite back (deploy/TfliteRead.h): for mcunet-5fps with MIT's int8
 // params, the shipped demo supernet's min and max subnets (squeeze-and-excite: MUL) quantized as
-// deploy does, and a small hand-made network with scale.json doubles that are not float32 values,
+// deploy does, its max subnet channel-pruned and saved as prune --out saves it, and a small hand-made network with scale.json doubles that are not float32 values,
 // buildTflite -> parseTflite -> buildTflite gives the same bytes, the read network has the
 // original's layers and figures, and tfliteReferenceOutputs on random NHWC inputs equals
 // Int8Forward (TFLite arithmetic) on the original values exactly — and TFLM's outputs when tflm_run
 // was built. Refusals: a missing file, a folder, an empty / truncated / bit-flipped file, another
 // identifier, schema version, two subgraphs' worth of inputs, a foreign model (SOFTMAX), a fused
 // activation TFLite would clamp differently, a buffer index out of range — one line naming the file.
+#include "PrunedSubnet.h"
 #include "QuantizedSubnet.h"
 #include "TestSupport.h"
 
@@ -19,6 +20,7 @@
 #include "nn/TorchRuntime.h"
 #include "tflite_subset_generated.h"
 #include "zoo/NetworkBuilder.h"
+#include "zoo/SubnetNetwork.h"
 #include "zoo/ZooCatalog.h"
 
 #include <QFile>
@@ -269,6 +271,24 @@ private Q_SLOTS:
         TfliteMetadata meta;
         meta.config = pm.subnet ? Json(config.toStdString()) : Json();
         checkRoundTrip(pm.network, pm.params, meta, qPrintable(config));
+    }
+
+    // A channel-pruned subnet (prune --out's folder, issue 50) is an ordinary narrower network: its
+    // file round-trips and TFLM computes Int8Forward's outputs on it.
+    void aChannelPrunedSubnetRoundTrips()
+    {
+        if (fashionMnistDir().empty()) QSKIP("dataset-fashion-mnist is not installed");
+        if (shippedSupernetPath().empty()) QSKIP("the shipped supernet models/supernets/mcunet-fmnist.pth is absent");
+        QTemporaryDir dir;
+        const ModelSource spec = test::prunedSubnetFolder(dir.filePath(QStringLiteral("pruned")), "max", 0.3);
+        QuantizeOptions o;
+        o.calib_images = 16;
+        o.bn_images = 32;
+        const PreparedModel pm = prepareModel(spec, o);
+        QVERIFY(pm.network.params() < networkFromSubnet(*pm.space, *pm.subnet).params());
+        TfliteMetadata meta;
+        meta.config = pm.subnet->toJson();
+        checkRoundTrip(pm.network, pm.params, meta, "pruned max");
     }
 
     void refusesWhatIsNoTinyscopeExportInOneLine()

@@ -4,6 +4,7 @@
 #include "TestSupport.h"
 
 #include "AppState.h"
+#include "CompressPanel.h"
 #include "DesignSpacePanel.h"
 #include "FineTunePane.h"
 #include "TrainingGraphPane.h"
@@ -16,6 +17,7 @@
 
 #include "Error.h"
 #include "cost/CostModel.h"
+#include "data/ImageDataset.h"
 #include "graph/PublishedSchemes.h"
 #include "graph/SparseScheme.h"
 #include "io/AtomicFile.h"
@@ -26,6 +28,7 @@
 
 #include <QApplication>
 #include <QDockWidget>
+#include <QFileInfo>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -81,12 +84,14 @@ private Q_SLOTS:
     {
         QCoreApplication::setOrganizationName(QStringLiteral("tinyscope"));
         QCoreApplication::setApplicationName(QStringLiteral("tinyscope"));
+        QVERIFY(tmp.isValid());
+        qputenv("XDG_STATE_HOME", (tmp.path() + QStringLiteral("/state")).toLocal8Bit());   // the Compress panel's saved subnets
     }
 
     void shippedToursAreValidAndOrdered()
     {
         const std::vector<std::string> names = shippedTourNames();
-        QCOMPARE(names, (std::vector<std::string>{"lab3", "tiny-training", "deployment"}));
+        QCOMPARE(names, (std::vector<std::string>{"lab3", "tiny-training", "deployment", "compression"}));
         for (const std::string& n : names) {
             const Tour t = shippedTour(n);
             QCOMPARE(t.id, n);
@@ -109,7 +114,8 @@ private Q_SLOTS:
         QCOMPARE(tourError(withStep(R"({"action": "panel", "panel": "search"})")), std::string());
         QCOMPARE(tourError(withStep(R"({"action": "pannel", "panel": "search"})")),
                  std::string("t.json: steps[0].do[0].action: unknown action 'pannel' (actions: [workspace, panel, subnet, subnet-edit, highlight, "
-                             "search, use-winner, deploy-dialog, model, scheme, inspector-tab, budget, export-dialog, close-dialogs])"));
+                             "search, use-winner, deploy-dialog, model, scheme, inspector-tab, budget, export-dialog, close-dialogs, "
+                             "compress-settings, compress-page, compress-run, compress-deploy])"));
         QCOMPARE(tourError(withStep(R"({"action": "panel", "panel": "graphs"})")),
                  std::string("t.json: steps[0].do[0].panel: expected one of [design-space, predictor, search, training, compress], got 'graphs'"));
         QCOMPARE(tourError(withStep(R"({"action": "panel"})")), std::string("t.json: steps[0].do[0]: action 'panel' needs 'panel' (the panel)"));
@@ -145,7 +151,16 @@ private Q_SLOTS:
                  std::string("t.json: steps[0].do[0].target: expected one of [subnet-controls, cost-totals, subnet-diagram, layer-costs, "
                              "peak-chart, evaluation, predictor-card, predictor-scatter, search-limits, search-options, pareto-chart, "
                              "convergence-chart, winner-card, run-history, inspector-toolbar, memory-cards, memory-chart, scheme-table, "
-                             "training-graph, fine-tune], got 'nowhere'"));
+                             "training-graph, fine-tune, sensitivity-curves, parameter-bars, sparsity-table, weight-histogram, "
+                             "channel-speedup, bit-width-accuracy, kmeans-view], got 'nowhere'"));
+        // The Compress panel's jobs take what their job uses, bit widths as the panel reads them.
+        QCOMPARE(tourError(withStep(R"({"action": "compress-run", "job": "quantize", "bits": "8,4,2"})")), std::string());
+        QCOMPARE(tourError(withStep(R"({"action": "compress-run", "job": "quantize", "bits": "8,16"})")),
+                 std::string("t.json: steps[0].do[0].bits: '16' is not a bit width: give whole numbers 1–8, e.g. 8,4,2"));
+        QCOMPARE(tourError(withStep(R"({"action": "compress-run", "job": "scan", "ratio": 0.3})")),
+                 std::string("t.json: steps[0].do[0].ratio: only the channels job takes ratio"));
+        QCOMPARE(tourError(withStep(R"({"action": "compress-run", "job": "channels", "ratio": 0.99})")),
+                 std::string("t.json: steps[0].do[0].ratio: must be in 0..0.95, got 0.99"));
         QCOMPARE(tourError(withStep(R"({"action": "workspace", "name": "../../../etc/passwd"})")),
                  std::string("t.json: steps[0].do[0].name: expected one of [fashion-mnist, fashion-mnist-te, lab3-vww], got '../../../etc/passwd'"));
         QCOMPARE(tourError(withStep(R"({"action": "search", "population": 1e9, "generations": 1e9})")),
@@ -286,6 +301,36 @@ private Q_SLOTS:
                 QVERIFY(w.searchPanel()->lastResult() && w.searchPanel()->lastResult()->found);
             }
             if (k == 1 || k == 2) QCOMPARE(panel->driver()->openDialogs(), 1);
+        }
+        QCOMPARE(panel->driver()->openDialogs(), 0);
+    }
+
+    void compressionPlaysToTheEnd()
+    {
+        if (fashionMnistDir().empty()) QSKIP("dataset-fashion-mnist is not installed");
+        ui::MainWindow w;
+        w.resize(1280, 720);
+        w.show();
+        ui::TourPanel* panel = w.tourPanel();
+        ui::CompressPanel* c = w.compressPanel();
+        w.startTour(shippedTour("compression"));
+        for (int k = 0; k < panel->steps(); ++k) {
+            if (k > 0) QVERIFY(panel->next());
+            waitForStep(panel, k);
+            const QString result = c->resultText();
+            if (k == 0) {
+                QCOMPARE(w.tabs()->currentWidget(), static_cast<QWidget*>(c));
+                QCOMPARE(w.state()->space().name, std::string("mcunet-fmnist"));
+                QVERIFY2(result.startsWith(QStringLiteral("Dense top-1")) && result.contains(QStringLiteral("200 images")), qPrintable(result));
+            }
+            if (k == 2) QVERIFY2(result.contains(QStringLiteral("pruned")) && !result.contains(QStringLiteral("fine-tuning")), qPrintable(result));
+            if (k == 3) QVERIFY2(result.contains(QStringLiteral("after 1 fine-tuning epoch(s)")), qPrintable(result));
+            if (k == 4) QVERIFY2(result.contains(QStringLiteral("Latency")) && QFileInfo::exists(c->savedFolder(true) + QStringLiteral("/subnet.pth")), qPrintable(result));
+            if (k == 7) QCOMPARE(panel->driver()->openDialogs(), 1);
+            // The frames on screen are this step's only, also without returning to the event loop.
+            int shown = 0;
+            for (const QWidget* f : w.findChildren<QWidget*>(QStringLiteral("tourHighlight"))) shown += f->isVisible();
+            QCOMPARE(shown, k == 7 || k == 8 ? 0 : 1);
         }
         QCOMPARE(panel->driver()->openDialogs(), 0);
     }

@@ -3,10 +3,15 @@
 #include "AppState.h"
 #include "ChartStyle.h"
 #include "CompressCharts.h"
+#include "DeployDialog.h"
 #include "JobProgressBar.h"
 #include "JobRunner.h"
+#include "TourActions.h"
 
+#include "Error.h"
+#include "compress/LinearQuantization.h"
 #include "cost/CostModel.h"
+#include "io/DataPaths.h"
 #include "io/Text.h"
 #include "nn/compress/PruningJob.h"
 #include "nn/compress/WeightQuantizationJob.h"
@@ -15,6 +20,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -154,9 +160,11 @@ QWidget* CompressPanel::pruningPage()
     auto* form = new QFormLayout;
     form->addRow(QStringLiteral("Fine-tune epochs"), finetuneEpochs_);
     form->addRow(QStringLiteral("Images per epoch"), finetuneImages_);
+    deployPruned_ = deployButton(false);
     auto* buttons = new QHBoxLayout;
     buttons->addWidget(scan);
     buttons->addWidget(prune);
+    buttons->addWidget(deployPruned_);
     auto* right = new QVBoxLayout;
     right->addLayout(uniformRow);
     right->addWidget(layers_, 1);
@@ -174,6 +182,97 @@ QWidget* CompressPanel::pruningPage()
     auto* v = new QVBoxLayout(page);
     v->addWidget(split);
     return page;
+}
+
+QPushButton* CompressPanel::deployButton(bool channels)
+{
+    auto* b = new QPushButton(QStringLiteral("Deploy…"));
+    b->setEnabled(QFileInfo::exists(savedFolder(channels) + QStringLiteral("/subnet.pth")));   // an earlier session's
+    b->setToolTip(QStringLiteral("Export the last %1 subnet (kept in %2) as int8 TFLite or ONNX, check it on TFLM / ONNX Runtime or the emulated M7")
+                      .arg(channels ? QStringLiteral("channel-pruned") : QStringLiteral("pruned"), savedFolder(channels)));
+    connect(b, &QPushButton::clicked, this, [this, channels] { deploySaved(channels); });
+    return b;
+}
+
+void CompressPanel::addTourActions(TourActions& actions)
+{
+    actions.addAction("compress-settings", [this](const Json& g, TourRun&) {
+        if (g.contains("images")) images_->setValue(g["images"].get<int>());
+        if (g.contains("calib_images")) calibImages_->setValue(g["calib_images"].get<int>());
+        if (g.contains("epochs")) setTraining(g["epochs"].get<int>(), finetuneImages_->value());
+        if (g.contains("train_images")) setTraining(finetuneEpochs_->value(), g["train_images"].get<int>());
+        return true;
+    });
+    actions.addAction("compress-page", [this](const Json& g, TourRun&) {
+        const std::string page = g["page"].get<std::string>();
+        showPage(page == "pruning" ? 0 : page == "channels" ? 1 : 2);
+        return true;
+    });
+    // Runs on the panel's worker; the tour goes on when the job ends.
+    actions.addAction("compress-run", [this](const Json& g, TourRun& run) {
+        const std::string job = g["job"].get<std::string>();
+        if (job == "prune" && (layers_->rowCount() == 0 || !(layersOf_ == state_->subnet())))
+            throw InputError("the layer table is not the current subnet's: run the scan first");
+        if (g.contains("uniform")) setUniformSparsity(g["uniform"].get<double>());
+        if (g.contains("ratio")) ratio_->setValue(g["ratio"].get<double>());
+        if (g.contains("bits")) bits_->setText(QString::fromStdString(g["bits"].get<std::string>()));
+        const TourRun::Later later = run.later();
+        auto failure = std::make_shared<QString>();
+        auto connections = std::make_shared<std::vector<QMetaObject::Connection>>();
+        auto drop = [connections] {
+            for (const QMetaObject::Connection& c : *connections) QObject::disconnect(c);
+        };
+        connections->push_back(connect(jobs_, &JobRunner::failed, this, [failure](const QString& m) { *failure = m; }));
+        connections->push_back(connect(jobs_, &JobRunner::finished, this, [drop, later, failure](bool ok) {
+            drop();
+            if (!later.current()) return;
+            later.finish(ok, ok ? QString() : QStringLiteral("the job did not finish: ") + (failure->isEmpty() ? QStringLiteral("cancelled") : *failure));
+        }));
+        const bool started = job == "scan" ? scanSensitivity() : job == "prune" ? pruneAndMeasure() : job == "channels" ? pruneChannels() : quantize();
+        if (!started) {
+            drop();
+            throw InputError("the Compress panel could not start the " + job + " job (no supernet, or a job running)");
+        }
+        run.status(QStringLiteral("running the %1 job …").arg(QString::fromStdString(job)));
+        return false;
+    });
+    actions.addStop([this] { cancel(); });
+    actions.addAction("compress-deploy", [this](const Json& g, TourRun& run) {
+        const bool channels = g["kind"].get<std::string>() == "channel-pruned";
+        QWidget* d = deploySaved(channels);
+        if (!d) throw InputError("no Deploy dialog: " + (channels ? channelResult_ : pruneResult_)->text().toStdString());
+        run.keepDialog(d);
+        return true;
+    });
+    actions.addTarget("sensitivity-curves", [this] { return curves_; });
+    actions.addTarget("parameter-bars", [this] { return params_; });
+    actions.addTarget("sparsity-table", [this] { return layers_; });
+    actions.addTarget("weight-histogram", [this] { return histogram_; });
+    actions.addTarget("channel-speedup", [this] { return speedup_; });
+    actions.addTarget("bit-width-accuracy", [this] { return accuracy_; });
+    actions.addTarget("kmeans-view", [this] { return cluster_; });
+}
+
+QString CompressPanel::savedFolder(bool channels) const
+{
+    return QString::fromStdString(userStateDir()) + (channels ? QStringLiteral("/compress/channel-pruned") : QStringLiteral("/compress/pruned"));
+}
+
+DeployDialog* CompressPanel::deploySaved(bool channels)
+{
+    ModelSource saved;
+    try {
+        saved = ModelSource::subnetFolder(savedFolder(channels).toStdString());
+    } catch (const std::exception& e) {   // said on the page (no modal box: the button is disabled until a run saved one)
+        (channels ? channelResult_ : pruneResult_)->setText(QStringLiteral("Nothing to deploy: %1").arg(QString::fromUtf8(e.what())));
+        return nullptr;
+    }
+    auto* d = new DeployDialog(saved, QString::fromStdString(saved.asSubnet()->space.name) + (channels ? QStringLiteral("-channel-pruned") : QStringLiteral("-pruned")),
+                               this);
+    d->setBoard(state_->boardName());
+    d->setAttribute(Qt::WA_DeleteOnClose);
+    d->show();
+    return d;
 }
 
 QWidget* CompressPanel::channelsPage()
@@ -200,7 +299,12 @@ QWidget* CompressPanel::channelsPage()
     form->addRow(QStringLiteral("Pruned-out ratio"), ratio_);
     form->addRow(QString(), sort_);
     form->addRow(QStringLiteral("Fine-tune epochs"), channelEpochs_);
-    form->addRow(QString(), run);
+    deployNarrow_ = deployButton(true);
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(run);
+    buttons->addWidget(deployNarrow_);
+    buttons->addStretch();
+    form->addRow(QString(), buttons);
     auto* left = new QVBoxLayout;
     left->addLayout(form);
     left->addWidget(channelResult_);
@@ -452,6 +556,7 @@ bool CompressPanel::pruneAndMeasure()
     }
     rq.finetune.epochs = finetuneEpochs_->value();
     rq.finetune.images = static_cast<std::size_t>(finetuneImages_->value());
+    rq.out = savedFolder(false).toStdString();   // for Deploy…
     if (!start(QStringLiteral("pruning"))) return false;
     return jobs_->run([rq](const JobControl& job) { return runPruning(rq, job); }, [this](PruneResult r) { showPruning(r); },
                       failureShown(QStringLiteral("Prune")));
@@ -468,6 +573,7 @@ void CompressPanel::showPruning(const PruneResult& r)
                 .arg(100.0 * static_cast<double>(r.sparse_bits) / static_cast<double>(std::max<std::int64_t>(r.dense_bits, 1)), 0, 'f', 1);
     lastResult_ = text;
     pruneResult_->setText(text);
+    deployPruned_->setEnabled(true);
     replaceChart(histogram_, histogramChart(QStringLiteral("Weights before and after pruning (non-zeros)"),
                                             {{QStringLiteral("dense"), r.weights_before}, {QStringLiteral("pruned, non-zeros"), r.weights_after}}));
 }
@@ -480,6 +586,7 @@ bool CompressPanel::pruneChannels()
     rq.sort = sort_->isChecked();
     rq.finetune.epochs = channelEpochs_->value();
     rq.finetune.images = static_cast<std::size_t>(finetuneImages_->value());
+    rq.out = savedFolder(true).toStdString();   // for Deploy…
     return jobs_->run([rq](const JobControl& job) { return runPruning(rq, job); }, [this](PruneResult r) { showChannels(r); },
                       failureShown(QStringLiteral("Channel pruning")));
 }
@@ -500,6 +607,7 @@ void CompressPanel::showChannels(const PruneResult& r)
                 .arg(QString::fromStdString(r.narrowed.latency.engine), groups);
     lastResult_ = text;
     channelResult_->setText(text);
+    deployNarrow_->setEnabled(true);
     replaceChart(speedup_, speedupChart(r));
 }
 
@@ -507,15 +615,11 @@ bool CompressPanel::quantize()
 {
     WeightQuantRequest rq;
     if (!request(rq.evaluation)) return false;
-    rq.bits.clear();
-    for (const QString& b : bits_->text().split(QLatin1Char(','), Qt::SkipEmptyParts)) {
-        bool ok = false;
-        const int v = b.trimmed().toInt(&ok);
-        if (!ok || v < 1 || v > 8) {
-            QMessageBox::warning(this, QStringLiteral("Quantize"), QStringLiteral("'%1' is not a bit width: give whole numbers 1–8, e.g. 8,4,2.").arg(b.trimmed()));
-            return false;
-        }
-        rq.bits.push_back(v);
+    try {
+        rq.bits = parseBitWidths(bits_->text().toStdString());
+    } catch (const InputError& e) {
+        QMessageBox::warning(this, QStringLiteral("Quantize"), QString::fromUtf8(e.what()));
+        return false;
     }
     rq.methods.clear();
     if (linear_->isChecked()) rq.methods.push_back(WeightQuantMethod::Linear);

@@ -36,7 +36,9 @@ struct WeightQuantResult;
 namespace tinyscope::ui {
 
 class AppState;
+class DeployDialog;
 struct JobFailure;
+class TourActions;
 class JobProgressBar;
 class JobRunner;
 
@@ -66,12 +68,20 @@ public:
     std::int64_t denseBits() const;
     void showPage(int page);   // 0 pruning, 1 channels, 2 quantization
     QString resultText() const;
+    // The Deploy dialog on the last pruned (fine-grained) or channel-pruned subnet, saved by its run
+    // in savedFolder(channels); null when none was saved yet.
+    DeployDialog* deploySaved(bool channels);
+    QString savedFolder(bool channels) const;
+    // compress-settings, compress-page, compress-run, compress-deploy and the panel's highlight
+    // targets (core/tour/Tour.h, docs/TOURS.md).
+    void addTourActions(TourActions& actions);
 
 private:
     void build();
     QWidget* pruningPage();
     QWidget* channelsPage();
     QWidget* quantizationPage();
+    QPushButton* deployButton(bool channels);   // disabled until a run saved its subnet
     bool request(EvaluationRequest& rq);   // the selected subnet on the workspace's supernet; false: said why
     void subnetChanged();
     void showLayers(const std::vector<std::string>& names, const std::vector<std::int64_t>& params);
@@ -103,6 +113,7 @@ private:
     QChartView* params_;
     QChartView* histogram_;
     QLabel* pruneResult_;
+    QPushButton* deployPruned_;
     std::vector<std::int64_t> layerParams_;
     std::int64_t totalParams_ = 0;
     SubnetConfig layersOf_;   // the subnet the table lists
@@ -112,6 +123,7 @@ private:
     QSpinBox* channelEpochs_;
     QChartView* speedup_;
     QLabel* channelResult_;
+    QPushButton* deployNarrow_;
     // quantization
     QLineEdit* bits_;
     QCheckBox* linear_;

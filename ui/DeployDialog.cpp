@@ -40,9 +40,13 @@ QString describeModel(const ModelSource& m)
     const SubnetConfig& c = s->config;
     int blocks = 0;
     for (int st = 0; st < space.numStages(); ++st) blocks += c.activeDepth(space, st);
-    const CostSummary cost = CostModel(space).summary(c);
-    QString text = QStringLiteral("Subnet of <b>%1</b> (space %2)")
-                       .arg(QFileInfo(QString::fromStdString(s->checkpoint)).fileName().toHtmlEscaped(), QString::fromStdString(space.name).toHtmlEscaped());
+    const CostSummary cost = CostModel::summary(s->layout());   // narrowed when channels were pruned
+    QString text = s->own_weights ? QStringLiteral("Subnet saved in <b>%1</b>%3 (space %2)")
+                                        .arg(QString::fromStdString(s->config_name).toHtmlEscaped(), QString::fromStdString(space.name).toHtmlEscaped(),
+                                             s->channels.empty() ? QString() : QStringLiteral(", channels pruned"))
+                                  : QStringLiteral("Subnet of <b>%1</b> (space %2)")
+                                        .arg(QFileInfo(QString::fromStdString(s->checkpoint)).fileName().toHtmlEscaped(),
+                                             QString::fromStdString(space.name).toHtmlEscaped());
     text += QStringLiteral(": %1 px").arg(c.image_size);
     if (c.wid >= 0 && static_cast<std::size_t>(c.wid) < space.width_mult_list.size())
         text += QStringLiteral(", width ×%1").arg(space.width_mult_list[static_cast<std::size_t>(c.wid)]);

@@ -133,11 +133,12 @@ void MainWindow::addTourActions(TourActions& t)
         state_->setSubnet(c);
         return true;
     });
-    // The highlight targets in the order of docs/TOURS.md: Design space, Predictor, Search, Training inspector.
+    // The highlight targets in the order of docs/TOURS.md: Design space, Predictor, Search, Training inspector, Compress.
     designSpace_->addTourActions(t);
     predictor_->addTourActions(t);
     search_->addTourActions(t);
     trainingInspector_->addTourActions(t);
+    compress_->addTourActions(t);
     Q_ASSERT(t.targetNames() == TourDriver::targetNames());   // every name the core accepts has its widget
 }
 

@@ -108,8 +108,9 @@ int TourDriver::openDialogs() const
 
 void TourDriver::clearHighlights()
 {
-    for (QPointer<QWidget>& f : frames_)
-        if (f) f->deleteLater();
+    // Deleted at once (nothing of a frame is on the stack here): a deferred delete waits for the event
+    // loop the step was started from, and a frame's own timer would show it again meanwhile.
+    for (QPointer<QWidget>& f : frames_) delete f.data();
     frames_.clear();
 }
 

@@ -140,7 +140,8 @@ int cmdPrune(const Args& argv)
                      "                        and latency (median of --latency-runs single-image runs, default 50) before and after\n"
                      "  --list                the prunable layers (name, shape, parameters), then the channel groups (name, channels)\n"
                   << trainingHelp("finetune", "fine-tune after pruning, the masks re-applied after every step", "1e-4") <<
-                     "  --out DIR             subnet.pth (the pruned subnet, the lab's key names), subnet.json, pruning.json\n"
+                     "  --out DIR             subnet.pth (the pruned subnet, the lab's key names), subnet.json, space.json, pruning.json:\n"
+                     "                        what quantize / export / deploy / finetune take as --subnet DIR\n"
                      "  --json                dense / pruned top-1, per-layer sparsity and non-zeros, dense and sparse size (bits),\n"
                      "                        the scan's curves, the channel groups and costs, the fine-tuning epochs\n";
         return 0;
@@ -222,12 +223,13 @@ int cmdPrune(const Args& argv)
                   << " % (" << formatFixed(e.seconds, 1) << " s, " << r.finetune_data << ")\n";
     std::cout << "size         " << formatFixed(static_cast<double>(r.sparse_bits) / 8192.0, 1) << " KiB of non-zeros, dense "
               << formatFixed(static_cast<double>(r.dense_bits) / 8192.0, 1) << " KiB (32-bit, get_model_size)\n";
+    if (rq.sensitivity) std::cout << "scan         " << r.sensitivity.size() << " layers × " << rq.scan.size() << (rq.scan.size() == 1 ? " sparsity in " : " sparsities in ") << formatFixed(r.scan_seconds, 1) << " s\n";
     for (const SensitivityCurve& c : r.sensitivity) {
         std::cout << c.layer << " (" << c.params << ")";
         for (std::size_t i = 0; i < c.sparsity.size(); ++i) std::cout << "  " << formatFixed(c.sparsity[i], 1) << ": " << formatFixed(c.top1[i], 2);
         std::cout << "\n";
     }
-    if (!rq.out.empty() && !r.scan_cancelled) std::cout << "wrote        " << rq.out << "/subnet.pth, subnet.json, pruning.json\n";
+    if (!rq.out.empty() && !r.scan_cancelled) std::cout << "wrote        " << rq.out << "/subnet.pth, subnet.json, space.json, pruning.json\n";
     return end();
 }
 

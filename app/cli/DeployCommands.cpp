@@ -22,7 +22,7 @@ int cmdDeploy(const Args& argv)
     CliArgs a(argv, withModelOptions({"format", "board", "out"}),
               {"int8", "json", "compare-memory", "help"});
     if (a.flag("help")) {
-        std::cout << "usage: tinyscope deploy (--supernet CKPT --config C.json | --model ZOO [--params P.pkl]) --format tflite|onnx\n"
+        std::cout << "usage: tinyscope deploy (--supernet CKPT --config C.json | --subnet DIR | --model ZOO [--params P.pkl]) --format tflite|onnx\n"
                      "                        [--int8 --calib-data D --calib-images N] [--bn-images N] [--threads T] [--board B] [--compare-memory]\n"
                      "                        --out FILE [--json]\n"
                      "  Writes the model as one inference file (docs/DEPLOY.md), atomically; nothing on an error.\n"

@@ -30,7 +30,7 @@ int cmdQuantize(const Args& argv)
     CliArgs a(argv, withModelOptions({"data", "images"}),
               {"json", "help"});
     if (a.flag("help")) {
-        std::cout << "usage: tinyscope quantize (--model NAME [--params FILE] | --supernet CKPT --config CFG) [--calib-data DATASET]\n"
+        std::cout << "usage: tinyscope quantize (--model NAME [--params FILE] | --supernet CKPT --config CFG | --subnet DIR) [--calib-data DATASET]\n"
                      "                          [--data DATASET] [--images N] [--json]\n"
                      "  Int8 post-training quantization (BN folded, per-channel symmetric int8 weights, int32 biases,\n"
                      "  per-tensor asymmetric int8 activations, ReLU/ReLU6 folded into the clamp) and the int8 forward's\n"
@@ -81,7 +81,7 @@ int cmdExport(const Args& argv)
     CliArgs a(argv, withModelOptions({"scheme", "out", "mode", "name", "board"}),
               {"strict", "json", "help"});
     if (a.flag("help")) {
-        std::cout << "usage: tinyscope export (--model NAME [--params FILE] | --supernet CKPT --config CFG) --scheme FILE|NAME\n"
+        std::cout << "usage: tinyscope export (--model NAME [--params FILE] | --supernet CKPT --config CFG | --subnet DIR) --scheme FILE|NAME\n"
                      "                        [--calib-data DATASET] --out DIR [--mode reference|faithful] [--name STEM]\n"
                      "                        [--board NAME|FILE] [--strict] [--json]\n"
                      "  Writes STEM-graph.json, STEM-params.pkl and scale.json for TinyEngine, all or nothing: DIR is\n"

@@ -141,7 +141,7 @@ int cmdFineTune(const Args& argv)
 {
     CliArgs a(argv, kValued, kFlags);
     if (a.flag("help")) {
-        std::cout << "usage: tinyscope finetune (--model NAME --params FILE | --supernet CKPT --config CFG) --scheme S --data D\n"
+        std::cout << "usage: tinyscope finetune (--model NAME --params FILE | --supernet CKPT --config CFG | --subnet DIR) --scheme S --data D\n"
                      "                          [--epochs E] [--lr L] [--no-qas] [--out DIR] [--json]\n"
                      "  Fine-tunes a quantized model on device, simulated: the int8 forward exactly as the training graph\n"
                      "  computes it, a new classifier for the task's classes, the sparse-update scheme's parameters trained\n"
@@ -205,7 +205,7 @@ int cmdFineTuneTable(const Args& argv)
     valued.insert({"schemes", "no-qas-for"});
     CliArgs a(argv, valued, kFlags);
     if (a.flag("help")) {
-        std::cout << "usage: tinyscope finetune-table (--model NAME --params FILE | --supernet CKPT --config CFG) --schemes S1,S2,…\n"
+        std::cout << "usage: tinyscope finetune-table (--model NAME --params FILE | --supernet CKPT --config CFG | --subnet DIR) --schemes S1,S2,…\n"
                      "                                [--no-qas-for S1,…] --data D --out DIR [--epochs E] [--json]\n"
                      "  The accuracy-vs-memory table: one finetune run per scheme (and per --no-qas-for scheme without QAS),\n"
                      "  each in DIR/<scheme>[-noqas] and resumable; a finished run is read back, not repeated. Writes\n"

@@ -11,6 +11,8 @@ const char* const kModelOptions =
     "                        else PyTorch's default initialisation (--seed S), quantized here\n"
     "  --supernet CKPT --config CFG.json|max|min [--space NAME|FILE]\n"
     "                        or a subnet of a supernet checkpoint (space default mcunet-fmnist)\n"
+    "  --subnet DIR          or a subnet saved on its own: the folder tinyscope prune --out wrote (pruned,\n"
+    "                        fine-tuned; its space.json gives the space)\n"
     "  --calib-data DATASET  images of the int8 activation ranges and a subnet's BatchNorm re-calibration, of the\n"
     "                        space's task (its number of classes, colour, at least half its smallest input size).\n"
     "                        Default: the space's own (fashion-mnist:holdout for the Fashion-MNIST spaces; mcunet-vww has\n"
@@ -22,7 +24,7 @@ const char* const kModelOptions =
 
 std::set<std::string> withModelOptions(std::set<std::string> more)
 {
-    more.insert({"model", "params", "scales", "seed", "supernet", "config", "space", "calib-data", "calib-images", "bn-images", "threads"});
+    more.insert({"model", "params", "scales", "seed", "supernet", "config", "space", "subnet", "calib-data", "calib-images", "bn-images", "threads"});
     return more;
 }
 
@@ -30,7 +32,12 @@ ModelSource modelFromArgs(const CliArgs& a)
 {
     const std::string zoo = a.value("model"), params = a.value("params"), supernet = a.value("supernet"), config = a.value("config");
     const std::uint64_t seed = static_cast<std::uint64_t>(a.int64Value("seed", 0, 0, kMaxSeed));
-    if (zoo.empty() && supernet.empty()) throw InputError("give the model: --model NAME or --supernet CKPT --config CFG");
+    if (const std::string folder = a.value("subnet"); !folder.empty()) {
+        if (!zoo.empty() || !supernet.empty() || !config.empty())
+            throw InputError("--subnet DIR is the whole model: not with --model, --supernet or --config");
+        return ModelSource::subnetFolder(folder, a.value("space"));
+    }
+    if (zoo.empty() && supernet.empty()) throw InputError("give the model: --model NAME, --supernet CKPT --config CFG or --subnet DIR");
     if (!params.empty() && zoo.empty()) throw InputError("--params gives the int8 weights of a zoo model: add --model NAME");
     if (!config.empty() && supernet.empty()) throw InputError("--config needs --supernet CKPT");
     if (!supernet.empty()) {

@@ -1,11 +1,33 @@
 #include "compress/LinearQuantization.h"
 
 #include "Error.h"
+#include "io/Text.h"
 
 #include <algorithm>
 #include <cmath>
 
 namespace tinyscope {
+
+std::vector<int> parseBitWidths(const std::string& text)
+{
+    std::vector<int> out;
+    std::size_t start = 0;
+    for (;;) {
+        const std::size_t comma = text.find(',', start);
+        std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        item.erase(0, item.find_first_not_of(' '));
+        item.erase(item.find_last_not_of(' ') + 1);
+        if (!item.empty()) {
+            if (item.size() > 1 || item[0] < '1' || item[0] > '8')
+                throw InputError("'" + escapedForMessage(item, 20) + "' is not a bit width: give whole numbers 1–8, e.g. 8,4,2");
+            out.push_back(item[0] - '0');
+        }
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+    if (out.empty()) throw InputError("no bit width given: e.g. 8,4,2");
+    return out;
+}
 
 QuantizedRange quantizedRange(int bits)
 {

@@ -13,6 +13,7 @@
 //   zero point 0 (linear_quantize_weight_per_channel).
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace tinyscope {
@@ -21,6 +22,9 @@ struct QuantizedRange {
     int min = 0, max = 0;
 };
 QuantizedRange quantizedRange(int bits);   // InputError outside 1–8
+// Bit widths written as "8,4,2" (spaces allowed): InputError naming the first that is not a whole
+// number 1–8, or for none at all.
+std::vector<int> parseBitWidths(const std::string& text);
 
 struct ScaleZeroPoint {
     double scale = 1;

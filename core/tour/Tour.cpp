@@ -1,6 +1,7 @@
 #include "tour/Tour.h"
 
 #include "Error.h"
+#include "compress/LinearQuantization.h"
 #include "io/EmbeddedText.h"
 #include "io/Text.h"
 #include "search/Constraints.h"
@@ -48,6 +49,23 @@ void checkSearch(const JsonPath& at)
     }
 }
 
+// What each job of compress-run takes: uniform with prune, ratio with channels, bits with quantize
+// (parsed as the panel parses them).
+void checkCompressRun(const JsonPath& at)
+{
+    const std::string job = at["job"].asString();
+    const std::pair<const char*, const char*> owners[] = {{"uniform", "prune"}, {"ratio", "channels"}, {"bits", "quantize"}};
+    for (const auto& [arg, owner] : owners)
+        if (at.has(arg) && job != owner) at[arg].fail(std::string("only the ") + owner + " job takes " + arg);
+    if (at.has("bits")) {
+        try {
+            parseBitWidths(at["bits"].asString());
+        } catch (const InputError& e) {
+            at["bits"].fail(e.what());
+        }
+    }
+}
+
 std::string numberText(double v)
 {
     char text[32];
@@ -71,7 +89,9 @@ const std::vector<std::string>& tourHighlightTargets()
         "subnet-controls", "cost-totals", "subnet-diagram", "layer-costs", "peak-chart", "evaluation",                  // Design space
         "predictor-card", "predictor-scatter",                                                                         // Predictor
         "search-limits", "search-options", "pareto-chart", "convergence-chart", "winner-card", "run-history",          // Search
-        "inspector-toolbar", "memory-cards", "memory-chart", "scheme-table", "training-graph", "fine-tune"};           // Training inspector
+        "inspector-toolbar", "memory-cards", "memory-chart", "scheme-table", "training-graph", "fine-tune",            // Training inspector
+        "sensitivity-curves", "parameter-bars", "sparsity-table", "weight-histogram", "channel-speedup",                // Compress
+        "bit-width-accuracy", "kmeans-view"};
     return names;
 }
 
@@ -123,6 +143,26 @@ const std::vector<TourActionSpec>& tourActionSpecs()
         {"budget", "sets the Training inspector's SRAM budget", {{"kb", "number", true, "the budget in KB (the inspector's field)", 1, 100000}}},
         {"export-dialog", "opens the TinyEngine export dialog for the inspector's model and scheme", {}},
         {"close-dialogs", "closes the dialogs earlier steps opened", {}},
+        {"compress-settings",
+         "sets the Compress panel's image counts and training (the fields above its pages and on them)",
+         {{"images", "integer", false, "test images each measurement uses (0: all 10,000)", 0, 10000},
+          {"calib_images", "integer", false, "BatchNorm re-calibration images (0: the checkpoint's statistics)", 0, 10000},
+          {"epochs", "integer", false, "fine-tuning / QAT epochs after each job", 0, 100},
+          {"train_images", "integer", false, "training images per epoch (0: all 55,000)", 0, 55000}},
+         1},
+        {"compress-page", "shows a page of the Compress panel", {{"page", "one of pruning|channels|quantization", true, "the page"}}},
+        {"compress-run",
+         "runs a job of the Compress panel on the current subnet and waits for it",
+         {{"job", "one of scan|prune|channels|quantize", true, "the sensitivity scan, Prune and measure, Prune channels, Quantize"},
+          {"uniform", "number", false, "prune: every layer at this sparsity first", 0, 1},
+          {"ratio", "number", false, "channels: the pruned-out ratio", 0, 0.95},
+          {"bits", "string", false, "quantize: bit widths, e.g. \"8,4,2\""}},
+         1,
+         2,
+         checkCompressRun},
+        {"compress-deploy",
+         "opens the Deploy dialog on the subnet the last prune or channels job kept",
+         {{"kind", "one of pruned|channel-pruned", true, "which job's subnet"}}},
     };
     return specs;
 }

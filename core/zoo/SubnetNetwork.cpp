@@ -10,6 +10,11 @@ Network networkFromSubnet(const DesignSpace& space, const SubnetConfig& config, 
     config.validate(space, name);
     SubnetLayout L;
     layoutSubnet(space, config, L);
+    return networkFromLayout(L, space.name, name);
+}
+
+Network networkFromLayout(const SubnetLayout& L, const std::string& spaceName, const std::string& name)
+{
     NetworkBuilder b(name, {3, L.resolution, L.resolution});
     auto conv = [&](int from, const std::string& lname, const std::string& role, const std::string& prefix, int block,
                     int cout, int k, int stride, int groups, Activation act) {
@@ -42,9 +47,9 @@ Network networkFromSubnet(const DesignSpace& space, const SubnetConfig& config, 
     x = conv(x, "feature_mix", "feature_mix", mix, -1, L.feature_mix, 1, 1, 1, Activation::ReLU6);
     x = b.globalAvgPool(x, "pool");
     b.conv(x, ConvSpec::of("classifier", "classifier", cls, -1, L.n_classes).asLinear());
-    return b.finish(L.n_classes, LossKind::CrossEntropy, space.name + " subnet at " + std::to_string(L.resolution) + "x" +
+    return b.finish(L.n_classes, LossKind::CrossEntropy, spaceName + " subnet at " + std::to_string(L.resolution) + "x" +
                                                           std::to_string(L.resolution),
-                    "design space " + space.name);
+                    "design space " + spaceName);
 }
 
 }  // namespace tinyscope

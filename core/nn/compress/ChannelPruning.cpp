@@ -3,10 +3,12 @@
 #include "Error.h"
 #include "compress/Pruning.h"
 #include "io/Text.h"
+#include "space/ChannelWidths.h"
 
 #include <ATen/ATen.h>
 
 #include <cmath>
+#include <stdexcept>
 
 namespace tinyscope {
 
@@ -95,10 +97,7 @@ NetWeights unfoldedCopy(Subnet& sub)
 
 std::vector<ChannelGroup> channelGroups(const Subnet& sub)
 {
-    NetWeights net = sub.weights();
-    std::vector<ChannelGroup> out;
-    for (const Group& g : groupsOf(net)) out.push_back({g.name, *g.width, *g.width, 0});
-    return out;
+    return channelGroupsOf(sub.weights().layout);
 }
 
 void sortChannels(Subnet& sub)
@@ -134,19 +133,41 @@ std::vector<ChannelGroup> plannedChannels(const Subnet& sub, double uniform, con
     return out;
 }
 
-std::vector<ChannelGroup> pruneChannels(Subnet& sub, double uniform, const std::map<std::string, double>& ratios)
+namespace {
+
+// Keeps the first `kept` channels of every group (groups as channelGroups(sub) lists them).
+void keepFirstChannels(Subnet& sub, const std::vector<ChannelGroup>& planned)
 {
-    const std::vector<ChannelGroup> out = plannedChannels(sub, uniform, ratios);
     NetWeights net = unfoldedCopy(sub);
     std::vector<Group> groups = groupsOf(net);
+    if (groups.size() != planned.size()) throw std::logic_error("channel groups of the layout and of the tensors differ");
     at::NoGradGuard guard;
     for (std::size_t i = 0; i < groups.size(); ++i) {
-        std::vector<int> first(static_cast<std::size_t>(out[i].kept));
-        for (int c = 0; c < out[i].kept; ++c) first[static_cast<std::size_t>(c)] = c;
+        if (groups[i].name != planned[i].name) throw std::logic_error("channel group " + planned[i].name + " is " + groups[i].name + " in the tensors");
+        std::vector<int> first(static_cast<std::size_t>(planned[i].kept));
+        for (int c = 0; c < planned[i].kept; ++c) first[static_cast<std::size_t>(c)] = c;
         select(net, groups[i], indexTensor(first));
     }
     sub.replaceWeights(std::move(net));
+}
+
+}  // namespace
+
+std::vector<ChannelGroup> pruneChannels(Subnet& sub, double uniform, const std::map<std::string, double>& ratios)
+{
+    const std::vector<ChannelGroup> out = plannedChannels(sub, uniform, ratios);
+    keepFirstChannels(sub, out);
     return out;
+}
+
+void narrowChannels(Subnet& sub, const ChannelWidths& widths, const std::string& source)
+{
+    SubnetLayout narrowed = sub.weights().layout;
+    narrowLayout(narrowed, widths, source);   // refuses unknown groups and widths out of range
+    std::vector<ChannelGroup> planned = channelGroups(sub);
+    for (ChannelGroup& g : planned)
+        if (const auto it = widths.find(g.name); it != widths.end()) g.kept = it->second;
+    keepFirstChannels(sub, planned);
 }
 
 }  // namespace tinyscope

@@ -17,6 +17,7 @@
 // types (Subnet).
 #include "compress/Pruning.h"
 #include "nn/supernet/Supernet.h"
+#include "space/ChannelWidths.h"
 
 #include <map>
 #include <string>
@@ -36,5 +37,8 @@ void sortChannels(Subnet& sub);
 std::vector<ChannelGroup> plannedChannels(const Subnet& sub, double uniform, const std::map<std::string, double>& ratios = {});
 // Prunes them so, in place: the layout's widths and every tensor follow. Returns the groups.
 std::vector<ChannelGroup> pruneChannels(Subnet& sub, double uniform, const std::map<std::string, double>& ratios = {});
+// Keeps the first `widths` channels of the named groups, in place (the shapes of a pruned subnet's
+// checkpoint, SubnetCheckpoint.h). InputError starting with `source` as narrowLayout's.
+void narrowChannels(Subnet& sub, const ChannelWidths& widths, const std::string& source);
 
 }  // namespace tinyscope

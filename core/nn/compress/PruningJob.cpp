@@ -8,7 +8,7 @@
 #include "io/Text.h"
 #include "nn/accuracy/PreparedSubnet.h"
 #include "nn/compress/ChannelPruning.h"
-#include "nn/supernet/Checkpoint.h"
+#include "nn/supernet/SubnetCheckpoint.h"
 #include "nn/TorchRuntime.h"
 #include "workspace/CalibrationData.h"
 
@@ -104,6 +104,8 @@ void Pruning::fineGrained(Subnet& sub, PruneResult& r)
     auto tensors = prunableTensors(sub);
     if (rq_.sensitivity) {
         r.scan_layers = tensors.size();
+        const auto scanStarted = std::chrono::steady_clock::now();
+        const auto scanEnded = [&] { r.scan_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - scanStarted).count(); };
         for (auto& [name, t] : tensors) {
             const at::Tensor original = t.clone();
             SensitivityCurve c{name, t.numel(), {}, {}};
@@ -119,11 +121,13 @@ void Pruning::fineGrained(Subnet& sub, PruneResult& r)
                 t.copy_(original);
                 sub.setFolded(false);
                 r.scan_cancelled = true;
+                scanEnded();
                 return;
             }
             t.copy_(original);
             r.sensitivity.push_back(std::move(c));
         }
+        scanEnded();
     }
     std::map<std::string, double> chosen;
     if (rq_.target_size > 0) {
@@ -239,15 +243,7 @@ PruneResult Pruning::run()
     r.weights_after = weightHistogram(prunableValues(sub), 64, true);
     if (rq_.channelPruning()) r.dense_bits = r.original.params * 32;   // the unpruned network's
     job_.report(total_, total_, "done");
-    if (!rq_.out.empty()) {   // all or nothing, other files in the folder kept
-        Checkpoint ck;
-        ck.state_dict = sub.stateDict();
-        ck.wrapped = true;
-        replaceFilesInFolder(rq_.out, {{"subnet.pth", checkpointBytes(ck)},
-                                       {"subnet.json", er_.config.toJson().dump(2) + "\n"},
-                                       {"pruning.json", r.toJson().dump(2) + "\n"}},
-                             job_);
-    }
+    if (!rq_.out.empty()) writeSubnetFolder(rq_.out, sub, {{"pruning.json", r.toJson().dump(2) + "\n"}}, job_);   // all or nothing
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return r;
 }
@@ -279,6 +275,7 @@ Json PruneResult::toJson() const
               {"layers", layersJ},
               {"sensitivity", scanJ},
               {"scan_cancelled", scan_cancelled},
+              {"scan_seconds", scan_seconds},
               {"target_size", target_size > 0 ? Json(target_size) : Json(nullptr)},
               {"choice_drop", target_size > 0 ? Json(choice_drop) : Json(nullptr)},
               {"weights_before", histogramJson(weights_before)},

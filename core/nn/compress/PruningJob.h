@@ -46,7 +46,7 @@ struct PruneRequest {
     // training data (workspace/CalibrationData.h openTrainingData).
     SubnetFineTuneOptions finetune;
     std::string finetune_data;
-    std::string out;                           // folder for subnet.pth (the lab's keys) and subnet.json; "": none
+    std::string out;                           // folder for subnet.pth (the lab's keys), subnet.json, space.json, pruning.json; "": none
 
     bool channelPruning() const { return channels >= 0 || !channel_ratios.empty(); }
 };
@@ -85,6 +85,7 @@ struct PruneResult {
     // fine-tuned or written (Ctrl-C keeps what is done).
     bool scan_cancelled = false;
     std::size_t scan_layers = 0;               // layers the scan was to measure
+    double scan_seconds = 0;                   // the scan loop alone (measurements and pruning), wall time
     double target_size = 0, choice_drop = 0;   // the target and the accuracy budget the choice used (points)
     // Every prunable weight before pruning, and the non-zero ones after (fine-tuning), 64 bins.
     WeightHistogram weights_before, weights_after;

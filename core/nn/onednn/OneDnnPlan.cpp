@@ -333,7 +333,9 @@ std::size_t OneDnnPlan::bufferBytes() const
 
 void OneDnnPlan::run(const float* images, float* logits)
 {
-    omp_set_num_threads(1);
+    // One thread for our own steps; the caller's setting comes back after (it is per thread: a job
+    // thread that measured a latency here and then trains with LibTorch must keep its threads).
+    const onednn::OneThreadScope one;
     Impl& p = *impl_;
     p.logits.set_data_handle(logits);
     const std::size_t imageFloats = static_cast<std::size_t>(3) * p.resolution * p.resolution;

@@ -130,7 +130,7 @@ DeployCost deployCost(const PreparedModel& m)
 {
     DeployCost c;
     if (m.subnet) {
-        const CostSummary sum = CostModel(*m.space).summary(*m.subnet);
+        const CostSummary sum = CostModel::summary(narrowedLayout(*m.space, *m.subnet, m.channels, m.description));   // narrowed when channels were pruned
         c.macs = sum.macs;
         c.peak_sram_bytes = sum.peak_activation_bytes;
         c.flash_bytes = sum.flash_bytes;
@@ -179,6 +179,8 @@ std::vector<std::pair<std::string, std::string>> deployMetadata(const PreparedMo
         {"std", image ? floatsJson(norm.std).dump() : "null"},
         {"class_labels", Json(labels).dump()},
         {"subnet_config", m.subnet ? m.subnet->toJson().dump() : "null"},
+        // A channel-pruned subnet's kept channels per group (space/ChannelWidths.h); {} when none were pruned.
+        {"channel_widths", m.subnet ? Json(m.channels).dump() : "null"},
         {"design_space", m.space ? m.space->name : ""},
         // A subnet's BatchNorm statistics, folded into the convs: re-calibrated on which images, or the checkpoint's.
         {"batchnorm", m.batchNorm()},

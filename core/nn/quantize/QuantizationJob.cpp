@@ -11,6 +11,7 @@
 #include "nn/onednn/OneDnnInt8Plan.h"
 #include "nn/quantize/Int8Measurement.h"
 #include "nn/quantize/PostTrainingQuantizer.h"
+#include "nn/supernet/SubnetCheckpoint.h"
 #include "nn/supernet/Supernet.h"
 #include "nn/TorchRuntime.h"
 #include "nn/quantize/ZooModule.h"
@@ -42,7 +43,8 @@ std::vector<std::size_t> firstItems(std::size_t n, std::size_t limit)
 // A missing checkpoint is said before the calibration data is looked at.
 void requireCheckpoint(const SubnetSource& s)
 {
-    if (!exists(s.checkpoint)) throw InputError(pathForMessage(s.checkpoint) + ": no such supernet checkpoint");
+    if (!exists(s.checkpoint))
+        throw InputError(pathForMessage(s.checkpoint) + (s.own_weights ? ": no such subnet checkpoint" : ": no such supernet checkpoint"));
 }
 
 // A subnet's calibration data, chosen and checked against its space's task (CalibrationData.h).
@@ -69,9 +71,9 @@ PreparedModel prepareFloat(const ModelSource& source, const QuantizeOptions& o, 
             requireCheckpoint(*s);
             calib = subnetCalibration(s->space, o, true, &calibName);
         }
-        job.report(0, 3, "loading the supernet");
-        const Supernet supernet = Supernet::load(s->space, s->checkpoint);
-        Subnet sub = supernet.extract(s->config);
+        job.report(0, 3, s->own_weights ? "loading the subnet" : "loading the supernet");
+        Subnet sub = s->own_weights ? loadSubnetCheckpoint(s->space, s->config, s->channels, s->checkpoint)
+                                    : Supernet::load(s->space, s->checkpoint).extract(s->config);
         job.check();
         if (o.bn_images > 0) {
             job.report(1, 3, "re-calibrating BatchNorm");
@@ -84,6 +86,7 @@ PreparedModel prepareFloat(const ModelSource& source, const QuantizeOptions& o, 
         m.float_model = std::make_shared<FloatModel>(floatModelFromSubnet(m.network, sub));
         m.subnet = s->config;
         m.space = s->space;
+        m.channels = s->channels;
         return m;
     }
     const ZooSource* z = source.asZoo();

@@ -42,6 +42,7 @@ struct PreparedModel {
     std::shared_ptr<const FloatModel> float_model;   // null when the float model is unknown (pickle without scales)
     std::optional<SubnetConfig> subnet;    // the config of a supernet subnet …
     std::optional<DesignSpace> space;      // … and its design space
+    ChannelWidths channels;                // a channel-pruned subnet's kept widths (empty: the config's)
     std::string calib_data;                // the calibration data read ("" when none was)
     std::size_t bn_images = 0;             // a subnet's BatchNorm re-calibration images (0: the checkpoint's statistics)
     // A subnet's BatchNorm: "re-calibrated on 2,000 images of fashion-mnist:holdout" or "the
