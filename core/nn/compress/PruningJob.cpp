@@ -81,12 +81,10 @@ private:
         job_.check();
         job_.report(done_++, total_, stage);
     }
-    NetworkCost costOf(Subnet& sub)
+    static NetworkCost costOf(const Subnet& sub, Latency latency)
     {
         const CostSummary c = CostModel::summary(sub.weights().layout);
-        NetworkCost n{c.macs, c.params, c.peak_activation_bytes, subnetLatency(sub, rq_.latency_runs)};
-        sub.setFolded(false);
-        return n;
+        return {c.macs, c.params, c.peak_activation_bytes, std::move(latency)};
     }
     void fineGrained(Subnet& sub, PruneResult& r);
     void channels(Subnet& sub, PruneResult& r);
@@ -163,8 +161,6 @@ void Pruning::fineGrained(Subnet& sub, PruneResult& r)
 
 void Pruning::channels(Subnet& sub, PruneResult& r)
 {
-    step("the original's latency");
-    r.original = costOf(sub);
     const NetWeights original = sub.weights();   // pruning and sorting make new tensors: these stay
     step("pruned without sorting");
     r.channel_groups = pruneChannels(sub, std::max(rq_.channels, 0.0), rq_.channel_ratios);
@@ -179,8 +175,12 @@ void Pruning::channels(Subnet& sub, PruneResult& r)
     if (!rq_.sort) sub.replaceWeights(std::move(unsorted));
     r.pruned_top1 = rq_.sort ? r.sorted_top1 : r.unsorted_top1;
     for (const ChannelGroup& g : r.channel_groups) r.pruned |= g.kept < g.channels;
-    step("the pruned network's latency");
-    r.narrowed = costOf(sub);
+    step("the latencies, the two networks taking turns");
+    Subnet before(std::make_shared<const DesignSpace>(sub.space()), sub.config(), original);
+    auto [a, b] = subnetLatencies(before, sub, rq_.latency_runs);
+    sub.setFolded(false);
+    r.original = costOf(before, std::move(a));
+    r.narrowed = costOf(sub, std::move(b));
 }
 
 PruneResult Pruning::run()
@@ -216,7 +216,7 @@ PruneResult Pruning::run()
         }
         total_ += rq_.sensitivity ? tensors.size() * rq_.scan.size() : 0;
     }
-    total_ += (rq_.channelPruning() ? 4 : 1) + (train ? rq_.finetune.steps(train->size()) : 0);
+    total_ += (rq_.channelPruning() ? 3 : 1) + (train ? rq_.finetune.steps(train->size()) : 0);
     PruneResult r;
     r.data = ed_.data->source();
     r.images = ed_.items.size();

@@ -4,6 +4,7 @@
 // thread, BatchNorm folded; LibTorch when oneDNN refuses the subnet (the engine is named). The
 // median of `runs` runs, so a busy machine's outliers do not decide it. Includes LibTorch types.
 #include <string>
+#include <utility>
 
 namespace tinyscope {
 
@@ -17,5 +18,8 @@ struct Latency {
 
 // `sub` is folded (its BatchNorm) and left folded.
 Latency subnetLatency(Subnet& sub, int runs = 50, int warmup = 10);
+// Two subnets taking turns, run by run (a then b, `runs` times after `warmup` turns), so that a
+// change of the machine's load between them does not decide their ratio. Both left folded.
+std::pair<Latency, Latency> subnetLatencies(Subnet& a, Subnet& b, int runs = 50, int warmup = 10);
 
 }  // namespace tinyscope
