@@ -600,6 +600,7 @@ void CompressPanel::showChannels(const PruneResult& r)
     QString text = QStringLiteral("Top-1 on %1 images: dense %2; pruned %3 without sorting, %4 after sorting")
                        .arg(r.images)
                        .arg(pct(r.dense_top1), pct(r.unsorted_top1), pct(r.sorted_top1));
+    if (r.recalibrated_top1 >= 0) text += QStringLiteral("; with its BatchNorm re-calibrated %1").arg(pct(r.recalibrated_top1));
     if (!r.finetune.empty()) text += QStringLiteral("; after %1 fine-tuning epoch(s) %2").arg(r.finetune.size()).arg(pct(r.finetuned_top1));
     text += QStringLiteral(".\nLatency %1 → %2 ms per image (%3).\nChannels: %4.")
                 .arg(r.original.latency.ms, 0, 'f', 3)

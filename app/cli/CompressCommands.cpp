@@ -204,6 +204,9 @@ int cmdPrune(const Args& argv)
     if (!r.channel_groups.empty()) {
         std::cout << "top-1 pruned without sorting " << formatFixed(r.unsorted_top1, 2) << " %, after sorting " << formatFixed(r.sorted_top1, 2)
                   << " % (kept: " << (r.sorted ? "sorted" : "unsorted") << ")\n";
+        if (r.recalibrated_top1 >= 0)
+            std::cout << "top-1 after BatchNorm re-calibration " << formatFixed(r.recalibrated_top1, 2)
+                      << " % (measured only: the network kept has the statistics it had)\n";
         std::cout << "channels    ";
         for (const ChannelGroup& g : r.channel_groups) std::cout << " " << g.name << " " << g.channels << "→" << g.kept;
         std::cout << "\n";

@@ -8,6 +8,7 @@
 #include "io/Text.h"
 #include "nn/accuracy/PreparedSubnet.h"
 #include "nn/compress/ChannelPruning.h"
+#include "nn/measure/Evaluator.h"
 #include "nn/supernet/SubnetCheckpoint.h"
 #include "nn/TorchRuntime.h"
 #include "workspace/CalibrationData.h"
@@ -87,7 +88,7 @@ private:
         return {c.macs, c.params, c.peak_activation_bytes, std::move(latency)};
     }
     void fineGrained(Subnet& sub, PruneResult& r);
-    void channels(Subnet& sub, PruneResult& r);
+    void channels(Subnet& sub, PruneResult& r, const ImageDataset* calib);
 
     const PruneRequest& rq_;
     const EvaluationRequest& er_;
@@ -159,7 +160,7 @@ void Pruning::fineGrained(Subnet& sub, PruneResult& r)
     if (r.pruned) r.pruned_top1 = top1(sub);
 }
 
-void Pruning::channels(Subnet& sub, PruneResult& r)
+void Pruning::channels(Subnet& sub, PruneResult& r, const ImageDataset* calib)
 {
     const NetWeights original = sub.weights();   // pruning and sorting make new tensors: these stay
     step("pruned without sorting");
@@ -175,6 +176,24 @@ void Pruning::channels(Subnet& sub, PruneResult& r)
     if (!rq_.sort) sub.replaceWeights(std::move(unsorted));
     r.pruned_top1 = rq_.sort ? r.sorted_top1 : r.unsorted_top1;
     for (const ChannelGroup& g : r.channel_groups) r.pruned |= g.kept < g.channels;
+    if (calib) {   // the kept network with its BatchNorm re-calibrated, measured, then its statistics back
+        step("re-calibrating the pruned network's BatchNorm");
+        std::vector<at::Tensor> kept;
+        forEachConvBn(sub.weights(), [&](ConvBn& c) {
+            kept.push_back(c.bn.running_mean.clone());
+            kept.push_back(c.bn.running_var.clone());
+        });
+        CalibrationOptions co = er_.calibration;
+        co.engine = er_.engine;
+        calibrateBn(sub, *calib, co, job_);
+        r.recalibrated_top1 = top1(sub);
+        std::size_t i = 0;
+        at::NoGradGuard guard;
+        forEachConvBn(sub.weights(), [&](ConvBn& c) {
+            c.bn.running_mean.copy_(kept[i++]);
+            c.bn.running_var.copy_(kept[i++]);
+        });
+    }
     step("the latencies, the two networks taking turns");
     Subnet before(std::make_shared<const DesignSpace>(sub.space()), sub.config(), original);
     auto [a, b] = subnetLatencies(before, sub, rq_.latency_runs);
@@ -216,14 +235,14 @@ PruneResult Pruning::run()
         }
         total_ += rq_.sensitivity ? tensors.size() * rq_.scan.size() : 0;
     }
-    total_ += (rq_.channelPruning() ? 3 : 1) + (train ? rq_.finetune.steps(train->size()) : 0);
+    total_ += (rq_.channelPruning() ? (er_.calibrate ? 4 : 3) : 1) + (train ? rq_.finetune.steps(train->size()) : 0);
     PruneResult r;
     r.data = ed_.data->source();
     r.images = ed_.items.size();
     step("dense top-1");
     r.dense_top1 = top1(sub);
     r.weights_before = weightHistogram(prunableValues(sub), 64);
-    if (rq_.channelPruning()) channels(sub, r);
+    if (rq_.channelPruning()) channels(sub, r, er_.calibrate ? calib.get() : nullptr);
     else fineGrained(sub, r);
     if (r.scan_cancelled) {
         r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -289,6 +308,7 @@ Json PruneResult::toJson() const
         for (const ChannelGroup& g : channel_groups) groups.push_back({{"name", g.name}, {"channels", g.channels}, {"kept", g.kept}, {"ratio", g.ratio}});
         j["channels"] = {{"groups", groups},           {"sorted", sorted},
                          {"unsorted_top1", unsorted_top1}, {"sorted_top1", sorted_top1},
+                         {"recalibrated_top1", recalibrated_top1 >= 0 ? Json(recalibrated_top1) : Json(nullptr)},
                          {"original", original.toJson()}, {"pruned", narrowed.toJson()}};
     }
     return j;

@@ -93,6 +93,10 @@ struct PruneResult {
     std::vector<ChannelGroup> channel_groups;
     bool sorted = false;                       // the network kept was sorted first
     double unsorted_top1 = 0, sorted_top1 = 0;
+    // The network kept, measured once more after re-calibrating its BatchNorm on the request's
+    // calibration images (what quantize / deploy --subnet do by default); the network kept, written
+    // and fine-tuned keeps the statistics it had (the lab's). < 0: not measured (no re-calibration asked).
+    double recalibrated_top1 = -1;
     NetworkCost original, narrowed;
     std::string finetune_data;                 // the training data's source ("" without fine-tuning)
     std::vector<SubnetFineTuneEpoch> finetune; // per epoch: loss, lr, top-1 on the evaluation images
